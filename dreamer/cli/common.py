@@ -1,0 +1,41 @@
+"""Pieces every command module shares: the -w option, opening a workspace, JSON output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def workspace_option(func: F) -> F:
+    """Add ``-w/--workspace PATH`` (default $DREAM_WORKSPACE, else the current folder)."""
+    return click.option(
+        "-w",
+        "--workspace",
+        "workspace",
+        type=click.Path(file_okay=False, path_type=str),
+        envvar="DREAM_WORKSPACE",
+        default=None,
+        help="Workspace folder [default: $DREAM_WORKSPACE, else the current folder].",
+    )(func)
+
+
+def json_option(func: F) -> F:
+    """Add ``--json`` for machine-readable output."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def open_workspace(path: str | None, *, create: bool = True) -> Workspace:
+    """Open the workspace a command names (created on first write unless create=False)."""
+    return Workspace.open(path, create=create)
+
+
+def emit_json(value: Any) -> None:
+    """Print value as indented JSON (UTF-8 kept readable)."""
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

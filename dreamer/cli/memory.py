@@ -1,0 +1,130 @@
+"""Commands for the agent's write/read path: init, note, search, get, config."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..config import describe
+from ..kinds import SEMANTIC_TYPES
+from ..search import SEARCH_TYPES
+from .common import emit_json, json_option, open_workspace, workspace_option
+
+
+@click.command()
+@workspace_option
+def init(workspace: str | None) -> None:
+    """Create a workspace (memory/, the scratch and the crystal database).
+
+    \b
+    Example:
+      dream init -w ~/agents/ada
+    """
+    with open_workspace(workspace) as ws:
+        ws.init()
+        click.echo(f"Initialized dreamer workspace at {ws.root}")
+
+
+@click.command()
+@click.argument("text")
+@click.option("--importance", type=float, default=0.7, show_default=True,
+              help="How much this matters, from 0 to 1.")
+@click.option("--type", "semantic_type", metavar="|".join(SEMANTIC_TYPES), default=None,
+              help="Semantic type [default: inferred from the text].")
+@click.option("--at", "at", metavar="ISO-TIME", default=None,
+              help="When it happened [default: now], e.g. 2026-03-12T14:30:00Z.")
+@workspace_option
+def note(text: str, importance: float, semantic_type: str | None, at: str | None,
+         workspace: str | None) -> None:
+    """Write a note to the scratch and index it as a crystal; print its id.
+
+    TEXT is the note, or - to read it from standard input (multi-line text is kept exactly).
+
+    \b
+    Examples:
+      dream note "User prefers dark mode" --importance 0.8 --type directive
+      git log -1 --format=%B | dream note -
+    """
+    if text == "-":
+        text = sys.stdin.read()
+    with open_workspace(workspace) as ws:
+        click.echo(ws.note(text, importance=importance, type=semantic_type, at=at))
+
+
+@click.command()
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option("--type", "search_type", type=click.Choice(SEARCH_TYPES), default="both",
+              show_default=True, help="conversations = session transcripts; facts = the rest.")
+@json_option
+@workspace_option
+def search(query: str, limit: int, search_type: str, as_json: bool,
+           workspace: str | None) -> None:
+    """Search the crystals (BM25 + vectors, fused, boosted by recency and importance).
+
+    \b
+    Examples:
+      dream search "editor theme"
+      dream search "what did we decide about the deadline" --limit 3 --json
+    """
+    with open_workspace(workspace, create=False) as ws:
+        hits = ws.search(query, limit=limit, search_type=search_type)
+    if as_json:
+        emit_json([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        click.echo(f"No memories match {query!r}.")
+        return
+    for hit in hits:
+        click.echo(f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
+                   f"{hit.created_at}  [{hit.lifecycle}]")
+        click.echo("    " + hit.text.replace("\n", "\n    "))
+
+
+@click.command()
+@click.argument("crystal_id", type=int)
+@json_option
+@workspace_option
+def get(crystal_id: int, as_json: bool, workspace: str | None) -> None:
+    """Show one crystal whole.
+
+    \b
+    Example:
+      dream get 42 --json
+    """
+    with open_workspace(workspace, create=False) as ws:
+        crystal = ws.get(crystal_id)
+    if as_json:
+        emit_json(crystal.to_dict())
+        return
+    for key, value in crystal.to_dict().items():
+        if key != "text":
+            click.echo(f"{key}: {value}")
+    click.echo("text:")
+    click.echo(crystal.text)
+
+
+@click.command()
+@json_option
+@workspace_option
+def config(as_json: bool, workspace: str | None) -> None:
+    """Show the effective settings and where each came from (flag, env, dreamer.toml, default).
+
+    \b
+    Example:
+      dream config -w ~/agents/ada
+    """
+    with open_workspace(workspace, create=False) as ws:
+        rows = describe(ws.settings)
+    if as_json:
+        emit_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['key']:<44} {str(row['value']):<22} ({row['source']}; {row['env']})")
+
+
+def register(group: click.Group) -> None:
+    """Add this module's commands to the dream command."""
+    for command in (init, note, search, get, config):
+        group.add_command(command)

@@ -1,0 +1,294 @@
+"""Settings of one workspace and the order they are read in.
+
+Precedence, highest first: a CLI flag (passed as ``overrides``) > an environment variable >
+``<workspace>/dreamer.toml`` > the default. This table is the one place they are documented:
+
+| dreamer.toml key                             | environment                          | default              |
+|----------------------------------------------|--------------------------------------|----------------------|
+| memory.dream.enabled                         | DREAM_DREAM_ENABLED                  | true                 |
+| memory.dream.intervalMinutes                 | DREAM_DREAM_INTERVAL_MINUTES         | 120                  |
+| memory.dream.minChunksForDream               | DREAM_MIN_CHUNKS_FOR_DREAM           | 5                    |
+| memory.dream.maxRevisions                    | DREAM_MAX_REVISIONS                  | 2                    |
+| memory.dream.synthesizer (auto|offline|claude) | DREAM_SYNTHESIZER                  | auto                 |
+| memory.dream.model                           | DREAM_MODEL                          | claude-sonnet-4-5    |
+| memory.dream.apiKey                          | ANTHROPIC_API_KEY                    | (none)               |
+| memory.consolidation.intervalMinutes         | DREAM_CONSOLIDATION_INTERVAL_MINUTES | 30                   |
+| memory.search.sources                        | DREAM_SEARCH_SOURCES (comma list)    | ["memory", "sessions"] |
+| memory.search.experimental.sessionMemory     | DREAM_SESSION_MEMORY                 | true                 |
+| memory.hormones.<name>.rest                  | DREAM_<NAME>_REST                    | 0.15 / 0.02 / 0.20   |
+| memory.hormones.<name>.halfLifeMinutes       | DREAM_<NAME>_HALF_LIFE_MINUTES       | 30 / 60 / 45         |
+
+(<name> is dopamine, cortisol or oxytocin.) ``auto`` uses Claude when an API key is set and the
+offline synthesizer otherwise. Booleans accept true/false/1/0/yes/no in the environment.
+Unknown keys in dreamer.toml are an error, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidSetting
+
+HORMONES = ("dopamine", "cortisol", "oxytocin")
+_DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
+_DEFAULT_HALF_LIFE = {"dopamine": 30.0, "cortisol": 60.0, "oxytocin": 45.0}
+SEARCH_SOURCES = ("memory", "sessions")
+SYNTHESIZERS = ("auto", "offline", "claude")
+
+
+@dataclass
+class Settings:
+    """The effective settings of one workspace."""
+
+    dream_enabled: bool = True
+    dream_interval_minutes: float = 120.0
+    min_chunks_for_dream: int = 5
+    max_revisions: int = 2
+    synthesizer: str = "auto"
+    model: str = "claude-sonnet-4-5"
+    api_key: str | None = field(default=None, repr=False)
+    consolidation_interval_minutes: float = 30.0
+    search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
+    session_memory: bool = True
+    hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
+    hormone_half_life_minutes: dict[str, float] = field(
+        default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
+    )
+    # Where each value came from (attribute -> "default" | "dreamer.toml" | "env" | "flag").
+    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+
+    def uses_claude(self) -> bool:
+        """True when dreams should be written by Claude rather than offline."""
+        if self.synthesizer == "claude":
+            return True
+        return self.synthesizer == "auto" and bool(self.api_key)
+
+    def sessions_searchable(self) -> bool:
+        """True when session transcripts take part in search."""
+        return "sessions" in self.search_sources and self.session_memory
+
+
+def _to_bool(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"1", "true", "yes", "on"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    raise InvalidSetting(f"{where} must be true or false, not {value!r}")
+
+
+def _to_positive_float(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be a number, not {value!r}") from None
+    if isinstance(value, bool) or number <= 0:
+        raise InvalidSetting(f"{where} must be a number above 0, not {value!r}")
+    return number
+
+
+def _to_count(value: Any, where: str) -> int:
+    if isinstance(value, bool):
+        raise InvalidSetting(f"{where} must be a whole number, not {value!r}")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be a whole number, not {value!r}") from None
+    if number < 0 or (isinstance(value, float) and not value.is_integer()):
+        raise InvalidSetting(f"{where} must be a whole number of 0 or more, not {value!r}")
+    return number
+
+
+def _to_level(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be a number from 0 to 1, not {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise InvalidSetting(f"{where} must be a number from 0 to 1, not {value!r}")
+    return number
+
+
+def _to_choice(choices: tuple[str, ...]) -> Callable[[Any, str], str]:
+    def convert(value: Any, where: str) -> str:
+        if value not in choices:
+            raise InvalidSetting(f"{where} must be one of {', '.join(choices)}, not {value!r}")
+        return value
+
+    return convert
+
+
+def _to_text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidSetting(f"{where} must be a non-empty string, not {value!r}")
+    return value.strip()
+
+
+def _to_sources(value: Any, where: str) -> list[str]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list):
+        raise InvalidSetting(f"{where} must be a list such as [\"memory\", \"sessions\"]")
+    cleaned = [str(item).strip() for item in items if str(item).strip()]
+    unknown = [item for item in cleaned if item not in SEARCH_SOURCES]
+    if unknown:
+        raise InvalidSetting(
+            f"{where} has unknown source {unknown[0]!r}; use any of {', '.join(SEARCH_SOURCES)}"
+        )
+    return cleaned
+
+
+@dataclass(frozen=True)
+class _Spec:
+    key: str
+    env: str
+    attr: str
+    convert: Callable[[Any, str], Any]
+    sub: str | None = None  # for dict-valued attributes, the dict key
+
+
+_SPECS: list[_Spec] = [
+    _Spec("memory.dream.enabled", "DREAM_DREAM_ENABLED", "dream_enabled", _to_bool),
+    _Spec(
+        "memory.dream.intervalMinutes",
+        "DREAM_DREAM_INTERVAL_MINUTES",
+        "dream_interval_minutes",
+        _to_positive_float,
+    ),
+    _Spec(
+        "memory.dream.minChunksForDream",
+        "DREAM_MIN_CHUNKS_FOR_DREAM",
+        "min_chunks_for_dream",
+        _to_count,
+    ),
+    _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
+    _Spec(
+        "memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)
+    ),
+    _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),
+    _Spec("memory.dream.apiKey", "ANTHROPIC_API_KEY", "api_key", _to_text),
+    _Spec(
+        "memory.consolidation.intervalMinutes",
+        "DREAM_CONSOLIDATION_INTERVAL_MINUTES",
+        "consolidation_interval_minutes",
+        _to_positive_float,
+    ),
+    _Spec("memory.search.sources", "DREAM_SEARCH_SOURCES", "search_sources", _to_sources),
+    _Spec(
+        "memory.search.experimental.sessionMemory",
+        "DREAM_SESSION_MEMORY",
+        "session_memory",
+        _to_bool,
+    ),
+]
+for _name in HORMONES:
+    _SPECS.append(
+        _Spec(f"memory.hormones.{_name}.rest", f"DREAM_{_name.upper()}_REST", "hormone_rest",
+              _to_level, _name)
+    )
+    _SPECS.append(
+        _Spec(
+            f"memory.hormones.{_name}.halfLifeMinutes",
+            f"DREAM_{_name.upper()}_HALF_LIFE_MINUTES",
+            "hormone_half_life_minutes",
+            _to_positive_float,
+            _name,
+        )
+    )
+_BY_KEY = {spec.key: spec for spec in _SPECS}
+_BY_ATTR = {spec.attr: spec for spec in _SPECS if spec.sub is None}
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and dotted not in _BY_KEY:
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _apply(settings: Settings, spec: _Spec, raw: Any, where: str, origin: str) -> None:
+    value = spec.convert(raw, where)
+    if spec.sub is None:
+        setattr(settings, spec.attr, value)
+        settings.sources[spec.attr] = origin
+    else:
+        getattr(settings, spec.attr)[spec.sub] = value
+        settings.sources[f"{spec.attr}.{spec.sub}"] = origin
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Read dreamer.toml into a flat {dotted key: value} mapping, rejecting unknown keys."""
+    try:
+        with path.open("rb") as handle:
+            table = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidSetting(f"{path} is not valid TOML ({e}); fix or remove the file") from e
+    except OSError as e:
+        raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
+    flat = _flatten(table)
+    for key in flat:
+        if key not in _BY_KEY:
+            raise InvalidSetting(
+                f"{path}: unknown setting {key!r}; known settings are listed by 'dream config'"
+            )
+    return flat
+
+
+def load_settings(
+    toml_path: Path | None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Build the effective settings: overrides > environment > dreamer.toml > defaults."""
+    environ = os.environ if environ is None else environ
+    settings = Settings()
+    for spec in _SPECS:
+        settings.sources.setdefault(
+            spec.attr if spec.sub is None else f"{spec.attr}.{spec.sub}", "default"
+        )
+    if toml_path is not None:
+        for key, raw in read_toml(toml_path).items():
+            _apply(settings, _BY_KEY[key], raw, f"{toml_path.name}: {key}", "dreamer.toml")
+    for spec in _SPECS:
+        if environ.get(spec.env, "") != "":
+            _apply(settings, spec, environ[spec.env], spec.env, "env")
+    for attr, raw in (overrides or {}).items():
+        if raw is None:
+            continue
+        if attr not in _BY_ATTR:
+            raise InvalidSetting(f"unknown setting override {attr!r}")
+        _apply(settings, _BY_ATTR[attr], raw, f"--{attr.replace('_', '-')}", "flag")
+    return settings
+
+
+def describe(settings: Settings) -> list[dict[str, Any]]:
+    """Rows of (key, env, value, source) for `dream config`; the API key is masked."""
+    rows = []
+    for spec in _SPECS:
+        value = getattr(settings, spec.attr)
+        if spec.sub is not None:
+            value = value[spec.sub]
+            source = settings.sources.get(f"{spec.attr}.{spec.sub}", "default")
+        else:
+            source = settings.sources.get(spec.attr, "default")
+        if spec.attr == "api_key" and value:
+            value = value[:7] + "…"
+        rows.append({"key": spec.key, "env": spec.env, "value": value, "source": source})
+    return rows
+
+
+def replace(settings: Settings, **changes: Any) -> Settings:
+    """A copy of settings with some attributes changed (for tests and in-process use)."""
+    return dataclasses.replace(settings, **changes)

@@ -1,0 +1,95 @@
+"""Embeddings: the ``Embedder`` protocol and an offline default that downloads nothing.
+
+``HashingEmbedder`` hashes word unigrams, word bigrams and character trigrams of each word
+into a fixed number of signed buckets (the "hashing trick"), with sub-linear term weights,
+and L2-normalises the result. It is deterministic across processes and machines (CRC32, not
+Python's salted ``hash``) and fast. It finds paraphrases that share stems or word pieces;
+a real sentence model can replace it through the protocol.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STOP = frozenset(
+    "a an and are as at be been but by did do does for from had has have he her him his how i if "
+    "in into is it its me my of on or our she so than that the their them then there these they "
+    "this to was we were what when where which who why will with you your".split()
+)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit vectors of a fixed dimension."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dim), float32, each row of norm 1 (or 0)."""
+        ...
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+class HashingEmbedder:
+    """Offline feature-hashing embedder (default)."""
+
+    def __init__(self, dim: int = 384):
+        self.dim = dim
+        self.name = f"hashing-v1-{dim}"
+
+    def _features(self, text: str) -> dict[int, float]:
+        words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
+        stems = [_stem(w) for w in words]
+        feats: dict[int, float] = {}
+
+        def add(token: str, weight: float) -> None:
+            h = zlib.crc32(token.encode("utf-8"))
+            bucket = h % self.dim
+            sign = 1.0 if (h >> 31) & 1 else -1.0
+            feats[bucket] = feats.get(bucket, 0.0) + sign * weight
+
+        for stem in stems:
+            add("w:" + stem, 1.0)
+            padded = f"<{stem}>"
+            for i in range(len(padded) - 2):
+                add("c:" + padded[i:i + 3], 0.35)
+        for first, second in zip(stems, stems[1:], strict=False):
+            add("b:" + first + " " + second, 0.5)
+        return feats
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed texts as unit vectors."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for bucket, value in self._features(text).items():
+                out[row, bucket] = np.sign(value) * np.log1p(abs(value))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    """Store a vector compactly (float16)."""
+    return np.asarray(vector, dtype=np.float16).tobytes()
+
+
+def from_blob(blob: bytes) -> np.ndarray:
+    """Read a vector stored by ``to_blob``."""
+    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+
+
+def default_embedder() -> Embedder:
+    """The embedder a workspace uses unless told otherwise."""
+    return HashingEmbedder()

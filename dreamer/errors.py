@@ -1,0 +1,101 @@
+"""Every failure dreamer reports, as one hierarchy.
+
+    DreamError                      base; exit code 1
+    ├── UsageError                  bad input from the caller; exit code 2
+    │   ├── InvalidNote             empty note, importance outside 0..1, unknown type, bad time
+    │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
+    │   └── CrystalNotFound         no crystal has that id
+    ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
+    ├── StoreCorrupt                crystals.db is not a database dreamer can read
+    ├── LockHeld                    another dreamer holds the workspace lock
+    ├── ScratchError                the scratch file cannot be read or written
+    ├── SynthesisError              the synthesizer failed (raw output kept in .raw)
+    │   ├── ModelAuthError          the API key was refused
+    │   ├── ModelRateLimited        the API said slow down
+    │   ├── ModelOverloaded         the API is overloaded or answered 5xx
+    │   ├── ModelTimeout            the API did not answer in time
+    │   └── ModelOutputInvalid      the model's answer did not fit the schema
+    └── DreamRejected               the guards rejected every candidate; exit code 3
+
+Messages are one line and name the fix.
+"""
+
+from __future__ import annotations
+
+
+class DreamError(Exception):
+    """Base class of every error dreamer raises on purpose."""
+
+    exit_code = 1
+
+
+class UsageError(DreamError):
+    """The caller asked for something that cannot be done as asked."""
+
+    exit_code = 2
+
+
+class InvalidNote(UsageError):
+    """A note, its importance, type or time is not acceptable."""
+
+
+class InvalidSetting(UsageError):
+    """A setting in dreamer.toml or the environment is unknown or of the wrong type."""
+
+
+class CrystalNotFound(UsageError):
+    """No crystal has the requested id."""
+
+
+class WorkspaceError(DreamError):
+    """The workspace folder is missing, unreadable or not writable."""
+
+
+class StoreCorrupt(DreamError):
+    """crystals.db exists but is not a database dreamer can read."""
+
+
+class LockHeld(DreamError):
+    """Another dreamer process holds the workspace lock."""
+
+
+class ScratchError(DreamError):
+    """The scratch write-ahead log could not be read or written."""
+
+
+class SynthesisError(DreamError):
+    """The synthesizer could not produce a candidate state."""
+
+    def __init__(self, message: str, raw: str | None = None):
+        super().__init__(message)
+        self.raw = raw
+
+
+class ModelAuthError(SynthesisError):
+    """The Anthropic API refused the key."""
+
+
+class ModelRateLimited(SynthesisError):
+    """The Anthropic API rate-limited the request."""
+
+
+class ModelOverloaded(SynthesisError):
+    """The Anthropic API is overloaded or failed on its side."""
+
+
+class ModelTimeout(SynthesisError):
+    """The Anthropic API did not answer in time."""
+
+
+class ModelOutputInvalid(SynthesisError):
+    """The model answered, but not in the shape the schema asks for."""
+
+
+class DreamRejected(DreamError):
+    """The guards rejected the candidate state and every revision of it."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, reasons: list[str] | None = None):
+        super().__init__(message)
+        self.reasons = reasons or []

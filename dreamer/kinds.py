@@ -1,0 +1,28 @@
+"""The vocabularies of crystals: semantic types, sources and lifecycle stages."""
+
+from __future__ import annotations
+
+import re
+
+SEMANTIC_TYPES = ("experience", "directive", "world_fact", "mental_model")
+SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
+LIFECYCLES = ("generated", "consolidated", "archived", "frozen")
+
+_DIRECTIVE = re.compile(
+    r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"
+    r"hates?|call me|remember to)\b",
+    re.IGNORECASE,
+)
+_MODEL = re.compile(r"\b(because|means that|so that|pattern|tends to|usually|whenever)\b", re.I)
+_FACT = re.compile(r"\b(is|are|was|lives?|works? (at|for|on)|born|located|costs?|runs? on)\b", re.I)
+
+
+def infer_type(text: str) -> str:
+    """A best guess at a note's semantic type when the writer gave none."""
+    if _DIRECTIVE.search(text):
+        return "directive"
+    if _MODEL.search(text):
+        return "mental_model"
+    if _FACT.search(text) and not re.search(r"\b(today|yesterday|just|now)\b", text, re.I):
+        return "world_fact"
+    return "experience"

@@ -1,0 +1,39 @@
+"""Shared fixtures: a fresh workspace on disk, a CLI runner, a fixed clock."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from click.testing import CliRunner
+
+from dreamer import Workspace
+
+NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's own key or workspace."""
+    for name in ("ANTHROPIC_API_KEY", "DREAM_WORKSPACE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def ws(tmp_path) -> Workspace:
+    """A fresh workspace in a temporary folder."""
+    workspace = Workspace.open(tmp_path / "ws")
+    yield workspace
+    workspace.close()
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    """A Click runner for `dream` commands."""
+    return CliRunner()
+
+
+@pytest.fixture
+def now() -> datetime:
+    """A fixed moment for core functions that take `now`."""
+    return NOW
