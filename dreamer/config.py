@@ -1,26 +1,11 @@
 """Settings of one workspace and the order they are read in.
 
 Precedence, highest first: a CLI flag (passed as ``overrides``) > an environment variable >
-``<workspace>/dreamer.toml`` > the default. This table is the one place they are documented:
-
-| dreamer.toml key                             | environment                          | default              |
-|----------------------------------------------|--------------------------------------|----------------------|
-| memory.dream.enabled                         | DREAM_DREAM_ENABLED                  | true                 |
-| memory.dream.intervalMinutes                 | DREAM_DREAM_INTERVAL_MINUTES         | 120                  |
-| memory.dream.minChunksForDream               | DREAM_MIN_CHUNKS_FOR_DREAM           | 5                    |
-| memory.dream.maxRevisions                    | DREAM_MAX_REVISIONS                  | 2                    |
-| memory.dream.synthesizer (auto|offline|claude) | DREAM_SYNTHESIZER                  | auto                 |
-| memory.dream.model                           | DREAM_MODEL                          | claude-sonnet-4-5    |
-| memory.dream.apiKey                          | ANTHROPIC_API_KEY                    | (none)               |
-| memory.consolidation.intervalMinutes         | DREAM_CONSOLIDATION_INTERVAL_MINUTES | 30                   |
-| memory.search.sources                        | DREAM_SEARCH_SOURCES (comma list)    | ["memory", "sessions"] |
-| memory.search.experimental.sessionMemory     | DREAM_SESSION_MEMORY                 | true                 |
-| memory.hormones.<name>.rest                  | DREAM_<NAME>_REST                    | 0.15 / 0.02 / 0.20   |
-| memory.hormones.<name>.halfLifeMinutes       | DREAM_<NAME>_HALF_LIFE_MINUTES       | 30 / 60 / 45         |
-
-(<name> is dopamine, cortisol or oxytocin.) ``auto`` uses Claude when an API key is set and the
-offline synthesizer otherwise. Booleans accept true/false/1/0/yes/no in the environment.
-Unknown keys in dreamer.toml are an error, so a typo never silently falls back to a default.
+``<workspace>/dreamer.toml`` > the default. The settings, their keys, variables and defaults are
+listed once, for users, in the README's "Settings" table (a test keeps it in step with
+``_SPECS`` below). ``auto`` synthesis uses Claude when an API key is set and the offline
+synthesizer otherwise. Unknown keys in dreamer.toml are an error, so a typo never silently falls
+back to a default.
 """
 
 from __future__ import annotations
