@@ -36,7 +36,7 @@ class Settings:
     min_chunks_for_dream: int = 5
     max_revisions: int = 2
     synthesizer: str = "auto"
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
     consolidation_interval_minutes: float = 30.0
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
