@@ -4,7 +4,8 @@
     ├── UsageError                  bad input from the caller; exit code 2
     │   ├── InvalidNote             empty note, importance outside 0..1, unknown type, bad time
     │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
-    │   └── CrystalNotFound         no crystal has that id
+    │   ├── CrystalNotFound         no crystal has that id
+    │   └── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
     ├── LockHeld                    another dreamer holds the workspace lock
@@ -45,6 +46,10 @@ class InvalidSetting(UsageError):
 
 class CrystalNotFound(UsageError):
     """No crystal has the requested id."""
+
+
+class InvalidStimulus(UsageError):
+    """A hormone stimulus names an unknown hormone or has a delta that is not from -1 to 1."""
 
 
 class WorkspaceError(DreamError):

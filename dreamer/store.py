@@ -162,6 +162,13 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX runs_job ON runs(job, started_at)")
 
 
+@migrations()
+def m020_hormone_source(db: sqlite_utils.Database) -> None:
+    # Who caused a stimulus (note, cli, api, auto, decay), and fast "newest row" lookups.
+    db.execute("ALTER TABLE hormones ADD COLUMN source TEXT")
+    db.execute("CREATE INDEX hormones_at ON hormones(at)")
+
+
 @dataclass
 class Crystal:
     """One chunk of memory with its provenance."""

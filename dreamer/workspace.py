@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from . import scratch
+from . import hormones, scratch
 from .config import Settings, load_settings
 from .embed import Embedder, default_embedder, to_blob
 from .errors import InvalidNote, LockHeld, WorkspaceError
@@ -181,6 +181,11 @@ class Workspace:
         if source not in SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
         scratch.append(self.scratch_path, text, moment, importance)
+        if source == "scratch":
+            # An agent's own words move its hormones (auto/seed notes must not feed back).
+            for hormone, delta, reason in hormones.stimuli_from_text(
+                    text, hormones.load_lexicon(self)):
+                hormones.feel(self, hormone, delta, reason, moment, source="note")
         return self.index(text, importance=importance, semantic_type=semantic_type, at=moment,
                           source=source)
 
@@ -204,6 +209,7 @@ class Workspace:
             importance=importance,
             at=at,
             embedding=to_blob(vector),
+            hormones=hormones.levels(self, at),
             lifecycle=lifecycle,
             origin=origin,
         )
