@@ -10,11 +10,19 @@ Format (byte-compatible with the seed)::
 Every line of a note after its first is written with a two-space indent, so any text, with any
 number of lines and any Unicode, parses back exactly. Lines a human added or mangled are neither
 entries nor continuations; they are kept in place (and carried into the fresh file when the
-scratch is rotated) and reported by ``parse``, never dropped.
+scratch is rotated) and reported by ``parse``, never dropped. Bytes that are not UTF-8 (a torn
+write, a file saved in another encoding) never make the file unreadable: the lines holding them
+are reported as stray and written back byte for byte.
 
 Appends take an exclusive ``fcntl`` lock on ``memory/scratch.lock``, write the whole entry with
 one ``write`` on an ``O_APPEND`` descriptor and ``fsync`` before returning. Rotation for a dream
 happens under the same lock, so a note appended during a dream lands in the fresh file.
+
+Crashes: an append cut short leaves a last line with no newline; the next append starts on a
+fresh line, so the torn note never swallows a later one (what survived of it stays a note or a
+stray line). ``rotate`` copies the scratch aside before it empties it and ``restore`` writes the
+merged file before it deletes the copy, so a crash at any point leaves every note somewhere;
+``restore`` skips rotated notes the scratch already holds, so recovering twice never doubles them.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import contextlib
 import fcntl
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,6 +47,8 @@ _ENTRY = re.compile(
     r"\(importance: (?P<importance>[0-9]*\.?[0-9]+)\) (?P<text>.*)$"
 )
 CONTINUATION = "  "
+# Undecodable bytes are read as lone surrogates (surrogateescape) and written back unchanged.
+_RAW_BYTE = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,11 @@ def parse_text(content: str) -> Parsed:
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the file
     for number, line in enumerate(lines, start=1):
+        if _RAW_BYTE.search(line):
+            close()  # a line that is not text can be neither a note nor part of one
+            current = None
+            stray.append((number, line))
+            continue
         match = _ENTRY.match(line)
         if match:
             close()
@@ -114,12 +130,9 @@ def parse_text(content: str) -> Parsed:
 
 def _read(path: Path) -> str:
     try:
-        with path.open("r", encoding="utf-8", newline="") as handle:
-            return handle.read()
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
     except FileNotFoundError:
         return ""
-    except UnicodeDecodeError as e:
-        raise ScratchError(f"{path} is not UTF-8 text ({e.reason}); fix the bytes at {e.start}")
     except OSError as e:
         raise ScratchError(f"cannot read {path} ({e.strerror}); check its permissions") from e
 
@@ -151,7 +164,7 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         raise ScratchError(f"cannot open {path} for appending ({e.strerror})") from e
     try:
         size = os.fstat(fd).st_size
-        data = chunk.encode("utf-8")
+        data = chunk.encode("utf-8", errors="surrogateescape")
         if size == 0:
             data = (HEADER + "\n").encode("utf-8") + data
         else:
@@ -195,10 +208,11 @@ def rotate(path: Path) -> Parsed:
         parsed = parse_text(content)
         if not content:
             return parsed
-        os.replace(path, aside)
-        fsync_dir(path.parent)
-        if parsed.stray:
-            _append_unlocked(path, "".join(line + "\n" for _, line in parsed.stray))
+        # Copy first, then empty: a crash in between leaves the notes twice, never nowhere
+        # (restore skips the copies the scratch still holds).
+        atomic_write(aside, _encode(content))
+        fresh = HEADER + "\n" + "".join(line + "\n" for _, line in parsed.stray)
+        atomic_write(path, _encode(fresh))
     return parsed
 
 
@@ -214,14 +228,33 @@ def restore(path: Path) -> int:
             return 0
         old = parse_text(_read(aside))
         current = _read(path)
+        # A crash after rotate's copy (or after an earlier restore's write) leaves rotated
+        # notes in the scratch too; bring back only those it does not hold yet.
+        held = Counter(_key(note) for note in parse_text(current).notes)
+        back = []
+        for note in old.notes:
+            if held[_key(note)]:
+                held[_key(note)] -= 1
+            else:
+                back.append(note)
         body = current[len(HEADER):].lstrip("\n") if current.startswith(HEADER) else current
+        if body.startswith(CONTINUATION):
+            body = "\n" + body  # a blank line keeps an indented stray line out of the last note
         merged = HEADER + "\n" + "".join(
-            render_note(note.text, note.at, note.importance) for note in old.notes
+            render_note(note.text, note.at, note.importance) for note in back
         ) + body
-        atomic_write(path, merged)
+        atomic_write(path, _encode(merged))
         aside.unlink()
         fsync_dir(path.parent)
-        return len(old.notes)
+        return len(back)
+
+
+def _key(note: Note) -> tuple[datetime, float, str]:
+    return note.at, note.importance, note.text
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
 
 
 def discard_rotated(path: Path) -> None:

@@ -21,7 +21,7 @@ from . import hormones, scratch
 from .config import Settings, load_settings
 from .embed import Embedder, default_embedder, to_blob
 from .errors import InvalidNote, LockHeld, WorkspaceError
-from .files import DIR_MODE, FILE_MODE
+from .files import DIR_MODE, FILE_MODE, atomic_write
 from .kinds import SEMANTIC_TYPES, SOURCES, infer_type
 from .search import Hit
 from .search import search as run_search
@@ -83,12 +83,10 @@ class Workspace:
 
     def init(self) -> None:
         """Create the scratch file and the database if they do not exist yet."""
-        if not self.scratch_path.exists():
-            fd = os.open(self.scratch_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
-            os.write(fd, (scratch.HEADER + "\n").encode())
-            os.fsync(fd)
-            os.close(fd)
         _ = self.store
+        with scratch.locked(self.scratch_path):  # two inits at once must not both write it
+            if not self.scratch_path.exists():
+                atomic_write(self.scratch_path, scratch.HEADER + "\n")
 
     # --- paths ----------------------------------------------------------------------------
 
@@ -180,6 +178,7 @@ class Workspace:
         text, importance, semantic_type, moment = validate_note(text, importance, type, at)
         if source not in SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+        _ = self.store  # an unreadable database must fail before the scratch changes
         scratch.append(self.scratch_path, text, moment, importance)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
@@ -239,6 +238,10 @@ def validate_note(
     """Check a note's fields; return them normalised or raise InvalidNote naming the fix."""
     if not isinstance(text, str) or not text.strip():
         raise InvalidNote("the note is empty; pass the text to remember")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidNote("the note has lone surrogates, not Unicode text; pass UTF-8") from None
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         raise InvalidNote(f"importance must be a number from 0 to 1, not {importance!r}")
     if math.isnan(importance) or not 0.0 <= importance <= 1.0:
