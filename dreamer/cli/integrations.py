@@ -1,9 +1,37 @@
-"""Commands of this area register here (see dreamer/cli/__init__.py)."""
+"""Commands that plug dreamer into other agents: the MCP server."""
 
 from __future__ import annotations
 
+import logging
+
 import click
+
+from .common import open_workspace, workspace_option
+
+
+@click.command()
+@workspace_option
+def mcp(workspace: str | None) -> None:
+    """Serve the memory tools to an MCP client over stdio (runs until the client disconnects).
+
+    Tools: working_memory_note, memory_search, memory_get, memory_feel. Resources:
+    dreamer://MEMORY.md and dreamer://scratch.md. Prompt: bootstrap (the system-prompt block).
+    The workspace is created if it does not exist yet.
+
+    \b
+    Examples:
+      claude mcp add dreamer -- dream mcp -w ~/agents/ada
+      dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
+    """
+    from ..mcp import serve  # the MCP SDK is heavy; only this command needs it
+
+    # stdout carries the protocol; anything else a library logs goes to stderr.
+    logging.basicConfig(level=logging.WARNING, format="dream mcp: %(levelname)s %(message)s")
+    with open_workspace(workspace) as ws:
+        ws.init()
+        serve(ws)
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
+    group.add_command(mcp)
