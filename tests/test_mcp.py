@@ -1,0 +1,132 @@
+"""`dream mcp` as a subprocess, driven by the official MCP client over stdio."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
+
+from dreamer import Workspace, tools
+
+STATE = "# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n"
+
+
+def dream_command() -> str:
+    beside_python = Path(sys.executable).with_name("dream")
+    found = str(beside_python) if beside_python.exists() else shutil.which("dream")
+    assert found, "the dream command is not installed (pip install -e .)"
+    return found
+
+
+def run_session(tmp_path: Path, root: Path, scenario) -> None:
+    """Start `dream mcp -w root`, run scenario(session) against it, then let it exit."""
+    params = StdioServerParameters(command=dream_command(), args=["mcp", "-w", str(root)])
+
+    async def main() -> None:
+        with (tmp_path / "server-stderr.log").open("w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    with anyio.fail_after(30):
+                        await scenario(session)
+
+    anyio.run(main)
+
+
+def text_of(result) -> str:
+    assert len(result.content) == 1
+    return result.content[0].text
+
+
+def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "MEMORY.md").write_text(STATE, encoding="utf-8")
+    seen: dict = {}
+
+    async def scenario(session: ClientSession) -> None:
+        listed = await session.list_tools()
+        seen["tools"] = {tool.name: tool.input_schema for tool in listed.tools}
+
+        noted = await session.call_tool(
+            "working_memory_note",
+            {"note": "Ada's grant report is due 2026-03-30", "importance": 0.9},
+        )
+        assert not noted.is_error, text_of(noted)
+        seen["note"] = json.loads(text_of(noted))
+
+        found = await session.call_tool("memory_search", {"query": "grant report deadline"})
+        assert not found.is_error, text_of(found)
+        seen["search"] = json.loads(text_of(found))
+        seen["structured"] = found.structured_content
+
+        got = await session.call_tool("memory_get", {"id": seen["note"]["id"]})
+        seen["get"] = json.loads(text_of(got))
+
+        memory = await session.read_resource("dreamer://MEMORY.md")
+        seen["memory_md"] = memory.contents[0].text
+        scratch = await session.read_resource("dreamer://scratch.md")
+        seen["scratch"] = scratch.contents[0].text
+
+    run_session(tmp_path, root, scenario)
+
+    assert seen["tools"] == {d["name"]: d["input_schema"] for d in tools.tool_definitions()}
+    hits = seen["search"]["results"]
+    assert hits[0]["id"] == seen["note"]["id"]
+    assert hits[0]["text"] == "Ada's grant report is due 2026-03-30"
+    assert seen["structured"] == seen["search"]
+    assert seen["get"]["importance"] == 0.9
+    assert seen["memory_md"] == STATE
+    assert "(importance: 0.9) Ada's grant report is due 2026-03-30" in seen["scratch"]
+    # The note landed in the workspace itself, not just in the server's answer.
+    with Workspace.open(root, create=False) as ws:
+        assert ws.get(seen["note"]["id"]).text == "Ada's grant report is due 2026-03-30"
+
+
+BAD_CALLS = [
+    ("working_memory_note", {}, "'note' is a required property"),
+    ("working_memory_note", {"note": 7}, "note: 7 is not of type 'string'"),
+    ("working_memory_note", {"note": "x", "importance": 5},
+     "importance: 5 is greater than the maximum of 1"),
+    ("memory_search", {"query": "x", "limit": "ten"}, "limit: 'ten' is not of type 'integer'"),
+    ("memory_get", {"id": 4242}, "no memory with id 4242"),
+    ("memory_feel", {"hormone": "dopamine"}, "'delta' is a required property"),
+    ("memory_delete", {"id": 1}, "unknown tool 'memory_delete'"),
+]
+
+
+def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
+    root = tmp_path / "ws"
+    outcomes: list[tuple[bool, str]] = []
+    after: dict = {}
+
+    async def scenario(session: ClientSession) -> None:
+        for name, arguments, _ in BAD_CALLS:
+            result = await session.call_tool(name, arguments)
+            outcomes.append((result.is_error, text_of(result)))
+            # Every bad call is followed by a good one on the same connection.
+            good = await session.call_tool("memory_search", {"query": "anything"})
+            assert not good.is_error, text_of(good)
+        with pytest.raises(MCPError, match="no resource 'dreamer://secrets'"):
+            await session.read_resource("dreamer://secrets")
+        noted = await session.call_tool("working_memory_note", {"note": "still serving"})
+        after["note"] = (noted.is_error, json.loads(text_of(noted)))
+        after["empty_memory_md"] = (await session.read_resource("dreamer://MEMORY.md")).contents
+
+    run_session(tmp_path, root, scenario)
+
+    for (name, _, message), (is_error, text) in zip(BAD_CALLS, outcomes, strict=True):
+        assert is_error, f"{name} should have failed: {text}"
+        assert message in text
+    is_error, noted = after["note"]
+    assert not is_error and noted["id"] == 1  # nothing before it was written
+    assert after["empty_memory_md"][0].text == ""  # no dream yet: the state is empty
+    with Workspace.open(root, create=False) as ws:
+        assert [c.text for c in ws.store.crystals()] == ["still serving"]
