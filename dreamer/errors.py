@@ -5,7 +5,8 @@
     │   ├── InvalidNote             empty note, importance outside 0..1, unknown type, bad time
     │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
     │   ├── CrystalNotFound         no crystal has that id
-    │   └── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
+    │   ├── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
+    │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
     ├── LockHeld                    another dreamer holds the workspace lock
@@ -50,6 +51,10 @@ class CrystalNotFound(UsageError):
 
 class InvalidStimulus(UsageError):
     """A hormone stimulus names an unknown hormone or has a delta that is not from -1 to 1."""
+
+
+class DreamNotFound(UsageError):
+    """No dream in the journal has the requested id."""
 
 
 class WorkspaceError(DreamError):
