@@ -11,6 +11,7 @@
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── ScratchError                the scratch file cannot be read or written
+    ├── IngestFailed                a file given to 'dream ingest' cannot be read or understood
     ├── SynthesisError              the synthesizer failed (raw output kept in .raw)
     │   ├── ModelAuthError          the API key was refused
     │   ├── ModelRateLimited        the API said slow down
@@ -71,6 +72,10 @@ class LockHeld(DreamError):
 
 class ScratchError(DreamError):
     """The scratch write-ahead log could not be read or written."""
+
+
+class IngestFailed(DreamError):
+    """A file given to ``dream ingest`` cannot be read or is not in a format dreamer reads."""
 
 
 class SynthesisError(DreamError):
