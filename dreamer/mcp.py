@@ -26,7 +26,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from . import __version__, tools
-from .errors import DreamError
+from .bootstrap import bootstrap_block, parse_window
+from .errors import DreamError, UsageError
 from .workspace import Workspace
 
 SERVER_NAME = "dreamer"
@@ -94,7 +95,7 @@ def build_server(ws: Workspace) -> Server[Any]:
                             "to use the memory tools, sized to the context window.",
                 arguments=[types.PromptArgument(
                     name="context_window", required=False,
-                    description="The model's context window in tokens, e.g. 200000.",
+                    description="The model's context window in tokens, e.g. 200000 or 128k.",
                 )],
             )
         ])
@@ -103,8 +104,11 @@ def build_server(ws: Workspace) -> Server[Any]:
         if params.name != BOOTSTRAP_PROMPT:
             raise MCPError(INVALID_PARAMS,
                            f"no prompt {params.name!r}; the prompt is {BOOTSTRAP_PROMPT!r}")
+        window = (params.arguments or {}).get("context_window") or None
         try:
-            block = _bootstrap(ws, (params.arguments or {}).get("context_window"))
+            block = bootstrap_block(ws, context_window=parse_window(window))
+        except UsageError as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from e
         except DreamError as e:
             raise MCPError(INTERNAL_ERROR, str(e)) from e
         return types.GetPromptResult(
@@ -122,22 +126,6 @@ def build_server(ws: Workspace) -> Server[Any]:
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
-
-
-def _bootstrap(ws: Workspace, context_window: str | None) -> str:
-    from .bootstrap import bootstrap_block
-
-    window = None
-    if context_window not in (None, ""):
-        try:
-            window = int(str(context_window).replace("_", ""))
-        except ValueError:
-            window = 0
-        if window <= 0:
-            raise MCPError(INVALID_PARAMS,
-                           f"context_window must be a positive number of tokens, "
-                           f"not {context_window!r}")
-    return bootstrap_block(ws, context_window=window)
 
 
 async def serve_stdio(ws: Workspace) -> None:

@@ -14,6 +14,7 @@ from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
 from dreamer import Workspace, tools
+from dreamer.bootstrap import bootstrap_block
 
 STATE = "# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n"
 
@@ -75,6 +76,13 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
         scratch = await session.read_resource("dreamer://scratch.md")
         seen["scratch"] = scratch.contents[0].text
 
+        prompts = await session.list_prompts()
+        seen["prompts"] = [prompt.name for prompt in prompts.prompts]
+        prompt = await session.get_prompt("bootstrap", {"context_window": "32k"})
+        seen["bootstrap"] = prompt.messages[0].content.text
+        with pytest.raises(MCPError, match="not a size"):
+            await session.get_prompt("bootstrap", {"context_window": "lots"})
+
     run_session(tmp_path, root, scenario)
 
     assert seen["tools"] == {d["name"]: d["input_schema"] for d in tools.tool_definitions()}
@@ -86,8 +94,12 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
     assert seen["memory_md"] == STATE
     assert "(importance: 0.9) Ada's grant report is due 2026-03-30" in seen["scratch"]
     # The note landed in the workspace itself, not just in the server's answer.
+    assert seen["prompts"] == ["bootstrap"]
+    assert "Ada prefers short answers." in seen["bootstrap"]
+    assert "Ada's grant report is due 2026-03-30" in seen["bootstrap"]  # a pending note
     with Workspace.open(root, create=False) as ws:
         assert ws.get(seen["note"]["id"]).text == "Ada's grant report is due 2026-03-30"
+        assert seen["bootstrap"] == bootstrap_block(ws, context_window=32_000)
 
 
 BAD_CALLS = [
