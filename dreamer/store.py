@@ -361,7 +361,13 @@ def _connect(path: Path) -> sqlite_utils.Database:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
         except OSError as e:
             raise WorkspaceError(f"cannot create {path} ({e.strerror}); check permissions") from e
+    conn = None
     try:
+        # SQLite silently re-initialises a short garbage file; check the magic bytes first.
+        if existed and path.is_file() and path.stat().st_size:
+            with path.open("rb") as handle:
+                if handle.read(16) != b"SQLite format 3\x00":
+                    raise sqlite3.DatabaseError("file is not a database")
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
                                check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 30000")
@@ -374,6 +380,8 @@ def _connect(path: Path) -> sqlite_utils.Database:
         _migrate(db, path)
         db.execute("SELECT count(*) FROM crystals").fetchone()
     except sqlite3.DatabaseError as e:
+        if conn is not None:
+            conn.close()
         raise StoreCorrupt(
             f"{path} is not a readable crystal database ({e}); move it aside to start a fresh "
             "one (notes still in memory/scratch.md are indexed again at the next dream)"
