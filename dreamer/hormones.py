@@ -79,8 +79,9 @@ def rest_levels(ws: Workspace) -> dict[str, float]:
     return {name: float(ws.settings.hormone_rest[name]) for name in HORMONES}
 
 
-def _decayed(ws: Workspace, last: Mapping[str, float], since: datetime,
-             now: datetime) -> dict[str, float]:
+def decay(ws: Workspace, last: Mapping[str, float], since: datetime,
+          now: datetime) -> dict[str, float]:
+    """Levels ``last`` (as of ``since``) decayed toward rest until ``now``."""
     minutes = max(0.0, (as_utc(now) - as_utc(since)).total_seconds() / 60.0)
     out = {}
     for name in HORMONES:
@@ -105,7 +106,7 @@ def levels(ws: Workspace, now: datetime) -> dict[str, float]:
     if row is None:
         return rest_levels(ws)
     last = dict(zip(HORMONES, row[1:], strict=True))
-    return _decayed(ws, last, parse_iso(row[0]), now)
+    return decay(ws, last, parse_iso(row[0]), now)
 
 
 def feel(
