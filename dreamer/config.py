@@ -11,6 +11,8 @@ back to a default.
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -74,7 +76,7 @@ def _to_positive_float(value: Any, where: str) -> float:
         number = float(value)
     except (TypeError, ValueError):
         raise InvalidSetting(f"{where} must be a number, not {value!r}") from None
-    if isinstance(value, bool) or number <= 0:
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
         raise InvalidSetting(f"{where} must be a number above 0, not {value!r}")
     return number
 
@@ -84,7 +86,7 @@ def _to_count(value: Any, where: str) -> int:
         raise InvalidSetting(f"{where} must be a whole number, not {value!r}")
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise InvalidSetting(f"{where} must be a whole number, not {value!r}") from None
     if number < 0 or (isinstance(value, float) and not value.is_integer()):
         raise InvalidSetting(f"{where} must be a whole number of 0 or more, not {value!r}")
@@ -225,9 +227,10 @@ def read_toml(path: Path) -> dict[str, Any]:
     flat = _flatten(table)
     for key in flat:
         if key not in _BY_KEY:
-            raise InvalidSetting(
-                f"{path}: unknown setting {key!r}; known settings are listed by 'dream config'"
-            )
+            close = difflib.get_close_matches(key, list(_BY_KEY), n=1)
+            hint = (f"did you mean {close[0]!r}?" if close
+                    else f"remove it or use one of {', '.join(_BY_KEY)}")
+            raise InvalidSetting(f"{path}: unknown setting {key!r}; {hint}")
     return flat
 
 

@@ -1,0 +1,196 @@
+"""Settings: seed defaults, precedence flag > env > dreamer.toml > default, one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from dreamer import Workspace
+from dreamer.cli import main
+from dreamer.config import Settings, describe, load_settings
+from dreamer.errors import InvalidSetting
+
+
+def write_toml(tmp_path, text: str):
+    path = tmp_path / "dreamer.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_defaults_are_the_seeds(tmp_path):
+    settings = load_settings(tmp_path / "missing.toml", environ={})
+    assert settings.dream_enabled is True
+    assert settings.dream_interval_minutes == 120
+    assert settings.consolidation_interval_minutes == 30
+    assert settings.min_chunks_for_dream == 5
+    assert settings.search_sources == ["memory", "sessions"]
+    assert settings.session_memory is True
+    assert settings.sessions_searchable()
+    assert settings.api_key is None and not settings.uses_claude()
+    assert set(settings.sources.values()) == {"default"}
+    assert Settings() == load_settings(None, environ={})
+
+
+def test_toml_keys_use_the_seed_names(tmp_path):
+    path = write_toml(tmp_path, """
+        [memory.dream]
+        enabled = false
+        intervalMinutes = 60
+        minChunksForDream = 3
+        [memory.consolidation]
+        intervalMinutes = 15
+        [memory.search]
+        sources = ["memory"]
+        experimental.sessionMemory = false
+        [memory.hormones.cortisol]
+        rest = 0.1
+        halfLifeMinutes = 90
+        """)
+    settings = load_settings(path, environ={})
+    assert (settings.dream_enabled, settings.dream_interval_minutes,
+            settings.min_chunks_for_dream, settings.consolidation_interval_minutes) == (
+        False, 60, 3, 15)
+    assert settings.search_sources == ["memory"] and not settings.sessions_searchable()
+    assert settings.session_memory is False
+    assert settings.hormone_rest["cortisol"] == 0.1
+    assert settings.hormone_half_life_minutes["cortisol"] == 90
+    assert settings.hormone_rest["dopamine"] == 0.15  # untouched siblings keep their defaults
+    assert settings.sources["dream_interval_minutes"] == "dreamer.toml"
+    assert settings.sources["max_revisions"] == "default"
+
+
+def test_dotted_keys_work_as_well(tmp_path):
+    path = write_toml(tmp_path, '"memory.dream.intervalMinutes" = 45\n')
+    assert load_settings(path, environ={}).dream_interval_minutes == 45
+
+
+def test_precedence_flag_over_env_over_toml_over_default(tmp_path):
+    path = write_toml(tmp_path, """
+        [memory.dream]
+        intervalMinutes = 60
+        minChunksForDream = 3
+        [memory.consolidation]
+        intervalMinutes = 10
+        """)
+    environ = {"DREAM_DREAM_INTERVAL_MINUTES": "90", "DREAM_MIN_CHUNKS_FOR_DREAM": "7"}
+    settings = load_settings(path, environ=environ, overrides={"dream_interval_minutes": 200,
+                                                                "max_revisions": None})
+    assert settings.dream_interval_minutes == 200  # flag beats env and toml
+    assert settings.min_chunks_for_dream == 7  # env beats toml
+    assert settings.consolidation_interval_minutes == 10  # toml beats default
+    assert settings.max_revisions == 2  # an unset flag (None) changes nothing
+    assert settings.sources["dream_interval_minutes"] == "flag"
+    assert settings.sources["min_chunks_for_dream"] == "env"
+    assert settings.sources["consolidation_interval_minutes"] == "dreamer.toml"
+    rows = {row["key"]: row for row in describe(settings)}
+    assert rows["memory.dream.intervalMinutes"]["source"] == "flag"
+    assert rows["memory.dream.minChunksForDream"]["env"] == "DREAM_MIN_CHUNKS_FOR_DREAM"
+
+
+def test_environment_values_are_parsed(tmp_path):
+    settings = load_settings(None, environ={
+        "DREAM_DREAM_ENABLED": "no", "DREAM_SEARCH_SOURCES": "memory, sessions",
+        "DREAM_SESSION_MEMORY": "0", "DREAM_DOPAMINE_REST": "0.3", "DREAM_SYNTHESIZER": "offline",
+        "ANTHROPIC_API_KEY": "sk-ant-secret", "DREAM_DREAM_INTERVAL_MINUTES": "",
+    })
+    assert settings.dream_enabled is False
+    assert settings.search_sources == ["memory", "sessions"]
+    assert settings.session_memory is False and not settings.sessions_searchable()
+    assert settings.hormone_rest["dopamine"] == 0.3
+    assert settings.synthesizer == "offline" and not settings.uses_claude()
+    assert settings.dream_interval_minutes == 120  # an empty variable counts as unset
+    masked = {row["key"]: row["value"] for row in describe(settings)}["memory.dream.apiKey"]
+    assert "secret" not in masked
+
+
+def test_workspace_open_reads_toml_env_and_overrides(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_toml(root, "[memory.dream]\nminChunksForDream = 9\nintervalMinutes = 50\n")
+    ws = Workspace.open(root, environ={"DREAM_DREAM_INTERVAL_MINUTES": "70"},
+                        overrides={"synthesizer": "offline"})
+    assert (ws.settings.min_chunks_for_dream, ws.settings.dream_interval_minutes,
+            ws.settings.synthesizer) == (9, 70, "offline")
+    ws.close()
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ("[memory.dream]\nintervalMinute = 60\n", "did you mean 'memory.dream.intervalMinutes'"),
+        ("[memory]\nfoo = 1\n", "unknown setting 'memory.foo'"),
+        ("[memory.dream]\nintervalMinutes = -5\n", "above 0"),
+        ("[memory.dream]\nintervalMinutes = nan\n", "above 0"),
+        ("[memory.dream]\nintervalMinutes = inf\n", "above 0"),
+        ("[memory.dream]\nintervalMinutes = \"soon\"\n", "must be a number"),
+        ("[memory.dream]\nminChunksForDream = 2.5\n", "whole number"),
+        ("[memory.dream]\nminChunksForDream = inf\n", "whole number"),
+        ("[memory.dream]\nminChunksForDream = true\n", "whole number"),
+        ("[memory.dream]\nenabled = \"perhaps\"\n", "true or false"),
+        ("[memory.dream]\nsynthesizer = \"gpt\"\n", "auto, offline, claude"),
+        ("[memory.search]\nsources = [\"memory\", \"web\"]\n", "unknown source 'web'"),
+        ("[memory.search]\nsources = 3\n", "must be a list"),
+        ("[memory.hormones.dopamine]\nrest = 1.5\n", "from 0 to 1"),
+        ("[memory.dream\nintervalMinutes = 60\n", "not valid TOML"),
+        ("memory.dream.intervalMinutes = \n", "not valid TOML"),
+    ],
+)
+def test_bad_toml_is_a_one_line_invalid_setting(tmp_path, toml, message):
+    path = write_toml(tmp_path, toml)
+    with pytest.raises(InvalidSetting) as caught:
+        load_settings(path, environ={})
+    text = str(caught.value)
+    assert message in text
+    assert "\n" not in text
+    assert "dreamer.toml" in text  # it says which file to fix
+
+
+@pytest.mark.parametrize(
+    ("env", "value"),
+    [("DREAM_DREAM_INTERVAL_MINUTES", "nan"), ("DREAM_MIN_CHUNKS_FOR_DREAM", "five"),
+     ("DREAM_DREAM_ENABLED", "maybe"), ("DREAM_SEARCH_SOURCES", "memory,web"),
+     ("DREAM_CORTISOL_REST", "-0.1"), ("DREAM_MODEL", "  ")],
+)
+def test_bad_environment_names_the_variable(env, value):
+    with pytest.raises(InvalidSetting, match=env):
+        load_settings(None, environ={env: value})
+
+
+def test_unknown_override_is_rejected():
+    with pytest.raises(InvalidSetting, match="unknown setting override"):
+        load_settings(None, environ={}, overrides={"dream_intervl": 5})
+
+
+def test_bad_toml_through_the_cli_is_one_line(tmp_path, runner):
+    root = tmp_path / "ws"
+    runner.invoke(main, ["init", "-w", str(root)], catch_exceptions=False)
+    write_toml(root, "[memory.dream]\nintervalMinute = 60\n")
+    result = runner.invoke(main, ["config", "-w", str(root)])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert result.output.startswith("Error: ") and "intervalMinutes" in result.output
+
+
+# --- -w/--workspace ------------------------------------------------------------------------
+
+
+def test_dream_workspace_is_the_default_workspace(tmp_path, monkeypatch, runner):
+    target = tmp_path / "from-env"
+    monkeypatch.setenv("DREAM_WORKSPACE", str(target))
+    result = runner.invoke(main, ["init"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (target / "memory" / "crystals.db").exists()
+    ws = Workspace.open()
+    assert ws.root == target
+    ws.close()
+    # A flag beats the variable.
+    flagged = tmp_path / "from-flag"
+    result = runner.invoke(main, ["init", "-w", str(flagged)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert (flagged / "memory").is_dir()
+
+
+def test_current_folder_is_the_last_resort(tmp_path, monkeypatch, runner):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["init"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "memory" / "scratch.md").exists()
