@@ -347,6 +347,7 @@ def topic_of(line: str) -> str:
     """A short topic name for an Active Context line."""
     text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
     text = re.sub(r"[*_`]+", "", text)
+    text = re.sub(r"^(Friction|Breakthrough|Deadline|Goal|Task|Note):\s*", "", text)
     text = re.split(r"\s+[—–-]\s+|:\s|;\s|\.\s", text, maxsplit=1)[0].strip().rstrip(".:")
     return _first_line(text, 8)
 

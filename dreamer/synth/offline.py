@@ -1,0 +1,269 @@
+"""The offline synthesizer: a deterministic dream with no network and no model.
+
+How it writes each section:
+
+- **The Phenotype**: the old body, plus notes the agent wrote about itself ("I ...", "My ...");
+  on a first dream, one line of temperament from the hormone snapshot.
+- **The Bond**: the old lines, plus user traits and directives from the new evidence. On a
+  contradiction the newest statement wins: the superseded line (old or new) is left out.
+- **The Niche**: ``memory/niche.json`` as bullets when present; the old body otherwise.
+- **Active Context**: the recent goals, open tasks, frictions and breakthroughs (labelled),
+  newest and most important first, then old lines still supported; fading lines leave.
+- **Crystal Pointers**: fading topics and lines that no longer fit, then the old pointers.
+- **Curiosity Gaps**: new open questions and empty searches, then the old ones.
+- **Emerging Skills**: repeated task patterns from the insights, merged with the old skills.
+
+Every section is cut to its token budget at line boundaries. Given a critique, it revises
+conservatively: it starts from the old bodies and only adds, with slightly tighter budgets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .. import tokens
+from ..insights import Insights, context_lines, keywords, stems, topic_of
+from ..state import Pointer, Skill, WorkingMemory, parse_pointers, parse_skills, sections
+from ..times import iso
+from . import Draft, DreamInputs, Usage
+
+MAX_POINTERS = 18  # stays under the guard's 20 with room for a hand-added one
+MAX_GAPS = 10
+MAX_SKILLS = 8
+LINE_WORDS = 40
+
+_SELF = re.compile(r"^\s*(I|I'm|I've|I'll|My|Me|The agent|Agent)\b", re.IGNORECASE)
+_USER = re.compile(
+    r"\b(user|they|she|he)\b.*\b(prefers?|likes?|loves?|dislikes?|hates?|wants?|is a|works? "
+    r"(?:at|as|on)|lives?|birthday|name is|call)\b|^\s*(always|never|please|don'?t|do not|"
+    r"remember to|call me)\b|\b(prefers?|dislikes?)\b",
+    re.IGNORECASE,
+)
+_LABELS = (
+    ("Friction", re.compile(r"\b(error|errors|fail(?:ed|s|ing|ure)?|bug|bugs|blocked|stuck|"
+                            r"broke|broken|crash(?:ed|es)?|frustrat\w*|problem|issue|annoy\w*|"
+                            r"slow|timeout|regression|angry|upset|worried)\b", re.I)),
+    ("Breakthrough", re.compile(r"\b(fixed|solved|resolved|works now|working now|shipped|"
+                                r"launched|merged|finally|breakthrough|success(?:ful)?|"
+                                r"finished|completed|passed|won|landed)\b", re.I)),
+    ("Deadline", re.compile(r"\b(deadline|due|by (?:monday|tuesday|wednesday|thursday|friday|"
+                            r"saturday|sunday|tomorrow)|moved to|postponed)\b", re.I)),
+    ("Goal", re.compile(r"\b(goal|aim|plan(?:s|ning)? to|want(?:s)? to|hope to|objective|"
+                        r"milestone)\b", re.I)),
+    ("Task", re.compile(r"\b(todo|to do|need(?:s)? to|must|should|will|next|follow up|"
+                        r"remember to|pending|open task|waiting)\b", re.I)),
+)
+_LABEL_PREFIX = re.compile(r"^(?:Friction|Breakthrough|Deadline|Goal|Task|Note):\s*")
+
+
+class OfflineSynthesizer:
+    """Deterministic synthesizer: rules over the inputs, no network."""
+
+    name = "offline"
+    model: str | None = None
+
+    def synthesize(self, inputs: DreamInputs, *, critique: list[str] | None = None,
+                   previous: Draft | None = None) -> Draft:
+        """Write a candidate state; with a critique, a more conservative revision."""
+        conservative = bool(critique)
+        squeeze = 0.9 if critique and any("budget" in c or "pointers" in c for c in critique) \
+            else 1.0
+        budgets = {s.key: int(s.budget_tokens * squeeze) for s in sections()}
+        ins: Insights = inputs.insights if isinstance(inputs.insights, Insights) else Insights()
+        evidence = _evidence(inputs, ins)
+        superseded = {" ".join(c["older"]["text"].split()).lower() for c in ins.contradictions}
+        old = inputs.old
+
+        bond = _bond(old, evidence, superseded, budgets["bond"], conservative)
+        phenotype = _phenotype(inputs, evidence, budgets["phenotype"])
+        niche = _niche(inputs, budgets["niche"])
+        active, overflow = _active(old, evidence, ins, superseded, budgets["active_context"],
+                                   conservative, inputs)
+        pointers = _pointers(old, ins, overflow, budgets["crystal_pointers"])
+        gaps = _gaps(old, ins, budgets["curiosity_gaps"])
+        skills = _skills(old, ins, budgets["emerging_skills"])
+        state = WorkingMemory(
+            bodies={"phenotype": phenotype, "bond": bond, "niche": niche,
+                    "active_context": active, "crystal_pointers": pointers,
+                    "curiosity_gaps": gaps, "emerging_skills": skills},
+            last_dream=old.last_dream, mood=old.mood, preamble=old.preamble,
+            extra=list(old.extra),
+        )
+        raw = json.dumps(state.to_fields(), ensure_ascii=False, indent=1)
+        return Draft(state=state, raw=raw, usage=Usage())
+
+
+# --- evidence ---------------------------------------------------------------------------------
+
+
+def _evidence(inputs: DreamInputs, ins: Insights) -> list[dict[str, Any]]:
+    """New statements (crystals first, then notes not indexed), newest first, one per text."""
+    items: dict[str, dict[str, Any]] = {}
+    for crystal in inputs.crystals:
+        if crystal.source == "insight":
+            continue  # the dream's own output is never fresh evidence
+        items[_norm(crystal.text)] = {"text": crystal.text, "at": crystal.created_at,
+                                      "importance": crystal.importance,
+                                      "type": crystal.semantic_type}
+    for note in inputs.notes:
+        items.setdefault(_norm(note.text), {"text": note.text, "at": iso(note.at),
+                                            "importance": note.importance, "type": None})
+    return sorted(items.values(), key=lambda i: (i["at"], i["importance"], i["text"]),
+                  reverse=True)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _clip(text: str, words: int = LINE_WORDS) -> str:
+    flat = " ".join(text.split())
+    parts = flat.split(" ")
+    return flat if len(parts) <= words else " ".join(parts[:words]) + " …"
+
+
+def _fit(lines: list[str], budget: int) -> str:
+    """As many whole lines as fit in budget tokens, in order, without duplicates."""
+    kept: list[str] = []
+    seen: set[str] = set()
+    for line in lines:
+        key = _norm(_LABEL_PREFIX.sub("", line.lstrip("-*• ").strip()))
+        if not key or key in seen:
+            continue
+        if tokens.count("\n".join([*kept, line])) > budget:
+            continue
+        kept.append(line)
+        seen.add(key)
+    return "\n".join(kept)
+
+
+def _bullet(text: str) -> str:
+    return "- " + _clip(text)
+
+
+def _same(line: str, texts: set[str]) -> bool:
+    body = _norm(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))
+    body = _LABEL_PREFIX.sub("", body)
+    return body in texts or _norm(_clip(body)) in {_norm(_clip(t)) for t in texts}
+
+
+def _is_user_fact(item: dict[str, Any]) -> bool:
+    return item["type"] == "directive" or bool(_USER.search(item["text"]))
+
+
+# --- sections ---------------------------------------------------------------------------------
+
+
+def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[str],
+          budget: int, conservative: bool) -> str:
+    new = [_bullet(i["text"]) for i in evidence if _is_user_fact(i)
+           and not _SELF.match(i["text"]) and _norm(i["text"]) not in superseded]
+    kept = [line for line in context_lines(old.body("bond"))
+            if conservative or not _same(line, superseded)]
+    # Newest first, so on a tight budget a fresh directive outlives a stale one.
+    return _fit(new + kept, budget)
+
+
+def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], budget: int) -> str:
+    old = inputs.old.body("phenotype")
+    mine = [_bullet(i["text"]) for i in evidence if _SELF.match(i["text"])]
+    lines = context_lines(old) if old else []
+    if not lines and not mine:
+        mood = inputs.mood or "steady"
+        mine = [f"- Temperament after this dream: {mood}.",
+                "- Works from notes and searches; keeps what matters in view."]
+    return _fit(mine + lines, budget)
+
+
+def _niche(inputs: DreamInputs, budget: int) -> str:
+    if not inputs.niche:
+        return _fit(context_lines(inputs.old.body("niche")), budget)
+    lines = []
+    for key, value in inputs.niche.items():
+        label = str(key).replace("_", " ").capitalize()
+        if isinstance(value, dict):
+            value = ", ".join(f"{k}: {v}" for k, v in value.items())
+        elif isinstance(value, list):
+            value = ", ".join(
+                ", ".join(f"{k}: {v}" for k, v in item.items()) if isinstance(item, dict)
+                else str(item) for item in value
+            )
+        lines.append(f"- {label}: {_clip(str(value), 30)}")
+    return _fit(lines, budget)
+
+
+def _label(text: str) -> str:
+    for label, pattern in _LABELS:
+        if pattern.search(text):
+            return label
+    return "Note"
+
+
+def _active(old: WorkingMemory, evidence: list[dict[str, Any]], ins: Insights,
+            superseded: set[str], budget: int, conservative: bool, inputs: DreamInputs
+            ) -> tuple[str, list[str]]:
+    """The Active Context body and the lines that did not fit (future pointers)."""
+    order = {"Deadline": 0, "Friction": 1, "Goal": 2, "Task": 3, "Breakthrough": 4, "Note": 5}
+    fresh = [i for i in evidence if _norm(i["text"]) not in superseded
+             and not (_is_user_fact(i) and not _LABELS[2][1].search(i["text"]))
+             and not _SELF.match(i["text"]) and not i["text"].rstrip().endswith("?")]
+    # Importance first, then label, then newest: what matters most survives the budget.
+    fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])],
+                              _neg(i["at"])))
+    new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh]
+    fading = {f["line"] for f in ins.fading_topics}
+    carried = [line.rstrip() for line in context_lines(old.body("active_context"))
+               if (conservative or line.strip() not in fading)
+               and (conservative or not _same(line, superseded))]
+    if not new_lines and not carried and evidence:
+        new_lines = [_bullet(i["text"]) for i in evidence]
+    body = _fit(new_lines + carried, budget)
+    kept = set(body.split("\n"))
+    overflow = [line for line in new_lines + carried if line not in kept]
+    return body, overflow
+
+
+def _neg(at: str) -> str:
+    # Sort helper: newest first inside an ascending sort.
+    return "".join(chr(0x10FFFF - ord(ch)) for ch in at)
+
+
+def _pointers(old: WorkingMemory, ins: Insights, overflow: list[str], budget: int) -> str:
+    fresh = [Pointer(f["topic"], f["keywords"]) for f in ins.fading_topics if f["keywords"]]
+    for line in overflow:
+        words = keywords(topic_of(line)) or keywords(line)
+        if words:
+            fresh.append(Pointer(topic_of(line), " ".join(words[:4])))
+    merged: list[Pointer] = []
+    seen: set[frozenset[str]] = set()
+    for pointer in fresh + old.pointers():
+        key = frozenset(stems(pointer.keywords))
+        if key in seen:
+            continue
+        seen.add(key)
+        merged.append(pointer)
+    merged = merged[:MAX_POINTERS]
+    stray = [line for line in old.body("crystal_pointers").split("\n")
+             if line.strip() and not parse_pointers(line)]
+    return _fit([p.render() for p in merged] + stray, budget)
+
+
+def _gaps(old: WorkingMemory, ins: Insights, budget: int) -> str:
+    lines = [f"- {g['question']}" for g in ins.curiosity_gaps]
+    lines += [line for line in context_lines(old.body("curiosity_gaps"))]
+    return _fit(lines[:MAX_GAPS], budget)
+
+
+def _skills(old: WorkingMemory, ins: Insights, budget: int) -> str:
+    merged: dict[str, Skill] = {}
+    for skill in ins.emerging_skills:
+        merged[skill["skill"].lower()] = Skill(skill["skill"], skill["confidence"],
+                                               skill["occurrences"])
+    for skill in old.skills():
+        merged.setdefault(skill.skill.lower(), skill)
+    ranked = sorted(merged.values(), key=lambda s: (-s.confidence, -s.occurrences, s.skill))
+    stray = [line for line in old.body("emerging_skills").split("\n")
+             if line.strip() and not parse_skills(line)]
+    return _fit([s.render() for s in ranked[:MAX_SKILLS]] + stray, budget)
