@@ -45,7 +45,7 @@ NOTES_SHARE = 0.25
 HAND_RANK = 4.5  # between crystal_pointers (4) and phenotype (5)
 TITLE_RANK = 100.0  # cut only when nothing else is left
 NO_STATE = "(empty: no dream has written MEMORY.md yet)"
-NO_NOTES = "(none: every note so far has been consolidated)"
+NO_NOTES = "(none pending)"
 _WINDOW = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
 
 
@@ -107,7 +107,7 @@ def bootstrap(ws: Workspace, context_window: int | None = None,
     state_text = _read_state(ws)
     notes = scratch.parse(ws.scratch_path).notes
     rendered_notes = [scratch.render_note(n.text, n.at, n.importance).rstrip("\n") for n in notes]
-    state_full = state_text if state_text.strip() else NO_STATE
+    state_full = state_text.strip("\n") if state_text.strip() else NO_STATE
     notes_full = "\n".join(rendered_notes) if notes else NO_NOTES
     room = budget - len(render("bootstrap", state="", notes=""))
 

@@ -108,8 +108,8 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             earlier = json.loads(ws.store.get_meta(REPORT_KEY) or "{}")
             return MigrationReport(
                 migrated=False,
-                message=f"already migrated at {done_at} ({earlier.get('chunks', '?')} seed "
-                        "crystals); nothing to do",
+                message=f"already migrated at {done_at} "
+                        f"({_crystals(earlier.get('chunks', 0))}); nothing to do",
                 backup=earlier.get("backup"),
                 migrated_at=done_at,
             )
@@ -133,7 +133,7 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
         report.bytes = len(data)
         report.message = (
             f"migrated MEMORY.md ({len(data):,} bytes, {report.tokens:,} tokens) into "
-            f"{report.chunks} seed crystals ({report.created} new); backup at {backup.name}"
+            f"{_crystals(report.chunks)} ({report.created} new); backup at {backup.name}"
         )
         ws.store.set_meta(REPORT_KEY, json.dumps(
             {"chunks": report.chunks, "created": report.created, "backup": report.backup,
@@ -169,6 +169,10 @@ def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
         migrated=True, message="", chunks=len(pieces), created=_crystal_count(ws) - before,
         crystal_ids=ids, tokens=tokens.count(text), migrated_at=iso(now),
     )
+
+
+def _crystals(count: int) -> str:
+    return f"{count} seed crystal{'' if count == 1 else 's'}"
 
 
 def _crystal_count(ws: Workspace) -> int:
