@@ -1,9 +1,234 @@
-"""Commands of this area register here (see dreamer/cli/__init__.py)."""
+"""Commands of the dream cycle: run, log, show, diff, restore, demo."""
 
 from __future__ import annotations
 
+import sys
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
 import click
+
+from .. import journal
+from ..dream import DreamResult
+from ..dream import run as run_dream
+from ..errors import UsageError
+from ..synth.offline import OfflineSynthesizer
+from ..times import utc_now
+from ..workspace import Workspace
+from .common import emit_json, json_option, open_workspace, workspace_option
+
+
+def _describe(result: DreamResult) -> str:
+    if result.outcome == "skipped":
+        return f"Dream skipped: {result.reason}. MEMORY.md is unchanged."
+    tokens = result.report.measures.get("tokens", {}) if result.report else {}
+    noun = "note" if result.notes == 1 else "notes"
+    line = (f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
+            f"({sum(tokens.values()):,} tokens, {result.notes} {noun} consumed, "
+            f"{len(result.consumed)} crystals consolidated, {result.synthesizer}"
+            f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s)).")
+    if result.recovered:
+        line += f" Recovered {result.recovered} notes left by an interrupted dream."
+    return line
+
+
+@click.command(name="run")
+@click.option("--force", is_flag=True, help="Dream even with fewer new notes than needed.")
+@click.option("--dry-run", is_flag=True,
+              help="Show the candidate and the guard report; change nothing.")
+@json_option
+@workspace_option
+def run_command(force: bool, dry_run: bool, as_json: bool, workspace: str | None) -> None:
+    """Dream now: rebuild MEMORY.md from the old state, the scratch and new crystals.
+
+    Skips (exit 0, and says so) unless enough new notes arrived since the last dream
+    (memory.dream.minChunksForDream). Exit codes: 0 committed or skipped, 3 rejected by the
+    guards (MEMORY.md unchanged, notes back in the scratch), 1 failed, 2 bad usage. A dry run
+    exits 3 when the candidate would be rejected.
+
+    \b
+    Examples:
+      dream run
+      dream run --force --dry-run
+      dream run --json -w ~/agents/ada
+    """
+    with open_workspace(workspace) as ws:
+        ws.init()
+        result = run_dream(ws, now=utc_now(), force=force, dry_run=dry_run)
+    if as_json:
+        emit_json(result.to_dict())
+    elif result.outcome == "dry-run":
+        click.echo(result.state_text, nl=False)
+        click.echo("\n--- guard report ---")
+        report = result.report
+        click.echo("ok: every guard passed" if report and report.ok else "rejected:")
+        for critique in report.critiques if report else []:
+            click.echo(f"  - {critique}")
+        for fix in result.pointer_fixes:
+            click.echo(f"  * {fix}")
+        click.echo(f"Dry run ({result.reason}): nothing changed.")
+    else:
+        click.echo(_describe(result))
+    if result.outcome == "dry-run" and result.report and not result.report.ok:
+        sys.exit(3)
+
+
+@click.command(name="log")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@json_option
+@workspace_option
+def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
+    """List the dream journal, newest first (committed, skipped, rejected, failed, restored).
+
+    \b
+    Examples:
+      dream log
+      dream log --limit 5 --json
+    """
+    with open_workspace(workspace, create=False) as ws:
+        rows = journal.entries(ws.store, limit)
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("No dreams yet; run 'dream run' (or 'dream run --force').")
+        return
+    for row in rows:
+        click.echo(f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
+                   f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
+                   f"critiques {row['critiques']:<2} {row['reason'] or ''}")
+
+
+@click.command(name="show")
+@click.argument("dream_id", type=int)
+@json_option
+@workspace_option
+def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
+    """Show one dream: outcome, reason, critiques, cost, and the state it wrote.
+
+    \b
+    Example:
+      dream show 3
+    """
+    with open_workspace(workspace, create=False) as ws:
+        entry = journal.get(ws.store, dream_id)
+    if as_json:
+        emit_json(entry)
+        return
+    for key in ("id", "started_at", "outcome", "reason", "synthesizer", "model",
+                "input_tokens", "output_tokens", "cost_usd", "error"):
+        if entry.get(key) is not None:
+            click.echo(f"{key}: {entry[key]}")
+    click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
+    for number, critiques in enumerate(entry.get("critiques") or [], start=1):
+        click.echo(f"critiques of candidate {number}:")
+        for critique in critiques:
+            click.echo(f"  - {critique}")
+    text = journal.candidate_text(entry)
+    if text:
+        label = "state written" if entry.get("new_state") else "last candidate (not written)"
+        click.echo(f"--- {label} ---")
+        click.echo(text, nl=False)
+
+
+@click.command(name="diff")
+@click.argument("dream_id", type=int, required=False)
+@workspace_option
+def diff_command(dream_id: int | None, workspace: str | None) -> None:
+    """Show what a dream changed in MEMORY.md as a unified diff (default: the newest).
+
+    \b
+    Examples:
+      dream diff
+      dream diff 3 | less
+    """
+    with open_workspace(workspace, create=False) as ws:
+        if dream_id is None:
+            dream_id = journal.latest_id(ws.store)
+            if dream_id is None:
+                raise UsageError("no dream has written MEMORY.md yet; run 'dream run --force'")
+        entry = journal.get(ws.store, dream_id)
+    text = journal.diff(entry)
+    click.echo(text if text else f"Dream {dream_id} changed nothing.", nl=not text)
+
+
+@click.command(name="restore")
+@click.argument("dream_id", type=int)
+@click.option("--before", is_flag=True, help="Restore the state the dream replaced instead.")
+@workspace_option
+def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
+    """Put back MEMORY.md as a dream wrote it (or, with --before, as it was before it).
+
+    The restore is journaled as its own row, so it can be undone the same way.
+
+    \b
+    Examples:
+      dream restore 3
+      dream restore 4 --before
+    """
+    with open_workspace(workspace, create=False) as ws:
+        row = journal.restore(ws, dream_id, utc_now(), before=before)
+    side = "before" if before else "after"
+    click.echo(f"Restored MEMORY.md as it was {side} dream {dream_id} (journal #{row}).")
+
+
+DEMO_NOTES = [
+    # (hours before now, importance, text)
+    (70, 0.8, "User's name is Maya; she is a backend engineer at Fernhill Labs."),
+    (69, 0.9, "User prefers concise answers with code first, explanation after."),
+    (66, 0.7, "Deployed the billing service to staging; the migration ran clean."),
+    (52, 0.8, "The Q3 analytics report deadline is Friday."),
+    (50, 0.6, "CI keeps failing on the flaky payment webhook test, very frustrating."),
+    (47, 0.7, "Deployed the billing service to staging again after the webhook fix."),
+    (30, 0.9, "Q3 analytics report deadline moved to next Wednesday."),
+    (28, 0.7, "Fixed the flaky webhook test: it depended on wall-clock time."),
+    (26, 0.6, "What timezone is the analytics team in?"),
+    (20, 0.7, "Need to find out which Postgres version production runs."),
+    (8, 0.8, "User now prefers tabs over spaces in the billing repo."),
+    (6, 0.7, "Deployed the billing service to production behind a feature flag."),
+    (3, 0.6, "I should summarise long logs instead of pasting them."),
+]
+DEMO_NICHE = {"role": "coding assistant for the Fernhill billing team",
+              "skills_on_offer": ["code review", "deploys", "incident notes"],
+              "peers": ["ci-bot", "docs-agent"]}
+
+
+@click.command(name="demo")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo_command(path: Path | None) -> None:
+    """Create a sample workspace, dream over it offline, and print the resulting MEMORY.md.
+
+    PATH must be a new or empty folder (default: a new temporary folder, printed). No key and
+    no network are needed.
+
+    \b
+    Examples:
+      dream demo
+      dream demo /tmp/dream-demo && dream log -w /tmp/dream-demo
+    """
+    import json
+
+    if path is None:
+        path = Path(tempfile.mkdtemp(prefix="dream-demo-"))
+    elif path.exists() and any(path.iterdir()):
+        raise UsageError(f"{path} is not empty; pass a new folder to 'dream demo'")
+    now = utc_now().replace(microsecond=0)
+    with Workspace.open(path) as ws:
+        ws.init()
+        for hours, importance, text in DEMO_NOTES:
+            ws.note(text, importance=importance, at=now - timedelta(hours=hours))
+        ws.search("kubernetes helm chart values", now=now)  # finds nothing: a curiosity gap
+        ws.niche_json.write_text(json.dumps(DEMO_NICHE, indent=2) + "\n", encoding="utf-8")
+        result = run_dream(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
+        click.echo(f"Demo workspace: {ws.root}")
+        click.echo(f"{len(DEMO_NOTES)} sample notes over three days; {_describe(result)}\n")
+        click.echo(ws.memory_md.read_text(encoding="utf-8"))
+        click.echo(f"Next: dream log -w {ws.root}   dream search -w {ws.root} \"deadline\"")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
+    for command in (run_command, log_command, show_command, diff_command, restore_command,
+                    demo_command):
+        group.add_command(command)
