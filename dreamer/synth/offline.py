@@ -45,8 +45,9 @@ _LABELS = (
     ("Friction", re.compile(r"\b(error|errors|fail(?:ed|s|ing|ure)?|bug|bugs|blocked|stuck|"
                             r"broke|broken|crash(?:ed|es)?|frustrat\w*|problem|issue|annoy\w*|"
                             r"slow|timeout|regression|angry|upset|worried)\b", re.I)),
-    ("Breakthrough", re.compile(r"\b(fixed|solved|resolved|works now|working now|shipped|deployed|released|"
-                                r"launched|merged|finally|breakthrough|success(?:ful)?|"
+    ("Breakthrough", re.compile(r"\b(fixed|solved|resolved|works now|working now|shipped|"
+                                r"deployed|released|launched|merged|finally|breakthrough|"
+                                r"success(?:ful)?|"
                                 r"finished|completed|passed|won|landed)\b", re.I)),
     ("Deadline", re.compile(r"\b(deadline|due|by (?:monday|tuesday|wednesday|thursday|friday|"
                             r"saturday|sunday|tomorrow)|moved to|postponed)\b", re.I)),
