@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -115,7 +116,7 @@ BAD_CALLS = [
 
 
 def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
-    root = tmp_path / "ws"
+    root = tmp_path / "fresh" / "ws"  # the server creates a workspace that does not exist yet
     outcomes: list[tuple[bool, str]] = []
     after: dict = {}
 
@@ -142,3 +143,14 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
     assert after["empty_memory_md"][0].text == ""  # no dream yet: the state is empty
     with Workspace.open(root, create=False) as ws:
         assert [c.text for c in ws.store.crystals()] == ["still serving"]
+
+
+def test_the_documented_registrations_run_dream_mcp_with_a_workspace():
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
+    config = json.loads(re.search(r"<!-- mcp-config -->\s*```json\n(.*?)```", docs, re.S)[1])
+    desktop = config["mcpServers"]["dreamer"]
+    claude_code = re.search(r"^claude mcp add dreamer -- (dream .*)$", docs, re.M)[1].split()
+    assert desktop["command"].endswith("/dream") and claude_code[0] == "dream"
+    # The same invocation the tests above start: dream mcp -w PATH.
+    assert desktop["args"][:2] == claude_code[1:3] == ["mcp", "-w"]
+    assert len(desktop["args"]) == len(claude_code) - 1 == 3
