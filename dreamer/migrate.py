@@ -50,8 +50,8 @@ FIRST_DREAM_MARKER = (
     "<!-- Dream-generated working memory follows. "
     "Subsequent dream cycles will gradually integrate the above content. -->"
 )
-# Journal outcomes that mean "this dream wrote MEMORY.md".
-COMMITTED_OUTCOMES = ("committed", "accepted", "success", "ok")
+# Journal outcomes that mean "this dream wrote MEMORY.md" (see dreamer.dream).
+COMMITTED_OUTCOMES = ("committed", "restored")
 
 
 @dataclass
