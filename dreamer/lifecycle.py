@@ -27,8 +27,9 @@ or above the two are near-duplicates: the one with lower importance (on a tie, t
 archived with ``parent_id`` pointing at the winner, which takes the higher importance and the
 summed access count. A frozen crystal never loses a merge.
 
-Frozen crystals never change. Every change goes through ``Store.update_crystal`` (audited), all
-of one tick in a single transaction.
+Frozen crystals never change. Every change goes through ``Store.update_crystal`` (audited), in
+transactions of ``BATCH`` changes; a tick makes at most ``MAX_CHANGES_PER_TICK`` fading changes
+(oldest first) so that, after a long pause, catching up is spread over several ticks.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ MIN_ARCHIVE_AGE_DAYS = 7.0
 MERGE_SIMILARITY = 0.92
 MAX_NEW_PER_TICK = 500  # a backlog (e.g. after a big import) is merged over several ticks
 BLOCK = 20_000
+BATCH = 500  # crystal changes per write transaction
+MAX_CHANGES_PER_TICK = 5_000  # bounds a tick after a long pause; the rest waits for the next
 ACTIVE = ("generated", "consolidated")
 
 # The fastest any crystal can fade by STEP (importance 1, the shortest half-life): rows changed
@@ -110,20 +113,27 @@ def run(ws: Workspace, now: datetime) -> LifecycleReport:
     store = ws.store
     with store.write():
         _merge(ws, store, now, report)
-        _fade(ws, store, now, report)
+    changes = _fade(ws, store, now, report)
+    # Short transactions, so an agent's note never waits long behind a big tick.
+    for start in range(0, len(changes), BATCH):
+        with store.write():
+            for crystal_id, change, action, why in changes[start:start + BATCH]:
+                store.update_crystal(crystal_id, change, action=action, at=now, reason=why)
     return report
 
 
-def _fade(ws: Workspace, store: Store, now: datetime, report: LifecycleReport) -> None:
+def _fade(ws: Workspace, store: Store, now: datetime,
+          report: LifecycleReport) -> list[tuple[int, dict[str, Any], str, str]]:
     rest = {name: float(ws.settings.hormone_rest[name]) for name in HORMONES}
     due_before = iso(now - timedelta(days=_MIN_DUE_DAYS))
     rows = store.db.execute(
         "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
         " access_count, dopamine, cortisol, oxytocin FROM crystals"
         " WHERE lifecycle IN ('generated', 'consolidated')"
-        " AND (updated_at <= ? OR last_accessed_at > updated_at)",
+        " AND (updated_at <= ? OR last_accessed_at > updated_at) ORDER BY updated_at",
         [due_before],
     ).fetchall()
+    out: list[tuple[int, dict[str, Any], str, str]] = []
     for (crystal_id, importance, semantic_type, created_at, updated_at, accessed_at,
          access_count, dopamine, cortisol, oxytocin) in rows:
         changed = parse_iso(updated_at)
@@ -149,7 +159,10 @@ def _fade(ws: Workspace, store: Store, now: datetime, report: LifecycleReport) -
         else:
             action, why = "faded", f"{days:.1f} days since its last change"
             report.faded.append(crystal_id)
-        store.update_crystal(crystal_id, changes, action=action, at=now, reason=why)
+        out.append((crystal_id, changes, action, why))
+        if len(out) >= MAX_CHANGES_PER_TICK:
+            break  # the rest stay due (fading counts from updated_at) and go next tick
+    return out
 
 
 def _merge(ws: Workspace, store: Store, now: datetime, report: LifecycleReport) -> None:
