@@ -38,7 +38,7 @@ _SELF = re.compile(r"^\s*(I|I'm|I've|I'll|My|Me|The agent|Agent)\b", re.IGNORECA
 _USER = re.compile(
     r"\b(user|they|she|he)\b.*\b(prefers?|likes?|loves?|dislikes?|hates?|wants?|is a|works? "
     r"(?:at|as|on)|lives?|birthday|name is|call)\b|^\s*(always|never|please|don'?t|do not|"
-    r"remember to|call me)\b|\b(prefers?|dislikes?)\b",
+    r"remember to|call me)\b|\b(prefers?|dislikes?|switched to|no longer|now uses)\b",
     re.IGNORECASE,
 )
 _LABELS = (

@@ -1,0 +1,126 @@
+"""The offline synthesizer: deterministic, useful, within budgets, and it revises on critique."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dreamer import guards, insights, tokens
+from dreamer import state as wm
+from dreamer.synth import DreamInputs
+from dreamer.synth.offline import OfflineSynthesizer
+
+
+def inputs_for(ws, now, texts, old_text="", niche=None, hours=48):
+    for i, text in enumerate(texts):
+        ws.note(text, at=now - timedelta(hours=hours - i * 2))
+    old = wm.parse(old_text)
+    crystals = ws.store.crystals("lifecycle = 'generated'")
+    return DreamInputs(now=now, old=old, notes=[], crystals=crystals,
+                       insights=insights.compute(ws.store, [], crystals, now, old),
+                       hormones={"dopamine": 0.2, "cortisol": 0.1, "oxytocin": 0.3},
+                       mood="steady, calm", niche=niche)
+
+
+NOTES = [
+    "User prefers dark mode in the editor",
+    "Deployed the staging server after the nginx change",
+    "Acme report deadline is Friday",
+    "CI keeps failing on the flaky payment test",
+    "Deployed staging again with the new flags",
+    "User now prefers light mode in the editor",
+    "Acme report deadline moved to next Wednesday",
+    "What timezone is the Acme client in?",
+    "Deployed staging for the demo",
+]
+
+
+def test_protocol_attributes():
+    synth = OfflineSynthesizer()
+    assert synth.name == "offline" and synth.model is None
+
+
+def test_sections_are_filled_from_the_evidence(ws, now):
+    draft = OfflineSynthesizer().synthesize(
+        inputs_for(ws, now, NOTES, niche={"role": "billing assistant", "peers": ["ci-bot"]}))
+    state = draft.state
+    assert "light mode" in state.body("bond") and "dark mode" not in state.body("bond")
+    active = state.body("active_context")
+    assert "moved to next Wednesday" in active and "deadline is Friday" not in active
+    assert "Friction: CI keeps failing" in active
+    assert "What timezone is the Acme client in?" in state.body("curiosity_gaps")
+    assert state.skills()[0].skill == "Deploying staging"
+    assert state.skills()[0].occurrences == 3
+    assert "- Role: billing assistant" in state.body("niche")
+    assert "ci-bot" in state.body("niche")
+    assert guards.check(state).ok
+
+
+def test_deterministic(ws, now):
+    inputs = inputs_for(ws, now, NOTES)
+    first = OfflineSynthesizer().synthesize(inputs)
+    second = OfflineSynthesizer().synthesize(inputs)
+    assert wm.render(first.state) == wm.render(second.state)
+    assert first.raw == second.raw
+
+
+def test_old_state_carries_over_and_newest_wins_over_the_old_bond(ws, now):
+    old = ("# Working Memory State\n\n## The Phenotype\n- Terse and careful\n\n"
+           "## The Bond\n- User prefers dark mode in the editor\n- User is Maya, a backend dev\n\n"
+           "## The Niche\n- Role: billing assistant\n\n"
+           "## Active Context\n- Task: review the Acme report draft\n\n"
+           "## Crystal Pointers\n- Past: Garden → search: `garden shed`\n\n"
+           "## Curiosity Gaps\n- Which CI runner is fastest?\n\n"
+           "## Emerging Skills\n- Writing reports → Confidence: 50% | Occurrences: 2\n")
+    state = OfflineSynthesizer().synthesize(inputs_for(
+        ws, now, ["User switched to light mode in the editor", "Acme report sent to Sam"],
+        old_text=old)).state
+    assert "Terse and careful" in state.body("phenotype")
+    assert "Maya" in state.body("bond")
+    assert "light mode" in state.body("bond") and "dark mode" not in state.body("bond")
+    assert "billing assistant" in state.body("niche")
+    assert "review the Acme report draft" in state.body("active_context")
+    assert wm.Pointer("Garden", "garden shed") in state.pointers()
+    assert "Which CI runner is fastest?" in state.body("curiosity_gaps")
+    assert wm.Skill("Writing reports", 50, 2) in state.skills()
+
+
+def test_fading_topics_become_pointers(ws, now):
+    ws.note("Kitchen renovation quotes from three contractors", at=now - timedelta(days=9))
+    ws.store.db.execute("UPDATE crystals SET lifecycle = 'consolidated'")
+    old = "# Working Memory State\n\n## Active Context\n- Kitchen renovation quotes pending\n"
+    state = OfflineSynthesizer().synthesize(inputs_for(ws, now, NOTES, old_text=old)).state
+    assert "Kitchen" not in state.body("active_context")
+    assert [p.topic for p in state.pointers()] == ["Kitchen renovation quotes pending"]
+
+
+def test_every_section_stays_within_budget_with_many_notes(ws, now):
+    texts = [f"Task {i}: migrate ledger shard {i} of the billing database to the new cluster "
+             f"and verify the row counts and checksums against the old one" for i in range(120)]
+    texts += [f"User prefers option {i} for report layout variant {i} in the monthly reviews"
+              for i in range(60)]
+    state = OfflineSynthesizer().synthesize(inputs_for(ws, now, texts, hours=400)).state
+    for section in wm.sections():
+        assert tokens.count(state.body(section.key)) <= section.budget_tokens
+    assert guards.check(state).ok
+    assert len(state.pointers()) <= 20
+
+
+def test_one_note_is_enough_substance(ws, now):
+    state = OfflineSynthesizer().synthesize(
+        inputs_for(ws, now, ["CI checks the wheel install works"])).state
+    assert "CI checks the wheel install works" in state.body("active_context")
+    assert guards.check(state).ok
+
+
+def test_a_critique_makes_it_carry_over_more(ws, now):
+    old = ("# Working Memory State\n\n## Active Context\n"
+           "- Kitchen renovation quotes pending\n- Task: ship the Acme report\n")
+    ws.note("Kitchen renovation quotes from three contractors", at=now - timedelta(days=9))
+    ws.store.db.execute("UPDATE crystals SET lifecycle = 'consolidated'")
+    inputs = inputs_for(ws, now, ["User likes green tea"], old_text=old)
+    synth = OfflineSynthesizer()
+    first = synth.synthesize(inputs)
+    assert "Kitchen" not in first.state.body("active_context")
+    revised = synth.synthesize(inputs, critique=["mass drop: carry over what still holds"],
+                               previous=first)
+    assert "Kitchen renovation quotes pending" in revised.state.body("active_context")
