@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
@@ -27,12 +27,22 @@ def dream_command() -> str:
     return found
 
 
-def run_session(tmp_path: Path, root: Path, scenario) -> None:
-    """Start `dream mcp -w root`, run scenario(session) against it, then let it exit."""
+def run_session(tmp_path: Path, root: Path, scenario, *, era: str = "handshake") -> None:
+    """Start `dream mcp -w root`, run scenario(client) against it, then let it exit.
+
+    era "handshake": ClientSession with the initialize handshake (protocol <= 2025-11-25);
+    era "modern": the high-level Client, which negotiates 2026-07-28 over the same stdio.
+    """
     params = StdioServerParameters(command=dream_command(), args=["mcp", "-w", str(root)])
 
     async def main() -> None:
         with (tmp_path / "server-stderr.log").open("w") as errlog:
+            if era == "modern":
+                async with Client(stdio_client(params, errlog=errlog)) as client:
+                    assert client.protocol_version == "2026-07-28"
+                    with anyio.fail_after(30):
+                        await scenario(client)
+                return
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
@@ -120,7 +130,7 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
     outcomes: list[tuple[bool, str]] = []
     after: dict = {}
 
-    async def scenario(session: ClientSession) -> None:
+    async def scenario(session: Client) -> None:
         for name, arguments, _ in BAD_CALLS:
             result = await session.call_tool(name, arguments)
             outcomes.append((result.is_error, text_of(result)))
@@ -133,7 +143,7 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
         after["note"] = (noted.is_error, json.loads(text_of(noted)))
         after["empty_memory_md"] = (await session.read_resource("dreamer://MEMORY.md")).contents
 
-    run_session(tmp_path, root, scenario)
+    run_session(tmp_path, root, scenario, era="modern")
 
     for (name, _, message), (is_error, text) in zip(BAD_CALLS, outcomes, strict=True):
         assert is_error, f"{name} should have failed: {text}"
