@@ -31,18 +31,18 @@ from . import guards, hormones, insights, journal, scratch
 from . import state as wm
 from .errors import DreamError, DreamRejected, SynthesisError, WorkspaceError
 from .files import atomic_write
+from .migrate import FIRST_DREAM_KEY as SEED_FLAG
+from .migrate import FIRST_DREAM_MARKER as SEED_MARKER
+from .migrate import ensure_migrated
 from .search import search
 from .store import Crystal, content_hash
 from .synth import Draft, DreamInputs, Synthesizer, Usage
-from .synth.offline import OfflineSynthesizer
+from .synth.factory import make_synthesizer
 from .times import iso
 from .workspace import Workspace
 
 STEPS = ("lock", "recover", "migrate", "readiness", "rotate", "index", "gather", "synthesize",
          "pointers", "guards", "write", "journal", "consolidate", "discard")
-SEED_FLAG = "seed.first_dream_pending"
-SEED_MARKER = ("<!-- Dream-generated working memory follows. "
-               "Subsequent dream cycles will gradually integrate the above content. -->")
 MAX_CRYSTALS = 40  # crystals handed to the synthesizer
 CLIP_CHARS = 600  # each one clipped to this many characters
 INSIGHT_SCAN = 500  # new crystals the insights look at
@@ -84,20 +84,7 @@ class DreamResult:
 
 def default_synthesizer(ws: Workspace) -> Synthesizer:
     """The synthesizer the settings ask for (Claude with a key, offline otherwise)."""
-    try:
-        from .synth.factory import make_synthesizer
-    except ModuleNotFoundError as e:  # the Claude side is optional in a trimmed install
-        if e.name != "dreamer.synth.factory":
-            raise
-        return OfflineSynthesizer()
     return make_synthesizer(ws.settings)
-
-
-def _ensure_migrated(ws: Workspace, now: datetime) -> None:
-    """Hook: the seed migration of a hand-written MEMORY.md (dreamer.migrate)."""
-    from .migrate import ensure_migrated
-
-    ensure_migrated(ws, now)
 
 
 def compose(state: wm.WorkingMemory, old: wm.WorkingMemory, *, seed_pending: bool) -> str:
@@ -175,7 +162,7 @@ class _Dream:
             self.result.recovered = scratch.restore(ws.scratch_path)
         self.step("migrate")
         if not dry_run:
-            _ensure_migrated(ws, self.now)
+            ensure_migrated(ws, self.now)
         self.step("readiness")
         ready, why = readiness(ws)
         if dry_run:
