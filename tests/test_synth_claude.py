@@ -162,6 +162,14 @@ def test_left_out_sections_carry_over_unchanged(fake, now):
     assert parse(render(draft.state)).bodies == draft.state.bodies
 
 
+def test_on_a_first_dream_a_left_out_section_is_empty_not_missing(fake, now):
+    fake.tool_use(TOOL_NAME, {"bond": "- Maya, product lead at Acme."})
+    draft = synth(fake).synthesize(make_inputs(now, old=WorkingMemory()))
+    assert set(draft.state.bodies) == set(section_keys())
+    assert draft.state.body("niche") == "" and "niche" in draft.state.bodies
+    assert "(empty: this is the first dream)" in fake.last.json["messages"][0]["content"]
+
+
 def test_an_empty_answer_keeps_every_section(fake, now):
     fake.tool_use(TOOL_NAME, {})
     draft = synth(fake).synthesize(make_inputs(now))

@@ -45,7 +45,7 @@ from ..errors import (
     SynthesisError,
 )
 from ..resources import schema
-from ..state import WorkingMemory, from_fields, render, sections, total_budget
+from ..state import WorkingMemory, from_fields, render, section_keys, sections, total_budget
 from ..times import iso
 from . import Draft, DreamInputs, Usage
 
@@ -452,6 +452,9 @@ class ClaudeSynthesizer:
                 f"{more}); run 'dream run' again", raw, usage,
             )
         state = from_fields(answer, base=inputs.old)
+        for key in section_keys():
+            # A section absent from both the answer and the old state is empty, not missing.
+            state.bodies.setdefault(key, "")
         state.last_dream, state.mood = iso(inputs.now), inputs.mood
         return Draft(state=state, raw=raw, usage=usage)
 
