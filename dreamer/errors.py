@@ -6,6 +6,7 @@
     │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
     │   ├── CrystalNotFound         no crystal has that id
     │   ├── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
+    │   ├── InvalidToolInput        an agent's tool call names no known tool or breaks its schema
     │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
@@ -53,6 +54,10 @@ class CrystalNotFound(UsageError):
 
 class InvalidStimulus(UsageError):
     """A hormone stimulus names an unknown hormone or has a delta that is not from -1 to 1."""
+
+
+class InvalidToolInput(UsageError):
+    """An agent's tool call names an unknown tool or its input does not fit the tool's schema."""
 
 
 class DreamNotFound(UsageError):

@@ -25,7 +25,7 @@ from typing import Any
 import jsonschema
 
 from . import hormones
-from .errors import CrystalNotFound, DreamError
+from .errors import CrystalNotFound, DreamError, InvalidToolInput
 from .resources import schema
 from .times import as_utc, utc_now
 from .workspace import DEFAULT_IMPORTANCE, Workspace
@@ -36,10 +36,6 @@ DEFAULT_SEARCH_LIMIT = 6
 _DOCUMENT_KEYS = ("$schema", "$id", "title", "description")
 
 log = logging.getLogger(__name__)
-
-
-class ToolInputError(ValueError):
-    """A tool call's input does not fit the tool's schema (message written for the model)."""
 
 
 @functools.cache
@@ -69,11 +65,11 @@ def tool_definitions() -> list[dict[str, Any]]:
 
 
 def validate_input(name: str, arguments: Any) -> dict[str, Any]:
-    """Check a tool's input against its schema; raise ToolInputError naming what to fix."""
+    """Check a tool's input against its schema; raise InvalidToolInput naming what to fix."""
     if name not in _schemas():
-        raise ToolInputError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+        raise InvalidToolInput(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
     if not isinstance(arguments, Mapping):
-        raise ToolInputError(
+        raise InvalidToolInput(
             f"{name} takes a JSON object of arguments, not {type(arguments).__name__}"
         )
     arguments = dict(arguments)
@@ -82,7 +78,7 @@ def validate_input(name: str, arguments: Any) -> dict[str, Any]:
     )
     if errors:
         problems = "; ".join(_describe(error) for error in errors)
-        raise ToolInputError(f"invalid input for {name}: {problems}")
+        raise InvalidToolInput(f"invalid input for {name}: {problems}")
     return arguments
 
 
@@ -99,10 +95,10 @@ def handle(ws: Workspace, tool_use: Any, now: datetime | None = None) -> dict[st
     tool_use_id, name, arguments = _unpack(tool_use)
     try:
         if not isinstance(name, str):
-            raise ToolInputError("the tool_use block has no tool name")
+            raise InvalidToolInput("the tool_use block has no tool name")
         arguments = validate_input(name, arguments)
         output = _RUNNERS[name](ws, arguments, as_utc(now) if now else utc_now())
-    except (ToolInputError, DreamError) as e:
+    except DreamError as e:
         return _result(tool_use_id, f"Error: {e}", is_error=True)
     except Exception as e:  # noqa: BLE001 - the agent loop must survive a bug; the log keeps it
         log.exception("tool %s failed", name)
