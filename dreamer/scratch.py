@@ -161,7 +161,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     except OSError as e:
-        raise ScratchError(f"cannot open {path} for appending ({e.strerror})") from e
+        raise ScratchError(
+            f"cannot open {path} for appending ({e.strerror}); make it a writable file"
+        ) from e
     try:
         size = os.fstat(fd).st_size
         data = chunk.encode("utf-8", errors="surrogateescape")
@@ -175,7 +177,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         write_all(fd, data)
         os.fsync(fd)
     except OSError as e:
-        raise ScratchError(f"cannot append to {path} ({e.strerror})") from e
+        raise ScratchError(
+            f"cannot append to {path} ({e.strerror}); check the disk and its permissions"
+        ) from e
     finally:
         os.close(fd)
 

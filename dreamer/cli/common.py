@@ -19,7 +19,8 @@ def workspace_option(func: F) -> F:
         "-w",
         "--workspace",
         "workspace",
-        type=click.Path(file_okay=False, path_type=str),
+        # Not file_okay=False: Workspace.open explains a file given as a workspace in one line.
+        type=click.Path(path_type=str),
         envvar="DREAM_WORKSPACE",
         default=None,
         help="Workspace folder [default: $DREAM_WORKSPACE, else the current folder].",

@@ -7,6 +7,7 @@ import sys
 import click
 
 from ..config import describe
+from ..errors import InvalidNote
 from ..kinds import SEMANTIC_TYPES
 from ..search import SEARCH_TYPES
 from .common import emit_json, json_option, open_workspace, workspace_option
@@ -47,7 +48,13 @@ def note(text: str, importance: float, semantic_type: str | None, at: str | None
       git log -1 --format=%B | dream note -
     """
     if text == "-":
-        text = sys.stdin.read()
+        # Bytes, decoded here: text-mode stdin would follow the locale and could alter them.
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InvalidNote(
+                f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
+            ) from None
     with open_workspace(workspace) as ws:
         click.echo(ws.note(text, importance=importance, type=semantic_type, at=at))
 
