@@ -7,7 +7,8 @@
    the support group?" / "Yes, yesterday, it was powerful"). So each crystal's lexical score
    adds ``CONTEXT_WEIGHTS`` times its neighbours' (the crystals one and two ids away), and
    ``EPISODE_WEIGHT`` times the best score in its episode; both only count crystals of the same
-   source written within ``EPISODE_SECONDS`` of it (a session's turns, a burst of notes).
+   source written within ``EPISODE_SECONDS`` of it (a session's turns), and only for session
+   transcripts (``CONTEXT_SOURCES``): a note an agent writes is meant to stand on its own.
    A silent neighbour of a strong match becomes a candidate itself.
 3. Semantic: cosine similarity between the query's embedding and every crystal's, from an
    in-process matrix that grows incrementally (crystal text never changes, so neither does its
@@ -53,6 +54,7 @@ VECTOR_DEPTH = 60
 CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids away
 EPISODE_WEIGHT = 0.2  # share of the best score in the same episode
 EPISODE_SECONDS = 1800.0
+CONTEXT_SOURCES = frozenset({"sessions"})  # transcripts have turns; a note stands on its own
 VECTOR_WEIGHT = 0.1
 IMPORTANCE_BOOST = 0.3
 RECENCY_BOOST = 0.1
@@ -209,6 +211,10 @@ def _in_context(store: Store, lexical: dict[int, float]) -> dict[int, float]:
     scores: dict[int, float] = {}
     for crystal_id, (source, day) in place.items():
         own = lexical.get(crystal_id, 0.0)
+        if source not in CONTEXT_SOURCES:
+            if own > 0:
+                scores[crystal_id] = own
+            continue
         context = 0.0
         for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
             for other in (crystal_id - distance, crystal_id + distance):
