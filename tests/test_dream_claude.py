@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from fake_anthropic import FakeAnthropic
+from fake_anthropic import FakeAnthropic, Scripted, message_body
 
 from dreamer import journal, scratch
 from dreamer.cli import main
@@ -113,6 +113,24 @@ def test_a_good_answer_commits(ws, now, fake):
         "committed", "claude", "claude-sonnet-5-5")
     assert (entry["input_tokens"], entry["output_tokens"]) == (3000, 400)
     assert entry["cost_usd"] == pytest.approx((3000 * 3 + 1800 * 3.75 + 400 * 15) / 1e6)
+
+
+def test_a_note_written_while_claude_answers_stays_in_the_scratch(ws, now, fake):
+    write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
+    late = "Maya called during the dream: the client meeting moved to Friday"
+
+    def answer_slowly(request):
+        # The agent keeps writing while the API call is in flight.
+        ws.note(late, importance=0.8, at=now)
+        return Scripted(200, message_body(
+            [{"type": "tool_use", "id": "toolu_slow", "name": TOOL_NAME, "input": GOOD}],
+            stop_reason="tool_use"))
+
+    fake.push(answer_slowly)
+    result = run(ws, now=now, synthesizer=claude(ws, fake))
+    assert result.committed
+    assert scratch_texts(ws) == [late]
+    assert late not in fake.last.text()
 
 
 def test_sections_claude_leaves_out_carry_over_into_memory_md(dreamt, now, fake):
