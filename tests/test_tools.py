@@ -147,3 +147,11 @@ def test_a_failing_workspace_is_an_error_result_not_an_exception(ws, now):
     assert result["is_error"] is True
     assert result["content"].startswith("Error: ")
     assert ws.store.crystals() == []
+
+
+def test_an_unexpected_failure_is_an_error_result_and_is_logged(ws, now, caplog):
+    ws.store.db.conn.close()  # the database goes away under the agent
+    result = call(ws, "memory_search", {"query": "anything"}, now)
+    assert result["is_error"] is True
+    assert "memory_search failed unexpectedly (ProgrammingError" in result["content"]
+    assert "tool memory_search failed" in caplog.text
