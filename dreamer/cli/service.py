@@ -1,9 +1,202 @@
-"""Commands of this area register here (see dreamer/cli/__init__.py)."""
+"""Commands that run dreamer by itself: serve, tick, status, consolidate, hormones, feel."""
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import click
+
+from .. import hormones as hormone_levels
+from .. import scheduler
+from ..config import HORMONES
+from ..times import utc_now
+from .common import emit_json, json_option, open_workspace, workspace_option
+
+_EXIT = {"failed": 1, "interrupted": 1, "rejected": 3}
+
+
+def _log_to_stderr(verbose: bool) -> None:
+    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+@click.command()
+@click.option("-w", "--workspace", "workspaces", multiple=True,
+              type=click.Path(file_okay=False, path_type=str), envvar="DREAM_WORKSPACE",
+              help="A workspace folder; repeat for several [default: $DREAM_WORKSPACE, "
+                   "else the current folder].")
+@click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
+              help="Seconds a running job gets to finish after SIGINT/SIGTERM.")
+@click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
+def serve(workspaces: tuple[str, ...], grace: float, verbose: bool) -> None:
+    """Run consolidation and dreams on schedule until stopped (Ctrl-C or SIGTERM).
+
+    Per workspace: a consolidation every memory.consolidation.intervalMinutes and a dream
+    every memory.dream.intervalMinutes (none when memory.dream.enabled is false). The
+    schedule continues from the journal after a restart. Every run is logged to stderr and
+    to the runs table (see 'dream status').
+
+    \b
+    Examples:
+      dream serve -w ~/agents/ada
+      dream serve -w ~/agents/ada -w ~/agents/bob
+      DREAM_CONSOLIDATION_INTERVAL_MINUTES=0.1 dream serve -w /tmp/try
+    """
+    _log_to_stderr(verbose)
+    roots = []
+    for path in workspaces or (None,):
+        with open_workspace(path, create=False) as ws:
+            ws.init()
+            roots.append(ws.root)
+    sys.exit(scheduler.Service(roots, grace_seconds=grace).serve())
+
+
+@click.command()
+@json_option
+@workspace_option
+def tick(as_json: bool, workspace: str | None) -> None:
+    """Run whatever is due now (consolidation, dream) and exit; for cron.
+
+    Safe alongside 'dream serve': the workspace lock decides, and a dream that is already
+    running is reported as skipped. Exit codes: 0 ok (or nothing due), 1 a job failed,
+    3 the dream was rejected by the guards.
+
+    \b
+    Examples:
+      dream tick -w ~/agents/ada
+      */5 * * * * dream tick -w ~/agents/ada   (a crontab line)
+    """
+    with open_workspace(workspace, create=False) as ws:
+        runs = scheduler.run_due(ws, utc_now())
+    if as_json:
+        emit_json([run.to_dict() for run in runs])
+    elif not runs:
+        click.echo("Nothing due.")
+    else:
+        for run in runs:
+            click.echo(f"{run.job}: {run.outcome} ({run.detail})")
+    sys.exit(max((_EXIT.get(run.outcome, 0) for run in runs), default=0))
+
+
+@click.command()
+@json_option
+@workspace_option
+def consolidate(as_json: bool, workspace: str | None) -> None:
+    """Run one consolidation tick now: hormone decay, spike notes, crystal lifecycle.
+
+    \b
+    Example:
+      dream consolidate -w ~/agents/ada
+    """
+    with open_workspace(workspace, create=False) as ws:
+        now = utc_now()
+        scheduler.ensure_migrated(ws, now)
+        run = scheduler.run_job(ws, "consolidate", now)
+    if as_json:
+        emit_json(run.to_dict())
+    else:
+        click.echo(f"Consolidation {run.outcome}: {run.detail}")
+    sys.exit(_EXIT.get(run.outcome, 0))
+
+
+def _when(value: str | None) -> str:
+    return value or "never"
+
+
+@click.command()
+@json_option
+@workspace_option
+def status(as_json: bool, workspace: str | None) -> None:
+    """Show last and next consolidation and dream, pending notes, crystals and hormones.
+
+    \b
+    Examples:
+      dream status
+      dream status --json -w ~/agents/ada
+    """
+    with open_workspace(workspace, create=False) as ws:
+        info = scheduler.status(ws, utc_now())
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"Workspace: {info['workspace']}")
+    for job, state in info["jobs"].items():
+        if not state["enabled"]:
+            click.echo(f"{job:<12} disabled (memory.dream.enabled = false)")
+            continue
+        last = _when(state["last_at"])
+        if state["last_outcome"]:
+            last += f" ({state['last_outcome']}: {state['last_detail']})"
+        click.echo(f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
+                   f"next {state['next_at']}")
+    click.echo(f"Scratch: {info['scratch_notes']} notes; {info['pending_for_dream']} waiting "
+               f"for a dream (needs {info['min_chunks_for_dream']})")
+    click.echo("Crystals: " + ", ".join(f"{n} {stage}" for stage, n in info["crystals"].items()))
+    click.echo("Hormones: " + ", ".join(f"{name} {level:.2f}"
+                                        for name, level in info["hormones"].items())
+               + f" ({info['mood']})")
+    dream = info["last_dream"]
+    if dream is None:
+        click.echo("Last dream: none yet")
+    else:
+        cost = f"${dream['cost_usd']:.4f}" if dream.get("cost_usd") else "$0"
+        click.echo(f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
+                   f"({dream['reason']}); cost {cost}")
+
+
+@click.command(name="hormones")
+@click.option("--history", "limit", type=click.IntRange(min=0), default=5, show_default=True,
+              help="How many recent stimuli to list.")
+@json_option
+@workspace_option
+def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
+    """Show the hormone levels now (decayed toward rest), the mood, and recent stimuli.
+
+    \b
+    Examples:
+      dream hormones
+      dream hormones --json --history 20
+    """
+    with open_workspace(workspace, create=False) as ws:
+        now = utc_now()
+        levels = hormone_levels.levels(ws, now)
+        recent = [row for row in hormone_levels.history(ws, limit=max(limit, 1) * 4)
+                  if row["hormone"]][:limit]
+    if as_json:
+        emit_json({"levels": levels, "mood": hormone_levels.mood(levels), "history": recent})
+        return
+    for name in HORMONES:
+        click.echo(f"{name:<9} {levels[name]:.2f} {'#' * round(levels[name] * 20)}")
+    click.echo(f"mood: {hormone_levels.mood(levels)}")
+    for row in recent:
+        click.echo(f"  {row['at']}  {row['hormone']} {row['delta']:+.2f}  ({row['source']}) "
+                   f"{row['reason']}")
+
+
+@click.command(context_settings={"ignore_unknown_options": True})  # lets DELTA be negative
+@click.argument("hormone", type=click.Choice(HORMONES))
+@click.argument("delta", type=float)
+@click.option("--reason", default="", help="Why, in a few words (shown in spike notes).")
+@workspace_option
+def feel(hormone: str, delta: float, reason: str, workspace: str | None) -> None:
+    """Apply a stimulus: change HORMONE by DELTA (from -1 to 1; the level stays within 0..1).
+
+    \b
+    Examples:
+      dream feel dopamine 0.4 --reason "shipped the release"
+      dream feel cortisol -0.2 --reason "incident resolved"
+    """
+    with open_workspace(workspace) as ws:
+        ws.init()
+        levels = hormone_levels.feel(ws, hormone, delta, reason, utc_now(), source="cli")
+    click.echo(", ".join(f"{name} {level:.2f}" for name, level in levels.items())
+               + f" ({hormone_levels.mood(levels)})")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
+    for command in (serve, tick, consolidate, status, hormones_command, feel):
+        group.add_command(command)
+
