@@ -283,11 +283,10 @@ def _json_messages(path: Path, text: str) -> list[_Message]:
 
 def _jsonl_messages(path: Path, text: str) -> list[_Message]:
     messages: list[_Message] = []
-    lines = 0
+    unknown = 0  # lines that are neither a message nor a chat-log event
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        lines += 1
         try:
             item = json.loads(line)
         except json.JSONDecodeError as e:
@@ -297,8 +296,13 @@ def _jsonl_messages(path: Path, text: str) -> list[_Message]:
         message = _message(item, path, f"line {number}")
         if message is not None:
             messages.append(message)
-    if lines and not messages:
-        raise IngestFailed(f"{path}: no line is a chat message (role/content or type/message)")
+        elif not (isinstance(item, dict) and ("type" in item or "role" in item)):
+            unknown += 1
+    # A log of only events (a Claude Code session with just a summary) is empty, not wrong.
+    if unknown and not messages:
+        raise IngestFailed(
+            f"{path}: no line is a chat message; expected role/content or type/message lines"
+        )
     return messages
 
 

@@ -207,3 +207,15 @@ def test_dream_ingest_json(ws, transcript, runner):
     assert result.exit_code == 0
     assert data["created"] == 2 and data["failed"] == 0
     assert data["files"][0]["kind"] == "transcript"
+
+
+def test_a_log_of_only_events_is_empty_but_a_log_of_strangers_is_an_error(ws, now, tmp_path):
+    events = tmp_path / "summary-only.jsonl"
+    events.write_text('{"type": "summary", "summary": "Gossip docs", "leafUuid": "x"}\n')
+    strangers = tmp_path / "metrics.jsonl"
+    strangers.write_text('{"cpu": 0.4}\n{"cpu": 0.5}\n')
+
+    report = ingest(ws, [events, strangers], now)
+
+    assert report.files[0].error is None and report.files[0].crystals == 0
+    assert "no line is a chat message" in report.files[1].error
