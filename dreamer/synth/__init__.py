@@ -2,7 +2,7 @@
 
 Two implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default)
 and ``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic).
-``for_settings`` picks one from the workspace settings.
+``factory.make_synthesizer`` picks one from the workspace settings.
 """
 
 from __future__ import annotations
