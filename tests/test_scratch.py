@@ -284,3 +284,15 @@ def test_workspace_note_is_in_scratch_and_a_crystal_before_returning(ws):
     assert crystal.text == "The build server is ci-3"
     assert (crystal.source, crystal.importance, crystal.created_at) == (
         "scratch", 0.6, "2026-03-12T14:30:00Z")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
+                    timezones=st.just(UTC)),
+    importance=st.floats(min_value=0.0, max_value=1.0),
+)
+def test_time_and_importance_round_trip(at, importance):
+    note = scratch.parse_text(scratch.render_note("x", at, importance)).notes[0]
+    assert note.at == at.replace(microsecond=0)
+    assert note.importance == pytest.approx(importance, abs=0.0005)
