@@ -125,7 +125,8 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             ) from None
         if not is_hand_written(ws):
             return MigrationReport(
-                False, "MEMORY.md is already dreamer's working-memory state; nothing to migrate"
+                False, "MEMORY.md is already dreamer's working memory (it has the state title "
+                       "or a dream has committed); nothing to migrate"
             )
         backup = _write_backup(ws, data)
         report = _index_seed(ws, text, now)

@@ -13,7 +13,7 @@ from ..migrate import migrate as run_migrate
 from ..times import utc_now
 from .common import emit_json, json_option, open_workspace, workspace_option
 
-PROGRESS_MIN_BYTES = 256 * 1024  # smaller inputs finish before a bar would help
+PROGRESS_MIN_BYTES = 256 * 1024
 
 
 @click.command()
@@ -114,8 +114,8 @@ class _ProgressBar:
         return self
 
     def __call__(self, done: int, total: int) -> None:
-        if total < PROGRESS_MIN_BYTES:
-            return
+        if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+            return  # short inputs finish first; logs and pipes get no bar noise
         if self.bar is None:
             self.bar = click.progressbar(length=total, label="Ingesting", file=sys.stderr)
             self.bar.__enter__()
