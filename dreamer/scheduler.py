@@ -41,6 +41,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from apscheduler.executors.base import BaseExecutor
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
@@ -278,10 +279,10 @@ class Service:
     def _open(self, root: Path) -> Workspace:
         return Workspace.open(root, create=False, environ=self.environ)
 
-    def build(self, now: datetime) -> BackgroundScheduler:
+    def build(self, now: datetime, executor: BaseExecutor | None = None) -> BackgroundScheduler:
         """A scheduler (not started) with every workspace's jobs, first runs from the journal."""
         scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(max(2, 2 * len(self.roots)))},
+            executors={"default": executor or ThreadPoolExecutor(max(2, 2 * len(self.roots)))},
             timezone=UTC,
         )
         for root in self.roots:
