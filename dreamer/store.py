@@ -275,9 +275,10 @@ class Store:
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
+        in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
         row = self.db.execute(
             f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
-        ).fetchone()
+        ).fetchone() if in_range else None
         if row is None:
             raise CrystalNotFound(
                 f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"

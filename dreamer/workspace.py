@@ -20,7 +20,7 @@ from typing import Any
 from . import hormones, scratch
 from .config import Settings, load_settings
 from .embed import Embedder, default_embedder, to_blob
-from .errors import InvalidNote, LockHeld, WorkspaceError
+from .errors import InvalidNote, LockHeld, UsageError, WorkspaceError
 from .files import DIR_MODE, FILE_MODE, atomic_write
 from .kinds import SEMANTIC_TYPES, SOURCES, infer_type
 from .search import Hit
@@ -29,6 +29,7 @@ from .store import Crystal, Store
 from .times import as_utc, parse_iso, utc_now
 
 DEFAULT_IMPORTANCE = 0.7
+MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
 
 
 def resolve_root(path: str | os.PathLike[str] | None) -> Path:
@@ -223,6 +224,8 @@ class Workspace:
         now: datetime | None = None,
     ) -> list[Hit]:
         """Hybrid search over the crystals (see dreamer.search)."""
+        if isinstance(limit, int) and limit > MAX_SEARCH_LIMIT:
+            raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
         return run_search(self.store, self.embedder, self.settings, query,
                           now=as_utc(now) if now else utc_now(), limit=limit,
                           search_type=search_type)

@@ -203,3 +203,17 @@ def test_corrupt_database_is_refused_and_left_alone(root, runner, garbage):
         assert "move it aside" in result.stderr
         assert db.read_bytes() == garbage
         assert (root / "memory" / "scratch.md").read_bytes() == scratch_before
+
+
+@pytest.mark.parametrize("crystal_id", ["0", "99999999999999999999", "9223372036854775808"])
+def test_get_of_an_impossible_id_is_not_found(root, runner, crystal_id):
+    result = runner.invoke(main, ["get", crystal_id, "-w", str(root)])
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: no crystal with id {crystal_id}; find ids with "
+                             "'dream search QUERY'\n")
+
+
+def test_search_limit_is_bounded(root, runner):
+    result = runner.invoke(main, ["search", "x", "--limit", "99999999999999999999", "-w",
+                                  str(root)])
+    assert result.exit_code == 2 and "1<=x<=1000" in result.output

@@ -130,3 +130,10 @@ def test_init_twice_keeps_the_scratch(ws, now):
     before = ws.scratch_path.read_bytes()
     ws.init()
     assert ws.scratch_path.read_bytes() == before
+
+
+def test_search_limit_above_the_cap_is_a_usage_error(ws, now):
+    from dreamer.errors import UsageError
+
+    with pytest.raises(UsageError, match="at most 1000"):
+        ws.search("anything", limit=10**20, now=now)

@@ -10,6 +10,7 @@ from ..config import describe
 from ..errors import InvalidNote
 from ..kinds import SEMANTIC_TYPES
 from ..search import SEARCH_TYPES
+from ..workspace import MAX_SEARCH_LIMIT
 from .common import emit_json, json_option, open_workspace, workspace_option
 
 
@@ -61,7 +62,8 @@ def note(text: str, importance: float, semantic_type: str | None, at: str | None
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=6, show_default=True)
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_SEARCH_LIMIT), default=6,
+              show_default=True)
 @click.option("--type", "search_type", type=click.Choice(SEARCH_TYPES), default="both",
               show_default=True, help="conversations = session transcripts; facts = the rest.")
 @json_option
