@@ -23,10 +23,11 @@ def _describe(result: DreamResult) -> str:
     if result.outcome == "skipped":
         return f"Dream skipped: {result.reason}. MEMORY.md is unchanged."
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
-    noun = "note" if result.notes == 1 else "notes"
+    notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
+    crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"
     line = (f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
-            f"({sum(tokens.values()):,} tokens, {result.notes} {noun} consumed, "
-            f"{len(result.consumed)} crystals consolidated, {result.synthesizer}"
+            f"({sum(tokens.values()):,} tokens, {notes} consumed, "
+            f"{crystals} consolidated, {result.synthesizer}"
             f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s)).")
     if result.recovered:
         line += f" Recovered {result.recovered} notes left by an interrupted dream."
@@ -53,7 +54,7 @@ def run_command(force: bool, dry_run: bool, as_json: bool, workspace: str | None
       dream run --force --dry-run
       dream run --json -w ~/agents/ada
     """
-    with open_workspace(workspace) as ws:
+    with open_workspace(workspace, create=False) as ws:
         ws.init()
         result = run_dream(ws, now=utc_now(), force=force, dry_run=dry_run)
     if as_json:
