@@ -111,6 +111,8 @@ def parse_text(content: str) -> Parsed:
             try:
                 at = parse_iso(match["at"])
                 importance = float(match["importance"])
+                if importance > 1.0:  # a hand edit; indexing it would break the 0..1 scale
+                    raise ValueError(importance)
             except ValueError:
                 current = None
                 stray.append((number, line))

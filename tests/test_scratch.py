@@ -296,3 +296,12 @@ def test_time_and_importance_round_trip(at, importance):
     note = scratch.parse_text(scratch.render_note("x", at, importance)).notes[0]
     assert note.at == at.replace(microsecond=0)
     assert note.importance == pytest.approx(importance, abs=0.0005)
+
+
+def test_entry_with_importance_above_one_is_stray(path):
+    path.write_text(HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 8) very very important\n"
+                    "  its second line\n", encoding="utf-8")
+    parsed = scratch.parse(path)
+    assert parsed.notes == []
+    assert [line for _, line in parsed.stray] == [
+        "- [2026-03-12T14:30:00Z] (importance: 8) very very important", "  its second line"]
