@@ -46,7 +46,7 @@ from .config import Settings
 from .embed import Embedder, from_blob
 from .errors import UsageError
 from .store import Store
-from .times import iso, parse_iso
+from .times import as_utc, iso
 
 SEARCH_TYPES = ("conversations", "facts", "both")
 LEXICAL_DEPTH = 200  # BM25 candidates; their neighbours and episodes are scored from these
@@ -149,6 +149,12 @@ def _vector_index(store: Store, embedder: Embedder) -> _VectorIndex:
     return index
 
 
+def clear_vector_cache() -> None:
+    """Forget every in-process vector matrix (they reload on the next search)."""
+    with _indexes_lock:
+        _indexes.clear()
+
+
 def _source_filter(search_type: str, settings: Settings) -> tuple[bool, bool]:
     """(include sessions, include everything else)."""
     if search_type not in SEARCH_TYPES:
@@ -185,53 +191,41 @@ def _in_context(store: Store, lexical: dict[int, float]) -> dict[int, float]:
     if not lexical:
         return {}
     reach = len(CONTEXT_WEIGHTS)
-    wanted = {i + d for i in lexical for d in range(-reach, reach + 1)}
-    place = {}
-    for crystal_id, source, day in store.db.execute(
+    wanted = sorted({i + d for i in lexical for d in range(-reach, reach + 1)})
+    rows = store.db.execute(
         "SELECT id, source, julianday(created_at) FROM crystals"
         f" WHERE id IN ({','.join('?' * len(wanted))})",
-        sorted(wanted),
-    ):
-        place[crystal_id] = (source, day)
+        wanted,
+    ).fetchall()
+    ids = np.array([row[0] for row in rows], dtype=np.int64)
+    order = np.argsort(ids)
+    ids = ids[order]
+    names = [rows[i][1] for i in order]
+    kinds = {name: code for code, name in enumerate(dict.fromkeys(names))}
+    source = np.array([kinds[name] for name in names], dtype=np.int64)
+    day = np.array([rows[i][2] for i in order], dtype=np.float64)
+    own = np.array([lexical.get(int(i), 0.0) for i in ids], dtype=np.float64)
+    talk = np.isin(source, [code for name, code in kinds.items() if name in CONTEXT_SOURCES])
     window = EPISODE_SECONDS / 86400.0
-
-    def near(a: int, b: int) -> bool:
-        return place[a][0] == place[b][0] and abs(place[a][1] - place[b][1]) <= window
-
-    # The best lexical score of each episode: candidates grouped by source, sorted by time.
-    by_source: dict[str, list[tuple[float, float]]] = {}
-    for crystal_id, score in lexical.items():
-        if crystal_id in place:
-            source, day = place[crystal_id]
-            by_source.setdefault(source, []).append((day, score))
-    episodes = {
-        source: (np.array([d for d, _ in rows]), np.array([s for _, s in rows]))
-        for source, rows in by_source.items()
-    }
-    scores: dict[int, float] = {}
-    for crystal_id, (source, day) in place.items():
-        own = lexical.get(crystal_id, 0.0)
-        if source not in CONTEXT_SOURCES:
-            if own > 0:
-                scores[crystal_id] = own
-            continue
-        context = 0.0
-        for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
-            for other in (crystal_id - distance, crystal_id + distance):
-                if other in lexical and other in place and near(crystal_id, other):
-                    context += weight * lexical[other]
-        episode = 0.0
-        if source in episodes:
-            days, values = episodes[source]
-            close = np.abs(days - day) <= window
-            if close.any():
-                episode = float(values[close].max())
-        total = own + context + EPISODE_WEIGHT * episode
-        # A crystal with no word of the query and no matching neighbour stays out: the
-        # episode alone says "this session", not "this memory".
-        if own > 0 or context > 0:
-            scores[crystal_id] = total
-    return scores
+    context = np.zeros(len(ids))
+    for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
+        for other_id in (ids - distance, ids + distance):
+            at = np.clip(np.searchsorted(ids, other_id), 0, len(ids) - 1)
+            same = ((ids[at] == other_id) & (source[at] == source) & talk
+                    & (np.abs(day[at] - day) <= window))
+            context += np.where(same, weight * own[at], 0.0)
+    # The best own score among candidates of the same episode (same source, close in time).
+    matched = np.flatnonzero((own > 0) & talk)
+    episode = np.zeros(len(ids))
+    if len(matched):
+        close = ((source[:, None] == source[None, matched])
+                 & (np.abs(day[:, None] - day[None, matched]) <= window))
+        episode = np.where(close, own[None, matched], 0.0).max(axis=1) * talk
+    total = own + context + EPISODE_WEIGHT * episode
+    # A crystal with no word of the query and no matching neighbour stays out: the episode
+    # alone says "this session", not "this memory".
+    keep = (own > 0) | (context > 0)
+    return {int(i): float(score) for i, score in zip(ids[keep], total[keep], strict=True)}
 
 
 def _semantic(index: _VectorIndex, vector: np.ndarray, sessions: bool, facts: bool,
@@ -250,11 +244,9 @@ def _semantic(index: _VectorIndex, vector: np.ndarray, sessions: bool, facts: bo
     return [(int(index.ids[i]), float(scores[i])) for i in top], best
 
 
-def _boost(hit_importance: float, created_at: str, lifecycle: str, newest: datetime) -> float:
-    age_days = max(0.0, (newest - parse_iso(created_at)).total_seconds() / 86400.0)
-    recency = 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-    factor = 1.0 + IMPORTANCE_BOOST * hit_importance + RECENCY_BOOST * recency
-    return factor * (ARCHIVED_FACTOR if lifecycle == "archived" else 1.0)
+def _julian(moment: datetime) -> float:
+    """A time as SQLite's julianday() gives it, to compare with stored times in numpy."""
+    return as_utc(moment).timestamp() / 86400.0 + 2440587.5
 
 
 def search(
@@ -287,17 +279,24 @@ def search(
         fused[crystal_id] = fused.get(crystal_id, 0.0) + VECTOR_WEIGHT * similarity
     hits: list[Hit] = []
     if fused:
-        newest_row = store.db.execute("SELECT max(created_at) FROM crystals").fetchone()[0]
-        newest = min(now, parse_iso(newest_row)) if newest_row else now
-        marks = ",".join("?" * len(fused))
-        scored = []
-        for crystal_id, importance, lifecycle, created_at in store.db.execute(
-            f"SELECT id, importance, lifecycle, created_at FROM crystals WHERE id IN ({marks})",
+        rows = store.db.execute(
+            "SELECT id, importance, lifecycle = 'archived', julianday(created_at) FROM crystals"
+            f" WHERE id IN ({','.join('?' * len(fused))})",
             list(fused),
-        ):
-            score = fused[crystal_id] * _boost(importance, created_at, lifecycle, newest)
-            scored.append((-round(score, 6), -crystal_id))
-        best = {-negative_id: -negative for negative, negative_id in sorted(scored)[:limit]}
+        ).fetchall()
+        newest_row = store.db.execute("SELECT julianday(max(created_at)) FROM crystals")
+        newest = min(_julian(now), newest_row.fetchone()[0] or _julian(now))
+        ids = [row[0] for row in rows]
+        importance, archived, day = (
+            np.array([row[column] for row in rows], dtype=np.float64) for column in (1, 2, 3)
+        )
+        recency = 0.5 ** (np.maximum(newest - day, 0.0) / RECENCY_HALF_LIFE_DAYS)
+        boost = (1.0 + IMPORTANCE_BOOST * importance + RECENCY_BOOST * recency) * np.where(
+            archived > 0, ARCHIVED_FACTOR, 1.0)
+        scores = np.round(np.array([fused[i] for i in ids]) * boost, 6)
+        # Best first; equal scores put the newer crystal (higher id) first.
+        order = np.lexsort((-np.array(ids), -scores))[:limit]
+        best = {ids[i]: float(scores[i]) for i in order}
         marks = ",".join("?" * len(best))
         for row in store.db.execute(
             "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"

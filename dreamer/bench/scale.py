@@ -1,0 +1,289 @@
+"""Speed at size: note, search, dream and seed migration on synthetic workspaces of N crystals.
+
+For each size a fresh workspace is bulk-loaded with N synthetic but realistic crystals (agent
+notes and session turns about people, projects, bugs and plans, spread over two years; most are
+already consolidated, some archived), in large transactions with batched embeddings, not one
+fsync per crystal. Then, in order:
+
+- ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
+- ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
+  p50/p99, and the first search apart (it loads the vector matrix);
+- ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
+- ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
+- ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
+"""
+
+from __future__ import annotations
+
+import random
+import resource
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from ..embed import to_blob
+from ..errors import DreamError, UsageError
+from ..kinds import infer_type
+from ..search import clear_vector_cache
+from ..workspace import Workspace
+
+NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
+SPAN_DAYS = 730
+BATCH = 5000
+MIGRATION_BYTES = 1_000_000
+
+_PEOPLE = ("Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
+           "Hana Diego Elif Sam Nadia Oskar Leila Kofi Anya Bruno Chloe Dev Farah Igor").split()
+_PROJECTS = ("billing migration", "search revamp", "mobile onboarding", "data warehouse",
+             "pricing page", "release train", "on-call rotation", "GDPR export",
+             "invoice service", "design system", "churn model", "support inbox", "API v3",
+             "kubernetes upgrade", "quarterly report", "hiring plan", "garden project",
+             "trip to Lisbon", "marathon training", "tax return", "piano lessons",
+             "kitchen remodel", "book club", "wedding planning", "home network")
+_THINGS = ("dashboard", "cron job", "retry queue", "login flow", "schema", "feature flag",
+           "budget", "slide deck", "contract", "test suite", "cache", "webhook", "index",
+           "invoice", "backup", "alerting rule", "roadmap", "survey", "sprint board",
+           "postmortem", "playlist", "recipe", "flight", "appointment", "checklist")
+_ACTIONS = ("ship", "review", "rewrite", "postpone", "document", "benchmark", "migrate",
+            "split", "simplify", "double-check", "cancel", "book", "draft", "fix", "rename")
+_PREFS = ("dark mode", "short answers", "tabs over spaces", "morning meetings", "email over chat",
+          "metric units", "British spelling", "no emojis", "weekly summaries", "Python 3.12")
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "next week", "end of month",
+         "the 15th", "after the offsite", "before the holidays")
+_FEELINGS = ("relieved", "worried", "excited", "frustrated", "proud", "tired", "curious")
+_TEMPLATES = (
+    "{person} prefers {pref} when working on the {project}.",
+    "Decided with {person} to {action} the {thing} for the {project} by {day}.",
+    "Bug {ticket}: the {thing} in {file} fails when the {other} is empty; {person} is on it.",
+    "{person} said the {project} is blocked on the {thing}; follow up {day}.",
+    "Meeting notes ({project}): {person} will {action} the {thing}, {person2} owns the {other}.",
+    "Remember that {person} is {feeling} about the {project} since the {thing} slipped.",
+    "User: can you {action} the {thing} for the {project}? Assistant: yes, done by {day}, "
+    "see {file}.",
+    "Learned: the {thing} needs the {other} warmed up first, otherwise {ticket} comes back.",
+    "{person} asked to {action} the {other} before {day}; {person2} disagrees about the cost "
+    "({amount} EUR).",
+    "Weekly check-in: {project} at {percent}% done, next up the {thing}; mood {feeling}.",
+)
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    return template.format(
+        person=rng.choice(_PEOPLE), person2=rng.choice(_PEOPLE), project=rng.choice(_PROJECTS),
+        thing=rng.choice(_THINGS), other=rng.choice(_THINGS), action=rng.choice(_ACTIONS),
+        pref=rng.choice(_PREFS), day=rng.choice(_DAYS), feeling=rng.choice(_FEELINGS),
+        ticket=f"#{rng.randrange(100, 99999)}",
+        file=f"src/{rng.choice(_THINGS).replace(' ', '_')}_{rng.randrange(1, 400)}.py",
+        amount=rng.randrange(50, 20000), percent=rng.randrange(0, 101),
+    )
+
+
+def synthetic_text(rng: random.Random) -> str:
+    """One realistic note: a template filled with people, projects, tickets and files."""
+    return _fill(rng.choice(_TEMPLATES), rng)
+
+
+def synthetic_query(rng: random.Random) -> str:
+    """A question an agent might search with."""
+    return rng.choice((
+        "what does {person} prefer",
+        "status of the {project}",
+        "who owns the {thing}",
+        "why does the {thing} fail",
+        "what did we decide about the {thing} for {project}",
+        "{person} {project} {day}",
+    )).format(person=rng.choice(_PEOPLE), project=rng.choice(_PROJECTS),
+              thing=rng.choice(_THINGS), day=rng.choice(_DAYS))
+
+
+def synthetic_memory_md(size: int, rng: random.Random) -> str:
+    """A hand-written MEMORY.md of about size bytes: headed sections of bullet notes."""
+    parts = ["# Memory\n\nNotes I keep about my user and our work.\n"]
+    total = len(parts[0])
+    section = 0
+    while total < size:
+        section += 1
+        lines = [f"\n## {rng.choice(_PROJECTS).title()} ({section})\n"]
+        lines += [f"- {synthetic_text(rng)}\n" for _ in range(rng.randrange(5, 25))]
+        chunk = "".join(lines)
+        parts.append(chunk)
+        total += len(chunk.encode("utf-8"))
+    return "".join(parts)
+
+
+def _stream(n: int, rng: random.Random, now: datetime) -> Iterator[tuple[str, str, datetime]]:
+    """(text, source, time) of n crystals, oldest first; a session's turns come together."""
+    start = now - timedelta(days=SPAN_DAYS)
+    step = SPAN_DAYS * 86400.0 / max(n, 1)
+    made = 0
+    while made < n:
+        at = start + timedelta(seconds=made * step)
+        if rng.random() < 0.3:  # a conversation: a few turns at one moment
+            for turn in range(min(rng.randrange(3, 9), n - made)):
+                yield f"{'User' if turn % 2 == 0 else 'Assistant'}: {synthetic_text(rng)}", \
+                    "sessions", at
+                made += 1
+        else:
+            yield synthetic_text(rng), rng.choice(("scratch", "scratch", "auto", "memory")), at
+            made += 1
+
+
+def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
+    """Add n synthetic crystals in batches (one transaction and one embed call per batch)."""
+    created = 0
+    batch: list[tuple[str, str, datetime]] = []
+    archive_before = now - timedelta(days=SPAN_DAYS * 0.6)
+    fresh_after = now - timedelta(days=2)
+
+    def flush() -> None:
+        nonlocal created
+        vectors = ws.embedder.embed([text for text, _, _ in batch])
+        with ws.store.write() as db:
+            for (text, source, at), vector in zip(batch, vectors, strict=True):
+                lifecycle = ("archived" if at < archive_before
+                             else "generated" if at > fresh_after else "consolidated")
+                crystal_id, new = ws.store.add_crystal(
+                    text, source=source, semantic_type=infer_type(text),
+                    importance=round(rng.uniform(0.2, 0.9), 2), at=at,
+                    embedding=to_blob(vector), lifecycle=lifecycle,
+                )
+                if new and lifecycle != "generated":
+                    db.execute("UPDATE crystals SET consolidated_at = ? WHERE id = ?",
+                               [at.strftime("%Y-%m-%dT%H:%M:%SZ"), crystal_id])
+                created += new
+        batch.clear()
+
+    for item in _stream(n, rng, now):
+        batch.append(item)
+        if len(batch) >= BATCH:
+            flush()
+    if batch:
+        flush()
+    return created
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return {"p50_ms": round(1000 * statistics.median(ordered), 2),
+            "p99_ms": round(1000 * p99, 2),
+            "max_ms": round(1000 * ordered[-1], 2), "n": len(ordered)}
+
+
+def _peak_rss_mb() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def _open(root: Path) -> Workspace:
+    # Defaults only (no dreamer.toml, no DREAM_* environment) and never Claude: it measures
+    # dreamer's own cost, so a key in the environment must not turn it into an API bill.
+    return Workspace.open(root, environ={}, overrides={"synthesizer": "offline"})
+
+
+def measure(n: int, root: Path, *, appends: int = 200, searches: int = 200, dream: bool = True,
+            now: datetime = NOW, seed: int = 7,
+            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Load n crystals into a workspace under root and time each path; return the figures."""
+    say = progress or (lambda message: None)
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"crystals": n}
+    with _open(root / f"ws-{n}") as ws:
+        ws.init()
+        say(f"{n:,} crystals: bulk load")
+        t0 = time.perf_counter()
+        out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
+        out["load_seconds"] = round(time.perf_counter() - t0, 2)
+        out["db_mb"] = round(sum(path.stat().st_size for path in ws.memory_dir.glob("crystals.db*"))
+                             / 1e6, 1)
+
+        say(f"{n:,} crystals: {appends} note appends")
+        samples = []
+        for i in range(appends):
+            text = f"{synthetic_text(rng)} (note {i})"
+            t0 = time.perf_counter()
+            ws.note(text, importance=0.6, at=now - timedelta(minutes=appends - i))
+            samples.append(time.perf_counter() - t0)
+        out["append"] = _percentiles(samples)
+
+        say(f"{n:,} crystals: {searches} searches")
+        t0 = time.perf_counter()
+        ws.search(synthetic_query(rng), now=now)
+        out["first_search_ms"] = round(1000 * (time.perf_counter() - t0), 1)
+        samples = []
+        for _ in range(searches):
+            query = synthetic_query(rng)
+            t0 = time.perf_counter()
+            ws.search(query, now=now)
+            samples.append(time.perf_counter() - t0)
+        out["search"] = _percentiles(samples)
+
+        if dream:
+            say(f"{n:,} crystals: one offline dream")
+            out["dream"] = _dream(ws, now)
+        clear_vector_cache()
+    out["peak_rss_mb"] = _peak_rss_mb()
+    return out
+
+
+def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
+    try:
+        from .. import dream
+    except ImportError as e:  # another part of dreamer not built yet: say so, do not guess
+        return {"error": f"dreamer.dream is not importable ({e})"}
+    t0 = time.perf_counter()
+    try:
+        result = dream.run(ws, now=now + timedelta(minutes=5), force=True)
+    except DreamError as e:
+        return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
+    return {"seconds": round(time.perf_counter() - t0, 2), "outcome": result.outcome,
+            "consumed": len(result.consumed)}
+
+
+def _migrate(root: Path, rng: random.Random, now: datetime) -> dict[str, Any]:
+    try:
+        from .. import migrate
+    except ImportError as e:
+        return {"error": f"dreamer.migrate is not importable ({e})"}
+    with _open(root) as ws:
+        ws.init()
+        ws.memory_md.write_text(synthetic_memory_md(MIGRATION_BYTES, rng), encoding="utf-8")
+        t0 = time.perf_counter()
+        try:
+            report = migrate.migrate(ws, now)
+        except DreamError as e:
+            return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
+        seconds = time.perf_counter() - t0
+        clear_vector_cache()
+        return {"seconds": round(seconds, 2), "bytes": ws.memory_md.stat().st_size,
+                "chunks": report.chunks}
+
+
+def run(sizes: list[int], *, parent: Path | None = None, keep: bool = False,
+        appends: int = 200, searches: int = 200, dream: bool = True, migrate: bool = True,
+        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Measure every size in turn (smallest first) in a fresh folder; return the report."""
+    if not sizes or min(sizes) < 1:
+        raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="dream-bench-scale-", dir=parent))
+    try:
+        report: dict[str, Any] = {}
+        if migrate:
+            if progress:
+                progress("seed migration of a 1 MB MEMORY.md")
+            report["migrate"] = _migrate(root / "migrate", random.Random(11), NOW)
+        report["sizes"] = [measure(n, root, appends=appends, searches=searches, dream=dream,
+                                   progress=progress) for n in sorted(set(sizes))]
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+    report["peak_rss_mb"] = _peak_rss_mb()
+    if keep:
+        report["kept"] = str(root)
+    return report
