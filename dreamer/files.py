@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -29,7 +30,8 @@ def fsync_dir(folder: Path) -> None:
 def atomic_write(path: Path, content: str | bytes) -> None:
     """Replace path with content so a crash leaves either the old or the new file whole."""
     data = content.encode("utf-8") if isinstance(content, str) else content
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Unique per process and thread, so two writers never share (and clobber) one temp file.
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
     try:
         write_all(fd, data)
