@@ -298,7 +298,8 @@ class Service:
                         name=f"{job} {ws.root}", next_run_time=first,
                         max_instances=1, coalesce=True, misfire_grace_time=None,
                     )
-                    log.info("%s %s: every %s, next at %s", ws.root, job, every, iso(first))
+                    log.info("%s %s: every %g min, next at %s", ws.root, job,
+                             every.total_seconds() / 60, iso(first))
         self.scheduler = scheduler
         return scheduler
 
