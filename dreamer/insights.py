@@ -83,7 +83,8 @@ _KIND_WORDS = {
 }
 _QUESTION_LEAD = re.compile(
     r"^\s*(?:open question|question|todo|unknown|unclear|not sure|need to find out|"
-    r"find out|ask(?: the user)?|figure out|investigate|wonder(?:ing)?)\b[:\s-]*",
+    r"find out|ask (?:the user|them|him|her|about|whether|if)|figure out|investigate|"
+    r"wonder(?:ing)?)\b[:\s-]*",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"[^.!?\n]+[?]|[^.!?\n]+[.!]?", re.UNICODE)

@@ -124,3 +124,31 @@ def test_a_critique_makes_it_carry_over_more(ws, now):
     revised = synth.synthesize(inputs, critique=["mass drop: carry over what still holds"],
                                previous=first)
     assert "Kitchen renovation quotes pending" in revised.state.body("active_context")
+
+
+HAND_WRITTEN = """# Ada's memory
+
+## Who I am
+- Ada, backend engineer at Nordlys Energy.
+- Allergic to hazelnuts (matters for office orders).
+
+## Projects
+- Milestone M3 (snapshot streaming) due 2026-03-20. Blocking issue: snapshot
+  transfer times out on CI.
+
+## Journal
+- Week 1: paired with Tomasz on the Nomad job spec.
+- Week 2: paired with Tomasz on the Ferrous nightly run.
+"""
+
+
+def test_a_hand_written_file_is_integrated_by_its_headings(ws, now):
+    inputs = inputs_for(ws, now, ["Deployed the Ferrous build to staging"],
+                        old_text=HAND_WRITTEN)
+    state = OfflineSynthesizer().synthesize(inputs).state
+    assert "Allergic to hazelnuts" in state.body("bond")
+    assert "snapshot transfer times out on CI" in state.body("active_context")  # joined lines
+    assert "Week 1" not in state.body("active_context")
+    assert [p.topic for p in state.pointers()] == ["Journal"]
+    assert "paired" in state.pointers()[0].keywords and "tomasz" in state.pointers()[0].keywords
+    assert state.body("active_context").startswith("- Breakthrough: Deployed the Ferrous build")

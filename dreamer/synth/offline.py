@@ -56,6 +56,13 @@ _LABELS = (
     ("Task", re.compile(r"\b(todo|to do|need(?:s)? to|must|should|will|next|follow up|"
                         r"remember to|pending|open task|waiting)\b", re.I)),
 )
+_HEADING_HINTS = (
+    ("past", re.compile(r"journal|log|history|archive|diary|done|past", re.I)),
+    ("bond", re.compile(r"who|about|user|\bme\b|\bi\b|prefer|like|how i|personal|family|"
+                        r"people|contact|rules|directive|style", re.I)),
+    ("active", re.compile(r"project|current|task|todo|now|focus|goal|deadline|milestone|"
+                          r"remind|open|plan|work", re.I)),
+)
 _LABEL_PREFIX = re.compile(r"^(?:Friction|Breakthrough|Deadline|Goal|Task|Note):\s*")
 
 
@@ -82,7 +89,7 @@ class OfflineSynthesizer:
         niche = _niche(inputs, budgets["niche"])
         active, overflow = _active(old, evidence, ins, superseded, budgets["active_context"],
                                    conservative, inputs)
-        pointers = _pointers(old, ins, overflow, budgets["crystal_pointers"])
+        pointers = _pointers(old, ins, overflow, _past(evidence), budgets["crystal_pointers"])
         gaps = _gaps(old, ins, budgets["curiosity_gaps"])
         skills = _skills(old, ins, budgets["emerging_skills"])
         state = WorkingMemory(
@@ -100,19 +107,54 @@ class OfflineSynthesizer:
 
 
 def _evidence(inputs: DreamInputs, ins: Insights) -> list[dict[str, Any]]:
-    """New statements (crystals first, then notes not indexed), newest first, one per text."""
+    """New statements (crystals, notes not indexed, then hand-written lines), newest first."""
     items: dict[str, dict[str, Any]] = {}
     for crystal in inputs.crystals:
-        if crystal.source == "insight":
-            continue  # the dream's own output is never fresh evidence
+        if crystal.source in ("insight", "seed"):
+            continue  # the dream's own output is never fresh evidence; seeds come whole below
         items[_norm(crystal.text)] = {"text": crystal.text, "at": crystal.created_at,
                                       "importance": crystal.importance,
-                                      "type": crystal.semantic_type}
+                                      "type": crystal.semantic_type, "hint": None}
     for note in inputs.notes:
         items.setdefault(_norm(note.text), {"text": note.text, "at": iso(note.at),
-                                            "importance": note.importance, "type": None})
-    return sorted(items.values(), key=lambda i: (i["at"], i["importance"], i["text"]),
+                                            "importance": note.importance, "type": None,
+                                            "hint": None})
+    for item in hand_written(inputs.old.preamble):
+        items.setdefault(_norm(item["text"]), item)
+    # Newest first; hand-written lines (no time) last, in their original order.
+    return sorted(items.values(), key=lambda i: (i["at"], i["importance"], i.get("seq", 0)),
                   reverse=True)
+
+
+def hand_written(preamble: str) -> list[dict[str, Any]]:
+    """Lines of a hand-written MEMORY.md (text above the state), each hinted by its heading.
+
+    They are older than any note, so they rank last; a heading says where a line belongs
+    ("Who I am" → bond, "Projects" → active, "Journal" → pointer only).
+    """
+    text = preamble.split("<!--", 1)[0]
+    items: list[dict[str, Any]] = []
+    hint: str | None = None
+    heading = ""
+    current: dict[str, Any] | None = None
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped == "---" or stripped.startswith("#"):
+            current = None  # a blank line or a heading ends an item
+            if stripped.startswith("#"):
+                heading = stripped.lstrip("#").strip()
+                hint = next((name for name, pattern in _HEADING_HINTS
+                             if pattern.search(heading)), None)
+            continue
+        bullet = re.match(r"^([-*•]|\d+[.)])\s+", stripped)
+        if current is not None and not bullet:
+            current["text"] += " " + stripped  # a wrapped line continues its item
+            continue
+        current = {"text": stripped[bullet.end():] if bullet else stripped, "at": "",
+                   "importance": 0.6, "type": None, "hint": hint,
+                   "heading": heading if hint else None, "seq": -len(items)}
+        items.append(current)
+    return [item for item in items if len(item["text"]) >= 12]
 
 
 def _norm(text: str) -> str:
@@ -151,6 +193,8 @@ def _same(line: str, texts: set[str]) -> bool:
 
 
 def _is_user_fact(item: dict[str, Any]) -> bool:
+    if item.get("hint"):
+        return item["hint"] == "bond"
     return item["type"] == "directive" or bool(_USER.search(item["text"]))
 
 
@@ -160,7 +204,8 @@ def _is_user_fact(item: dict[str, Any]) -> bool:
 def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[str],
           budget: int, conservative: bool) -> str:
     new = [_bullet(i["text"]) for i in evidence if _is_user_fact(i)
-           and not _SELF.match(i["text"]) and _norm(i["text"]) not in superseded]
+           and (i.get("hint") or not _SELF.match(i["text"]))
+           and _norm(i["text"]) not in superseded]
     kept = [line for line in context_lines(old.body("bond"))
             if conservative or not _same(line, superseded)]
     # Newest first, so on a tight budget a fresh directive outlives a stale one.
@@ -169,7 +214,8 @@ def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[st
 
 def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], budget: int) -> str:
     old = inputs.old.body("phenotype")
-    mine = [_bullet(i["text"]) for i in evidence if _SELF.match(i["text"])]
+    mine = [_bullet(i["text"]) for i in evidence
+            if not i.get("hint") and _SELF.match(i["text"])]
     lines = context_lines(old) if old else []
     if not lines and not mine:
         mood = inputs.mood or "steady"
@@ -209,7 +255,9 @@ def _active(old: WorkingMemory, evidence: list[dict[str, Any]], ins: Insights,
     order = {"Deadline": 0, "Friction": 1, "Goal": 2, "Task": 3, "Breakthrough": 4, "Note": 5}
     fresh = [i for i in evidence if _norm(i["text"]) not in superseded
              and not (_is_user_fact(i) and not _LABELS[2][1].search(i["text"]))
-             and not _SELF.match(i["text"]) and not i["text"].rstrip().endswith("?")]
+             and i.get("hint") != "past"
+             and (i.get("hint") or not _SELF.match(i["text"]))
+             and not i["text"].rstrip().endswith("?")]
     # Importance first, then label, then newest: what matters most survives the budget.
     fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])],
                               _neg(i["at"])))
@@ -231,8 +279,27 @@ def _neg(at: str) -> str:
     return "".join(chr(0x10FFFF - ord(ch)) for ch in at)
 
 
-def _pointers(old: WorkingMemory, ins: Insights, overflow: list[str], budget: int) -> str:
+def _past(evidence: list[dict[str, Any]]) -> list[Pointer]:
+    """One pointer per hand-written 'Journal'-like heading, keyed by its most frequent words."""
+    groups: dict[str, list[str]] = {}
+    for item in evidence:
+        if item.get("hint") == "past":
+            groups.setdefault(item["heading"], []).append(item["text"])
+    pointers = []
+    for heading, texts in groups.items():
+        counts: dict[str, int] = {}
+        for text in texts:
+            for word in keywords(text):
+                counts[word] = counts.get(word, 0) + 1
+        top = sorted(counts, key=lambda w: (-counts[w], w))[:3]
+        pointers.append(Pointer(heading, " ".join(top)))
+    return pointers
+
+
+def _pointers(old: WorkingMemory, ins: Insights, overflow: list[str], past: list[Pointer],
+              budget: int) -> str:
     fresh = [Pointer(f["topic"], f["keywords"]) for f in ins.fading_topics if f["keywords"]]
+    fresh += past
     for line in overflow:
         words = keywords(topic_of(line)) or keywords(line)
         if words:
