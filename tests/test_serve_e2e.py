@@ -13,6 +13,7 @@ from pathlib import Path
 from dreamer import Workspace, scratch
 from dreamer import state as wm
 from dreamer.store import content_hash
+from dreamer.times import utc_now
 
 DREAM = str(Path(sys.executable).with_name("dream"))
 
@@ -106,3 +107,51 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
         assert spike and "the build server is on fire" in spike[0]
         for text in texts:  # every note is a crystal as well
             assert ws.store.find_by_hash(content_hash(text)) is not None
+
+
+SLOW_SERVER = """
+import sys, time
+from pathlib import Path
+from dreamer import scheduler
+
+class Slow:
+    name, model = "slow", None
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        time.sleep(60)  # a model that takes far longer than the grace period
+
+scheduler.log.addHandler(__import__("logging").StreamHandler())
+scheduler.log.setLevel("INFO")
+sys.exit(scheduler.Service([Path(sys.argv[1])], synthesizer=Slow(), grace_seconds=1).serve())
+"""
+
+
+def test_sigterm_during_a_slow_dream_stops_within_seconds_and_loses_nothing(tmp_path):
+    from dreamer import dream
+
+    root = tmp_path / "agent"
+    notes = [f"Heron migration fact {i}: spotted at lake {i}" for i in range(6)]
+    with Workspace.open(root) as ws:
+        ws.init()
+        for text in notes:
+            ws.note(text)
+        rotated = scratch.rotated_path(ws.scratch_path)
+    env = {**os.environ, "DREAM_CONSOLIDATION_INTERVAL_MINUTES": "10"}
+    server = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(root)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert _wait_for(rotated.exists, 20)  # the dream is inside its synthesis now
+    finally:
+        started = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        _, stderr = server.communicate(timeout=15)
+    assert time.monotonic() - started < 5
+    assert server.returncode == 0, stderr
+    assert [(r[0], r[1]) for r in _runs(root)] == [("consolidate", "done"),
+                                                   ("dream", "interrupted")]
+    with Workspace.open(root, create=False) as ws:
+        assert not ws.memory_md.exists()  # the old state (none) is intact
+        # the next dream puts the notes back and consumes them
+        result = dream.run(ws, now=utc_now())
+        assert result.outcome == "committed" and result.recovered == len(notes)
+        assert not rotated.exists()
