@@ -166,6 +166,7 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         raise ScratchError(
             f"cannot open {path} for appending ({e.strerror}); make it a writable file"
         ) from e
+    size = None
     try:
         size = os.fstat(fd).st_size
         data = chunk.encode("utf-8", errors="surrogateescape")
@@ -178,7 +179,14 @@ def _append_unlocked(path: Path, chunk: str) -> None:
                     data = b"\n" + data  # a hand edit left no newline at the end
         write_all(fd, data)
         os.fsync(fd)
+        if size == 0:
+            fsync_dir(path.parent)  # a new file: make its name durable too
     except OSError as e:
+        if size is not None:
+            # A failed write (disk full) may have landed in part: take it back, so a note is
+            # all there or not there. We hold the lock, so the tail is ours alone.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
         raise ScratchError(
             f"cannot append to {path} ({e.strerror}); check the disk and its permissions"
         ) from e

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
+import textwrap
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -305,3 +308,30 @@ def test_entry_with_importance_above_one_is_stray(path):
     assert parsed.notes == []
     assert [line for _, line in parsed.stray] == [
         "- [2026-03-12T14:30:00Z] (importance: 8) very very important", "  its second line"]
+
+
+def test_failed_append_takes_back_what_it_wrote(path):
+    """The disk fills up mid-note (a file-size limit stands in for a full disk)."""
+    scratch.append(path, "already here", AT, 0.5)
+    before = path.read_bytes()
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, sys
+        from datetime import datetime, UTC
+        from pathlib import Path
+        from dreamer import scratch
+        from dreamer.errors import ScratchError
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG instead of being killed
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before)} + 100, resource.RLIM_INFINITY))
+        try:
+            scratch.append(Path(sys.argv[1]), "x" * 5000, datetime.now(UTC), 0.5)
+        except ScratchError as e:
+            print("refused:", e)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.stdout.startswith("refused: cannot append"), result.stderr
+    assert path.read_bytes() == before
+    scratch.append(path, "after the failure", AT, 0.5)
+    assert texts(scratch.parse(path)) == ["already here", "after the failure"]
