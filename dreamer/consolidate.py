@@ -98,31 +98,36 @@ def _load_state(ws: Workspace) -> dict[str, Any]:
     raw = ws.store.get_meta(STATE_KEY)
     state = json.loads(raw) if raw else {}
     state.setdefault("high", {name: False for name in HORMONES})
-    state.setdefault("checked_at", None)
+    state.setdefault("checked_id", 0)
     return state
 
 
 def detect_spikes(ws: Workspace, now: datetime) -> list[tuple[str, float, datetime]]:
     """Hormones that crossed the threshold since the last check: [(hormone, peak, when)].
 
-    Replays the stored history after the last check, so the result does not depend on how
+    Replays the history rows stored since the last check (by row id, so a stimulus stored in
+    the same second as the previous tick still counts), so the result does not depend on how
     often ticks run; updates the spike state in the meta table.
     """
     state = _load_state(ws)
     high: dict[str, bool] = state["high"]
-    since = parse_iso(state["checked_at"]) if state["checked_at"] else None
-    if since is None:
-        prev_at, prev = None, hormones.rest_levels(ws)
-    else:
-        prev_at, prev = since, hormones.levels(ws, since)
+    checked = int(state["checked_id"])
+    last = ws.store.db.execute(
+        "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE id <= ?"
+        " ORDER BY at DESC, id DESC LIMIT 1",
+        [checked],
+    ).fetchone()
+    prev_at: datetime | None = parse_iso(last[0]) if last else None
+    prev = dict(zip(HORMONES, last[1:], strict=True)) if last else hormones.rest_levels(ws)
     rows = ws.store.db.execute(
-        "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE at > ? AND at <= ?"
+        "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
         " ORDER BY at, id",
-        [iso(since) if since else "", iso(now)],
+        [checked, iso(now)],
     ).fetchall()
     spikes: dict[str, tuple[float, datetime]] = {}
-    for at_text, *values in rows:
+    for row_id, at_text, *values in rows:
         at = parse_iso(at_text)
+        checked = max(checked, row_id)
         before = prev if prev_at is None else hormones.decay(ws, prev, prev_at, at)
         after = dict(zip(HORMONES, values, strict=True))
         for name in HORMONES:
@@ -138,7 +143,8 @@ def detect_spikes(ws: Workspace, now: datetime) -> list[tuple[str, float, dateti
     for name in HORMONES:
         if final[name] <= SPIKE_THRESHOLD:
             high[name] = False
-    state["checked_at"] = iso(now)
+    state["checked_id"] = checked
+    state.pop("checked_at", None)
     ws.store.set_meta(STATE_KEY, json.dumps(state))
     return [(name, *spikes[name]) for name in HORMONES if name in spikes]
 

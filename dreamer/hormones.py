@@ -123,16 +123,7 @@ def feel(
         raise InvalidStimulus(
             f"unknown hormone {hormone!r}; use one of {', '.join(HORMONES)}"
         )
-    if isinstance(delta, bool) or not isinstance(delta, int | float):
-        try:
-            delta = float(str(delta)) if isinstance(delta, str) else None
-        except ValueError:
-            delta = None
-        if delta is None:
-            raise InvalidStimulus("delta must be a number from -1 to 1, e.g. 0.3 or -0.2")
-    delta = float(delta)
-    if math.isnan(delta) or not -1.0 <= delta <= 1.0:
-        raise InvalidStimulus(f"delta must be from -1 to 1, not {delta}")
+    delta = _as_delta(delta)
     if source not in SOURCES:
         raise InvalidStimulus(f"unknown stimulus source {source!r}; use one of {SOURCES}")
     moment = as_utc(now or utc_now())
@@ -140,6 +131,22 @@ def feel(
     current[hormone] = _clamp(current[hormone] + delta)
     _store(ws, current, moment, hormone, delta, reason or "", source)
     return current
+
+
+def _as_delta(value: Any) -> float:
+    """A stimulus size: a number (or numeric text) from -1 to 1."""
+    wrong = InvalidStimulus(f"delta must be a number from -1 to 1 (e.g. 0.3 or -0.2), "
+                            f"not {value!r}")
+    if isinstance(value, bool):
+        raise wrong
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise wrong from None
+    if not isinstance(value, int | float) or math.isnan(value) or not -1.0 <= value <= 1.0:
+        raise wrong
+    return float(value)
 
 
 def record(ws: Workspace, now: datetime, reason: str = "decay") -> dict[str, float]:

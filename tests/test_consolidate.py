@@ -98,3 +98,10 @@ def test_tick_runs_the_lifecycle(ws, now):
     assert old in report.lifecycle.archived
     assert ws.get(old).lifecycle == "archived"
     assert report.to_dict()["lifecycle"]["archived"] == 1
+
+
+def test_a_stimulus_in_the_same_second_as_the_last_tick_is_not_missed(ws, now):
+    consolidate.tick(ws, now)
+    hormones.feel(ws, "dopamine", 0.7, "record sales", now)  # same second as the tick
+    report = consolidate.tick(ws, now + timedelta(minutes=1))
+    assert [spike["hormone"] for spike in report.spikes] == ["dopamine"]

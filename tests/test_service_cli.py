@@ -102,7 +102,7 @@ def test_feel_rejects_bad_input(tmp_path, runner):
     bad = runner.invoke(main, ["feel", "serotonin", "0.1", "-w", path])
     assert bad.exit_code == 2 and "serotonin" in bad.output
     big = runner.invoke(main, ["feel", "dopamine", "3", "-w", path])
-    assert big.exit_code == 2 and "Error: delta must be from -1 to 1" in big.output
+    assert big.exit_code == 2 and "Error: delta must be a number from -1 to 1" in big.output
 
 
 def test_consolidate_by_hand_is_a_recorded_run_and_writes_spike_notes(tmp_path, runner):
