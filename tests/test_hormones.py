@@ -54,7 +54,8 @@ def test_later_stimulus_builds_on_decayed_level(ws, now):
 @pytest.mark.parametrize(
     ("hormone", "delta", "fragment"),
     [("serotonin", 0.1, "use one of dopamine"), ("dopamine", "lots", "must be a number"),
-     ("dopamine", True, "must be a number"), ("dopamine", 2.0, "from -1 to 1"), ("dopamine", None, "must be a number"),
+     ("dopamine", True, "must be a number"), ("dopamine", 2.0, "from -1 to 1"),
+     ("dopamine", None, "must be a number"),
      ("dopamine", float("nan"), "from -1 to 1")],
 )
 def test_feel_rejects_bad_input_with_a_usage_error(ws, now, hormone, delta, fragment):
