@@ -247,3 +247,26 @@ def test_compose_never_stacks_two_markers():
 
 def test_default_synthesizer_without_a_key_is_offline(ws):
     assert isinstance(dream.default_synthesizer(ws), OfflineSynthesizer)
+
+
+def test_a_mass_drop_is_critiqued_and_the_revision_fades_gradually(ws, now):
+    topics = ["greenhouse irrigation pumps", "orchard seedling order", "barn roof repair",
+              "tractor gearbox service", "beehive winter feeding", "compost turner rental"]
+    lines = []
+    for i in range(36):
+        topic = topics[i % len(topics)]
+        text = (f"{topic.capitalize()} batch {i}: call the cooperative about delivery slots, "
+                f"confirm the invoice and update the shared planning sheet")
+        ws.index(text, importance=0.7, semantic_type=None, source="scratch",
+                 at=now - timedelta(days=12, minutes=i), lifecycle="consolidated")
+        lines.append(f"- Task: {text}")
+    mature = "# Working Memory State\n\n## Active Context\n" + "\n".join(lines) + "\n"
+    ws.memory_md.write_text(mature)
+    write(ws, now)
+    result = dream.run(ws, now=now)
+    assert result.committed and result.revisions >= 1
+    assert "mass drop" in result.critiques[0][0]
+    state = wm.parse(ws.memory_md.read_text())
+    kept = [line for line in lines if line in state.body("active_context")]
+    assert 0 < len(kept) < len(lines)  # some faded, not all at once
+    assert state.pointers()

@@ -74,8 +74,13 @@ class OfflineSynthesizer:
 
     def synthesize(self, inputs: DreamInputs, *, critique: list[str] | None = None,
                    previous: Draft | None = None) -> Draft:
-        """Write a candidate state; with a critique, a more conservative revision."""
-        conservative = bool(critique)
+        """Write a candidate state; with a critique, a more conservative revision.
+
+        Revision 1 fades only the older half of the fading lines and puts the old Bond first;
+        revision 2 and later keep every old line (nothing fades, nothing is superseded).
+        """
+        level = _level(previous) + 1 if critique else 0
+        conservative = level >= 2
         squeeze = 0.9 if critique and any("budget" in c or "pointers" in c for c in critique) \
             else 1.0
         budgets = {s.key: int(s.budget_tokens * squeeze) for s in sections()}
@@ -84,12 +89,15 @@ class OfflineSynthesizer:
         superseded = {" ".join(c["older"]["text"].split()).lower() for c in ins.contradictions}
         old = inputs.old
 
-        bond = _bond(old, evidence, superseded, budgets["bond"], conservative)
+        # Old Active Context lines come newest first, so the older half is the tail.
+        fade_from = {0: 0, 1: (len(ins.fading_topics) + 1) // 2}.get(level, len(ins.fading_topics))
+        fading = ins.fading_topics[fade_from:]
+        bond = _bond(old, evidence, superseded, budgets["bond"], level)
         phenotype = _phenotype(inputs, evidence, budgets["phenotype"])
         niche = _niche(inputs, budgets["niche"])
-        active, overflow = _active(old, evidence, ins, superseded, budgets["active_context"],
-                                   conservative, inputs)
-        pointers = _pointers(old, ins, overflow, _past(evidence), budgets["crystal_pointers"])
+        active, overflow = _active(old, evidence, fading, superseded,
+                                   budgets["active_context"], conservative)
+        pointers = _pointers(old, fading, overflow, _past(evidence), budgets["crystal_pointers"])
         gaps = _gaps(old, ins, budgets["curiosity_gaps"])
         skills = _skills(old, ins, budgets["emerging_skills"])
         state = WorkingMemory(
@@ -99,8 +107,19 @@ class OfflineSynthesizer:
             last_dream=old.last_dream, mood=old.mood, preamble=old.preamble,
             extra=list(old.extra),
         )
-        raw = json.dumps(state.to_fields(), ensure_ascii=False, indent=1)
+        raw = json.dumps({"revision": level, "fields": state.to_fields()}, ensure_ascii=False,
+                         indent=1)
         return Draft(state=state, raw=raw, usage=Usage())
+
+
+def _level(previous: Draft | None) -> int:
+    """Which revision the previous draft was (0 = the first draft, or not ours)."""
+    if previous is None:
+        return 0
+    try:
+        return int(json.loads(previous.raw).get("revision", 0))
+    except (ValueError, AttributeError, TypeError):
+        return 0
 
 
 # --- evidence ---------------------------------------------------------------------------------
@@ -202,14 +221,15 @@ def _is_user_fact(item: dict[str, Any]) -> bool:
 
 
 def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[str],
-          budget: int, conservative: bool) -> str:
+          budget: int, level: int) -> str:
     new = [_bullet(i["text"]) for i in evidence if _is_user_fact(i)
            and (i.get("hint") or not _SELF.match(i["text"]))
            and _norm(i["text"]) not in superseded]
     kept = [line for line in context_lines(old.body("bond"))
-            if conservative or not _same(line, superseded)]
-    # Newest first, so on a tight budget a fresh directive outlives a stale one.
-    return _fit(new + kept, budget)
+            if level >= 2 or not _same(line, superseded)]
+    # Newest first, so on a tight budget a fresh directive outlives a stale one; a revision
+    # (answering a critique such as Bond drift) keeps the old Bond first instead.
+    return _fit(kept + new if level else new + kept, budget)
 
 
 def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], budget: int) -> str:
@@ -248,9 +268,8 @@ def _label(text: str) -> str:
     return "Note"
 
 
-def _active(old: WorkingMemory, evidence: list[dict[str, Any]], ins: Insights,
-            superseded: set[str], budget: int, conservative: bool, inputs: DreamInputs
-            ) -> tuple[str, list[str]]:
+def _active(old: WorkingMemory, evidence: list[dict[str, Any]], fading_topics: list[dict],
+            superseded: set[str], budget: int, conservative: bool) -> tuple[str, list[str]]:
     """The Active Context body and the lines that did not fit (future pointers)."""
     order = {"Deadline": 0, "Friction": 1, "Goal": 2, "Task": 3, "Breakthrough": 4, "Note": 5}
     fresh = [i for i in evidence if _norm(i["text"]) not in superseded
@@ -262,10 +281,9 @@ def _active(old: WorkingMemory, evidence: list[dict[str, Any]], ins: Insights,
     fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])],
                               _neg(i["at"])))
     new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh]
-    fading = {f["line"] for f in ins.fading_topics}
+    fading = {f["line"] for f in fading_topics}
     carried = [line.rstrip() for line in context_lines(old.body("active_context"))
-               if (conservative or line.strip() not in fading)
-               and (conservative or not _same(line, superseded))]
+               if line.strip() not in fading and (conservative or not _same(line, superseded))]
     if not new_lines and not carried and evidence:
         new_lines = [_bullet(i["text"]) for i in evidence]
     body = _fit(new_lines + carried, budget)
@@ -296,9 +314,9 @@ def _past(evidence: list[dict[str, Any]]) -> list[Pointer]:
     return pointers
 
 
-def _pointers(old: WorkingMemory, ins: Insights, overflow: list[str], past: list[Pointer],
+def _pointers(old: WorkingMemory, fading: list[dict], overflow: list[str], past: list[Pointer],
               budget: int) -> str:
-    fresh = [Pointer(f["topic"], f["keywords"]) for f in ins.fading_topics if f["keywords"]]
+    fresh = [Pointer(f["topic"], f["keywords"]) for f in fading if f["keywords"]]
     fresh += past
     for line in overflow:
         words = keywords(topic_of(line)) or keywords(line)
