@@ -335,3 +335,39 @@ def test_failed_append_takes_back_what_it_wrote(path):
     assert path.read_bytes() == before
     scratch.append(path, "after the failure", AT, 0.5)
     assert texts(scratch.parse(path)) == ["already here", "after the failure"]
+
+
+_human_line = st.one_of(
+    st.text(alphabet=st.characters(blacklist_characters="\n"), max_size=30),
+    st.sampled_from(["  indented", "- [2026-03-12T14:30:00Z] (importance: 0.5)", "- [x] todo",
+                     HEADER.rstrip("\n"), "   ", "\r", "- [2026-03-12T14:30:00Z] (importance: 0.5) "
+                     "hand-written note"]),
+)
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=st.lists(st.one_of(note_text.map(lambda t: ("note", t)),
+                              _human_line.map(lambda t: ("human", t))), max_size=6),
+    during=st.lists(note_text, max_size=3),
+)
+def test_rotate_then_restore_keeps_every_note_and_line(tmp_path, before, during):
+    path = tmp_path / "property.md"
+    path.unlink(missing_ok=True)
+    scratch.rotated_path(path).unlink(missing_ok=True)
+    for kind, text in before:
+        if kind == "note":
+            scratch.append(path, text, AT, 0.5)
+        else:
+            with path.open("a", encoding="utf-8", newline="") as handle:
+                handle.write(text + "\n")
+    original = scratch.parse(path)
+    moved = scratch.rotate(path)
+    assert texts(moved) == texts(original)
+    for text in during:
+        scratch.append(path, text, AT + timedelta(hours=1), 0.5)
+    assert scratch.restore(path) == len(original.notes)
+    final = scratch.parse(path)
+    assert texts(final) == texts(original) + during
+    assert [line for _, line in final.stray] == [line for _, line in original.stray]
