@@ -316,7 +316,8 @@ class _Dream:
         return journal.record(self.ws.store, {
             "started_at": iso(self.now), "finished_at": iso(self.now), "outcome": outcome,
             "reason": reason, "synthesizer": self.result.synthesizer, "model": self.result.model,
-            "inputs": self.inputs_summary or {"reason": reason},
+            "inputs": {**(self.inputs_summary or {"reason": reason}),
+                       "pointer_fixes": self.result.pointer_fixes},
             "old_state": self.old_text or None,
             "draft": drafts[0] if drafts else None,
             "critiques": self.result.critiques, "revisions": drafts[1:],
