@@ -76,6 +76,7 @@ def test_six_notes_commit_a_seven_section_state(ws, now):
     row = journal.get(ws.store, result.dream_id)
     assert row["outcome"] == "committed" and row["new_state"] == text
     assert row["inputs"]["notes"] == 6 and row["consumed"] == sorted(ids)
+    assert row["inputs"]["pointer_fixes"] == [] and row["inputs"]["insights"]["topics"]
 
 
 def test_second_dream_with_nothing_new_skips_and_says_so(ws, now):
@@ -218,6 +219,8 @@ def test_pointers_that_lead_nowhere_are_repaired_or_dropped(ws, now):
     assert wm.Pointer("Kitchen renovation plans", "kitchen renovation") in pointers
     assert all("Moon" not in p.topic for p in pointers)
     assert any("dropped pointer 'Moon base logistics'" in fix for fix in result.pointer_fixes)
+    row = journal.get(ws.store, result.dream_id)
+    assert row["inputs"]["pointer_fixes"] == result.pointer_fixes
     for pointer in pointers:
         hits = ws.search(pointer.keywords, now=now)
         assert any("Kitchen renovation" in hit.text for hit in hits)
