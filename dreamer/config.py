@@ -222,6 +222,10 @@ def read_toml(path: Path) -> dict[str, Any]:
         return {}
     except tomllib.TOMLDecodeError as e:
         raise InvalidSetting(f"{path} is not valid TOML ({e}); fix or remove the file") from e
+    except UnicodeDecodeError as e:
+        raise InvalidSetting(
+            f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
+        ) from e
     except OSError as e:
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
     flat = _flatten(table)

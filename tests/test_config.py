@@ -160,6 +160,13 @@ def test_unknown_override_is_rejected():
         load_settings(None, environ={}, overrides={"dream_intervl": 5})
 
 
+def test_toml_that_is_not_utf8(tmp_path):
+    path = tmp_path / "dreamer.toml"
+    path.write_bytes(b'[memory.dream]\nmodel = "caf\xe9"\n')
+    with pytest.raises(InvalidSetting, match="not UTF-8"):
+        load_settings(path, environ={})
+
+
 def test_bad_toml_through_the_cli_is_one_line(tmp_path, runner):
     root = tmp_path / "ws"
     runner.invoke(main, ["init", "-w", str(root)], catch_exceptions=False)
