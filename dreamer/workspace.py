@@ -260,4 +260,5 @@ def validate_note(
             moment = parse_iso(str(at))
         except ValueError as e:
             raise InvalidNote(str(e)) from None
-    return text, float(importance), type, moment.replace(microsecond=0)
+    # Rounded as the scratch writes it, so the WAL and the crystal agree.
+    return text, round(float(importance), 3), type, moment.replace(microsecond=0)

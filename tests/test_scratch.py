@@ -272,7 +272,8 @@ def test_files_are_owner_only(tmp_path):
         memory = ws.memory_dir
         assert stat.S_IMODE(memory.stat().st_mode) == 0o700
         names = set(os.listdir(memory))
-        assert {"scratch.md", "crystals.db", scratch.rotated_path(ws.scratch_path).name} <= names
+        assert {"scratch.md", "crystals.db", "crystals.db-wal", "crystals.db-shm", "dream.lock",
+                scratch.rotated_path(ws.scratch_path).name} <= names
         for name in names:
             mode = stat.S_IMODE((memory / name).stat().st_mode)
             assert mode == 0o600, f"{name} has mode {oct(mode)}"

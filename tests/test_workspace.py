@@ -137,3 +137,8 @@ def test_search_limit_above_the_cap_is_a_usage_error(ws, now):
 
     with pytest.raises(UsageError, match="at most 1000"):
         ws.search("anything", limit=10**20, now=now)
+
+
+def test_crystal_and_scratch_agree_on_importance(ws, now):
+    crystal = ws.get(ws.note("precise importance", importance=0.12345, at=now))
+    assert crystal.importance == scratch.parse(ws.scratch_path).notes[0].importance == 0.123
