@@ -150,3 +150,13 @@ def test_demo_without_a_path_uses_a_new_temporary_folder(runner, tmp_path, monke
 def test_every_dream_command_has_help_with_an_example(runner, command):
     result = runner.invoke(main, [command, "--help"])
     assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_demo_ignores_dream_workspace_from_the_environment(runner, tmp_path, root, monkeypatch):
+    monkeypatch.setenv("DREAM_WORKSPACE", str(root))
+    target = tmp_path / "demo-w"
+    result = invoke(runner, "demo", "-w", str(target))
+    assert result.exit_code == 0 and (target / "MEMORY.md").exists()
+    other = tmp_path / "demo-arg"
+    assert invoke(runner, "demo", str(other)).exit_code == 0
+    assert not (root / "MEMORY.md").exists()

@@ -197,7 +197,9 @@ DEMO_NICHE = {"role": "coding assistant for the Fernhill billing team",
 
 @click.command(name="demo")
 @click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
-def demo_command(path: Path | None) -> None:
+@workspace_option
+@click.pass_context
+def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -> None:
     """Create a sample workspace, dream over it offline, and print the resulting MEMORY.md.
 
     PATH must be a new or empty folder (default: a new temporary folder, printed). No key and
@@ -210,6 +212,11 @@ def demo_command(path: Path | None) -> None:
     """
     import json
 
+    # -w works like PATH, but $DREAM_WORKSPACE is ignored: a demo never writes into the
+    # agent's real workspace.
+    if path is None and workspace and \
+            ctx.get_parameter_source("workspace") != click.core.ParameterSource.ENVIRONMENT:
+        path = Path(workspace)
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="dream-demo-"))
     elif path.exists() and any(path.iterdir()):
