@@ -167,11 +167,13 @@ def _store(ws: Workspace, current: Mapping[str, float], moment: datetime, hormon
         )
 
 
-def history(ws: Workspace, limit: int = 20) -> list[dict[str, Any]]:
-    """The newest stimuli and snapshots, newest first."""
+def history(ws: Workspace, limit: int = 20, *, stimuli_only: bool = False
+            ) -> list[dict[str, Any]]:
+    """The newest history rows (stimuli, and decay snapshots unless stimuli_only), newest first."""
+    where = "WHERE hormone IS NOT NULL" if stimuli_only else ""
     rows = ws.store.db.execute(
         "SELECT at, hormone, delta, reason, source, dopamine, cortisol, oxytocin FROM hormones"
-        " ORDER BY at DESC, id DESC LIMIT ?",
+        f" {where} ORDER BY at DESC, id DESC LIMIT ?",
         [int(limit)],
     ).fetchall()
     keys = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol", "oxytocin")

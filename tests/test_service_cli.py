@@ -34,7 +34,8 @@ def test_tick_runs_what_is_due_and_then_nothing(tmp_path, runner):
         assert first.exit_code == 0, first.output
         assert "consolidate: done" in first.output and "dream: committed" in first.output
         again = _invoke(runner, "tick", "-w", path)
-        assert again.output.strip() == "Nothing due."
+        assert again.output.strip() == ("Nothing due; next consolidate at 2026-03-12T15:00:00Z,"
+                                        " dream at 2026-03-12T16:30:00Z.")
     with freeze_time("2026-03-12T15:00:00Z"):
         later = json.loads(_invoke(runner, "tick", "--json", "-w", path).output)
         assert [(run["job"], run["outcome"]) for run in later] == [("consolidate", "done")]

@@ -69,11 +69,14 @@ def tick(as_json: bool, workspace: str | None) -> None:
       */5 * * * * dream tick -w ~/agents/ada   (a crontab line)
     """
     with open_workspace(workspace, create=False) as ws:
-        runs = scheduler.run_due(ws, utc_now())
+        now = utc_now()
+        runs = scheduler.run_due(ws, now)
+        upcoming = [state for state in scheduler.job_states(ws, now) if state.enabled]
     if as_json:
         emit_json([run.to_dict() for run in runs])
     elif not runs:
-        click.echo("Nothing due.")
+        click.echo("Nothing due; next " + ", ".join(
+            f"{state.job} at {state.to_dict()['next_at']}" for state in upcoming) + ".")
     else:
         for run in runs:
             click.echo(f"{run.job}: {run.outcome} ({run.detail})")
@@ -162,8 +165,7 @@ def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
     with open_workspace(workspace, create=False) as ws:
         now = utc_now()
         levels = hormone_levels.levels(ws, now)
-        recent = [row for row in hormone_levels.history(ws, limit=max(limit, 1) * 4)
-                  if row["hormone"]][:limit]
+        recent = hormone_levels.history(ws, limit, stimuli_only=True)
     if as_json:
         emit_json({"levels": levels, "mood": hormone_levels.mood(levels), "history": recent})
         return
