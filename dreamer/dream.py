@@ -186,8 +186,9 @@ class _Dream:
     def _dream(self, notes: list[scratch.Note]) -> DreamResult:
         self.step("index")
         for note in notes:
-            self.ws.index(note.text, importance=note.importance, semantic_type=None,
-                          at=note.at, source="scratch")
+            if self.ws.store.find_by_hash(content_hash(note.text)) is None:
+                self.ws.index(note.text, importance=note.importance, semantic_type=None,
+                              at=note.at, source="scratch")
         watermark = self.ws.store.db.execute("SELECT coalesce(max(id), 0) FROM crystals"
                                              ).fetchone()[0]
         self.step("gather")

@@ -200,8 +200,11 @@ def _kind(text: str) -> str | None:
     return None
 
 
+_KIND_STEMS = frozenset(_stem(w) for w in _KIND_WORDS)
+
+
 def _subject(text: str) -> set[str]:
-    return {s for s in stems(text) if s not in {_stem(w) for w in _KIND_WORDS}}
+    return stems(text) - _KIND_STEMS
 
 
 def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -209,16 +212,18 @@ def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     typed = [(item, _kind(item["text"])) for item in items]
     typed = [(item, kind) for item, kind in typed if kind]
     typed.sort(key=lambda pair: (pair[0]["at"] or "", pair[0]["text"]))
+    subjects = [_subject(item["text"]) for item, _ in typed]
     found: list[dict[str, Any]] = []
     superseded: set[str] = set()
     for j, (newer, kind) in enumerate(typed):
-        newer_subject = _subject(newer["text"])
-        for older, older_kind in reversed(typed[:j]):
+        newer_subject = subjects[j]
+        for i in range(j - 1, -1, -1):
+            older, older_kind = typed[i]
             if older_kind != kind or older["text"] in superseded:
                 continue
             if " ".join(older["text"].split()).lower() == " ".join(newer["text"].split()).lower():
                 continue
-            older_subject = _subject(older["text"])
+            older_subject = subjects[i]
             common = newer_subject & older_subject
             smaller = min(len(newer_subject), len(older_subject)) or 1
             if len(common) >= 2 or (len(common) == 1 and smaller <= 2):
