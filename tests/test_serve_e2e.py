@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from dreamer import Workspace, scratch
+from dreamer import Workspace, journal, scratch
 from dreamer import state as wm
 from dreamer.store import content_hash
 from dreamer.times import utc_now
@@ -49,9 +49,18 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
         ws.init()
         for i in range(6):
             ws.note(f"Falcon release step {i}: module {i} reviewed and merged", importance=0.6)
+    # a second workspace, served by the same process, that never dreams
+    quiet = tmp_path / "quiet"
+    quiet.mkdir()
+    (quiet / "dreamer.toml").write_text("[memory.dream]\nenabled = false\n")
+    with Workspace.open(quiet) as ws:
+        ws.init()
+        for i in range(6):
+            ws.note(f"Quiet note {i}")
 
-    server = subprocess.Popen([DREAM, "serve", "-w", str(root), "--grace", "5"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [DREAM, "serve", "-w", str(root), "-w", str(quiet), "--grace", "5"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # the first dream is due at once and has six notes to consume
         assert _wait_for(lambda: ("dream", "committed") in
@@ -93,6 +102,11 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     assert status["jobs"]["consolidate"]["last_at"] == max(r[3] for r in consolidations)
     assert status["jobs"]["dream"]["last_at"] == max(r[3] for r in dreams)
     assert status["jobs"]["consolidate"]["last_outcome"] == consolidations[-1][1]
+
+    # the second workspace was consolidated too, and never dreamt
+    assert {job for job, *_ in _runs(quiet)} == {"consolidate"}
+    with Workspace.open(quiet, create=False) as ws:
+        assert journal.entries(ws.store) == [] and not ws.memory_md.exists()
 
     # the dream invariants hold after the stop
     with Workspace.open(root, create=False) as ws:
