@@ -17,9 +17,11 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
       "curiosity_gaps": [    # open questions in notes, searches that found nothing
         {"question": "...", "source": "note" | "search", "at": "2026-03-12T10:00:00Z"}
       ],
-      "emerging_skills": [   # repeated task patterns (occurrences, boosted by recall)
-        {"skill": "deploying staging", "occurrences": 3, "confidence": 70,
-         "crystal_ids": [2, 5, 9]}
+      "emerging_skills": [   # repeated task patterns (occurrences, boosted by recall),
+        {"skill": "Deploying staging", "occurrences": 3, "confidence": 70,
+         "crystal_ids": [2, 5, 9]},                     # and searches repeated 3+ times
+        {"skill": "Recalling deploy checklist", "occurrences": 4, "confidence": 60,
+         "crystal_ids": []}
       ],
       "fading_topics": [     # old Active Context lines with no recent support
         {"topic": "Kitchen renovation quotes", "keywords": "kitchen renovation quotes",
@@ -49,6 +51,7 @@ MAX_GAPS = 10
 MAX_SKILLS = 8
 SKILL_SCAN = 500  # how many recent crystals the skill finder looks at
 GAP_WINDOW = timedelta(days=14)
+RECALL_REPEATS = 3  # the same search this often is a recurring need (an emerging skill)
 
 _WORD = re.compile(r"[^\W_][\w'’-]*[^\W_]|[^\W_]", re.UNICODE)
 STOP = frozenset(
@@ -270,9 +273,14 @@ def _gaps(store: Store, notes: list[Note], crystals: list[Crystal], now: datetim
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
         for question in questions(text):
             add(question, "note", at)
+    # A gap stays open until a later search for the same words found something (a search
+    # that finds nothing writes a gap row at the same moment).
     rows = store.db.execute(
-        "SELECT query, max(at) FROM gaps WHERE resolved_at IS NULL AND at >= ?"
-        " GROUP BY lower(query) ORDER BY max(at) DESC, query LIMIT ?",
+        "SELECT g.query, max(g.at) FROM gaps g WHERE g.resolved_at IS NULL AND g.at >= ?"
+        " AND NOT EXISTS (SELECT 1 FROM searches s WHERE lower(s.query) = lower(g.query)"
+        "   AND s.at > g.at AND NOT EXISTS (SELECT 1 FROM gaps g2"
+        "     WHERE g2.query = s.query AND g2.at = s.at))"
+        " GROUP BY lower(g.query) ORDER BY max(g.at) DESC, g.query LIMIT ?",
         [iso(now - GAP_WINDOW), MAX_GAPS],
     ).fetchall()
     for query, at in rows:
@@ -335,8 +343,27 @@ def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
         skills.append({"skill": f"{verb.capitalize()} {obj}", "occurrences": len(members),
                        "confidence": confidence,
                        "crystal_ids": sorted(c.id for c in members)})
+    skills += _recalled(store, now)
     skills.sort(key=lambda s: (-s["occurrences"], -s["confidence"], s["skill"]))
     return skills[:MAX_SKILLS]
+
+
+def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
+    """Searches repeated often (same words, RECALL_REPEATS+ times in 30 days): a recurring need."""
+    counts: dict[frozenset[str], list[str]] = {}
+    for (query,) in store.db.execute(
+            "SELECT query FROM searches WHERE at >= ? AND result_ids != '[]' ORDER BY id",
+            [iso(now - timedelta(days=30))]):
+        key = frozenset(_stem(w) for w in keywords(query))
+        if key:
+            counts.setdefault(key, []).append(query)
+    out = []
+    for queries in counts.values():
+        if len(queries) >= RECALL_REPEATS:
+            words = " ".join(keywords(queries[-1])[:4])
+            out.append({"skill": f"Recalling {words}", "occurrences": len(queries),
+                        "confidence": min(80, 20 + 10 * len(queries)), "crystal_ids": []})
+    return out
 
 
 # --- fading topics ----------------------------------------------------------------------------

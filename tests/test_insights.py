@@ -111,3 +111,20 @@ def test_to_dict_is_json_with_the_documented_keys(ws, now):
                           "fading_topics"]
     json.dumps(data)
     assert set(data["topics"][0]) == {"label", "keywords", "crystal_ids", "size"}
+
+
+def test_a_gap_closes_once_a_later_search_finds_something(ws, now):
+    ws.search("quantum knitting patterns", now=now - timedelta(hours=2))
+    assert insights.compute(ws.store, [], [], now, None).curiosity_gaps
+    ws.note("Quantum knitting patterns are in the blue binder", at=now - timedelta(hours=1))
+    ws.search("quantum knitting patterns", now=now)
+    assert insights.compute(ws.store, [], [], now, None).curiosity_gaps == []
+
+
+def test_a_search_repeated_three_times_is_a_recurring_need(ws, now):
+    ws.note("The deploy checklist lives in docs/deploy.md", at=now - timedelta(days=1))
+    for hours in (5, 3, 1):
+        ws.search("deploy checklist", now=now - timedelta(hours=hours))
+    skills = insights.compute(ws.store, [], [], now, None).emerging_skills
+    assert {"skill": "Recalling deploy checklist", "occurrences": 3, "confidence": 50,
+            "crystal_ids": []} in skills
