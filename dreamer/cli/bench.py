@@ -1,9 +1,154 @@
-"""Commands of this area register here (see dreamer/cli/__init__.py)."""
+"""``dream bench``: retrieval quality on LoCoMo and speed at size, measured on this machine."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
+
+from ..bench import locomo as locomo_bench
+from ..bench import scale as scale_bench
+from .common import emit_json, json_option, workspace_option
+
+
+@click.group()
+def bench() -> None:
+    """Measure search quality (LoCoMo) and speed at size; see docs/bench.md.
+
+    \b
+    Examples:
+      dream bench locomo ../shared/data/locomo10.json --json
+      dream bench scale --crystals 10000 --crystals 100000
+    """
+
+
+def _ks(value: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in value.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a comma list of numbers, e.g. 5,10") from None
+    if not ks or ks[0] < 1:
+        raise click.BadParameter("give whole numbers of 1 or more, e.g. 5,10")
+    return ks
+
+
+def _progress(quiet: bool):
+    return None if quiet else (lambda message: click.echo(message, err=True))
+
+
+@bench.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--k", "k", default="5,10", show_default=True, metavar="K[,K...]",
+              help="Cut-offs for recall@k.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def locomo(path: Path, k: str, quiet: bool, as_json: bool, workspace: str | None) -> None:
+    """Recall@k of dreamer's search on a LoCoMo file, next to a plain BM25 reference.
+
+    Each conversation goes into a fresh temporary workspace (one crystal per turn) and every
+    question with evidence is asked through the search agents use. Your own workspace is
+    never touched (-w is accepted for symmetry and ignored).
+
+    \b
+    Example:
+      dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
+    """
+    report = locomo_bench.run(path, _ks(k), progress=_progress(quiet))
+    if as_json:
+        emit_json(report)
+        return
+    _print_locomo(report)
+
+
+def _print_locomo(report: dict[str, Any]) -> None:
+    ks = report["k"]
+    click.echo(f"LoCoMo: {report['conversations']} conversations, {report['turns']} turns, "
+               f"{report['questions']} questions with evidence")
+    header = f"{'category':<22}{'n':>6}" + "".join(
+        f"{'dreamer@' + str(k):>12}{'bm25@' + str(k):>10}" for k in ks)
+    click.echo(header)
+    for key in ("1", "2", "3", "4", "5", "overall"):
+        ours, ref = report["search"][key], report["bm25"][key]
+        label = f"{key} {ours['name']}" if key != "overall" else "overall (1-4)"
+        cells = "".join(
+            f"{_num(ours[f'recall@{k}']):>12}{_num(ref[f'recall@{k}']):>10}" for k in ks)
+        click.echo(f"{label:<22}{ours['questions']:>6}{cells}")
+    click.echo("ratio to BM25: " + ", ".join(
+        f"recall@{k} {report['ratio'][f'recall@{k}']}" for k in ks))
+    anomalies = ", ".join(f"{name} {count}" for name, count in report["anomalies"].items()
+                          if count)
+    click.echo(f"data anomalies handled: {anomalies or 'none'}")
+    click.echo(f"search latency p50 {report['search_ms']['p50']} ms, "
+               f"p99 {report['search_ms']['p99']} ms; {report['seconds']} s in all")
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+@bench.command()
+@click.option("--crystals", "sizes", type=click.IntRange(min=1), multiple=True,
+              default=(10000,), show_default=True,
+              help="Workspace size to measure; repeat for several sizes.")
+@click.option("--appends", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Notes appended (timed one by one).")
+@click.option("--searches", type=click.IntRange(min=1), default=200, show_default=True,
+              help="Searches run (timed one by one).")
+@click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
+@click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
+@click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
+          no_migrate: bool, keep: bool, quiet: bool, as_json: bool,
+          workspace: str | None) -> None:
+    """Time note, search, dream and seed migration on synthetic workspaces of N crystals.
+
+    The workspaces are built in a fresh folder inside -w (default: the system's temporary
+    folder) and deleted afterwards unless --keep; nothing in an existing workspace changes.
+    Dreams use the offline synthesizer, so no API key is read and nothing is billed.
+
+    \b
+    Examples:
+      dream bench scale --crystals 100000 --json
+      dream bench scale --crystals 10000 --crystals 100000 --no-migrate
+    """
+    parent = Path(workspace).expanduser() if workspace else None
+    report = scale_bench.run(list(sizes), parent=parent, keep=keep, appends=appends,
+                             searches=searches, dream=not no_dream, migrate=not no_migrate,
+                             progress=_progress(quiet))
+    if as_json:
+        emit_json(report)
+        return
+    _print_scale(report)
+
+
+def _print_scale(report: dict[str, Any]) -> None:
+    click.echo(f"{'crystals':>10}{'load s':>9}{'append p50/p99 ms':>20}"
+               f"{'search p50/p99 ms':>20}{'dream s':>9}{'peak MB':>9}")
+    for row in report["sizes"]:
+        dream = row.get("dream", {})
+        dream_cell = dream.get("seconds", "-") if "error" not in dream else "error"
+        click.echo(
+            f"{row['crystals']:>10,}{row['load_seconds']:>9}"
+            f"{row['append']['p50_ms']:>11}/{row['append']['p99_ms']:<8}"
+            f"{row['search']['p50_ms']:>11}/{row['search']['p99_ms']:<8}"
+            f"{dream_cell:>9}{row['peak_rss_mb']:>9}"
+        )
+        if "error" in dream:
+            click.echo(f"  dream: {dream['error']}")
+    if "migrate" in report:
+        m = report["migrate"]
+        click.echo("seed migration of a 1 MB MEMORY.md: " + (
+            f"error: {m['error']}" if "error" in m
+            else f"{m['seconds']} s ({m['chunks']} chunks)"))
+    if "kept" in report:
+        click.echo(f"workspaces kept in {report['kept']}")
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
+    group.add_command(bench)

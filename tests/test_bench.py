@@ -1,0 +1,185 @@
+"""`dream bench`: the LoCoMo harness on a tiny hand-made conversation, and the scale harness."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from dreamer.bench import locomo, scale
+from dreamer.bench.bm25 import BM25, tokenize
+from dreamer.cli import main
+from dreamer.errors import UsageError
+
+
+def _turn(dia_id: str, speaker: str, text: str, **extra) -> dict:
+    return {"speaker": speaker, "dia_id": dia_id, "text": text, **extra}
+
+
+CONVERSATION = {
+    "sample_id": "tiny-1",
+    "conversation": {
+        "speaker_a": "Ana",
+        "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            _turn("D1:1", "Ana", "Hi Ben! I went to a pottery class yesterday."),
+            _turn("D1:2", "Ben", "Nice! What did you make?"),
+            _turn("D1:3", "Ana", "A blue vase for my grandmother.",
+                  blip_caption="a photo of a blue ceramic vase", img_url=["http://x/y.jpg"]),
+            _turn("D1:4", "Ben", "My dog Rex chewed my running shoes again."),
+        ],
+        "session_2_date_time": "10:00 am on 20 June, 2023",
+        "session_2": [
+            _turn("D2:1", "Ben", "I adopted a second dog, a beagle named Milo."),
+            _turn("D2:2", "Ana", "Congratulations! How is Rex taking it?"),
+            _turn("D2:3", "Ben", "They play all day in the garden."),
+            _turn("D2:4", "Ana", "I am training for a marathon in Berlin."),
+        ],
+    },
+    "qa": [
+        {"question": "What did Ana make in the pottery class?", "answer": "a blue vase",
+         "evidence": ["D1:1; D1:3"], "category": 4},
+        {"question": "When did Ana go to the pottery class?", "answer": "7 May 2023",
+         "evidence": ["D1:01"], "category": 2},
+        {"question": "What are the names of Ben's dogs?", "answer": "Rex and Milo",
+         "evidence": ["D1:4", "D:2:1"], "category": 1},
+        {"question": "Which city is Ana's marathon in?", "answer": "Berlin",
+         "evidence": ["D2:4", "D", "D9:9"], "category": 3},
+        {"question": "What did Ben make in the pottery class?", "adversarial_answer": "a vase",
+         "evidence": ["D1:3"], "category": 5},
+        {"question": "Does Ana like tea?", "answer": "unknown", "evidence": [], "category": 3},
+    ],
+    "observation": {}, "session_summary": {}, "event_summary": {},
+}
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny-locomo.json"
+    path.write_text(json.dumps([CONVERSATION]), encoding="utf-8")
+    return path
+
+
+def test_a_turn_is_indexed_with_its_date_speaker_and_image_caption(tiny):
+    conversations, _ = locomo.load(tiny)
+    turns = {turn.dia_id: turn for turn in conversations[0].turns}
+    assert turns["D1:3"].document() == (
+        "1:56 pm on 8 May, 2023 Ana: A blue vase for my grandmother. "
+        "[image: a photo of a blue ceramic vase]"
+    )
+    assert turns["D2:1"].document().startswith("10:00 am on 20 June, 2023 Ben: I adopted")
+    assert turns["D2:1"].at.isoformat() == "2023-06-20T10:00:00+00:00"
+
+
+def test_evidence_anomalies_are_repaired_or_dropped_and_counted(tiny):
+    conversations, anomalies = locomo.load(tiny)
+    evidence = {q.text: q.evidence for q in conversations[0].questions}
+    assert evidence["What did Ana make in the pottery class?"] == ["D1:1", "D1:3"]
+    assert evidence["When did Ana go to the pottery class?"] == ["D1:1"]
+    assert evidence["What are the names of Ben's dogs?"] == ["D1:4", "D2:1"]
+    assert evidence["Which city is Ana's marathon in?"] == ["D2:4"]
+    assert "Does Ana like tea?" not in evidence
+    assert anomalies.to_dict() == {
+        "multiple_ids_in_one_string": 1, "leading_zero": 1, "malformed_repaired": 1,
+        "malformed_dropped": 1, "missing_turn_dropped": 1, "questions_without_evidence": 1,
+    }
+
+
+def test_run_reports_recall_by_category_next_to_bm25(tiny):
+    report = locomo.run(tiny, [1, 2, 10])
+    assert report["conversations"] == 1 and report["turns"] == 8 and report["questions"] == 5
+    ours, ref = report["search"], report["bm25"]
+    assert {key: ours[key]["questions"] for key in ("1", "2", "3", "4", "5", "overall")} == {
+        "1": 1, "2": 1, "3": 1, "4": 1, "5": 1, "overall": 4}
+    # Ten results cover this whole conversation: every evidence turn is found by both.
+    assert ours["overall"]["recall@10"] == 1.0 and ref["overall"]["recall@10"] == 1.0
+    # "marathon" is in one turn only: first for both, whatever else happens.
+    assert ours["3"]["recall@1"] == 1.0 and ref["3"]["recall@1"] == 1.0
+    # Two evidence turns, one result: at most half found.
+    assert ours["4"]["recall@1"] <= 0.5
+    assert report["ratio"]["recall@10"] == 1.0
+    assert report["k"] == [1, 2, 10]
+
+
+def test_run_rejects_a_file_that_is_not_locomo(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps({"not": "a list"}))
+    with pytest.raises(UsageError, match="not a list of conversations"):
+        locomo.run(path)
+    with pytest.raises(UsageError, match="no file"):
+        locomo.run(tmp_path / "missing.json")
+
+
+def test_bm25_reference_ranks_rare_words_first_and_ignores_stop_words():
+    index = BM25(["the cat sat on the mat", "the dog barked", "a big cat and a small dog",
+                   "the the the"])
+    assert tokenize("The Cat's mat") == ["cat", "mat"]
+    assert index.top("cat mat", 4) == [0, 2]
+    assert index.top("the", 4) == []  # only stop words: nothing to rank by
+    scores = index.scores("dog")
+    assert scores[1] > scores[2] > 0  # the shorter document wins at equal tf
+    assert index.top("dog", 1) == [1]
+
+
+def test_cli_locomo_json_prints_recall_and_reference(runner, tiny):
+    result = runner.invoke(main, ["bench", "locomo", str(tiny), "--k", "5,10", "--json", "-q"],
+                           catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert set(report["search"]["overall"]) >= {"recall@5", "recall@10"}
+    assert set(report["bm25"]["2"]) >= {"recall@5", "recall@10"}
+    assert report["anomalies"]["malformed_dropped"] == 1
+
+
+def test_cli_locomo_table_and_bad_k(runner, tiny):
+    result = runner.invoke(main, ["bench", "locomo", str(tiny), "-q"], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert "overall (1-4)" in result.output and "ratio to BM25" in result.output
+    bad = runner.invoke(main, ["bench", "locomo", str(tiny), "--k", "five"])
+    assert bad.exit_code == 2 and "comma list" in bad.output
+
+
+def test_synthetic_notes_are_varied_and_deterministic():
+    import random
+
+    first = [scale.synthetic_text(random.Random(3)) for _ in range(1)]
+    again = [scale.synthetic_text(random.Random(3)) for _ in range(1)]
+    assert first == again
+    rng = random.Random(5)
+    texts = [scale.synthetic_text(rng) for _ in range(300)]
+    assert len(set(texts)) > 290
+    memory = scale.synthetic_memory_md(20_000, random.Random(1))
+    assert 20_000 <= len(memory.encode()) < 23_000 and memory.count("\n## ") > 3
+
+
+def test_bulk_load_makes_searchable_crystals_in_a_few_transactions(ws, now):
+    import random
+
+    ws.init()
+    created = scale.bulk_load(ws, 300, random.Random(2), now)
+    store = ws.store
+    assert created == store.db.execute("SELECT count(*) FROM crystals").fetchone()[0] > 290
+    lifecycles = Counter(dict(store.count_by_lifecycle()))
+    assert lifecycles["archived"] and lifecycles["consolidated"]
+    sources = {row[0] for row in store.db.execute("SELECT DISTINCT source FROM crystals")}
+    assert {"sessions", "scratch"} <= sources
+    assert ws.search("kitchen remodel", now=now)
+
+
+def test_cli_scale_json_prints_latencies(runner, tmp_path):
+    result = runner.invoke(
+        main, ["bench", "scale", "--crystals", "200", "--appends", "5", "--searches", "5",
+               "--no-migrate", "--json", "-q", "-w", str(tmp_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    row = report["sizes"][0]
+    assert row["crystals"] == 200
+    assert row["append"]["n"] == 5 and row["append"]["p50_ms"] > 0
+    assert row["search"]["n"] == 5 and row["search"]["p99_ms"] >= row["search"]["p50_ms"]
+    assert "seconds" in row["dream"] or "error" in row["dream"]
+    assert report["peak_rss_mb"] > 0
+    assert list(tmp_path.iterdir()) == []  # the benchmark workspace is gone afterwards
