@@ -273,3 +273,18 @@ def test_a_mass_drop_is_critiqued_and_the_revision_fades_gradually(ws, now):
     kept = [line for line in lines if line in state.body("active_context")]
     assert 0 < len(kept) < len(lines)  # some faded, not all at once
     assert state.pointers()
+
+
+def test_hand_edits_between_dreams_are_kept(ws, now):
+    write(ws, now)
+    dream.run(ws, now=now)
+    text = ws.memory_md.read_text()
+    text = text.replace("## The Bond\n", "## the bond\n- User's cat is called Miso\n")
+    ws.memory_md.write_text(text + "\n## Scratchpad\nkeep this by hand\n")
+    ws.note("Acme report deadline moved to Wednesday", at=now + timedelta(minutes=5))
+    dream.run(ws, now=now + timedelta(hours=1), force=True)
+    state = wm.parse(ws.memory_md.read_text())
+    assert "User's cat is called Miso" in state.body("bond")
+    assert state.extra == [("Scratchpad", "keep this by hand")]
+    assert "moved to Wednesday" in state.body("active_context")
+    assert "deadline is Friday" not in state.body("active_context")
