@@ -93,7 +93,7 @@ class OfflineSynthesizer:
         fade_from = {0: 0, 1: (len(ins.fading_topics) + 1) // 2}.get(level, len(ins.fading_topics))
         fading = ins.fading_topics[fade_from:]
         bond = _bond(old, evidence, superseded, budgets["bond"], level)
-        phenotype = _phenotype(inputs, evidence, budgets["phenotype"])
+        phenotype = _phenotype(inputs, evidence, ins, budgets["phenotype"])
         niche = _niche(inputs, budgets["niche"])
         active, overflow = _active(old, evidence, fading, superseded,
                                    budgets["active_context"], conservative)
@@ -232,16 +232,21 @@ def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[st
     return _fit(kept + new if level else new + kept, budget)
 
 
-def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], budget: int) -> str:
-    old = inputs.old.body("phenotype")
+_GENERATED = ("- Temperament lately:", "- Mostly busy with:")
+
+
+def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], ins: Insights,
+               budget: int) -> str:
+    """Self-observations, then two lines rewritten every dream: temperament and focus."""
     mine = [_bullet(i["text"]) for i in evidence
             if not i.get("hint") and _SELF.match(i["text"])]
-    lines = context_lines(old) if old else []
-    if not lines and not mine:
-        mood = inputs.mood or "steady"
-        mine = [f"- Temperament after this dream: {mood}.",
-                "- Works from notes and searches; keeps what matters in view."]
-    return _fit(mine + lines, budget)
+    old = [line for line in context_lines(inputs.old.body("phenotype"))
+           if not line.startswith(_GENERATED)]
+    fresh = [f"{_GENERATED[0]} {inputs.mood or 'steady'} (from the hormone levels)."]
+    busy = [t["label"] for t in ins.topics if t["size"] >= 2][:3]
+    if busy:
+        fresh.append(f"{_GENERATED[1]} {', '.join(busy)}.")
+    return _fit(mine + old + fresh, budget)
 
 
 def _niche(inputs: DreamInputs, budget: int) -> str:
