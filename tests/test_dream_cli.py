@@ -87,6 +87,11 @@ def test_rejected_dream_exits_3_and_keeps_memory(runner, root, monkeypatch):
     assert len(scratch.parse(root / "memory" / "scratch.md").notes) == 6
     row = json.loads(invoke(runner, "log", "--json", "-w", str(root)).output)[0]
     assert row["outcome"] == "rejected"
+    as_json = invoke(runner, "run", "--json", "-w", str(root))
+    assert as_json.exit_code == 3
+    data = json.loads(as_json.output)
+    assert data["outcome"] == "rejected" and data["dream_id"] == row["id"] + 1
+    assert any("mass drop" in reason for reason in data["reasons"])
 
 
 def test_show_diff_and_restore(runner, root):

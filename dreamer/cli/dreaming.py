@@ -12,7 +12,7 @@ import click
 from .. import journal
 from ..dream import DreamResult
 from ..dream import run as run_dream
-from ..errors import UsageError
+from ..errors import DreamError, DreamRejected, UsageError
 from ..synth.offline import OfflineSynthesizer
 from ..times import utc_now
 from ..workspace import Workspace
@@ -56,7 +56,17 @@ def run_command(force: bool, dry_run: bool, as_json: bool, workspace: str | None
     """
     with open_workspace(workspace, create=False) as ws:
         ws.init()
-        result = run_dream(ws, now=utc_now(), force=force, dry_run=dry_run)
+        try:
+            result = run_dream(ws, now=utc_now(), force=force, dry_run=dry_run)
+        except DreamError as e:
+            if not as_json:
+                raise
+            # Scripts asked for JSON: give them the outcome as JSON too, with the exit code.
+            emit_json({"outcome": "rejected" if isinstance(e, DreamRejected) else "failed",
+                       "error": str(e), "error_type": type(e).__name__,
+                       "reasons": getattr(e, "reasons", []),
+                       "dream_id": getattr(e, "dream_id", None)})
+            sys.exit(e.exit_code)
     if as_json:
         emit_json(result.to_dict())
     elif result.outcome == "dry-run":
