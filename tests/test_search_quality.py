@@ -1,0 +1,127 @@
+"""Search behaviour that makes recall good: conversational context, relative recency, vectors,
+and the shortcuts that keep it fast at size (see the dreamer.search module doc)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+
+from dreamer import search as search_module
+from dreamer.embed import HashingEmbedder
+
+
+def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
+    ids = []
+    for number, text in enumerate(turns):
+        ids.append(ws.index(text, importance=0.5, semantic_type="experience",
+                            at=now + timedelta(minutes=number * minutes_apart), source=source))
+    return ids
+
+
+def test_a_reply_is_found_through_the_question_before_it(ws, now):
+    ids = _talk(ws, now, [
+        "Ben: How was the pottery workshop on Saturday?",
+        "Ana: Wonderful, I finally made a vase that did not crack.",
+        "Ben: I spent the weekend fixing the garden fence.",
+        "Ana: Did you paint it too?",
+    ])
+    hits = ws.search("pottery workshop", now=now)
+    found = [hit.id for hit in hits]
+    assert found[0] == ids[0]
+    # The answer has no word of the query; the turn before it has them all.
+    assert ids[1] in found
+    assert found.index(ids[1]) < found.index(ids[2]) if ids[2] in found else True
+
+
+def test_notes_stand_on_their_own(ws, now):
+    ids = _talk(ws, now, [
+        "The pottery workshop moved to Saturday.",
+        "Quarterly invoices are due on the 5th.",
+    ], source="scratch")
+    lexical = search_module._in_context(ws.store, {ids[0]: 3.0})
+    assert lexical == {ids[0]: 3.0}
+
+
+def test_context_does_not_cross_sessions_far_apart_in_time(ws, now):
+    first = _talk(ws, now, ["Ben: How was the pottery workshop?"])
+    later = _talk(ws, now + timedelta(days=3), ["Ana: The train was late again."])
+    scores = search_module._in_context(ws.store, {first[0]: 2.0})
+    assert later[0] not in scores
+    near = _talk(ws, now + timedelta(days=3, minutes=1), ["Ana: Yes, it was great fun."])
+    scores = search_module._in_context(ws.store, {later[0]: 2.0})
+    # The turn right after, same session: half its neighbour's score, plus the episode's share.
+    assert scores[near[0]] == 0.5 * 2.0 + search_module.EPISODE_WEIGHT * 2.0
+
+
+def test_an_episode_lifts_its_other_matching_turns(ws, now):
+    ids = _talk(ws, now, [
+        "Ana: I signed up for the Berlin marathon.",
+        "Ben: Cool.",
+        "Ben: Really cool.",
+        "Ben: Nice weather today.",
+        "Ben: Anyway.",
+        "Ben: So.",
+        "Ana: Marathon training starts in May.",
+    ])
+    scores = search_module._in_context(ws.store, {ids[0]: 4.0, ids[6]: 1.0})
+    # Its own 1.0 plus a fifth of the best score in its session (4.0).
+    assert scores[ids[6]] == 1.0 + search_module.EPISODE_WEIGHT * 4.0
+    assert scores[ids[1]] == 0.5 * 4.0 + search_module.EPISODE_WEIGHT * 4.0
+    assert ids[3] not in scores  # no word matched and no matching neighbour: not a hit
+
+
+def test_recency_is_measured_from_the_newest_memory_not_the_clock(ws, now):
+    _talk(ws, now - timedelta(days=400), ["Planning the garden shed build."])
+    _talk(ws, now, ["The garden shed roof is finished."])
+    soon = ws.search("garden shed", now=now + timedelta(days=1))
+    years_later = ws.search("garden shed", now=now + timedelta(days=3 * 365))
+    assert [(h.id, h.score) for h in soon] == [(h.id, h.score) for h in years_later]
+    assert soon[0].text == "The garden shed roof is finished."  # the newer one, mildly
+
+
+def test_a_misspelt_query_still_finds_the_note_by_its_word_pieces(ws, now):
+    ws.note("Grandmother's birthday dinner is at the Lisbon restaurant", at=now)
+    ws.note("Renew the car insurance before April", at=now)
+    hits = ws.search("grandmothr birthdya", now=now)
+    assert hits and hits[0].text.startswith("Grandmother's birthday")
+
+
+def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
+    embedder = ws.embedder
+    first = ws.note("Prefers oat milk in coffee", at=now)
+    ws.search("oat milk", now=now)  # loads the index
+    second = ws.note("Allergic to peanuts and cashews", at=now)
+    index = search_module._vector_index(ws.store, embedder)
+    query = embedder.embed(["peanut allergy"])[0]
+    found, best = search_module._semantic(index, query, True, True, 5)
+    cosines = dict(found)
+    assert second in cosines and first in index.ids[: index.size]
+    exact = float(embedder.embed(["Allergic to peanuts and cashews"])[0] @ query)
+    assert abs(cosines[second] - exact) < 1e-2  # float16 storage, no sketch error
+    assert best == max(cosines.values())
+
+
+def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
+    ws.note("Standup moved to 9:30", at=now)
+    other = HashingEmbedder(dim=64)
+    ws.store.add_crystal("Written by another embedder", source="memory",
+                         semantic_type="world_fact", importance=0.5, at=now,
+                         embedding=other.embed(["x"])[0].astype(np.float16).tobytes())
+    hits = ws.search("standup", now=now)
+    assert hits[0].text == "Standup moved to 9:30"
+
+
+def test_common_words_are_left_out_only_when_a_rare_known_word_remains(ws, now, monkeypatch):
+    # The threshold is a size constant; lowering it lets a small store show the large-store
+    # behaviour without loading 20,000 crystals.
+    monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 10)
+    _talk(ws, now, [f"Project update {number}: the project is on track" for number in range(60)]
+          + ["Project kickoff with the Zanzibar client"], source="scratch")
+    store = ws.store
+    assert search_module._rare_terms(store, ["project", "zanzibar"]) == ["zanzibar"]
+    assert search_module._rare_terms(store, ["project", "track"]) == ["project", "track"]
+    # "clients" is not in the vocabulary as typed (stemmed "client"): never trusted alone.
+    assert search_module._rare_terms(store, ["project", "clients"]) == ["project", "clients"]
+    hits = ws.search("project zanzibar", now=now)
+    assert hits[0].text == "Project kickoff with the Zanzibar client"
