@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -208,6 +209,9 @@ class Store:
     def __init__(self, path: Path):
         self.path = path
         self.db = _connect(path)
+        # One connection may serve several threads (an in-process agent); their transactions
+        # must take turns, or one thread's COMMIT ends another's transaction half-way.
+        self._write_lock = threading.RLock()
 
     def close(self) -> None:
         """Close the connection."""
@@ -217,17 +221,18 @@ class Store:
     def write(self) -> Iterator[sqlite_utils.Database]:
         """A write transaction that takes SQLite's write lock up front (BEGIN IMMEDIATE)."""
         conn = self.db.conn
-        if conn.in_transaction:
-            yield self.db
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
+        with self._write_lock:
             if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+                yield self.db
+                return
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     # --- crystals -------------------------------------------------------------------------
 

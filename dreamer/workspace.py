@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import math
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -47,6 +48,7 @@ class Workspace:
         self.settings = settings
         self.embedder = embedder or default_embedder()
         self._store: Store | None = None
+        self._store_lock = threading.Lock()
 
     # --- opening --------------------------------------------------------------------------
 
@@ -129,9 +131,10 @@ class Workspace:
     @property
     def store(self) -> Store:
         """The open crystal store (opened, and migrated, on first use)."""
-        if self._store is None:
-            self._store = Store(self.db_path)
-        return self._store
+        with self._store_lock:  # two threads' first use must not open two connections
+            if self._store is None:
+                self._store = Store(self.db_path)
+            return self._store
 
     def close(self) -> None:
         """Close the database connection."""

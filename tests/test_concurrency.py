@@ -78,3 +78,35 @@ def test_parallel_notes_are_all_in_scratch_and_crystals_exactly_once(tmp_path):
         ws.close()
     print(f"{total} notes from {PROCESSES} processes in {elapsed:.2f}s")
     assert elapsed < 30
+
+
+def test_threads_sharing_one_workspace_lose_nothing(tmp_path):
+    """An in-process agent may call note() from several threads on one Workspace."""
+    import threading
+
+    ws = Workspace.open(tmp_path / "ws")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(60):
+                ws.note(f"thread {n} note {i}", importance=0.5)
+                if i % 10 == 0:
+                    ws.search(f"thread {n}")
+        except BaseException as e:  # collected and asserted below
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert errors == []
+        expected = {f"thread {n} note {i}" for n in range(4) for i in range(60)}
+        texts = [text for (text,) in ws.store.db.execute("SELECT text FROM crystals")]
+        assert sorted(texts) == sorted(expected)
+        assert sorted(note.text for note in scratch.parse(ws.scratch_path).notes) == sorted(
+            expected)
+    finally:
+        ws.close()
