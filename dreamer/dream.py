@@ -144,9 +144,8 @@ class _Dream:
     def __init__(self, ws: Workspace, now: datetime, synthesizer: Synthesizer | None,
                  hook: StepHook):
         self.ws, self.now, self.hook = ws, now, hook
-        self.synth = synthesizer or default_synthesizer(ws)
-        self.result = DreamResult(outcome="", reason="", synthesizer=self.synth.name,
-                                  model=self.synth.model)
+        self._synth = synthesizer
+        self.result = DreamResult(outcome="", reason="")
         self.drafts: list[str] = []
         self.raw: str | None = None
         self.inputs_summary: dict[str, Any] = {}
@@ -154,6 +153,14 @@ class _Dream:
 
     def step(self, name: str) -> None:
         self.hook(name)
+
+    @property
+    def synth(self) -> Synthesizer:
+        """The synthesizer, built only once a dream will really run (a skip costs nothing)."""
+        if self._synth is None:
+            self._synth = default_synthesizer(self.ws)
+        self.result.synthesizer, self.result.model = self._synth.name, self._synth.model
+        return self._synth
 
     def run(self, *, force: bool, dry_run: bool) -> DreamResult:
         ws = self.ws

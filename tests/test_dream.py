@@ -288,3 +288,15 @@ def test_hand_edits_between_dreams_are_kept(ws, now):
     assert state.extra == [("Scratchpad", "keep this by hand")]
     assert "moved to Wednesday" in state.body("active_context")
     assert "deadline is Friday" not in state.body("active_context")
+
+
+def test_a_skip_never_builds_the_synthesizer(tmp_path, now):
+    from dreamer import Workspace
+
+    # synthesizer = "claude" with no key cannot be built; a skip must not even try.
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "dreamer.toml").write_text('[memory.dream]\nsynthesizer = "claude"\n')
+    with Workspace.open(tmp_path / "w", environ={}) as ws:
+        ws.note("Only one note so far", at=now)
+        result = dream.run(ws, now=now)
+    assert result.outcome == "skipped" and result.synthesizer is None
