@@ -26,7 +26,9 @@ from typing import Any
 from .resources import schema
 
 TITLE = "# Working Memory State"
-POINTER_LINE = re.compile(r"^\s*[-*]\s*Past:\s*(?P<topic>.+?)\s*(?:→|->)\s*search:\s*`(?P<kw>[^`]+)`")
+POINTER_LINE = re.compile(
+    r"^\s*[-*]\s*Past:\s*(?P<topic>.+?)\s*(?:→|->)\s*search:\s*`(?P<kw>[^`]+)`"
+)
 SKILL_LINE = re.compile(
     r"^\s*[-*]\s*(?P<skill>.+?)\s*(?:→|->)\s*Confidence:\s*(?P<conf>\d+)\s*%\s*\|\s*"
     r"Occurrences:\s*(?P<occ>\d+)"
@@ -182,7 +184,10 @@ def from_fields(fields: dict[str, Any], base: WorkingMemory | None = None) -> Wo
 
 
 def _clean(body: str) -> str:
-    lines = [line.rstrip() for line in body.strip("\n").split("\n")]
+    # A "## " line inside a body would start a new section when the file is read back:
+    # demote it to "### " so render∘parse stays a fixed point whatever a synthesizer wrote.
+    lines = [("#" + line if line.startswith("## ") else line).rstrip()
+             for line in body.strip("\n").split("\n")]
     return "\n".join(lines).strip("\n")
 
 
@@ -244,7 +249,8 @@ def render(state: WorkingMemory, *, include_preamble: bool = False) -> str:
         parts.append(state.preamble.strip("\n"))
     parts.append(TITLE)
     if state.last_dream or state.mood:
-        parts.append(f"_Last dream: {state.last_dream or 'never'} | Mood: {state.mood or 'unknown'}_")
+        at, mood = state.last_dream or "never", state.mood or "unknown"
+        parts.append(f"_Last dream: {at} | Mood: {mood}_")
     for s in sections():
         body = state.body(s.key)
         parts.append(f"## {s.title}\n{body}" if body else f"## {s.title}")

@@ -88,3 +88,12 @@ def test_render_parse_is_a_fixed_point_after_one_round(bodies, mood):
     assert wm.render(wm.parse(once)) == once
     for key in bodies:
         assert wm.parse(once).body(key) == wm.parse(wm.render(state)).body(key)
+
+
+def test_a_heading_inside_a_synthesized_body_cannot_split_the_section():
+    state = wm.from_fields({"bond": "- Maya\n## The Niche\n- sneaky", "niche": "- real niche"})
+    text = wm.render(state)
+    back = wm.parse(text)
+    assert back.body("niche") == "- real niche"
+    assert "### The Niche" in back.body("bond")
+    assert wm.render(back) == text
