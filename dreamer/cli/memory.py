@@ -47,6 +47,7 @@ def note(text: str, importance: float, semantic_type: str | None, at: str | None
     Examples:
       dream note "User prefers dark mode" --importance 0.8 --type directive
       git log -1 --format=%B | dream note -
+      dream note -- "-5 C in the server room"   (-- before text that starts with -)
     """
     if text == "-":
         # Bytes, decoded here: text-mode stdin would follow the locale and could alter them.
