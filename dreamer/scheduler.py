@@ -265,8 +265,10 @@ class Service:
 
     def __init__(self, roots: Sequence[Path], *, clock: Clock = utc_now,
                  synthesizer: Synthesizer | None = None, grace_seconds: float = 5.0,
-                 environ: dict[str, str] | None = None):
+                 environ: dict[str, str] | None = None,
+                 overrides: dict[str, Any] | None = None):
         self.roots = [Path(root) for root in roots]
+        self.overrides = overrides
         self.clock = clock
         self.synthesizer = synthesizer
         self.grace_seconds = grace_seconds
@@ -277,7 +279,8 @@ class Service:
         self._stop = threading.Event()
 
     def _open(self, root: Path) -> Workspace:
-        return Workspace.open(root, create=False, environ=self.environ)
+        return Workspace.open(root, create=False, environ=self.environ,
+                              overrides=self.overrides)
 
     def build(self, now: datetime, executor: BaseExecutor | None = None) -> BackgroundScheduler:
         """A scheduler (not started) with every workspace's jobs, first runs from the journal."""

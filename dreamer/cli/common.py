@@ -32,9 +32,26 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
-def open_workspace(path: str | None, *, create: bool = True) -> Workspace:
-    """Open the workspace a command names (created on first write unless create=False)."""
-    return Workspace.open(path, create=create)
+def open_workspace(path: str | None, *, create: bool = True,
+                   overrides: dict[str, Any] | None = None) -> Workspace:
+    """Open the workspace a command names (created on first write unless create=False).
+
+    ``overrides`` are settings given as flags; they beat the environment and dreamer.toml.
+    """
+    return Workspace.open(path, create=create, overrides=overrides)
+
+
+def interval_options(func: F) -> F:
+    """Add ``--dream-interval`` and ``--consolidation-interval`` (minutes; override settings)."""
+    func = click.option(
+        "--consolidation-interval", "consolidation_interval_minutes", type=float, default=None,
+        metavar="MINUTES",
+        help="Minutes between consolidations [default: memory.consolidation.intervalMinutes].",
+    )(func)
+    return click.option(
+        "--dream-interval", "dream_interval_minutes", type=float, default=None,
+        metavar="MINUTES", help="Minutes between dreams [default: memory.dream.intervalMinutes].",
+    )(func)
 
 
 def emit_json(value: Any) -> None:

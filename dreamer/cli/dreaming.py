@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from .. import journal
+from ..config import SYNTHESIZERS
 from ..dream import DreamResult
 from ..dream import run as run_dream
 from ..errors import DreamError, DreamRejected, UsageError
@@ -38,9 +39,15 @@ def _describe(result: DreamResult) -> str:
 @click.option("--force", is_flag=True, help="Dream even with fewer new notes than needed.")
 @click.option("--dry-run", is_flag=True,
               help="Show the candidate and the guard report; change nothing.")
+@click.option("--synthesizer", type=click.Choice(SYNTHESIZERS), default=None,
+              help="Who writes the dream [default: memory.dream.synthesizer].")
+@click.option("--model", default=None, help="Claude model [default: memory.dream.model].")
+@click.option("--min-chunks", "min_chunks_for_dream", type=click.IntRange(min=0), default=None,
+              help="New notes needed to dream [default: memory.dream.minChunksForDream].")
 @json_option
 @workspace_option
-def run_command(force: bool, dry_run: bool, as_json: bool, workspace: str | None) -> None:
+def run_command(force: bool, dry_run: bool, synthesizer: str | None, model: str | None,
+                min_chunks_for_dream: int | None, as_json: bool, workspace: str | None) -> None:
     """Dream now: rebuild MEMORY.md from the old state, the scratch and new crystals.
 
     Skips (exit 0, and says so) unless enough new notes arrived since the last dream
@@ -53,8 +60,11 @@ def run_command(force: bool, dry_run: bool, as_json: bool, workspace: str | None
       dream run
       dream run --force --dry-run
       dream run --json -w ~/agents/ada
+      dream run --synthesizer offline --min-chunks 3
     """
-    with open_workspace(workspace, create=False) as ws:
+    overrides = {"synthesizer": synthesizer, "model": model,
+                 "min_chunks_for_dream": min_chunks_for_dream}
+    with open_workspace(workspace, create=False, overrides=overrides) as ws:
         ws.init()
         try:
             result = run_dream(ws, now=utc_now(), force=force, dry_run=dry_run)

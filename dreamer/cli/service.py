@@ -11,7 +11,13 @@ from .. import hormones as hormone_levels
 from .. import scheduler
 from ..config import HORMONES
 from ..times import utc_now
-from .common import emit_json, json_option, open_workspace, workspace_option
+from .common import (
+    emit_json,
+    interval_options,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
 
 _EXIT = {"failed": 1, "interrupted": 1, "rejected": 3}
 
@@ -30,7 +36,10 @@ def _log_to_stderr(verbose: bool) -> None:
 @click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
               help="Seconds a running job gets to finish after SIGINT/SIGTERM.")
 @click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
-def serve(workspaces: tuple[str, ...], grace: float, verbose: bool) -> None:
+@interval_options
+def serve(workspaces: tuple[str, ...], grace: float, verbose: bool,
+          dream_interval_minutes: float | None,
+          consolidation_interval_minutes: float | None) -> None:
     """Run consolidation and dreams on schedule until stopped (Ctrl-C or SIGTERM).
 
     Per workspace: a consolidation every memory.consolidation.intervalMinutes and a dream
@@ -42,21 +51,25 @@ def serve(workspaces: tuple[str, ...], grace: float, verbose: bool) -> None:
     Examples:
       dream serve -w ~/agents/ada
       dream serve -w ~/agents/ada -w ~/agents/bob
-      DREAM_CONSOLIDATION_INTERVAL_MINUTES=0.1 dream serve -w /tmp/try
+      dream serve -w /tmp/try --consolidation-interval 0.1 --dream-interval 0.5
     """
     _log_to_stderr(verbose)
+    overrides = {"dream_interval_minutes": dream_interval_minutes,
+                 "consolidation_interval_minutes": consolidation_interval_minutes}
     roots = []
     for path in workspaces or (None,):
-        with open_workspace(path, create=False) as ws:
+        with open_workspace(path, create=False, overrides=overrides) as ws:
             ws.init()
             roots.append(ws.root)
-    sys.exit(scheduler.Service(roots, grace_seconds=grace).serve())
+    sys.exit(scheduler.Service(roots, grace_seconds=grace, overrides=overrides).serve())
 
 
 @click.command()
+@interval_options
 @json_option
 @workspace_option
-def tick(as_json: bool, workspace: str | None) -> None:
+def tick(dream_interval_minutes: float | None, consolidation_interval_minutes: float | None,
+         as_json: bool, workspace: str | None) -> None:
     """Run whatever is due now (consolidation, dream) and exit; for cron.
 
     Safe alongside 'dream serve': the workspace lock decides, and a dream that is already
@@ -68,7 +81,9 @@ def tick(as_json: bool, workspace: str | None) -> None:
       dream tick -w ~/agents/ada
       */5 * * * * dream tick -w ~/agents/ada   (a crontab line)
     """
-    with open_workspace(workspace, create=False) as ws:
+    overrides = {"dream_interval_minutes": dream_interval_minutes,
+                 "consolidation_interval_minutes": consolidation_interval_minutes}
+    with open_workspace(workspace, create=False, overrides=overrides) as ws:
         now = utc_now()
         runs = scheduler.run_due(ws, now)
         upcoming = [state for state in scheduler.job_states(ws, now) if state.enabled]
