@@ -10,10 +10,11 @@
    source written within ``EPISODE_SECONDS`` of it (a session's turns), and only for session
    transcripts (``CONTEXT_SOURCES``): a note an agent writes is meant to stand on its own.
    A silent neighbour of a strong match becomes a candidate itself.
-3. Semantic: cosine similarity between the query's embedding and every crystal's, from an
+3. Semantic: cosine similarity between the query's embedding and the crystals', from an
    in-process matrix that grows incrementally (crystal text never changes, so neither does its
-   vector). Lexical scores are divided by the best one, and ``VECTOR_WEIGHT × cosine`` is added:
-   the vector mostly ranks what has no word in common with the query (typos, word pieces).
+   vector). Lexical scores are divided by the best one, and ``VECTOR_WEIGHT × cosine`` is added.
+   When the words found at least ``limit`` candidates the vector only re-ranks them; otherwise
+   (a paraphrase, a typo, no shared word) every vector is scanned for candidates of its own.
 4. Boost: ``score × (1 + IMPORTANCE_BOOST × importance + RECENCY_BOOST × 2^(-age / half-life))``
    (× ``ARCHIVED_FACTOR`` for archived crystals). The age is measured from the newest crystal
    in the store (or ``now`` if earlier), not from ``now`` alone: a memory is "recent" relative
@@ -49,7 +50,8 @@ from .store import Store
 from .times import as_utc, iso
 
 SEARCH_TYPES = ("conversations", "facts", "both")
-COMMON_SHARE = 0.02  # in a large store, words in more crystals than this are left out
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # as crystals_fts (store.m001)
+COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
 LEXICAL_DEPTH = 200  # BM25 candidates; their neighbours and episodes are scored from these
 VECTOR_DEPTH = 60
@@ -215,7 +217,12 @@ def _lexical(store: Store, terms: list[str], sessions: bool, facts: bool,
     """BM25 scores (higher is better) of the best `limit` matches."""
     if not terms:
         return {}
-    expression = fts_expression(_rare_terms(store, terms))
+    rare, common = _split_common(store, terms)
+    expression = fts_expression(rare)
+    if common:
+        # Candidates must have a rare word; the common ones still rank them (the rare words
+        # count twice in BM25, a mild extra weight on what discriminates).
+        expression = f"({expression}) OR (({expression}) AND ({fts_expression(common)}))"
     if sessions and facts:  # no filter: no join, FTS5 alone (3x faster at 100k crystals)
         sql = ("SELECT rowid, -bm25(crystals_fts) AS score FROM crystals_fts"
                " WHERE crystals_fts MATCH ? ORDER BY score DESC LIMIT ?")
@@ -227,31 +234,56 @@ def _lexical(store: Store, terms: list[str], sessions: bool, facts: bool,
     return {row[0]: max(row[1], 0.0) for row in rows}
 
 
-def _rare_terms(store: Store, terms: list[str]) -> list[str]:
-    """In a large store, the query's words minus those in over COMMON_SHARE of all crystals.
+def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]:
+    """(rare, common) words of a query; common ones only in a large store (see below).
 
-    BM25 must score every crystal a word occurs in, so one word found in 10% of 100k crystals
-    costs more than the rest of the search, for an idf of ~2 against ~10 for the rare words
-    that decide the ranking. A query of common words only keeps them all. Words are looked up
-    as typed, so an inflected word (whose stem differs) is kept: pruning, never a lost word.
+    BM25 must score every crystal a word occurs in, so a word found in 10% of 100k crystals
+    costs more than the rest of the search together. In a store of ``COMMON_MIN_CRYSTALS`` or
+    more, a word in over ``COMMON_SHARE`` of the crystals is common: it ranks the crystals the
+    rare words find but finds none itself. A query of common words only keeps them all.
+    Frequencies come from FTS5's own vocabulary, looked up by the stem FTS5 makes of each word.
     """
     if len(terms) < 2:
-        return terms
+        return terms, []
     total = store.db.execute("SELECT coalesce(max(id), 0) FROM crystals").fetchone()[0]
     if total < COMMON_MIN_CRYSTALS:
-        return terms
-    store.db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.crystals_fts_terms"
-        " USING fts5vocab(main, 'crystals_fts', 'row')"
-    )
-    marks = ",".join("?" * len(terms))
+        return terms, []
+    stems = _stems(store, terms)
+    marks = ",".join("?" * len(stems))
     frequency = dict(store.db.execute(
-        f"SELECT term, doc FROM temp.crystals_fts_terms WHERE term IN ({marks})", terms
+        f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks})",
+        list(stems.values()),
     ).fetchall())
-    rare = [term for term in terms if frequency.get(term, 0) <= COMMON_SHARE * total]
-    # Only when a kept word is known to occur: else the search would rest on words that may
-    # match nothing (absent, or stemmed differently from how they were typed).
-    return rare if any(frequency.get(term, 0) > 0 for term in rare) else terms
+    counts = {term: frequency.get(stems.get(term, term), 0) for term in terms}
+    rare = [term for term in terms if 0 < counts[term] <= COMMON_SHARE * total]
+    if not rare:
+        return terms, []
+    return rare, [term for term in terms if counts[term] > COMMON_SHARE * total]
+
+
+def _stems(store: Store, terms: list[str]) -> dict[str, str]:
+    """The stem FTS5 indexes each word under, by tokenizing it with the index's tokenizer."""
+    with _stems_lock:  # one scratch table per connection; threads may share a connection
+        return _stems_locked(store.db, terms)
+
+
+_stems_lock = threading.Lock()
+
+
+def _stems_locked(db: Any, terms: list[str]) -> dict[str, str]:
+    db.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
+        f" tokenize='{FTS_TOKENIZER}')"
+    )
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query_terms"
+               " USING fts5vocab(temp, 'dreamer_query', 'instance')")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
+               " USING fts5vocab(main, 'crystals_fts', 'row')")
+    db.execute("DELETE FROM temp.dreamer_query")
+    db.conn.executemany("INSERT INTO temp.dreamer_query (rowid, t) VALUES (?, ?)",
+                        list(enumerate(terms, start=1)))
+    rows = db.execute("SELECT doc, term FROM temp.dreamer_query_terms").fetchall()
+    return {terms[doc - 1]: term for doc, term in rows}
 
 
 def _in_context(store: Store, lexical: dict[int, float]) -> dict[int, float]:
@@ -315,6 +347,22 @@ def _semantic(index: _VectorIndex, vector: np.ndarray, sessions: bool, facts: bo
     return [(int(index.ids[shortlist[i]]), float(exact[i])) for i in order], best
 
 
+def _cosines(index: _VectorIndex, vector: np.ndarray,
+             ids: list[int]) -> tuple[list[tuple[int, float]], float]:
+    """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
+    known = index.ids[: index.size]
+    if not len(known) or not vector.any():
+        return [], 0.0
+    wanted = np.array(ids, dtype=np.int64)
+    at = np.clip(np.searchsorted(known, wanted), 0, len(known) - 1)
+    present = known[at] == wanted
+    wanted, at = wanted[present], at[present]
+    exact = index.vectors[at].astype(np.float32) @ vector
+    keep = exact > MIN_SIMILARITY
+    found = [(int(i), float(c)) for i, c in zip(wanted[keep], exact[keep], strict=True)]
+    return found, float(exact.max()) if len(exact) else 0.0
+
+
 def _julian(moment: datetime) -> float:
     """A time as SQLite's julianday() gives it, to compare with stored times in numpy."""
     return as_utc(moment).timestamp() / 86400.0 + 2440587.5
@@ -341,9 +389,14 @@ def search(
     lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
     contextual = _in_context(store, lexical)
     vector = embedder.embed([query])[0]
-    semantic, best_similarity = _semantic(
-        _vector_index(store, embedder), vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
-    )
+    index = _vector_index(store, embedder)
+    if len(contextual) >= limit:
+        # The words found enough: the vector re-ranks their candidates (cheap at any size).
+        semantic, best_similarity = _cosines(index, vector, list(contextual))
+    else:
+        # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
+        semantic, best_similarity = _semantic(index, vector, sessions, facts,
+                                              max(VECTOR_DEPTH, limit * 4))
     top = max(contextual.values(), default=0.0)
     fused = {crystal_id: score / top for crystal_id, score in contextual.items()} if top else {}
     for crystal_id, similarity in semantic:

@@ -72,9 +72,41 @@ _TEMPLATES = (
 )
 
 
+def _pseudo_word(rng: random.Random) -> str:
+    syllables = rng.randrange(2, 4)
+    return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(syllables)) \
+        + rng.choice(("", "n", "r", "s", "k"))
+
+
+def _zipf(items: list[str]) -> tuple[list[str], list[float]]:
+    """Items with Zipf cumulative weights: a few are everywhere, most are rare, as in life."""
+    total, cumulative = 0.0, []
+    for rank in range(len(items)):
+        total += 1.0 / (rank + 1)
+        cumulative.append(total)
+    return items, cumulative
+
+
+_VOCAB = random.Random(20260312)
+# Thousands of people and projects with a long tail, not 30 names repeated 100k times: a real
+# memory's vocabulary grows with it, and search cost depends on how common the query words are.
+_PEOPLE_POOL = _zipf([f"{_VOCAB.choice(_PEOPLE)} {_pseudo_word(_VOCAB).title()}"
+                      for _ in range(3000)])
+_PROJECT_POOL = _zipf([
+    _VOCAB.choice(_PROJECTS) if _VOCAB.random() < 0.3
+    else f"{_pseudo_word(_VOCAB).title()} {_VOCAB.choice(_THINGS)}"
+    for _ in range(3000)
+])
+
+
+def _pick(pool: tuple[list[str], list[float]], rng: random.Random) -> str:
+    return rng.choices(pool[0], cum_weights=pool[1])[0]
+
+
 def _fill(template: str, rng: random.Random) -> str:
     return template.format(
-        person=rng.choice(_PEOPLE), person2=rng.choice(_PEOPLE), project=rng.choice(_PROJECTS),
+        person=_pick(_PEOPLE_POOL, rng), person2=_pick(_PEOPLE_POOL, rng),
+        project=_pick(_PROJECT_POOL, rng),
         thing=rng.choice(_THINGS), other=rng.choice(_THINGS), action=rng.choice(_ACTIONS),
         pref=rng.choice(_PREFS), day=rng.choice(_DAYS), feeling=rng.choice(_FEELINGS),
         ticket=f"#{rng.randrange(100, 99999)}",
@@ -97,7 +129,7 @@ def synthetic_query(rng: random.Random) -> str:
         "why does the {thing} fail",
         "what did we decide about the {thing} for {project}",
         "{person} {project} {day}",
-    )).format(person=rng.choice(_PEOPLE), project=rng.choice(_PROJECTS),
+    )).format(person=_pick(_PEOPLE_POOL, rng), project=_pick(_PROJECT_POOL, rng),
               thing=rng.choice(_THINGS), day=rng.choice(_DAYS))
 
 
