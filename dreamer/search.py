@@ -58,6 +58,7 @@ VECTOR_DEPTH = 60
 SKETCH_DIM = 96  # the projection a search scans; exact cosines only for the shortlist
 SKETCH_SEED = 20260312
 RESCORE = 8
+LOAD_BATCH = 20000
 CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids away
 EPISODE_WEIGHT = 0.2  # share of the best score in the same episode
 EPISODE_SECONDS = 1800.0
@@ -155,14 +156,16 @@ class _VectorIndex:
             self.__init__(self.dim)
         if newest == self.max_id:
             return
-        rows = store.db.execute(
-            "SELECT id, source, embedding FROM crystals WHERE id > ? AND embedding IS NOT NULL"
-            " ORDER BY id",
-            [self.max_id],
-        ).fetchall()
-        # A vector of another size was written by another embedder: it cannot be compared.
-        rows = [row for row in rows if len(row[2]) == 2 * self.dim]
-        if rows:
+        cursor = store.db.execute(
+            "SELECT id, source, embedding FROM crystals WHERE id > ? AND id <= ?"
+            " AND embedding IS NOT NULL ORDER BY id",
+            [self.max_id, newest],
+        )
+        while rows := cursor.fetchmany(LOAD_BATCH):  # in slices: a bounded peak of memory
+            # A vector of another size was written by another embedder: it cannot be compared.
+            rows = [row for row in rows if len(row[2]) == 2 * self.dim]
+            if not rows:
+                continue
             self._reserve(len(rows))
             start, end = self.size, self.size + len(rows)
             vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16)
