@@ -130,3 +130,16 @@ def test_common_words_are_left_out_only_when_a_rare_known_word_remains(ws, now, 
     assert hits[0].text == "Project kickoff with the Zanzibar client"
     # A crystal with only the common word is no candidate: the rare word must be there.
     assert all("zanzibar" in hit.text.lower() for hit in hits if hit.score > 0.5)
+
+
+def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
+    first, second = HashingEmbedder(), HashingEmbedder()
+    texts = ["Grandmother's birthday dinner", "grandmothers birthdays", "Renew car insurance", ""]
+    a, b = first.embed(texts), second.embed(list(reversed(texts)))[::-1]
+    assert np.array_equal(a, b)  # no salted hash, no order effect, no cache effect
+    assert np.allclose(np.linalg.norm(a[:3], axis=1), 1.0) and not a[3].any()
+    assert a[0] @ a[1] > 0.5 > abs(a[0] @ a[2])
+    # Fixed points: vectors stored by an earlier version stay comparable with new ones.
+    assert round(float(a[0] @ a[1]), 4) == 0.7385
+    assert list(np.flatnonzero(a[0])[:5]) == [26, 28, 47, 48, 59]
+    assert round(float(a[0][26]), 4) == 0.1362 and round(float(a[0][47]), 4) == -0.1362
