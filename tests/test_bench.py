@@ -123,9 +123,11 @@ def test_bm25_reference_ranks_rare_words_first_and_ignores_stop_words():
     assert index.top("dog", 1) == [1]
 
 
-def test_cli_locomo_json_prints_recall_and_reference(runner, tiny):
-    result = runner.invoke(main, ["bench", "locomo", str(tiny), "--k", "5,10", "--json", "-q"],
-                           catch_exceptions=False)
+def test_cli_locomo_json_prints_recall_and_reference(runner, tiny, tmp_path):
+    scratch = tmp_path / "bench-here"
+    result = runner.invoke(main, ["bench", "locomo", str(tiny), "--k", "5,10", "--json", "-q",
+                                  "-w", str(scratch)], catch_exceptions=False)
+    assert list(scratch.iterdir()) == []  # its workspaces are gone afterwards
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert set(report["search"]["overall"]) >= {"recall@5", "recall@10"}

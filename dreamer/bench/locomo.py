@@ -225,9 +225,14 @@ def run(
     ks: list[int] | None = None,
     *,
     embedder: Embedder | None = None,
+    parent: Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Score dreamer's search and the BM25 reference on a LoCoMo file; return the report."""
+    """Score dreamer's search and the BM25 reference on a LoCoMo file; return the report.
+
+    The per-conversation workspaces live in a fresh temporary folder (inside ``parent`` if
+    given) that is deleted afterwards.
+    """
     ks = sorted(set(ks or [5, 10]))
     if not ks or ks[0] < 1:
         raise UsageError("k must be whole numbers of 1 or more, e.g. --k 5,10")
@@ -238,7 +243,9 @@ def run(
     reference: dict[int, list[dict[int, float]]] = {}
     latencies: list[float] = []
     turns_total = crystals_total = 0
-    with tempfile.TemporaryDirectory(prefix="dream-bench-locomo-") as tmp:
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="dream-bench-locomo-", dir=parent) as tmp:
         for number, conversation in enumerate(conversations):
             if progress:
                 progress(f"conversation {number + 1}/{len(conversations)} "

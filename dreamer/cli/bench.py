@@ -47,15 +47,16 @@ def _progress(quiet: bool):
 def locomo(path: Path, k: str, quiet: bool, as_json: bool, workspace: str | None) -> None:
     """Recall@k of dreamer's search on a LoCoMo file, next to a plain BM25 reference.
 
-    Each conversation goes into a fresh temporary workspace (one crystal per turn) and every
-    question with evidence is asked through the search agents use. Your own workspace is
-    never touched (-w is accepted for symmetry and ignored).
+    Each conversation goes into a fresh workspace (one crystal per turn) in a temporary folder
+    inside -w (default: the system's temporary folder), deleted afterwards; every question with
+    evidence is asked through the search agents use. No existing workspace changes.
 
     \b
     Example:
       dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
     """
-    report = locomo_bench.run(path, _ks(k), progress=_progress(quiet))
+    parent = Path(workspace).expanduser() if workspace else None
+    report = locomo_bench.run(path, _ks(k), parent=parent, progress=_progress(quiet))
     if as_json:
         emit_json(report)
         return
