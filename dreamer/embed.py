@@ -37,6 +37,7 @@ class Embedder(Protocol):
         ...
 
 
+@functools.lru_cache(maxsize=WORD_CACHE)
 def _stem(word: str) -> str:
     for suffix in ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
