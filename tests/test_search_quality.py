@@ -143,3 +143,27 @@ def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
     assert round(float(a[0] @ a[1]), 4) == 0.7385
     assert list(np.flatnonzero(a[0])[:5]) == [26, 28, 47, 48, 59]
     assert round(float(a[0][26]), 4) == 0.1362 and round(float(a[0][47]), 4) == -0.1362
+
+
+def test_a_filtered_search_ranks_within_its_own_kind(ws, now):
+    sessions = _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
+    fact = ws.index("Invoice exports run nightly at 02:00", importance=0.5, semantic_type=None,
+                    at=now, source="memory")
+    facts = ws.search("invoice export failed", search_type="facts", limit=3, now=now)
+    assert [hit.id for hit in facts] == [fact]
+    talk = ws.search("invoice export failed", search_type="conversations", limit=3, now=now)
+    assert len(talk) == 3 and {hit.id for hit in talk} <= set(sessions)
+    # Exactly the session hits a combined search ranks first, in the same order.
+    both = [hit.id for hit in ws.search("invoice export failed", limit=20, now=now)
+            if hit.source == "sessions"]
+    assert [hit.id for hit in talk] == both[:3]
+
+
+def test_a_filtered_search_falls_back_to_an_exact_ranking(ws, now, monkeypatch):
+    # Narrow the wider list (a size constant) so that twelve session matches overflow it.
+    monkeypatch.setattr(search_module, "FILTER_WIDTH", 1)
+    _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
+    fact = ws.index("Invoice exports run nightly at 02:00", importance=0.5, semantic_type=None,
+                    at=now, source="memory")
+    lexical = search_module._lexical(ws.store, ["invoice", "export", "failed"], False, True, 2)
+    assert list(lexical) == [fact]
