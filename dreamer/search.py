@@ -311,17 +311,34 @@ def _stems_locked(db: Any, terms: list[str]) -> dict[str, str]:
     return {terms[doc - 1]: term for doc, term in rows}
 
 
-def _in_context(store: Store, lexical: dict[int, float]) -> dict[int, float]:
-    """Each candidate's score plus its neighbours' and its episode's (see the module doc)."""
+_ROW = "id, source, julianday(created_at), importance, lifecycle = 'archived'"
+
+
+def _rows(store: Store, ids: list[int]) -> list[tuple[Any, ...]]:
+    """(id, source, julian day, importance, archived) of the given crystals."""
+    if not ids:
+        return []
+    return store.db.execute(
+        f"SELECT {_ROW} FROM crystals WHERE id IN ({','.join('?' * len(ids))})", ids
+    ).fetchall()
+
+
+def _in_context(store: Store, lexical: dict[int, float],
+                known: dict[int, tuple[Any, ...]] | None = None) -> dict[int, float]:
+    """Each candidate's score plus its neighbours' and its episode's (see the module doc).
+
+    ``known`` collects the rows read on the way (id -> row), so the boost need not read them.
+    """
     if not lexical:
         return {}
     reach = len(CONTEXT_WEIGHTS)
-    wanted = sorted({i + d for i in lexical for d in range(-reach, reach + 1)})
-    rows = store.db.execute(
-        "SELECT id, source, julianday(created_at) FROM crystals"
-        f" WHERE id IN ({','.join('?' * len(wanted))})",
-        wanted,
-    ).fetchall()
+    rows = _rows(store, sorted(lexical))
+    # Only transcript turns have neighbours worth reading.
+    talking = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
+    rows += _rows(store, sorted({i + d for i in talking for d in range(-reach, reach + 1)}
+                                - set(lexical)))
+    if known is not None:
+        known.update((row[0], row) for row in rows)
     ids = np.array([row[0] for row in rows], dtype=np.int64)
     order = np.argsort(ids)
     ids = ids[order]
@@ -372,20 +389,23 @@ def _semantic(index: _VectorIndex, vector: np.ndarray, sessions: bool, facts: bo
     return [(int(index.ids[shortlist[i]]), float(exact[i])) for i in order], best
 
 
-def _cosines(index: _VectorIndex, vector: np.ndarray,
-             ids: list[int]) -> tuple[list[tuple[int, float]], float]:
+def _cosines(store: Store, vector: np.ndarray, ids: list[int],
+             dim: int) -> tuple[list[tuple[int, float]], float]:
     """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
-    known = index.ids[: index.size]
-    if not len(known) or not vector.any():
+    if not ids or not vector.any():
         return [], 0.0
-    wanted = np.array(ids, dtype=np.int64)
-    at = np.clip(np.searchsorted(known, wanted), 0, len(known) - 1)
-    present = known[at] == wanted
-    wanted, at = wanted[present], at[present]
-    exact = index.vectors[at].astype(np.float32) @ vector
-    keep = exact > MIN_SIMILARITY
-    found = [(int(i), float(c)) for i, c in zip(wanted[keep], exact[keep], strict=True)]
-    return found, float(exact.max()) if len(exact) else 0.0
+    rows = [row for row in store.db.execute(
+        f"SELECT id, embedding FROM crystals WHERE id IN ({','.join('?' * len(ids))})"
+        " AND embedding IS NOT NULL",
+        ids,
+    ) if len(row[1]) == 2 * dim]
+    if not rows:
+        return [], 0.0
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
+    exact = matrix.reshape(len(rows), dim).astype(np.float32) @ vector
+    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True)
+             if c > MIN_SIMILARITY]
+    return found, float(exact.max())
 
 
 def _julian(moment: datetime) -> float:
@@ -412,32 +432,30 @@ def search(
         return []
     terms = query_terms(query)
     lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
-    contextual = _in_context(store, lexical)
+    known: dict[int, tuple[Any, ...]] = {}
+    contextual = _in_context(store, lexical, known)
     vector = embedder.embed([query])[0]
-    index = _vector_index(store, embedder)
     if len(contextual) >= limit:
-        # The words found enough: the vector re-ranks their candidates (cheap at any size).
-        semantic, best_similarity = _cosines(index, vector, list(contextual))
+        # The words found enough: the vector re-ranks their candidates, read straight from the
+        # store (cheap at any size, and a one-shot `dream search` never loads every vector).
+        semantic, best_similarity = _cosines(store, vector, list(contextual), embedder.dim)
     else:
         # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
-        semantic, best_similarity = _semantic(index, vector, sessions, facts,
-                                              max(VECTOR_DEPTH, limit * 4))
+        semantic, best_similarity = _semantic(_vector_index(store, embedder), vector, sessions,
+                                              facts, max(VECTOR_DEPTH, limit * 4))
     top = max(contextual.values(), default=0.0)
     fused = {crystal_id: score / top for crystal_id, score in contextual.items()} if top else {}
     for crystal_id, similarity in semantic:
         fused[crystal_id] = fused.get(crystal_id, 0.0) + VECTOR_WEIGHT * similarity
     hits: list[Hit] = []
     if fused:
-        rows = store.db.execute(
-            "SELECT id, importance, lifecycle = 'archived', julianday(created_at) FROM crystals"
-            f" WHERE id IN ({','.join('?' * len(fused))})",
-            list(fused),
-        ).fetchall()
+        known.update((row[0], row) for row in _rows(store, [i for i in fused if i not in known]))
+        rows = [known[i] for i in fused if i in known]
         newest_row = store.db.execute("SELECT julianday(max(created_at)) FROM crystals")
         newest = min(_julian(now), newest_row.fetchone()[0] or _julian(now))
         ids = [row[0] for row in rows]
-        importance, archived, day = (
-            np.array([row[column] for row in rows], dtype=np.float64) for column in (1, 2, 3)
+        day, importance, archived = (
+            np.array([row[column] for row in rows], dtype=np.float64) for column in (2, 3, 4)
         )
         recency = 0.5 ** (np.maximum(newest - day, 0.0) / RECENCY_HALF_LIFE_DAYS)
         boost = (1.0 + IMPORTANCE_BOOST * importance + RECENCY_BOOST * recency) * np.where(
