@@ -3,8 +3,9 @@
 1. Lexical: the query's words (never its syntax: every word is quoted, so FTS5 operators in a
    query are just text), stop words dropped, are OR-ed and ranked by BM25 (k1 1.2, b 0.75) over
    a Porter-stemmed index; the best ``LEXICAL_DEPTH`` matches are candidates. In a store of
-   ``COMMON_MIN_CRYSTALS`` or more, words found in over ``COMMON_SHARE`` of it only rank the
-   crystals the rarer words find (BM25 scores every crystal a word is in: that is the cost).
+   ``COMMON_MIN_CRYSTALS`` or more, words found in over ``COMMON_SHARE`` of it (or in over
+   ``COMMON_MAX`` crystals) only rank the crystals the rarer words find (BM25 scores every
+   crystal a word is in: that is the cost).
 2. Context: a memory is often an answer whose words are in the turn before it ("Did you go to
    the support group?" / "Yes, yesterday, it was powerful"). So each crystal's lexical score
    adds ``CONTEXT_WEIGHTS`` times its neighbours' (the crystals one and two ids away), and
@@ -57,6 +58,7 @@ SEARCH_TYPES = ("conversations", "facts", "both")
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # as crystals_fts (store.m001)
 COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
+COMMON_MAX = 5000  # ... or in more crystals than this, so the cost stops growing with size
 LEXICAL_DEPTH = 200  # BM25 candidates; their neighbours and episodes are scored from these
 VECTOR_DEPTH = 60
 FILTER_WIDTH = 3  # a filtered search ranks this many times more matches, then filters
@@ -280,10 +282,14 @@ def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]
         list(stems.values()),
     ).fetchall())
     counts = {term: frequency.get(stems.get(term, term), 0) for term in terms}
-    rare = [term for term in terms if 0 < counts[term] <= COMMON_SHARE * total]
-    if not rare:
+    limit = min(COMMON_SHARE * total, COMMON_MAX)
+    present = [term for term in terms if counts[term] > 0]
+    if not present:
         return terms, []
-    return rare, [term for term in terms if counts[term] > COMMON_SHARE * total]
+    # With no rare word the least common one must be there: the most specific word asked.
+    rare = [term for term in present if counts[term] <= limit] or [
+        min(present, key=lambda term: counts[term])]
+    return rare, [term for term in present if term not in rare]
 
 
 def _stems(store: Store, terms: list[str]) -> dict[str, str]:

@@ -112,7 +112,7 @@ def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     assert hits[0].text == "Standup moved to 9:30"
 
 
-def test_common_words_are_left_out_only_when_a_rare_known_word_remains(ws, now, monkeypatch):
+def test_in_a_large_store_common_words_only_rank_what_rarer_words_find(ws, now, monkeypatch):
     # The threshold is a size constant; lowering it lets a small store show the large-store
     # behaviour without loading 20,000 crystals.
     monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 10)
@@ -121,7 +121,9 @@ def test_common_words_are_left_out_only_when_a_rare_known_word_remains(ws, now, 
     store = ws.store
     split = search_module._split_common
     assert split(store, ["project", "zanzibar"]) == (["zanzibar"], ["project"])
-    assert split(store, ["project", "track"]) == (["project", "track"], [])  # all common
+    # All common: the least common word must be there, the others rank.
+    assert split(store, ["project", "track"]) == (["track"], ["project"])
+    assert split(store, ["qwxz", "zzyq"]) == (["qwxz", "zzyq"], [])  # nothing known: as asked
     # Looked up by FTS5's own stem ("clients" is indexed as "client"); absent words drop out.
     assert split(store, ["projects", "clients", "qwxz"]) == (["clients"], ["projects"])
     assert search_module._stems(store, ["Clients", "running"]) == {
