@@ -76,8 +76,8 @@ def test_parallel_notes_are_all_in_scratch_and_crystals_exactly_once(tmp_path):
         assert created == total
     finally:
         ws.close()
+    # Speed is the benchmark's business (dream bench scale); here it is only reported.
     print(f"{total} notes from {PROCESSES} processes in {elapsed:.2f}s")
-    assert elapsed < 30
 
 
 def test_threads_sharing_one_workspace_lose_nothing(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import numpy as np
@@ -139,8 +138,11 @@ def test_transcripts_do_not_merge_with_notes(ws, now):
     assert lifecycle.run(ws, now).merged == []
 
 
-def test_a_tick_is_linear_in_the_number_of_crystals(ws, now):
-    """20k existing crystals, 50 new: one pass stays well within a second or two."""
+def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
+    """20k existing crystals, 50 new: one pass merges nothing and fades nothing new.
+
+    How long a tick takes at size is measured by `dream bench scale` (its "tick s" column).
+    """
     rng = np.random.default_rng(7)
     vectors = rng.standard_normal((20_000, ws.embedder.dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -154,11 +156,10 @@ def test_a_tick_is_linear_in_the_number_of_crystals(ws, now):
     ws.store.set_meta("lifecycle.merge_checked_id", "20000")
     for i in range(50):
         ws.note(f"new note number {i} about topic {i * 7}", at=now)
-    started = time.perf_counter()
     report = lifecycle.run(ws, now)
-    elapsed = time.perf_counter() - started
     assert report.merged == [] and report.faded == []
-    assert elapsed < 5.0, elapsed
+    assert ws.store.get_meta("lifecycle.merge_checked_id") == str(
+        ws.store.db.execute("SELECT max(id) FROM crystals").fetchone()[0])
 
 
 def test_catching_up_after_a_long_pause_is_spread_over_ticks(ws, now, monkeypatch):

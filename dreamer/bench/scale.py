@@ -26,6 +26,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from .. import consolidate
+from .. import dream as dream_cycle
+from .. import migrate as seed_migration
 from ..embed import to_blob
 from ..errors import DreamError, UsageError
 from ..kinds import infer_type
@@ -257,36 +260,39 @@ def measure(n: int, root: Path, *, appends: int = 200, searches: int = 200, drea
         if dream:
             say(f"{n:,} crystals: one offline dream")
             out["dream"] = _dream(ws, now)
+        say(f"{n:,} crystals: one consolidation tick")
+        out["consolidate"] = _consolidate(ws, now)
         clear_vector_cache()
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
 
 
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
-    try:
-        from .. import dream
-    except ImportError as e:  # another part of dreamer not built yet: say so, do not guess
-        return {"error": f"dreamer.dream is not importable ({e})"}
     t0 = time.perf_counter()
     try:
-        result = dream.run(ws, now=now + timedelta(minutes=5), force=True)
+        result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True)
     except DreamError as e:
         return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
     return {"seconds": round(time.perf_counter() - t0, 2), "outcome": result.outcome,
             "consumed": len(result.consumed)}
 
 
+def _consolidate(ws: Workspace, now: datetime) -> dict[str, Any]:
+    """One consolidation tick (decay, spikes, lifecycle over every crystal), timed."""
+    t0 = time.perf_counter()
+    report = consolidate.tick(ws, now + timedelta(minutes=30))
+    changes = report.lifecycle.to_dict()
+    return {"seconds": round(time.perf_counter() - t0, 2),
+            **{key: changes[key] for key in ("faded", "used", "archived", "merged")}}
+
+
 def _migrate(root: Path, rng: random.Random, now: datetime) -> dict[str, Any]:
-    try:
-        from .. import migrate
-    except ImportError as e:
-        return {"error": f"dreamer.migrate is not importable ({e})"}
     with _open(root) as ws:
         ws.init()
         ws.memory_md.write_text(synthetic_memory_md(MIGRATION_BYTES, rng), encoding="utf-8")
         t0 = time.perf_counter()
         try:
-            report = migrate.migrate(ws, now)
+            report = seed_migration.migrate(ws, now)
         except DreamError as e:
             return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
         seconds = time.perf_counter() - t0

@@ -106,7 +106,7 @@ def _num(value: float | None) -> str:
 def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
           no_migrate: bool, keep: bool, quiet: bool, as_json: bool,
           workspace: str | None) -> None:
-    """Time note, search, dream and seed migration on synthetic workspaces of N crystals.
+    """Time note, search, dream, consolidation tick and seed migration at N crystals.
 
     The workspaces are built in a fresh folder inside -w (default: the system's temporary
     folder) and deleted afterwards unless --keep; nothing in an existing workspace changes.
@@ -129,7 +129,7 @@ def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
 
 def _print_scale(report: dict[str, Any]) -> None:
     click.echo(f"{'crystals':>10}{'load s':>9}{'append p50/p99 ms':>20}"
-               f"{'search p50/p99 ms':>20}{'dream s':>9}{'peak MB':>9}")
+               f"{'search p50/p99 ms':>20}{'dream s':>9}{'tick s':>8}{'peak MB':>9}")
     for row in report["sizes"]:
         dream = row.get("dream", {})
         dream_cell = dream.get("seconds", "-") if "error" not in dream else "error"
@@ -137,7 +137,8 @@ def _print_scale(report: dict[str, Any]) -> None:
             f"{row['crystals']:>10,}{row['load_seconds']:>9}"
             f"{row['append']['p50_ms']:>11}/{row['append']['p99_ms']:<8}"
             f"{row['search']['p50_ms']:>11}/{row['search']['p99_ms']:<8}"
-            f"{dream_cell:>9}{row['peak_rss_mb']:>9}"
+            f"{dream_cell:>9}{row.get('consolidate', {}).get('seconds', '-'):>8}"
+            f"{row['peak_rss_mb']:>9}"
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
