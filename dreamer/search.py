@@ -53,6 +53,7 @@ from .embed import Embedder
 from .errors import UsageError
 from .store import Store
 from .times import as_utc, iso
+from .vectors import cosines, index_for, nearest
 
 SEARCH_TYPES = ("conversations", "facts", "both")
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # as crystals_fts (store.m001)
@@ -62,10 +63,6 @@ COMMON_MAX = 5000  # ... or in more crystals than this, so the cost stops growin
 LEXICAL_DEPTH = 200  # BM25 candidates; their neighbours and episodes are scored from these
 VECTOR_DEPTH = 60
 FILTER_WIDTH = 3  # a filtered search ranks this many times more matches, then filters
-SKETCH_DIM = 96  # the projection a search scans; exact cosines only for the shortlist
-SKETCH_SEED = 20260312
-RESCORE = 8
-LOAD_BATCH = 20000
 CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids away
 EPISODE_WEIGHT = 0.2  # share of the best score in the same episode
 EPISODE_SECONDS = 1800.0
@@ -76,7 +73,6 @@ RECENCY_BOOST = 0.1
 RECENCY_HALF_LIFE_DAYS = 30.0
 ARCHIVED_FACTOR = 0.85
 GAP_SIMILARITY = 0.25
-MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Common English function words (NLTK's list): matching them ranks by noise, not meaning.
 _STOP = frozenset(
@@ -119,90 +115,6 @@ def query_terms(query: str) -> list[str]:
 def fts_expression(terms: list[str]) -> str:
     """An FTS5 MATCH expression that ORs quoted terms (so no query text is FTS syntax)."""
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
-
-
-class _VectorIndex:
-    """Crystal vectors of one database, loaded once and extended as crystals are added.
-
-    Kept twice: the stored float16 vectors (for exact cosines) and a float32 random-projection
-    sketch of ``SKETCH_DIM`` dimensions, which a search scans in full; only the best
-    ``RESCORE ×`` wanted rows are scored exactly. Arrays grow by doubling, so a search after a
-    new note does not copy the whole matrix.
-    """
-
-    def __init__(self, dim: int):
-        self.dim = dim
-        self.size = 0
-        self.max_id = 0
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.sessions = np.zeros(0, dtype=bool)
-        self.vectors = np.zeros((0, dim), dtype=np.float16)
-        self.sketch = np.zeros((0, SKETCH_DIM), dtype=np.float32)
-        generator = np.random.default_rng(SKETCH_SEED)
-        self.projection = (generator.standard_normal((dim, SKETCH_DIM))
-                           / np.sqrt(SKETCH_DIM)).astype(np.float32)
-
-    def _reserve(self, extra: int) -> None:
-        needed = self.size + extra
-        if needed <= len(self.ids):
-            return
-        capacity = max(needed, 2 * len(self.ids), 1024)
-
-        def grown(array: np.ndarray) -> np.ndarray:
-            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
-            bigger[: self.size] = array[: self.size]
-            return bigger
-
-        self.ids, self.sessions = grown(self.ids), grown(self.sessions)
-        self.vectors, self.sketch = grown(self.vectors), grown(self.sketch)
-
-    def refresh(self, store: Store) -> None:
-        """Load the vectors of crystals added since the last call."""
-        newest = store.db.execute("SELECT coalesce(max(id), 0) FROM crystals").fetchone()[0]
-        if newest < self.max_id:  # the database was replaced under us
-            self.__init__(self.dim)
-        if newest == self.max_id:
-            return
-        cursor = store.db.execute(
-            "SELECT id, source, embedding FROM crystals WHERE id > ? AND id <= ?"
-            " AND embedding IS NOT NULL ORDER BY id",
-            [self.max_id, newest],
-        )
-        while rows := cursor.fetchmany(LOAD_BATCH):  # in slices: a bounded peak of memory
-            # A vector of another size was written by another embedder: it cannot be compared.
-            rows = [row for row in rows if len(row[2]) == 2 * self.dim]
-            if not rows:
-                continue
-            self._reserve(len(rows))
-            start, end = self.size, self.size + len(rows)
-            vectors = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float16)
-            vectors = vectors.reshape(len(rows), self.dim)
-            self.ids[start:end] = [r[0] for r in rows]
-            self.sessions[start:end] = [r[1] == "sessions" for r in rows]
-            self.vectors[start:end] = vectors
-            self.sketch[start:end] = vectors.astype(np.float32) @ self.projection
-            self.size = end
-        self.max_id = newest
-
-
-_indexes: dict[tuple[str, str], _VectorIndex] = {}
-_indexes_lock = threading.Lock()
-
-
-def _vector_index(store: Store, embedder: Embedder) -> _VectorIndex:
-    key = (str(store.path.resolve()), embedder.name)
-    with _indexes_lock:
-        index = _indexes.get(key)
-        if index is None:
-            index = _indexes[key] = _VectorIndex(embedder.dim)
-        index.refresh(store)
-    return index
-
-
-def clear_vector_cache() -> None:
-    """Forget every in-process vector matrix (they reload on the next search)."""
-    with _indexes_lock:
-        _indexes.clear()
 
 
 def _source_filter(search_type: str, settings: Settings) -> tuple[bool, bool]:
@@ -376,44 +288,6 @@ def _in_context(store: Store, lexical: dict[int, float],
     return {int(i): float(score) for i, score in zip(ids[keep], total[keep], strict=True)}
 
 
-def _semantic(index: _VectorIndex, vector: np.ndarray, sessions: bool, facts: bool,
-              limit: int) -> tuple[list[tuple[int, float]], float]:
-    """(crystal id, cosine) of the closest `limit` crystals above MIN_SIMILARITY; the best."""
-    size = index.size
-    if not size or not vector.any():
-        return [], 0.0
-    rough = index.sketch[:size] @ (vector @ index.projection)
-    if not (sessions and facts):
-        rough = np.where(index.sessions[:size] == sessions, rough, -np.inf)
-    take = min(limit * RESCORE, size)
-    shortlist = np.argpartition(-rough, take - 1)[:take]
-    shortlist = shortlist[np.isfinite(rough[shortlist])]
-    exact = index.vectors[shortlist].astype(np.float32) @ vector
-    order = np.argsort(-exact, kind="stable")[:limit]
-    order = order[exact[order] > MIN_SIMILARITY]
-    best = float(exact[order[0]]) if len(order) else 0.0
-    return [(int(index.ids[shortlist[i]]), float(exact[i])) for i in order], best
-
-
-def _cosines(store: Store, vector: np.ndarray, ids: list[int],
-             dim: int) -> tuple[list[tuple[int, float]], float]:
-    """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
-    if not ids or not vector.any():
-        return [], 0.0
-    rows = [row for row in store.db.execute(
-        f"SELECT id, embedding FROM crystals WHERE id IN ({','.join('?' * len(ids))})"
-        " AND embedding IS NOT NULL",
-        ids,
-    ) if len(row[1]) == 2 * dim]
-    if not rows:
-        return [], 0.0
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
-    exact = matrix.reshape(len(rows), dim).astype(np.float32) @ vector
-    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True)
-             if c > MIN_SIMILARITY]
-    return found, float(exact.max())
-
-
 def _julian(moment: datetime) -> float:
     """A time as SQLite's julianday() gives it, to compare with stored times in numpy."""
     return as_utc(moment).timestamp() / 86400.0 + 2440587.5
@@ -444,10 +318,10 @@ def search(
     if len(contextual) >= limit:
         # The words found enough: the vector re-ranks their candidates, read straight from the
         # store (cheap at any size, and a one-shot `dream search` never loads every vector).
-        semantic, best_similarity = _cosines(store, vector, list(contextual), embedder.dim)
+        semantic, best_similarity = cosines(store, vector, list(contextual), embedder.dim)
     else:
         # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
-        semantic, best_similarity = _semantic(_vector_index(store, embedder), vector, sessions,
+        semantic, best_similarity = nearest(index_for(store, embedder), vector, sessions,
                                               facts, max(VECTOR_DEPTH, limit * 4))
     top = max(contextual.values(), default=0.0)
     fused = {crystal_id: score / top for crystal_id, score in contextual.items()} if top else {}

@@ -8,6 +8,7 @@ from datetime import timedelta
 import numpy as np
 
 from dreamer import search as search_module
+from dreamer import vectors
 from dreamer.embed import HashingEmbedder
 
 
@@ -92,9 +93,9 @@ def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
     first = ws.note("Prefers oat milk in coffee", at=now)
     ws.search("oat milk", now=now)  # loads the index
     second = ws.note("Allergic to peanuts and cashews", at=now)
-    index = search_module._vector_index(ws.store, embedder)
+    index = vectors.index_for(ws.store, embedder)
     query = embedder.embed(["peanut allergy"])[0]
-    found, best = search_module._semantic(index, query, True, True, 5)
+    found, best = vectors.nearest(index, query, True, True, 5)
     cosines = dict(found)
     assert second in cosines and first in index.ids[: index.size]
     exact = float(embedder.embed(["Allergic to peanuts and cashews"])[0] @ query)

@@ -32,7 +32,7 @@ from .. import migrate as seed_migration
 from ..embed import to_blob
 from ..errors import DreamError, UsageError
 from ..kinds import infer_type
-from ..search import clear_vector_cache
+from ..vectors import clear_cache as clear_vector_cache
 from ..workspace import Workspace
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
