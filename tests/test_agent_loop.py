@@ -1,4 +1,4 @@
-"""The minimal agent loop of docs/integrations.md, run as written through the real anthropic SDK.
+"""The minimal agent loop of the README, run as written through the real anthropic SDK.
 
 The Messages API is the scripted fake of tests/fake_anthropic.py (an httpx transport), which
 answers with tool_use blocks the way Claude would and records every request the SDK sends.
@@ -15,7 +15,7 @@ from fake_anthropic import FakeAnthropic
 
 from dreamer import tools
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "integrations.md"
+DOCS = Path(__file__).resolve().parent.parent / "README.md"
 NOTE = "Ada's grant report is due 2026-03-30; she wants a draft by the 25th"
 
 
@@ -24,7 +24,7 @@ def docs_loop() -> dict:
     """The namespace the docs' agent-loop code block defines (executed, not imported)."""
     text = DOCS.read_text(encoding="utf-8")
     block = re.search(r"<!-- agent-loop -->\s*```python\n(.*?)```", text, re.S)
-    assert block, "docs/integrations.md lost its agent-loop block"
+    assert block, "README.md lost its agent-loop block"
     namespace: dict = {"__name__": "agent"}  # not __main__: main() would wait for input
     exec(compile(block.group(1), f"{DOCS}#agent-loop", "exec"), namespace)
     return namespace

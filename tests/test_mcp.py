@@ -155,8 +155,9 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
         assert [c.text for c in ws.store.crystals()] == ["still serving"]
 
 
-def test_the_documented_registrations_run_dream_mcp_with_a_workspace():
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
+@pytest.mark.parametrize("document", ["README.md", "docs/integrations.md"])
+def test_the_documented_registrations_run_dream_mcp_with_a_workspace(document):
+    docs = (Path(__file__).resolve().parent.parent / document).read_text()
     config = json.loads(re.search(r"<!-- mcp-config -->\s*```json\n(.*?)```", docs, re.S)[1])
     desktop = config["mcpServers"]["dreamer"]
     claude_code = re.search(r"^claude mcp add dreamer -- (dream .*)$", docs, re.M)[1].split()
