@@ -309,6 +309,9 @@ class _Dream:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""
         restored = scratch.restore(self.ws.scratch_path)
         outcome = "rejected" if isinstance(error, DreamRejected) else "failed"
+        spent = getattr(error, "usage", None)
+        if isinstance(spent, Usage):  # an unusable answer was still paid for
+            self.result.usage.add(spent)
         raw = error.raw if isinstance(error, SynthesisError) else self.raw
         if not isinstance(error, Exception):
             return  # KeyboardInterrupt and the like: the notes are back, leave at once
@@ -331,6 +334,8 @@ class _Dream:
             "critiques": self.result.critiques, "revisions": drafts[1:],
             "consumed": self.result.consumed if outcome == "committed" else [],
             "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
             "cost_usd": usage.cost_usd, **extra,
         })
 

@@ -164,6 +164,13 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m010_dream_cache_tokens(db: sqlite_utils.Database) -> None:
+    # Prompt-cache tokens are billed differently from plain input: keep them apart.
+    db.execute("ALTER TABLE dreams ADD COLUMN cache_read_tokens INTEGER")
+    db.execute("ALTER TABLE dreams ADD COLUMN cache_write_tokens INTEGER")
+
+
+@migrations()
 def m020_hormone_source(db: sqlite_utils.Database) -> None:
     # Who caused a stimulus (note, cli, api, auto, decay), and fast "newest row" lookups.
     db.execute("ALTER TABLE hormones ADD COLUMN source TEXT")

@@ -227,11 +227,24 @@ def test_api_errors_fail_clearly_with_nothing_lost(dreamt, now, fake, script, er
 
 
 def test_the_raw_answer_of_a_bad_output_is_journaled(dreamt, now, fake):
-    fake.tool_use(TOOL_NAME, {"bond": ["not", "text"]})
+    fake.tool_use(TOOL_NAME, {"bond": ["not", "text"]},
+                  usage={"input_tokens": 1200, "output_tokens": 80,
+                         "cache_read_input_tokens": 900})
     with pytest.raises(ModelOutputInvalid):
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     entry = journal.get(dreamt.store, journal.entries(dreamt.store, 1)[0]["id"])
     assert '"not"' in entry["raw"] and '"text"' in entry["raw"]
+    # The unusable answer was still billed: its tokens and cost are in the journal.
+    assert (entry["input_tokens"], entry["output_tokens"]) == (1200, 80)
+    assert entry["cache_read_tokens"] == 900 and entry["cost_usd"] > 0
+
+
+def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
+    fake.tool_use(TOOL_NAME, GOOD, usage={"cache_creation_input_tokens": 1800,
+                                                 "cache_read_input_tokens": 0})
+    result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
+    entry = journal.get(dreamt.store, result.dream_id)
+    assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
 
 
 @pytest.mark.parametrize(
