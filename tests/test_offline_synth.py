@@ -152,3 +152,40 @@ def test_a_hand_written_file_is_integrated_by_its_headings(ws, now):
     assert [p.topic for p in state.pointers()] == ["Journal"]
     assert "paired" in state.pointers()[0].keywords and "tomasz" in state.pointers()[0].keywords
     assert state.body("active_context").startswith("- Breakthrough: Deployed the Ferrous build")
+
+
+def test_a_friction_fixed_later_leaves_active_context_for_a_pointer(ws, now):
+    draft = OfflineSynthesizer().synthesize(inputs_for(ws, now, [
+        "CI keeps failing on the flaky payment webhook test",
+        "Deployed the billing service to staging",
+        "Fixed the flaky payment webhook test: it depended on the wall clock",
+        "The export job is broken on large accounts",
+    ]))
+    active = draft.state.body("active_context")
+    assert "Friction: CI keeps failing" not in active
+    assert "Breakthrough: Fixed the flaky payment webhook test" in active
+    # An unrelated friction stays open: a fix only closes what it is about.
+    assert "Friction: The export job is broken" in active
+    assert any("flaky payment" in p.keywords or "CI keeps failing" in p.topic
+               for p in draft.state.pointers())
+
+
+def test_a_fix_older_than_the_friction_does_not_close_it(ws, now):
+    draft = OfflineSynthesizer().synthesize(inputs_for(ws, now, [
+        "Fixed the flaky payment webhook test: it depended on the wall clock",
+        "CI keeps failing on the flaky payment webhook test again",
+    ]))
+    assert "Friction: CI keeps failing" in draft.state.body("active_context")
+
+
+def test_an_old_friction_line_is_closed_by_a_new_fix(ws, now):
+    old = wm.render(wm.from_fields({
+        "phenotype": "Careful.", "bond": "- User: Maya",
+        "active_context": "- Friction: The nightly export job is broken on large accounts",
+    }))
+    draft = OfflineSynthesizer().synthesize(inputs_for(ws, now, [
+        "Fixed the nightly export job for large accounts with streaming writes",
+    ], old_text=old))
+    active = draft.state.body("active_context")
+    assert "Friction: The nightly export job is broken" not in active
+    assert "Breakthrough: Fixed the nightly export job" in active

@@ -285,16 +285,33 @@ def _active(old: WorkingMemory, evidence: list[dict[str, Any]], fading_topics: l
     # Importance first, then label, then newest: what matters most survives the budget.
     fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])],
                               _neg(i["at"])))
-    new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh]
+    fixes = [(i["at"], stems(i["text"])) for i in fresh if _label(i["text"]) == "Breakthrough"]
+    resolved = [i for i in fresh if _label(i["text"]) == "Friction"
+                and any(at > i["at"] and _resolves(fix, stems(i["text"])) for at, fix in fixes)]
+    new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh
+                 if i not in resolved]
     fading = {f["line"] for f in fading_topics}
     carried = [line.rstrip() for line in context_lines(old.body("active_context"))
                if line.strip() not in fading and (conservative or not _same(line, superseded))]
+    # An old friction that this dream's breakthroughs fixed leaves Active Context too.
+    stale = [line for line in carried if line.lstrip("- ").startswith("Friction:")
+             and any(_resolves(fix, stems(_LABEL_PREFIX.sub("", line.lstrip("- "))))
+                     for _, fix in fixes)]
+    carried = [line for line in carried if line not in stale]
     if not new_lines and not carried and evidence:
         new_lines = [_bullet(i["text"]) for i in evidence]
     body = _fit(new_lines + carried, budget)
     kept = set(body.split("\n"))
-    overflow = [line for line in new_lines + carried if line not in kept]
+    # Resolved frictions are history now: they go where overflow goes (crystal pointers).
+    past = [f"- Friction: {_clip(i['text'])}" for i in resolved] + stale
+    overflow = [line for line in new_lines + carried if line not in kept] + past
     return body, overflow
+
+
+def _resolves(fix: set[str], friction: set[str]) -> bool:
+    """True when a breakthrough shares enough content words with a friction to close it."""
+    shared = len(fix & friction)
+    return shared >= 2 and shared >= 0.3 * len(friction)
 
 
 def _neg(at: str) -> str:
