@@ -10,7 +10,6 @@ back to a default.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import math
 import os
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidSetting
+from dreamer.errors import InvalidSetting
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
 _DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
@@ -279,8 +278,3 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
             value = value[:7] + "…"
         rows.append({"key": spec.key, "env": spec.env, "value": value, "source": source})
     return rows
-
-
-def replace(settings: Settings, **changes: Any) -> Settings:
-    """A copy of settings with some attributes changed (for tests and in-process use)."""
-    return dataclasses.replace(settings, **changes)

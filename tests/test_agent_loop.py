@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_anthropic import FakeAnthropic
 
-from dreamer import tools
+from dreamer.agents import tools
 
 DOCS = Path(__file__).resolve().parent.parent / "README.md"
 NOTE = "Ada's grant report is due 2026-03-30; she wants a draft by the 25th"

@@ -7,8 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import prompts
-from dreamer.bootstrap import (
+from dreamer.agents.bootstrap import (
     CUT_MARKER,
     bootstrap,
     bootstrap_block,
@@ -18,7 +17,8 @@ from dreamer.bootstrap import (
 )
 from dreamer.cli import main
 from dreamer.errors import UsageError
-from dreamer.state import WorkingMemory, render, sections
+from dreamer.memory.state import WorkingMemory, render, sections
+from dreamer.support import prompts
 
 WINDOWS = {"32000": 3_200, "64000": 4_000, "128000": 6_000, "200000": 8_000}
 

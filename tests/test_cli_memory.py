@@ -9,7 +9,7 @@ import pytest
 from freezegun import freeze_time
 
 from dreamer.cli import main
-from dreamer.scratch import parse
+from dreamer.memory.scratch import parse
 
 TRICKY = "first line\r\n  indented second\n\ttab, é, 日本語, 🦀, \u2028 sep\n- [not] an entry\n\n"
 

@@ -7,7 +7,8 @@ import sys
 import textwrap
 import time
 
-from dreamer import Workspace, scratch
+from dreamer import Workspace
+from dreamer.memory import scratch
 
 PROCESSES = 4
 NOTES_EACH = 250

@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import consolidate, hormones, scratch
 from dreamer.errors import LockHeld
+from dreamer.memory import hormones, scratch
+from dreamer.service import consolidation as consolidate
 
 
 def _auto_notes(ws):

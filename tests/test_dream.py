@@ -7,12 +7,13 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import dream, journal, scratch
-from dreamer import state as wm
+from dreamer.dream import cycle as dream
+from dreamer.dream.synth import Draft, Usage
+from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamRejected, LockHeld, SynthesisError
+from dreamer.memory import scratch
+from dreamer.memory import state as wm
 from dreamer.store import content_hash
-from dreamer.synth import Draft, Usage
-from dreamer.synth.offline import OfflineSynthesizer
 
 NOTES = [
     "User prefers concise answers with code first",
@@ -73,7 +74,7 @@ def test_six_notes_commit_a_seven_section_state(ws, now):
     assert all(ws.get(i).lifecycle == "consolidated" for i in ids)
     audit = ws.store.db.execute("SELECT count(*) FROM audit WHERE action = 'consolidated'")
     assert audit.fetchone()[0] == len(ids)
-    row = journal.get(ws.store, result.dream_id)
+    row = ws.store.get_dream(result.dream_id)
     assert row["outcome"] == "committed" and row["new_state"] == text
     assert row["inputs"]["notes"] == 6 and row["consumed"] == sorted(ids)
     assert row["inputs"]["pointer_fixes"] == [] and row["inputs"]["insights"]["topics"]
@@ -87,7 +88,7 @@ def test_second_dream_with_nothing_new_skips_and_says_so(ws, now):
     assert result.outcome == "skipped" and not result.committed
     assert "only 0 new notes" in result.reason and "--force" in result.reason
     assert ws.memory_md.read_bytes() == before
-    assert journal.get(ws.store, result.dream_id)["outcome"] == "skipped"
+    assert ws.store.get_dream(result.dream_id)["outcome"] == "skipped"
 
 
 def test_force_dreams_over_a_single_note(ws, now):
@@ -136,7 +137,7 @@ def test_rejection_keeps_memory_byte_for_byte_and_puts_notes_back(ws, now):
     assert not scratch.rotated_path(ws.scratch_path).exists()
     # bounded: a draft and two revisions, each critiqued
     assert len(synth.calls) == 3 and synth.calls[0] is None and synth.calls[1]
-    row = journal.get(ws.store, caught.value.dream_id)
+    row = ws.store.get_dream(caught.value.dream_id)
     assert row["outcome"] == "rejected" and len(row["critiques"]) == 3
     assert len(row["revisions"]) == 2 and row["draft"]
     assert "empty synthesis" in caught.value.reasons[0]
@@ -157,7 +158,7 @@ def test_a_revision_that_fixes_the_critique_commits(ws, now):
     result = dream.run(ws, now=now, synthesizer=synth)
     assert result.committed and result.revisions == 1
     assert len(result.critiques) == 1 and result.usage.input_tokens == 200
-    row = journal.get(ws.store, result.dream_id)
+    row = ws.store.get_dream(result.dream_id)
     assert len(row["critiques"]) == 1 and len(row["revisions"]) == 1
     assert row["input_tokens"] == 200 and row["cost_usd"] == pytest.approx(0.002)
 
@@ -168,8 +169,8 @@ def test_synthesis_failure_is_journaled_and_nothing_is_lost(ws, now):
         dream.run(ws, now=now, synthesizer=Failing())
     assert not ws.memory_md.exists()
     assert scratch_texts(ws) == NOTES
-    row = journal.entries(ws.store)[0]
-    full = journal.get(ws.store, row["id"])
+    row = ws.store.dream_entries()[0]
+    full = ws.store.get_dream(row["id"])
     assert full["outcome"] == "failed" and full["raw"] == "<garbage>"
     assert "SynthesisError" in full["error"]
 
@@ -198,7 +199,7 @@ def test_dry_run_changes_nothing(ws, now):
     assert "## Active Context" in result.state_text
     assert not ws.memory_md.exists()
     assert ws.scratch_path.read_bytes() == before_scratch
-    assert journal.entries(ws.store) == []
+    assert ws.store.dream_entries() == []
     assert ws.store.count_by_lifecycle() == {"generated": 6}
 
 
@@ -219,7 +220,7 @@ def test_pointers_that_lead_nowhere_are_repaired_or_dropped(ws, now):
     assert wm.Pointer("Kitchen renovation plans", "kitchen renovation") in pointers
     assert all("Moon" not in p.topic for p in pointers)
     assert any("dropped pointer 'Moon base logistics'" in fix for fix in result.pointer_fixes)
-    row = journal.get(ws.store, result.dream_id)
+    row = ws.store.get_dream(result.dream_id)
     assert row["inputs"]["pointer_fixes"] == result.pointer_fixes
     for pointer in pointers:
         hits = ws.search(pointer.keywords, now=now)

@@ -12,9 +12,9 @@ from datetime import timedelta
 import pytest
 from fake_anthropic import FakeAnthropic, Scripted, message_body
 
-from dreamer import journal, scratch
 from dreamer.cli import main
-from dreamer.dream import run
+from dreamer.dream.cycle import run
+from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.errors import (
     DreamRejected,
     ModelAuthError,
@@ -23,7 +23,7 @@ from dreamer.errors import (
     ModelRateLimited,
     ModelTimeout,
 )
-from dreamer.synth.claude import TOOL_NAME, ClaudeSynthesizer
+from dreamer.memory import scratch
 
 FIRST_NOTES = [
     "Maya is the product lead at Acme and prefers short, direct answers",
@@ -103,12 +103,12 @@ def test_a_good_answer_commits(ws, now, fake):
     assert "- Deploying staging → Confidence: 40% | Occurrences: 1" in memory
     assert memory.count("\n## ") == 7
     assert scratch_texts(ws) == []  # consumed: they are crystals now
-    assert all(c.lifecycle == "consolidated" for c in ws.store.crystals("source = 'scratch'"))
+    assert all(c.lifecycle == "consolidated" for c in ws.store.crystals(sources=["scratch"]))
     # What went to the model: every note, as data.
     sent = fake.last.json["messages"][0]["content"]
     notes_block = sent.split("<notes", 1)[1].split("</notes>", 1)[0]
     assert all(text in notes_block for text in FIRST_NOTES)
-    entry = journal.get(ws.store, result.dream_id)
+    entry = ws.store.get_dream(result.dream_id)
     assert (entry["outcome"], entry["synthesizer"], entry["model"]) == (
         "committed", "claude", "claude-sonnet-5-5")
     assert (entry["input_tokens"], entry["output_tokens"]) == (3000, 400)
@@ -175,7 +175,7 @@ def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dream
     assert not scratch.rotated_path(dreamt.scratch_path).exists()
     assert len(fake.requests) == 3  # one draft, two revisions, then it stops
     assert any("empty synthesis" in reason for reason in caught.value.reasons)
-    entry = journal.get(dreamt.store, journal.entries(dreamt.store, 1)[0]["id"])
+    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "rejected"
     assert len(entry["critiques"]) == 3 and len(entry["revisions"]) == 2
     # The notes are not marked consumed: the next dream sees them again.
@@ -221,7 +221,7 @@ def test_api_errors_fail_clearly_with_nothing_lost(dreamt, now, fake, script, er
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
-    entry = journal.get(dreamt.store, journal.entries(dreamt.store, 1)[0]["id"])
+    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "failed"
     assert error.__name__ in entry["error"]
 
@@ -232,7 +232,7 @@ def test_the_raw_answer_of_a_bad_output_is_journaled(dreamt, now, fake):
                          "cache_read_input_tokens": 900})
     with pytest.raises(ModelOutputInvalid):
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
-    entry = journal.get(dreamt.store, journal.entries(dreamt.store, 1)[0]["id"])
+    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
     assert '"not"' in entry["raw"] and '"text"' in entry["raw"]
     # The unusable answer was still billed: its tokens and cost are in the journal.
     assert (entry["input_tokens"], entry["output_tokens"]) == (1200, 80)
@@ -243,7 +243,7 @@ def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
     fake.tool_use(TOOL_NAME, GOOD, usage={"cache_creation_input_tokens": 1800,
                                                  "cache_read_input_tokens": 0})
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
-    entry = journal.get(dreamt.store, result.dream_id)
+    entry = dreamt.store.get_dream(result.dream_id)
     assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
 
 

@@ -8,9 +8,10 @@ from datetime import timedelta
 import pytest
 from freezegun import freeze_time
 
-from dreamer import Workspace, scratch
-from dreamer import state as wm
+from dreamer import Workspace
 from dreamer.cli import main
+from dreamer.memory import scratch
+from dreamer.memory import state as wm
 
 NOTES = [
     "User prefers concise answers with code first",

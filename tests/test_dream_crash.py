@@ -1,6 +1,6 @@
 """A crash between any two steps of the dream leaves MEMORY.md whole and every note safe.
 
-Two ways to crash, at every step of ``dreamer.dream.STEPS`` (the ``step`` hook is the seam):
+Two ways to crash, at every step of ``dreamer.dream.cycle.STEPS`` (the ``step`` hook is the seam):
 an exception raised in-process, and a real process exit (``os._exit``: no ``finally`` runs, no
 handler journals anything) at each step from the rotation on. Afterwards MEMORY.md is the old
 state or a whole new one, every note is in the scratch (after the next start's recovery) or a
@@ -16,8 +16,10 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import Workspace, dream, scratch
-from dreamer import state as wm
+from dreamer import Workspace
+from dreamer.dream import cycle as dream
+from dreamer.memory import scratch
+from dreamer.memory import state as wm
 from dreamer.store import content_hash
 
 FIRST = ["User prefers concise answers with code first", "Acme report deadline is Friday",
@@ -77,7 +79,8 @@ def test_an_exception_at_any_step(ws, now, step):
 SCRIPT = textwrap.dedent("""
     import os, sys
     from datetime import datetime
-    from dreamer import Workspace, dream
+    from dreamer import Workspace
+    from dreamer.dream import cycle as dream
     root, step, now = sys.argv[1], sys.argv[2], datetime.fromisoformat(sys.argv[3])
     def hook(name):
         if name == step:

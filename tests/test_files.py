@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 import threading
 
-from dreamer.files import atomic_write
+from dreamer.support.files import atomic_write
 
 
 def test_atomic_write_replaces_whole_and_owner_only(tmp_path):

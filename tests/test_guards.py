@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dreamer import guards
-from dreamer import state as wm
+from dreamer.dream import guards
+from dreamer.memory import state as wm
 
 
 def make(**bodies: str) -> wm.WorkingMemory:

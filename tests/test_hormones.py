@@ -7,8 +7,8 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import hormones
 from dreamer.errors import InvalidStimulus, UsageError
+from dreamer.memory import hormones
 
 
 def test_no_history_means_resting_levels(ws, now):

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from dreamer import tokens
+from dreamer.agents.ingest import ingest
 from dreamer.cli import main
-from dreamer.ingest import ingest
+from dreamer.support import tokens
 
 TOOL_OUTPUT = "".join(f"test raft::snapshot::case_{i} ... ok ({i} ms)\n" for i in range(600))
 
@@ -63,9 +63,8 @@ def transcript(tmp_path):
 
 
 def crystals(ws, source=None):
-    where = "source = ?" if source else "1"
     return [(c.id, c.text, c.created_at, c.source, c.semantic_type)
-            for c in ws.store.crystals(where, [source] if source else [])]
+            for c in ws.store.crystals(sources=[source] if source else None)]
 
 
 def test_a_claude_code_transcript_becomes_dated_session_crystals(ws, now, transcript):

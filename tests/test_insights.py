@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from dreamer import insights
-from dreamer import state as wm
-from dreamer.scratch import Note
+from dreamer.dream import insights
+from dreamer.memory import state as wm
+from dreamer.memory.scratch import Note
 
 
 def notes_into(ws, now, texts, start_hours=48):

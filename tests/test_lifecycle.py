@@ -7,9 +7,9 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from dreamer import hormones, lifecycle
-from dreamer.embed import to_blob
-from dreamer.times import iso
+from dreamer.memory import hormones, lifecycle
+from dreamer.retrieval.embed import to_blob
+from dreamer.support.times import iso
 
 
 def _audit(ws, crystal_id):
@@ -147,8 +147,8 @@ def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
     vectors = rng.standard_normal((20_000, ws.embedder.dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     stamp = iso(now)
-    with ws.store.write() as db:
-        db.conn.executemany(
+    with ws.store.transaction():
+        ws.store.db.conn.executemany(
             "INSERT INTO crystals (text, source, semantic_type, importance, created_at,"
             " updated_at, content_hash, embedding) VALUES (?, 'scratch', 'experience', 0.5,"
             " ?, ?, ?, ?)",

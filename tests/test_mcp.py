@@ -14,8 +14,9 @@ from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from dreamer import Workspace, tools
-from dreamer.bootstrap import bootstrap_block
+from dreamer import Workspace
+from dreamer.agents import tools
+from dreamer.agents.bootstrap import bootstrap_block
 
 STATE = "# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n"
 

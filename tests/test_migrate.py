@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
-from dreamer import tokens
 from dreamer.cli import main
-from dreamer.migrate import (
+from dreamer.dream.seed import (
     CHUNK_TOKENS,
     FIRST_DREAM_KEY,
     FIRST_DREAM_MARKER,
@@ -16,7 +15,8 @@ from dreamer.migrate import (
     is_hand_written,
     migrate,
 )
-from dreamer.state import TITLE
+from dreamer.memory.state import TITLE
+from dreamer.support import tokens
 
 _INTRO = """\
 # Ada's memory
@@ -206,7 +206,7 @@ def test_migrate_json_output(ws, runner):
 
 
 def test_first_dream_keeps_the_original_on_top_and_the_second_replaces_it(ws, now):
-    from dreamer.dream import run
+    from dreamer.dream.cycle import run
 
     original = hand_written_memory()
     ws.memory_md.write_text(original)

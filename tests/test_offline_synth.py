@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dreamer import guards, insights, tokens
-from dreamer import state as wm
-from dreamer.synth import DreamInputs
-from dreamer.synth.offline import OfflineSynthesizer
+from dreamer.dream import guards, insights
+from dreamer.dream.synth import DreamInputs
+from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.memory import state as wm
+from dreamer.support import tokens
 
 
 def inputs_for(ws, now, texts, old_text="", niche=None, hours=48):
     for i, text in enumerate(texts):
         ws.note(text, at=now - timedelta(hours=hours - i * 2))
     old = wm.parse(old_text)
-    crystals = ws.store.crystals("lifecycle = 'generated'")
+    crystals = ws.store.crystals(lifecycles=["generated"])
     return DreamInputs(now=now, old=old, notes=[], crystals=crystals,
                        insights=insights.compute(ws.store, [], crystals, now, old),
                        hormones={"dopamine": 0.2, "cortisol": 0.1, "oxytocin": 0.3},

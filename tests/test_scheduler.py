@@ -10,10 +10,11 @@ from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_SUBMITTED
 from apscheduler.executors.base import BaseExecutor
 from freezegun import freeze_time
 
-from dreamer import Workspace, journal, scheduler
-from dreamer import state as wm
+from dreamer import Workspace
+from dreamer.dream.synth import Draft
 from dreamer.errors import SynthesisError
-from dreamer.synth import Draft
+from dreamer.memory import state as wm
+from dreamer.service import schedule as scheduler
 
 
 def _notes(ws, now, count=6):
@@ -75,7 +76,7 @@ def test_fractional_intervals(tmp_path, now):
 
 
 def test_a_dream_by_hand_counts_for_the_schedule(ws, now):
-    from dreamer import dream
+    from dreamer.dream import cycle as dream
 
     _notes(ws, now)
     dream.run(ws, now=now)
@@ -89,7 +90,7 @@ def test_dream_disabled_means_no_dream_job_and_no_dream(tmp_path, now):
         assert scheduler.due_jobs(ws, now) == ["consolidate"]
         assert scheduler.next_due(ws, "dream", now) is None
         scheduler.run_due(ws, now + timedelta(days=1))
-        assert journal.entries(ws.store) == []
+        assert ws.store.dream_entries() == []
         assert not ws.memory_md.exists()
         assert [state.enabled for state in scheduler.job_states(ws, now)] == [True, False]
 
@@ -109,7 +110,7 @@ def test_every_outcome_is_recorded(ws, now):
     record = scheduler.run_job(ws, "dream", now)
     assert record.outcome == "committed" and record.detail.startswith("dream #")
     assert [row[2] for row in _runs(ws)] == ["skipped", "failed", "rejected", "committed"]
-    assert [e["outcome"] for e in reversed(journal.entries(ws.store))] == [
+    assert [e["outcome"] for e in reversed(ws.store.dream_entries())] == [
         "skipped", "failed", "rejected", "committed"]
 
 

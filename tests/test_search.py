@@ -8,7 +8,7 @@ import pytest
 
 from dreamer import Workspace
 from dreamer.errors import UsageError
-from dreamer.times import iso
+from dreamer.support.times import iso
 
 FACTS = [
     "The deploy key rotates every Tuesday at noon",

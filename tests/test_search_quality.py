@@ -7,9 +7,9 @@ from datetime import timedelta
 
 import numpy as np
 
-from dreamer import search as search_module
-from dreamer import vectors
-from dreamer.embed import HashingEmbedder
+from dreamer.retrieval import search as search_module
+from dreamer.retrieval import vectors
+from dreamer.retrieval.embed import HashingEmbedder
 
 
 def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
@@ -127,8 +127,7 @@ def test_in_a_large_store_common_words_only_rank_what_rarer_words_find(ws, now, 
     assert split(store, ["qwxz", "zzyq"]) == (["qwxz", "zzyq"], [])  # nothing known: as asked
     # Looked up by FTS5's own stem ("clients" is indexed as "client"); absent words drop out.
     assert split(store, ["projects", "clients", "qwxz"]) == (["clients"], ["projects"])
-    assert search_module._stems(store, ["Clients", "running"]) == {
-        "Clients": "client", "running": "run"}
+    assert store._stems(["Clients", "running"]) == {"Clients": "client", "running": "run"}
     hits = ws.search("project zanzibar client", now=now)
     assert hits[0].text == "Project kickoff with the Zanzibar client"
     # A crystal with only the common word is no candidate: the rare word must be there.

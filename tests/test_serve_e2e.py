@@ -10,10 +10,11 @@ import sys
 import time
 from pathlib import Path
 
-from dreamer import Workspace, journal, scratch
-from dreamer import state as wm
+from dreamer import Workspace
+from dreamer.memory import scratch
+from dreamer.memory import state as wm
 from dreamer.store import content_hash
-from dreamer.times import utc_now
+from dreamer.support.times import utc_now
 
 DREAM = str(Path(sys.executable).with_name("dream"))
 
@@ -106,7 +107,7 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     # the second workspace was consolidated too, and never dreamt
     assert {job for job, *_ in _runs(quiet)} == {"consolidate"}
     with Workspace.open(quiet, create=False) as ws:
-        assert journal.entries(ws.store) == [] and not ws.memory_md.exists()
+        assert ws.store.dream_entries() == [] and not ws.memory_md.exists()
 
     # the dream invariants hold after the stop
     with Workspace.open(root, create=False) as ws:
@@ -117,7 +118,7 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
         texts = [n.text for n in scratch.parse(ws.scratch_path).notes]
         texts += [n.text for n in scratch.parse(scratch.rotated_path(ws.scratch_path)).notes]
         spike = [t for t in texts if "cortisol spike" in t] or [
-            c.text for c in ws.store.crystals("source = 'auto'")]
+            c.text for c in ws.store.crystals(sources=["auto"])]
         assert spike and "the build server is on fire" in spike[0]
         for text in texts:  # every note is a crystal as well
             assert ws.store.find_by_hash(content_hash(text)) is not None
@@ -126,7 +127,7 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
 SLOW_SERVER = """
 import sys, time
 from pathlib import Path
-from dreamer import scheduler
+from dreamer.service import schedule as scheduler
 
 class Slow:
     name, model = "slow", None
@@ -141,7 +142,7 @@ sys.exit(scheduler.Service([Path(sys.argv[1])], synthesizer=Slow(), grace_second
 
 
 def test_sigterm_during_a_slow_dream_stops_within_seconds_and_loses_nothing(tmp_path):
-    from dreamer import dream
+    from dreamer.dream import cycle as dream
 
     root = tmp_path / "agent"
     notes = [f"Heron migration fact {i}: spotted at lake {i}" for i in range(6)]

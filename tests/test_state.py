@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamer import state as wm
+from dreamer.memory import state as wm
 
 FULL = """# Working Memory State
 

@@ -1,17 +1,16 @@
-"""The crystal store: migrations, WAL, FTS sync, audit, content-hash identity, schema."""
+"""What is particular to the SQLite store: migrations, WAL, FTS sync, schema, damaged files.
+
+Behaviour every backend shares is in test_store_contract.py."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from datetime import timedelta
 
-import numpy as np
 import pytest
 
-from dreamer.embed import from_blob
-from dreamer.errors import CrystalNotFound, StoreCorrupt
-from dreamer.store import Store, content_hash, migrations
+from dreamer.errors import StoreCorrupt
+from dreamer.store.schema import migrations
+from dreamer.store.sqlite import SQLiteStore as Store
 
 
 @pytest.fixture
@@ -65,28 +64,6 @@ def test_design_columns_exist(store):
             "gaps", "runs"} <= tables
 
 
-def test_crystal_fields_are_stored(store, now):
-    vector = np.linspace(-1, 1, 8, dtype=np.float32)
-    crystal_id, created = add(
-        store, "Ada lives in Lisbon", now, source="seed", semantic_type="world_fact",
-        importance=0.9, embedding=vector.astype(np.float16).tobytes(),
-        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3}, origin="MEMORY.md",
-    )
-    assert created
-    crystal = store.get(crystal_id)
-    assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
-        "Ada lives in Lisbon", "seed", "world_fact", 0.9)
-    assert (crystal.lifecycle, crystal.access_count, crystal.last_accessed_at) == (
-        "generated", 0, None)
-    assert crystal.created_at == crystal.updated_at == "2026-03-12T14:30:00Z"
-    assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
-    assert crystal.content_hash == content_hash("Ada lives in Lisbon")
-    assert crystal.origin == "MEMORY.md"
-    blob = store.db.execute("SELECT embedding FROM crystals WHERE id = ?",
-                            [crystal_id]).fetchone()[0]
-    assert np.allclose(from_blob(blob), vector, atol=1e-3)
-
-
 def test_fts_kept_in_sync(store, now):
     crystal_id, _ = add(store, "The deploy key rotates every Tuesday", now)
     add(store, "Unrelated note about lunch", now)
@@ -99,71 +76,10 @@ def test_fts_kept_in_sync(store, now):
     assert found == [(crystal_id,)]
 
 
-def test_content_hash_identity(store, now):
-    first, created = add(store, "Café  opens at\n9", now)
-    assert created
-    # Same content up to whitespace and Unicode normalisation: the same crystal.
-    again, created_again = add(store, " Cafe\u0301 opens at 9 ", now + timedelta(hours=1))
-    assert (again, created_again) == (first, False)
-    other, created_other = add(store, "Café opens at 10", now)
-    assert created_other and other != first
-    assert store.db.execute("SELECT count(*) FROM crystals").fetchone()[0] == 2
-    assert store.find_by_hash(content_hash("Café opens at 9")) == first
-    assert store.get(first).text == "Café  opens at\n9"  # the first wording is kept
-
-
-def test_audit_rows_for_creation_and_updates(store, now):
-    crystal_id, _ = add(store, "Prefers short answers", now)
-    add(store, "Prefers short answers", now)  # idempotent: no second "created" row
-    later = now + timedelta(days=1)
-    store.update_crystal(crystal_id, {"lifecycle": "consolidated", "importance": 0.8},
-                         action="consolidate", at=later, reason="dream 1")
-    rows = store.db.execute(
-        "SELECT at, crystal_id, action, detail FROM audit ORDER BY id").fetchall()
-    assert [(r[1], r[2]) for r in rows] == [(crystal_id, "created"), (crystal_id, "consolidate")]
-    detail = json.loads(rows[1][3])
-    assert detail == {"lifecycle": ["generated", "consolidated"], "importance": [0.5, 0.8],
-                      "reason": "dream 1"}
-    assert rows[1][0] == "2026-03-13T14:30:00Z"
-    crystal = store.get(crystal_id)
-    assert (crystal.lifecycle, crystal.importance, crystal.updated_at) == (
-        "consolidated", 0.8, "2026-03-13T14:30:00Z")
-
-
-def test_update_refuses_unknown_fields_and_text(store, now):
-    crystal_id, _ = add(store, "original", now)
-    with pytest.raises(ValueError, match="text"):
-        store.update_crystal(crystal_id, {"text": "rewritten"}, action="edit", at=now)
-    assert store.get(crystal_id).text == "original"
-
-
-def test_failed_write_rolls_back(store, now):
-    with pytest.raises(RuntimeError), store.write() as db:
-        db.execute("INSERT INTO meta (key, value) VALUES ('k', 'v')")
-        raise RuntimeError("boom")
-    assert store.get_meta("k") is None
-    store.set_meta("k", "v1")
-    store.set_meta("k", "v2")
-    assert store.get_meta("k") == "v2"
-
-
-def test_record_access_counts(store, now):
-    crystal_id, _ = add(store, "accessed", now)
-    store.record_access([crystal_id], now)
-    store.record_access([crystal_id], now + timedelta(minutes=1))
-    crystal = store.get(crystal_id)
-    assert (crystal.access_count, crystal.last_accessed_at) == (2, "2026-03-12T14:31:00Z")
-
-
-def test_missing_crystal_names_the_fix(store):
-    with pytest.raises(CrystalNotFound, match="dream search"):
-        store.get(12345)
-
-
 def test_two_connections_write_at_once(tmp_path, now):
     first, second = Store(tmp_path / "c.db"), Store(tmp_path / "c.db")
     try:
-        with first.write():
+        with first.transaction():
             add(first, "from the first connection", now)
             # The second writer waits on the busy timeout rather than failing at once; here
             # it would wait for us, so just check it sees nothing uncommitted.

@@ -13,6 +13,10 @@ from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from fake_anthropic import FakeAnthropic
 
 from dreamer.config import Settings
+from dreamer.dream.insights import Insights
+from dreamer.dream.synth import Draft, DreamInputs
+from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer, usage_of
+from dreamer.dream.synth.factory import make_synthesizer
 from dreamer.errors import (
     InvalidSetting,
     ModelAuthError,
@@ -22,12 +26,8 @@ from dreamer.errors import (
     ModelTimeout,
     SynthesisError,
 )
-from dreamer.insights import Insights
-from dreamer.scratch import Note
-from dreamer.state import WorkingMemory, parse, render, section_keys
-from dreamer.synth import Draft, DreamInputs
-from dreamer.synth.claude import TOOL_NAME, ClaudeSynthesizer, usage_of
-from dreamer.synth.factory import make_synthesizer
+from dreamer.memory.scratch import Note
+from dreamer.memory.state import WorkingMemory, parse, render, section_keys
 
 OLD = WorkingMemory({
     "phenotype": "- Patient, precise, writes short answers.",
@@ -457,4 +457,4 @@ def test_only_the_claude_module_imports_anthropic():
                or line.startswith("from anthropic.")
                for line in path.read_text().splitlines())
     )
-    assert importers == ["synth/claude.py"]
+    assert importers == ["dream/synth/claude.py"]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamer import tokens
 from dreamer.errors import TokenizerError
+from dreamer.support import tokens
 
 WORDS = " ".join(f"word{i} alpha beta gamma" for i in range(200))
 

@@ -7,8 +7,8 @@ import json
 import anthropic.types as sdk
 import pytest
 
-from dreamer import tools
-from dreamer.hormones import levels
+from dreamer.agents import tools
+from dreamer.memory.hormones import levels
 
 
 def call(ws, name, tool_input, now, tool_use_id="toolu_1"):

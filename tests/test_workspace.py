@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from dreamer import Crystal, Workspace, scratch
-from dreamer.embed import Embedder, HashingEmbedder, from_blob
+from dreamer import Crystal, Workspace
 from dreamer.errors import InvalidNote, LockHeld, WorkspaceError
+from dreamer.memory import scratch
+from dreamer.retrieval.embed import Embedder, HashingEmbedder, from_blob
 
 
 def test_public_api_round_trip(tmp_path, now):

@@ -29,11 +29,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..embed import Embedder
-from ..errors import UsageError
-from ..search import search
-from ..workspace import Workspace
-from .bm25 import BM25
+from dreamer.bench.bm25 import BM25
+from dreamer.errors import UsageError
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.embed import Embedder
+from dreamer.retrieval.search import search
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED = (1, 2, 3, 4)  # the overall figure leaves out adversarial questions, as the paper does
@@ -195,7 +195,7 @@ def _recall(found: list[set[str]], evidence: list[str], k: int) -> float:
 def _fill(ws: Workspace, turns: list[Turn]) -> dict[int, set[str]]:
     """Index every turn as a session crystal in one transaction; map crystal id -> turn ids."""
     by_crystal: dict[int, set[str]] = {}
-    with ws.store.write():
+    with ws.store.transaction():
         for turn in turns:
             crystal_id = ws.index(turn.document(), importance=0.5, semantic_type="experience",
                                   at=turn.at, source="sessions")

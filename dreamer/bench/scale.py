@@ -26,14 +26,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .. import consolidate
-from .. import dream as dream_cycle
-from .. import migrate as seed_migration
-from ..embed import to_blob
-from ..errors import DreamError, UsageError
-from ..kinds import infer_type
-from ..vectors import clear_cache as clear_vector_cache
-from ..workspace import Workspace
+from dreamer.dream import cycle as dream_cycle
+from dreamer.dream import seed as seed_migration
+from dreamer.errors import DreamError, UsageError
+from dreamer.kinds import infer_type
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
+from dreamer.service import consolidation as consolidate
+from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 SPAN_DAYS = 730
@@ -178,18 +179,16 @@ def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
     def flush() -> None:
         nonlocal created
         vectors = ws.embedder.embed([text for text, _, _ in batch])
-        with ws.store.write() as db:
+        with ws.store.transaction():
             for (text, source, at), vector in zip(batch, vectors, strict=True):
                 lifecycle = ("archived" if at < archive_before
                              else "generated" if at > fresh_after else "consolidated")
-                crystal_id, new = ws.store.add_crystal(
+                _, new = ws.store.add_crystal(
                     text, source=source, semantic_type=infer_type(text),
                     importance=round(rng.uniform(0.2, 0.9), 2), at=at,
-                    embedding=to_blob(vector), lifecycle=lifecycle,
+                    embedding=to_blob(vector), embedder=ws.embedder.name, lifecycle=lifecycle,
+                    consolidated_at=None if lifecycle == "generated" else iso(at),
                 )
-                if new and lifecycle != "generated":
-                    db.execute("UPDATE crystals SET consolidated_at = ? WHERE id = ?",
-                               [at.strftime("%Y-%m-%dT%H:%M:%SZ"), crystal_id])
                 created += new
         batch.clear()
 

@@ -9,8 +9,9 @@ import sys
 
 import click
 
-from ..errors import DreamError
-from . import bench, dreaming, integrations, memory, migration, service
+from dreamer.cli import bench, dreaming, integrations, memory, service
+from dreamer.cli import intake as migration
+from dreamer.errors import DreamError
 
 
 class _Group(click.Group):

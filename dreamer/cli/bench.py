@@ -7,9 +7,9 @@ from typing import Any
 
 import click
 
-from ..bench import locomo as locomo_bench
-from ..bench import scale as scale_bench
-from .common import emit_json, json_option, workspace_option
+from dreamer.bench import locomo as locomo_bench
+from dreamer.bench import scale as scale_bench
+from dreamer.cli.common import emit_json, json_option, workspace_option
 
 
 @click.group()

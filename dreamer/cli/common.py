@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..workspace import Workspace
+from dreamer.memory.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 

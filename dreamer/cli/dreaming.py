@@ -9,15 +9,15 @@ from pathlib import Path
 
 import click
 
-from .. import journal
-from ..config import SYNTHESIZERS
-from ..dream import DreamResult
-from ..dream import run as run_dream
-from ..errors import DreamError, DreamRejected, UsageError
-from ..synth.offline import OfflineSynthesizer
-from ..times import utc_now
-from ..workspace import Workspace
-from .common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.config import SYNTHESIZERS
+from dreamer.dream import journal
+from dreamer.dream.cycle import DreamResult
+from dreamer.dream.cycle import run as run_dream
+from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.errors import DreamError, DreamRejected, UsageError
+from dreamer.memory.workspace import Workspace
+from dreamer.support.times import utc_now
 
 
 def _describe(result: DreamResult) -> str:
@@ -108,7 +108,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
       dream log --limit 5 --json
     """
     with open_workspace(workspace, create=False) as ws:
-        rows = journal.entries(ws.store, limit)
+        rows = ws.store.dream_entries(limit)
     if as_json:
         emit_json(rows)
         return
@@ -133,7 +133,7 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
       dream show 3
     """
     with open_workspace(workspace, create=False) as ws:
-        entry = journal.get(ws.store, dream_id)
+        entry = ws.store.get_dream(dream_id)
     if as_json:
         emit_json(entry)
         return
@@ -166,10 +166,10 @@ def diff_command(dream_id: int | None, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         if dream_id is None:
-            dream_id = journal.latest_id(ws.store)
+            dream_id = ws.store.latest_dream_id()
             if dream_id is None:
                 raise UsageError("no dream has written MEMORY.md yet; run 'dream run --force'")
-        entry = journal.get(ws.store, dream_id)
+        entry = ws.store.get_dream(dream_id)
     text = journal.diff(entry)
     click.echo(text if text else f"Dream {dream_id} changed nothing.", nl=not text)
 

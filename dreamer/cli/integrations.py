@@ -6,7 +6,7 @@ import logging
 
 import click
 
-from .common import open_workspace, workspace_option
+from dreamer.cli.common import open_workspace, workspace_option
 
 
 @click.command()
@@ -23,7 +23,7 @@ def mcp(workspace: str | None) -> None:
       claude mcp add dreamer -- dream mcp -w ~/agents/ada
       dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
     """
-    from ..mcp import serve  # the MCP SDK is heavy; only this command needs it
+    from dreamer.agents.mcp import serve
 
     # stdout carries the protocol; anything else a library logs goes to stderr.
     logging.basicConfig(level=logging.WARNING, format="dream mcp: %(levelname)s %(message)s")

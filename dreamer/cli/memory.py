@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from ..config import describe
-from ..errors import InvalidNote
-from ..kinds import SEMANTIC_TYPES
-from ..search import SEARCH_TYPES
-from ..workspace import MAX_SEARCH_LIMIT
-from .common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.config import describe
+from dreamer.errors import InvalidNote
+from dreamer.kinds import SEMANTIC_TYPES
+from dreamer.memory.workspace import MAX_SEARCH_LIMIT
+from dreamer.retrieval.search import SEARCH_TYPES
 
 
 @click.command()

@@ -7,17 +7,17 @@ import sys
 
 import click
 
-from .. import hormones as hormone_levels
-from .. import scheduler
-from ..config import HORMONES
-from ..times import utc_now
-from .common import (
+from dreamer.cli.common import (
     emit_json,
     interval_options,
     json_option,
     open_workspace,
     workspace_option,
 )
+from dreamer.config import HORMONES
+from dreamer.memory import hormones as hormone_levels
+from dreamer.service import schedule as scheduler
+from dreamer.support.times import utc_now
 
 _EXIT = {"failed": 1, "interrupted": 1, "rejected": 3}
 

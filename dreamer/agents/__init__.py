@@ -1,0 +1,1 @@
+"""How agents reach dreamer: SDK tools, the MCP server, bootstrap, ingest."""

@@ -1,0 +1,398 @@
+"""Bring existing memory into the crystal store: session transcripts, memory files, other text.
+
+What each kind of file becomes:
+
+- **Session transcripts** become ``sessions`` crystals (importance 0.5, type ``experience``),
+  one per exchange (a user message and everything until the next one), cut into 400-token
+  windows with 80 tokens of overlap when longer, each dated by the exchange's own timestamp.
+  Read: an Anthropic messages JSON array (or ``{"messages": [...]}``), and JSON Lines chat logs
+  with ``role``/``content`` per line or Claude Code's shape (``type`` user/assistant,
+  ``message.role``, ``message.content`` as a string or blocks, ``timestamp``; meta lines and
+  events such as ``summary`` are skipped). Thinking blocks are dropped; tool calls and tool
+  output are kept but clipped to 200 tokens each; ``<system-reminder>`` text is dropped.
+- **Markdown memory files** with frontmatter (``name``, ``description``, ``type``) become
+  ``memory`` crystals (importance 0.75) typed from ``type``: ``user`` → ``world_fact`` (facts
+  about the person), ``feedback`` → ``directive`` (how they want things done), ``project`` →
+  ``experience`` (what happened and is happening), ``reference`` → ``world_fact`` (where things
+  live). Any other or missing type is inferred from the text. Long bodies are windowed, each
+  window headed by ``name: description``.
+- **Anything else** (plain text, Markdown without frontmatter) becomes ``memory`` crystals of
+  400-token windows (importance 0.6, type inferred).
+
+Files without timestamps are dated by their modification time; no crystal is dated after
+``now``. Ingested crystals are ``generated``: dreams may fold the important ones into
+MEMORY.md. Ingesting is idempotent: a window whose content hash is already a crystal is
+skipped (and not embedded again). A file that cannot be read or parsed is reported with a
+one-line reason and the others are still ingested. Folders are walked for ``.jsonl``,
+``.json``, ``.md``, ``.markdown`` and ``.txt`` files (hidden ones skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from dreamer.errors import IngestFailed
+from dreamer.memory.workspace import Workspace
+from dreamer.store import content_hash
+from dreamer.support import tokens
+from dreamer.support.times import as_utc, parse_iso
+
+CHUNK_TOKENS = 400
+OVERLAP_TOKENS = 80
+TOOL_TOKENS = 200
+SESSION_IMPORTANCE = 0.5
+MEMORY_FILE_IMPORTANCE = 0.75
+TEXT_IMPORTANCE = 0.6
+FOLDER_SUFFIXES = (".jsonl", ".json", ".md", ".markdown", ".txt")
+MEMORY_TYPES = {
+    "user": "world_fact",
+    "feedback": "directive",
+    "project": "experience",
+    "reference": "world_fact",
+}
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(?P<head>.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(bytes_done, bytes_total)`` while files are ingested."""
+
+
+@dataclass
+class Piece:
+    """One crystal-to-be."""
+
+    text: str
+    at: datetime
+    source: str
+    semantic_type: str | None
+    importance: float
+    origin: str
+
+
+@dataclass
+class FileResult:
+    """What happened to one input file."""
+
+    path: str
+    kind: str | None = None  # transcript | memory | text
+    crystals: int = 0  # windows in the file
+    created: int = 0  # of which new crystals
+    error: str | None = None
+
+
+@dataclass
+class IngestReport:
+    """What an ingest run did, file by file."""
+
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def created(self) -> int:
+        """New crystals in all files."""
+        return sum(f.created for f in self.files)
+
+    @property
+    def failed(self) -> list[FileResult]:
+        """The files that could not be ingested."""
+        return [f for f in self.files if f.error]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "files": [asdict(f) for f in self.files],
+            "crystals": sum(f.crystals for f in self.files),
+            "created": self.created,
+            "failed": len(self.failed),
+        }
+
+
+def ingest(ws: Workspace, paths: Iterable[str | os.PathLike[str]], now: datetime,
+           progress: Progress | None = None) -> IngestReport:
+    """Ingest files and folders as crystals; a failing file is reported, the rest still go in."""
+    now = as_utc(now)
+    report = IngestReport()
+    files = _expand(paths, report)
+    sizes = {path: _size(path) for path in files}
+    total, done = sum(sizes.values()), 0
+    for path in files:
+        result = FileResult(str(path))
+        report.files.append(result)
+        try:
+            result.kind, pieces = read_pieces(path, now)
+        except IngestFailed as e:
+            result.error = str(e)
+        else:
+            def advance(share: float, base: int = done, size: int = sizes[path]) -> None:
+                if progress:
+                    progress(base + int(size * share), total)
+
+            _store(ws, pieces, result, advance)
+        done += sizes[path]
+        if progress:
+            progress(done, total)
+    return report
+
+
+def read_pieces(path: Path, now: datetime) -> tuple[str, list[Piece]]:
+    """Parse one file into (kind, crystals-to-be), or raise IngestFailed naming the problem."""
+    text = _read(path)
+    mtime = min(datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0), now)
+    suffix = path.suffix.lower()
+    if suffix in (".jsonl", ".json"):
+        messages = _jsonl_messages(path, text) if suffix == ".jsonl" else _json_messages(path, text)
+        return "transcript", _session_pieces(messages, mtime, now, path)
+    front = _FRONTMATTER.match(text) if suffix in (".md", ".markdown") else None
+    if front:
+        return "memory", _memory_pieces(front["head"], text[front.end():], mtime, path)
+    return "text", [
+        Piece(window, mtime, "memory", None, TEXT_IMPORTANCE, f"{path}#{number}")
+        for number, window in enumerate(_windows(text), start=1)
+    ]
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+def _expand(paths: Iterable[str | os.PathLike[str]], report: IngestReport) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files.extend(sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            ))
+        elif path.exists():
+            files.append(path)
+        else:
+            report.files.append(FileResult(str(path), error=f"{path}: no such file or folder"))
+    return list(dict.fromkeys(files))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise IngestFailed(f"{path}: cannot read it ({e.strerror}); check its permissions") from e
+    if b"\x00" in data[:8192]:
+        raise IngestFailed(f"{path}: looks like a binary file; pass text, JSON or Markdown")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise IngestFailed(
+            f"{path}: not UTF-8 text ({e.reason} at byte {e.start}); convert it to UTF-8"
+        ) from None
+
+
+def _store(ws: Workspace, pieces: list[Piece], result: FileResult,
+           advance: Callable[[float], Any]) -> None:
+    seen: set[str] = set()
+    with ws.store.transaction():  # one transaction per file: fast, and a file lands whole
+        for number, piece in enumerate(pieces, start=1):
+            digest = content_hash(piece.text)
+            if digest in seen:
+                continue
+            seen.add(digest)
+            result.crystals += 1
+            if ws.store.find_by_hash(digest) is None:
+                ws.index(piece.text, importance=piece.importance,
+                         semantic_type=piece.semantic_type, at=piece.at, source=piece.source,
+                         origin=piece.origin)
+                result.created += 1
+            if number % 50 == 0:
+                advance(number / len(pieces))
+
+
+def _windows(text: str) -> list[str]:
+    return [w.strip() for w in tokens.chunks(text, CHUNK_TOKENS, OVERLAP_TOKENS) if w.strip()]
+
+
+# --- memory files -------------------------------------------------------------------------
+
+
+def parse_frontmatter(head: str) -> dict[str, str]:
+    """``key: value`` lines of a frontmatter block (quotes stripped; other lines ignored)."""
+    fields: dict[str, str] = {}
+    for line in head.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not line.startswith((" ", "\t", "-")):
+            fields[key.strip().lower()] = value.strip().strip("\"'").strip()
+    return fields
+
+
+def _memory_pieces(head: str, body: str, at: datetime, path: Path) -> list[Piece]:
+    fields = parse_frontmatter(head)
+    name = fields.get("name") or path.stem
+    header = f"{name}: {fields['description']}" if fields.get("description") else name
+    semantic_type = MEMORY_TYPES.get(fields.get("type", "").lower())
+    body = body.strip()
+    windows = _windows(body) if tokens.count(body) > CHUNK_TOKENS else [body]
+    return [
+        Piece(f"{header}\n\n{window}".strip(), at, "memory", semantic_type,
+              MEMORY_FILE_IMPORTANCE, f"{path}#{number}")
+        for number, window in enumerate(windows, start=1)
+    ]
+
+
+# --- transcripts --------------------------------------------------------------------------
+
+
+@dataclass
+class _Message:
+    role: str
+    content: Any
+    at: datetime | None
+    where: str
+
+
+def _json_messages(path: Path, text: str) -> list[_Message]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise IngestFailed(
+            f"{path}: invalid JSON at line {e.lineno} column {e.colno} ({e.msg}); fix the file"
+        ) from None
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise IngestFailed(
+            f"{path}: JSON but not a transcript; expected an array of {{role, content}} "
+            "messages or {\"messages\": [...]}"
+        )
+    messages = [m for i, item in enumerate(data, start=1)
+                if (m := _message(item, path, f"message {i}")) is not None]
+    if data and not messages:
+        raise IngestFailed(f"{path}: JSON array without any {{role, content}} message")
+    return messages
+
+
+def _jsonl_messages(path: Path, text: str) -> list[_Message]:
+    messages: list[_Message] = []
+    unknown = 0  # lines that are neither a message nor a chat-log event
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise IngestFailed(
+                f"{path}: line {number} is not valid JSON ({e.msg}); fix or remove that line"
+            ) from None
+        message = _message(item, path, f"line {number}")
+        if message is not None:
+            messages.append(message)
+        elif not (isinstance(item, dict) and ("type" in item or "role" in item)):
+            unknown += 1
+    # A log of only events (a Claude Code session with just a summary) is empty, not wrong.
+    if unknown and not messages:
+        raise IngestFailed(
+            f"{path}: no line is a chat message; expected role/content or type/message lines"
+        )
+    return messages
+
+
+def _message(item: Any, path: Path, where: str) -> _Message | None:
+    if not isinstance(item, dict) or item.get("isMeta"):
+        return None
+    body = item.get("message") if isinstance(item.get("message"), dict) else item
+    role = body.get("role") or item.get("type")
+    if role not in ("user", "assistant") or "content" not in body:
+        return None  # events such as summary, system or file-history-snapshot
+    stamp = item.get("timestamp") or body.get("timestamp") or item.get("created_at")
+    at = None
+    if isinstance(stamp, str):
+        try:
+            at = parse_iso(stamp)
+        except ValueError:
+            raise IngestFailed(f"{path}: {where} has a bad timestamp {stamp!r}") from None
+    return _Message(role, body["content"], at, where)
+
+
+def _session_pieces(messages: list[_Message], fallback: datetime, now: datetime,
+                    path: Path) -> list[Piece]:
+    exchanges: list[tuple[datetime | None, str, list[str]]] = []
+    for message in messages:
+        text, prompt = _render(message)
+        if not text:
+            continue
+        if prompt or not exchanges:
+            exchanges.append((message.at, message.where, []))
+        at, where, lines = exchanges[-1]
+        if at is None and message.at is not None:
+            exchanges[-1] = (message.at, where, lines)
+        lines.append(text)
+    pieces = []
+    for at, where, lines in exchanges:
+        moment = min(at.replace(microsecond=0), now) if at else fallback
+        for number, window in enumerate(_windows("\n".join(lines)), start=1):
+            pieces.append(Piece(window, moment, "sessions", "experience", SESSION_IMPORTANCE,
+                                f"{path}#{where.replace(' ', '-')}.{number}"))
+    return pieces
+
+
+def _render(message: _Message) -> tuple[str, bool]:
+    """(text of a message, whether it is a person's prompt rather than tool output)."""
+    label = "User" if message.role == "user" else "Assistant"
+    content = message.content
+    if isinstance(content, str):
+        text = _REMINDER.sub("", content).strip()
+        return (f"{label}: {text}" if text else ""), message.role == "user" and bool(text)
+    if not isinstance(content, list):
+        return "", False
+    parts: list[str] = []
+    prompt = False
+    for block in content:
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = _REMINDER.sub("", str(block.get("text", ""))).strip()
+            if text:
+                parts.append(f"{label}: {text}")
+                prompt = prompt or message.role == "user"
+        elif kind == "tool_use":
+            arguments = json.dumps(block.get("input", {}), ensure_ascii=False)
+            parts.append(f"Tool call {block.get('name', '?')}: {_clip(arguments)}")
+        elif kind == "tool_result":
+            parts.append(f"Tool result: {_clip(_result_text(block.get('content')))}")
+        elif kind in ("image", "document"):
+            parts.append(f"[{kind}]")
+        # thinking and redacted_thinking are the model's scratch work: dropped on purpose
+    return "\n".join(parts), prompt
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text", "")) if isinstance(b, dict) and b.get("type") == "text"
+            else f"[{b.get('type', 'block')}]" if isinstance(b, dict) else str(b)
+            for b in content
+        )
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    kept = tokens.trim(text, TOOL_TOKENS)
+    if len(kept) == len(text):
+        return text
+    return f"{kept} … [clipped {len(text) - len(kept):,} chars]"

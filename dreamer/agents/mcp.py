@@ -1,0 +1,141 @@
+"""The agent tools over the Model Context Protocol: ``dream mcp`` serves one workspace on stdio.
+
+What the server offers (official MCP Python SDK, low-level ``Server``):
+
+- tools: the four agent tools of ``dreamer.tools`` (same schemas, same handler), so bad input
+  is an ``isError`` tool result the model can read and fix, and the server keeps serving;
+- resources: ``dreamer://MEMORY.md`` (the committed state; empty before the first dream) and
+  ``dreamer://scratch.md`` (the notes waiting for the next dream);
+- prompts: ``bootstrap`` (argument ``context_window``, in tokens): the block an agent puts in
+  its system prompt, from ``dreamer.bootstrap``.
+
+Requests are handled one at a time on the event loop: the work is a few milliseconds of
+SQLite, and one connection must not be shared across threads mid-transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+
+from dreamer import __version__
+from dreamer.agents import tools
+from dreamer.agents.bootstrap import bootstrap_block, parse_window
+from dreamer.errors import DreamError, UsageError
+from dreamer.memory.workspace import Workspace
+
+SERVER_NAME = "dreamer"
+MEMORY_URI = "dreamer://MEMORY.md"
+SCRATCH_URI = "dreamer://scratch.md"
+BOOTSTRAP_PROMPT = "bootstrap"
+RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
+
+
+def build_server(ws: Workspace) -> Server[Any]:
+    """An MCP server (not yet running) whose tools, resources and prompt act on ws."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[
+            types.Tool(name=d["name"], description=d["description"],
+                       input_schema=d["input_schema"])
+            for d in tools.tool_definitions()
+        ])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call = {"type": "tool_use", "id": str(ctx.request_id or ""), "name": params.name,
+                "input": params.arguments if params.arguments is not None else {}}
+        result = tools.handle(ws, call)
+        structured = None if result["is_error"] else json.loads(result["content"])
+        return types.CallToolResult(
+            content=[types.TextContent(text=result["content"])],
+            structured_content=structured,
+            is_error=result["is_error"],
+        )
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(
+                name="MEMORY.md", uri=MEMORY_URI, mime_type="text/markdown",
+                description="Working memory: who the user is, what is happening now, and "
+                            "pointers to deeper memories. Rewritten by each dream.",
+            ),
+            types.Resource(
+                name="scratch.md", uri=SCRATCH_URI, mime_type="text/markdown",
+                description="Notes written since the last dream, oldest first.",
+            ),
+        ])
+
+    async def read_resource(ctx: Any,
+                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        paths = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
+        uri = str(params.uri)
+        if uri not in paths:
+            raise MCPError(RESOURCE_NOT_FOUND,
+                           f"no resource {uri!r}; read {MEMORY_URI} or {SCRATCH_URI}")
+        path = paths[uri]
+        try:
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+        except OSError as e:
+            raise MCPError(INTERNAL_ERROR, f"cannot read {path} ({e.strerror})") from e
+        return types.ReadResourceResult(contents=[
+            types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
+        ])
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(
+                name=BOOTSTRAP_PROMPT,
+                description="Long-term memory for the system prompt: working memory and how "
+                            "to use the memory tools, sized to the context window.",
+                arguments=[types.PromptArgument(
+                    name="context_window", required=False,
+                    description="The model's context window in tokens, e.g. 200000 or 128k.",
+                )],
+            )
+        ])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != BOOTSTRAP_PROMPT:
+            raise MCPError(INVALID_PARAMS,
+                           f"no prompt {params.name!r}; the prompt is {BOOTSTRAP_PROMPT!r}")
+        window = (params.arguments or {}).get("context_window") or None
+        try:
+            block = bootstrap_block(ws, context_window=parse_window(window))
+        except UsageError as e:
+            raise MCPError(INVALID_PARAMS, str(e)) from e
+        except DreamError as e:
+            raise MCPError(INTERNAL_ERROR, str(e)) from e
+        return types.GetPromptResult(
+            description="dreamer bootstrap block",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=block))],
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def serve_stdio(ws: Workspace) -> None:
+    """Serve ws over stdin/stdout until the client closes the connection."""
+    server = build_server(ws)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def serve(ws: Workspace) -> None:
+    """Run the stdio server to completion (blocking)."""
+    anyio.run(serve_stdio, ws)

@@ -1,0 +1,184 @@
+"""The agent tools: definitions in the Anthropic SDK's format and one handler for tool calls.
+
+The schemas live in ``schemas/tools/`` (one JSON Schema per tool). ``handle`` runs a
+``tool_use`` block against a workspace and always returns a ``tool_result`` content block:
+bad input, an unknown id or an unknown tool come back as ``is_error`` results whose message
+tells the model what to fix, so a tool call can never kill the agent loop.
+
+    response = client.messages.create(..., tools=tools.tool_definitions(), messages=messages)
+    results = [tools.handle(ws, block) for block in response.content if block.type == "tool_use"]
+    messages.append({"role": "user", "content": results})
+
+Results are JSON text, so the model reads them as easily as code does. The MCP server
+(``dreamer.mcp``) serves the same definitions through the same handler.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+import jsonschema
+
+from dreamer.errors import CrystalNotFound, DreamError, InvalidToolInput
+from dreamer.memory import hormones
+from dreamer.memory.workspace import DEFAULT_IMPORTANCE, Workspace
+from dreamer.support.resources import schema
+from dreamer.support.times import as_utc, utc_now
+
+TOOL_NAMES = ("working_memory_note", "memory_search", "memory_get", "memory_feel")
+DEFAULT_SEARCH_LIMIT = 6
+# Keys of a schema file that describe the document rather than the tool's input.
+_DOCUMENT_KEYS = ("$schema", "$id", "title", "description")
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def _schemas() -> dict[str, dict[str, Any]]:
+    return {name: schema(f"tools/{name}") for name in TOOL_NAMES}
+
+
+@functools.cache
+def _validators() -> dict[str, jsonschema.protocols.Validator]:
+    validators = {}
+    for name, spec in _schemas().items():
+        cls = jsonschema.validators.validator_for(spec)
+        cls.check_schema(spec)
+        validators[name] = cls(spec)
+    return validators
+
+
+def tool_definitions() -> list[dict[str, Any]]:
+    """The four tools as the Anthropic Messages API takes them: name, description, input_schema."""
+    definitions = []
+    for name, spec in _schemas().items():
+        input_schema = {k: v for k, v in spec.items() if k not in _DOCUMENT_KEYS}
+        definitions.append(
+            {"name": name, "description": spec["description"], "input_schema": input_schema}
+        )
+    return json.loads(json.dumps(definitions))  # a fresh copy: callers may add cache_control
+
+
+def validate_input(name: str, arguments: Any) -> dict[str, Any]:
+    """Check a tool's input against its schema; raise InvalidToolInput naming what to fix."""
+    if name not in _schemas():
+        raise InvalidToolInput(f"unknown tool {name!r}; the tools are {', '.join(TOOL_NAMES)}")
+    if not isinstance(arguments, Mapping):
+        raise InvalidToolInput(
+            f"{name} takes a JSON object of arguments, not {type(arguments).__name__}"
+        )
+    arguments = dict(arguments)
+    errors = sorted(
+        _validators()[name].iter_errors(arguments), key=lambda e: (list(e.absolute_path), e.message)
+    )
+    if errors:
+        problems = "; ".join(_describe(error) for error in errors)
+        raise InvalidToolInput(f"invalid input for {name}: {problems}")
+    return arguments
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    field = ".".join(str(part) for part in error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = ", ".join(error.schema.get("properties", {}))
+        return f"{error.message} (allowed: {allowed})"
+    return f"{field}: {error.message}" if field else error.message
+
+
+def handle(ws: Workspace, tool_use: Any, now: datetime | None = None) -> dict[str, Any]:
+    """Run one tool_use block (SDK object or dict) and return its tool_result content block."""
+    tool_use_id, name, arguments = _unpack(tool_use)
+    try:
+        if not isinstance(name, str):
+            raise InvalidToolInput("the tool_use block has no tool name")
+        arguments = validate_input(name, arguments)
+        output = _RUNNERS[name](ws, arguments, as_utc(now) if now else utc_now())
+    except DreamError as e:
+        return _result(tool_use_id, f"Error: {e}", is_error=True)
+    except Exception as e:  # noqa: BLE001 - the agent loop must survive a bug; the log keeps it
+        log.exception("tool %s failed", name)
+        return _result(
+            tool_use_id,
+            f"Error: {name} failed unexpectedly ({type(e).__name__}: {e}); "
+            "the call was not completed, tell the user if it matters",
+            is_error=True,
+        )
+    return _result(tool_use_id, json.dumps(output, ensure_ascii=False, default=str))
+
+
+def _unpack(tool_use: Any) -> tuple[str, Any, Any]:
+    """(id, name, input) of an SDK ToolUseBlock, an MCP-style call or a plain dict."""
+    if isinstance(tool_use, Mapping):
+        get = tool_use.get
+    else:
+        def get(key: str, default: Any = None) -> Any:
+            return getattr(tool_use, key, default)
+    tool_use_id = get("id")
+    return (str(tool_use_id) if tool_use_id is not None else "", get("name"), get("input", {}))
+
+
+def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content,
+            "is_error": is_error}
+
+
+# --- the tools ------------------------------------------------------------------------------
+
+
+def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    importance = args.get("importance", DEFAULT_IMPORTANCE)
+    crystal_id = ws.note(args["note"], importance=importance, type=args.get("type"), at=now)
+    crystal = ws.get(crystal_id)
+    return {
+        "id": crystal_id,
+        "importance": crystal.importance,
+        "type": crystal.semantic_type,
+        "saved": "Noted. It is searchable now and joins working memory at the next dream.",
+    }
+
+
+def _search(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    query = args["query"]
+    hits = ws.search(query, limit=args.get("limit", DEFAULT_SEARCH_LIMIT),
+                     search_type=args.get("search_type", "both"), now=now)
+    output: dict[str, Any] = {"query": query, "count": len(hits)}
+    output["results"] = [
+        {"id": hit.id, "text": hit.text, "score": hit.score, "type": hit.semantic_type,
+         "importance": hit.importance, "source": hit.source, "created_at": hit.created_at,
+         "lifecycle": hit.lifecycle}
+        for hit in hits
+    ]
+    if not hits:
+        output["hint"] = "Nothing in memory matches; ask the user, then note the answer."
+    return output
+
+
+def _get(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    try:
+        crystal = ws.get(args["id"]).to_dict()
+    except CrystalNotFound:
+        # The store's message points at the CLI; a model needs its own way to find ids.
+        raise CrystalNotFound(
+            f"no memory with id {args['id']}; find ids with memory_search"
+        ) from None
+    return {key: value for key, value in crystal.items() if key != "content_hash"}
+
+
+def _feel(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    levels = hormones.feel(ws, args["hormone"], args["delta"], args["reason"], now,
+                           source="tool")
+    return {"hormone": args["hormone"], "delta": args["delta"],
+            "levels": {name: round(level, 3) for name, level in levels.items()}}
+
+
+_RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {
+    "working_memory_note": _note,
+    "memory_search": _search,
+    "memory_get": _get,
+    "memory_feel": _feel,
+}

@@ -1,0 +1,1 @@
+"""The dream cycle: gathering, synthesis, guards, pointers, insights, seed migration."""

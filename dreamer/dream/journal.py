@@ -1,0 +1,66 @@
+"""The dream journal: one row per dream in the ``dreams`` table, and what can be done with it.
+
+Outcomes: ``committed`` (MEMORY.md rewritten), ``skipped`` (not enough new notes),
+``rejected`` (the guards refused every candidate), ``failed`` (the synthesizer or a step
+raised), ``restored`` (``dream restore`` put an earlier state back). JSON columns: ``inputs``,
+``critiques`` (a list of critique lists, one per checked candidate), ``revisions`` (the text of
+each revised candidate), ``consumed`` (crystal ids).
+"""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime
+from typing import Any
+
+from dreamer.errors import UsageError
+from dreamer.support.files import atomic_write
+from dreamer.support.times import iso
+
+
+def candidate_text(entry: dict[str, Any]) -> str | None:
+    """What a dream wrote (committed/restored) or would have written (its last candidate)."""
+    if entry.get("new_state"):
+        return entry["new_state"]
+    revisions = entry.get("revisions") or []
+    return revisions[-1] if revisions else entry.get("draft")
+
+
+def diff(entry: dict[str, Any]) -> str:
+    """A unified diff of MEMORY.md before and after the dream (or its last candidate)."""
+    after = candidate_text(entry)
+    if after is None:
+        raise UsageError(f"dream {entry['id']} ({entry['outcome']}) wrote nothing to compare; "
+                         "pick a committed dream from 'dream log'")
+    before = entry.get("old_state") or ""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        fromfile=f"MEMORY.md before dream {entry['id']}",
+        tofile=f"MEMORY.md after dream {entry['id']}")
+    return "".join(lines)
+
+
+def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> int:
+    """Put back the MEMORY.md a dream wrote (or, with before, the one it replaced); journal it.
+
+    Takes the workspace lock, so it never races a dream. Returns the new journal row's id.
+    """
+    with ws.lock():
+        entry = ws.store.get_dream(dream_id)
+        text = entry.get("old_state") if before else entry.get("new_state")
+        if text is None:
+            which = "the state before it" if before else "a committed state"
+            raise UsageError(f"dream {dream_id} ({entry['outcome']}) has no record of {which}; "
+                             "pick a committed dream from 'dream log'")
+        try:
+            current = ws.memory_md.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            current = ""
+        atomic_write(ws.memory_md, text)
+        side = "before" if before else "after"
+        return ws.store.record_dream({
+            "started_at": iso(now), "finished_at": iso(now), "outcome": "restored",
+            "reason": f"restored MEMORY.md as it was {side} dream {dream_id}",
+            "old_state": current, "new_state": text, "inputs": {"restored_from": dream_id,
+                                                                "side": side},
+        })

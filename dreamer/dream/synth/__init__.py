@@ -1,0 +1,76 @@
+"""The synthesizer boundary: what a dream hands a synthesizer and what it gets back.
+
+Two implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default)
+and ``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic).
+``factory.make_synthesizer`` picks one from the workspace settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from dreamer.memory.scratch import Note
+from dreamer.memory.state import WorkingMemory
+from dreamer.store import Crystal
+
+
+@dataclass
+class Usage:
+    """What one synthesis cost."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def add(self, other: Usage) -> None:
+        """Accumulate another call's usage into this one."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.cost_usd += other.cost_usd
+
+
+@dataclass
+class DreamInputs:
+    """Everything a synthesizer may use; the dream's own past output is never fresh evidence."""
+
+    now: datetime
+    old: WorkingMemory  # the committed state (empty on a first dream)
+    notes: list[Note]  # the rotated scratch notes being consumed
+    crystals: list[Crystal]  # top new/important crystals, diverse, text clipped
+    insights: Any  # dreamer.insights.Insights
+    hormones: dict[str, float]  # dopamine/cortisol/oxytocin levels now
+    mood: str  # hormonal description for the status line
+    niche: dict[str, Any] | None = None  # memory/niche.json
+    instructions: str | None = None  # memory/DREAM.md
+
+
+@dataclass
+class Draft:
+    """A candidate state from one synthesis call."""
+
+    state: WorkingMemory
+    raw: str  # the synthesizer's raw output, kept for the journal and for errors
+    usage: Usage = field(default_factory=Usage)
+
+
+class Synthesizer(Protocol):
+    """Writes a candidate state from the dream's inputs, and revises it on critique."""
+
+    name: str
+    model: str | None
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """Return a draft; with critique and previous, a revision of previous that answers it."""
+        ...

@@ -1,0 +1,473 @@
+"""The Claude synthesizer: a dream written by the Anthropic API through one forced tool call.
+
+The only module in dreamer that imports ``anthropic``. One request per draft:
+
+- ``tools``: one tool, ``write_working_memory``, whose ``input_schema`` is
+  ``schemas/working_memory.json`` (sections as string fields, pointers and skills as arrays);
+  ``tool_choice`` forces it, so the answer is structured. Fields the model leaves out carry
+  over unchanged from the old state (a quiet dream is a cheap dream).
+- ``system``: ``prompts/dream_system.md``, marked ``cache_control: ephemeral`` (tools and system
+  are identical from dream to dream, so later dreams read them from the cache).
+- ``messages``: ``prompts/dream_user.md`` with the old state, notes, crystals, insights and
+  niche data inside XML-style tags, stated to be data; any of our tags inside the data is
+  neutralised (``<`` becomes ``&lt;``) so a note cannot close its block and speak as us. The
+  user's ``memory/DREAM.md`` goes in ``<dream_instructions>``, the one block that instructs.
+- A revision replays the previous draft as the assistant's tool call and answers it with an
+  error ``tool_result`` holding ``prompts/dream_revise.md`` (the critiques and the full draft).
+
+The answer is validated with jsonschema; a miss raises ``ModelOutputInvalid`` with the raw
+answer. SDK errors become dreamer's own errors here, ``from`` the SDK's. Every call's tokens
+and an estimated cost go in ``Draft.usage`` (and in ``error.usage`` when the answer was unusable).
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import json
+import re
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+import anthropic
+import jsonschema
+
+from dreamer.config import Settings
+from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.errors import (
+    InvalidSetting,
+    ModelAuthError,
+    ModelOutputInvalid,
+    ModelOverloaded,
+    ModelRateLimited,
+    ModelTimeout,
+    SynthesisError,
+)
+from dreamer.memory.state import (
+    WorkingMemory,
+    from_fields,
+    render,
+    section_keys,
+    sections,
+    total_budget,
+)
+from dreamer.support import prompts
+from dreamer.support.resources import schema
+from dreamer.support.times import iso
+
+TOOL_NAME = "write_working_memory"
+MAX_TOKENS = 8192  # the state is <= 4,500 tokens; JSON quoting needs room on top
+TIMEOUT_SECONDS = 120.0
+
+# Estimated price in USD per million tokens (input, output) by model family, from Anthropic's
+# published list for the current generation (Opus 4.5+, Sonnet 4.x, Haiku 4.5). Cache writes
+# (5-minute TTL) cost 1.25x input, cache reads 0.1x input. A family not listed costs 0.0: the
+# tokens are still recorded, and the journal shows the cost as unknown rather than guessed.
+PRICES: dict[str, tuple[float, float]] = {
+    "opus": (5.0, 25.0),
+    "sonnet": (3.0, 15.0),
+    "haiku": (1.0, 5.0),
+}
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.10
+
+# Which sections each hormone steers (issue 3): the dominant one's sections change most.
+HORMONE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "dopamine": ("active_context", "emerging_skills"),
+    "cortisol": ("active_context", "curiosity_gaps"),
+    "oxytocin": ("bond", "phenotype"),
+}
+HORMONE_MEANING = {
+    "dopamine": "reward: progress, breakthroughs, things that worked",
+    "cortisol": "stress: deadlines, failures, unresolved problems",
+    "oxytocin": "bonding: closeness, trust and care with the user",
+}
+DOMINANCE = 0.10  # how far above its resting level a hormone must be to steer a dream
+
+# Tags that delimit data in dream_user.md / dream_revise.md; inside data they are neutralised.
+_DATA_TAGS = ("dream_instructions", "current_state", "notes", "note", "crystals", "crystal",
+              "insights", "niche", "previous_draft")
+_TAG = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(_DATA_TAGS) + r")\b)", re.IGNORECASE)
+
+
+# --- the tool ---------------------------------------------------------------------------------
+
+
+def _strip(node: Any) -> Any:
+    """The schema without the keys the API does not need ($schema, $id, x-...)."""
+    if isinstance(node, dict):
+        return {
+            key: _strip(value)
+            for key, value in node.items()
+            if not key.startswith("x-") and key not in ("$schema", "$id")
+        }
+    if isinstance(node, list):
+        return [_strip(item) for item in node]
+    return node
+
+
+@cache
+def input_schema() -> dict[str, Any]:
+    """The working-memory schema as the tool's input schema, each section's budget stated."""
+    spec = _strip(copy.deepcopy(schema("working_memory")))
+    for section in sections():
+        field = spec["properties"][section.key]
+        field["description"] = (
+            f"{section.title}: {section.purpose} {field.get('description', '')} "
+            f"Budget: about {section.budget_tokens} tokens. Leave out to keep it unchanged."
+        ).strip()
+    return spec
+
+
+def tool() -> dict[str, Any]:
+    """The one tool the dream is forced to call."""
+    return {
+        "name": TOOL_NAME,
+        "description": (
+            "Write the new working-memory state. Send only the sections you change; "
+            "a section left out is kept exactly as it is."
+        ),
+        "input_schema": input_schema(),
+    }
+
+
+def validate(answer: Any) -> list[str]:
+    """Schema violations of a tool input, as 'path: message' lines (empty when valid)."""
+    validator = jsonschema.Draft202012Validator(schema("working_memory"))
+    errors = sorted(validator.iter_errors(answer), key=lambda e: list(e.absolute_path))
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
+
+
+# --- cost -------------------------------------------------------------------------------------
+
+
+def price(model: str) -> tuple[float, float] | None:
+    """USD per million (input, output) tokens for a model's family, or None when unknown."""
+    for family, rates in PRICES.items():
+        if family in model.lower():
+            return rates
+    return None
+
+
+def usage_of(model: str, raw_usage: Any) -> Usage:
+    """Tokens of one API response and their estimated cost."""
+    usage = Usage(
+        input_tokens=int(getattr(raw_usage, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(raw_usage, "output_tokens", 0) or 0),
+        cache_read_tokens=int(getattr(raw_usage, "cache_read_input_tokens", 0) or 0),
+        cache_write_tokens=int(getattr(raw_usage, "cache_creation_input_tokens", 0) or 0),
+    )
+    rates = price(model)
+    if rates is not None:
+        per_input, per_output = rates[0] / 1e6, rates[1] / 1e6
+        usage.cost_usd = round(
+            usage.input_tokens * per_input
+            + usage.cache_write_tokens * per_input * CACHE_WRITE_FACTOR
+            + usage.cache_read_tokens * per_input * CACHE_READ_FACTOR
+            + usage.output_tokens * per_output,
+            6,
+        )
+    return usage
+
+
+# --- the prompt -------------------------------------------------------------------------------
+
+
+def neutralise(text: str) -> str:
+    """Data text with our delimiter tags defused, so it cannot end its block."""
+    return _TAG.sub("&lt;", text)
+
+
+def _attr(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def dominant_hormone(levels: Mapping[str, float], rest: Mapping[str, float]) -> str | None:
+    """The hormone furthest above its resting level, if any is at least DOMINANCE above."""
+    lifts = {name: levels.get(name, 0.0) - rest.get(name, 0.0) for name in HORMONE_SECTIONS}
+    name = max(lifts, key=lambda n: (lifts[n], n))
+    return name if lifts[name] >= DOMINANCE else None
+
+
+def _titles(keys: tuple[str, ...]) -> str:
+    by_key = {s.key: s.title for s in sections()}
+    return " and ".join(by_key[key] for key in keys)
+
+
+def system_prompt() -> str:
+    """The cached system prompt (the same for every dream)."""
+    section_lines = "\n".join(
+        f"- `{s.key}`: **{s.title}** (about {s.budget_tokens} tokens). {s.purpose}"
+        for s in sections()
+    )
+    hormone_lines = "\n".join(
+        f"- **{name}** ({HORMONE_MEANING[name]}) → update {_titles(keys)} most."
+        for name, keys in HORMONE_SECTIONS.items()
+    )
+    return prompts.render(
+        "dream_system",
+        tool_name=TOOL_NAME,
+        sections=section_lines,
+        total_budget=total_budget(),
+        hormone_table=hormone_lines,
+    )
+
+
+def _notes(inputs: DreamInputs) -> str:
+    return "\n".join(
+        f'<note at="{_attr(iso(n.at))}" importance="{n.importance:.2f}">'
+        f"{neutralise(n.text)}</note>"
+        for n in inputs.notes
+    ) or "(no new notes)"
+
+
+def _crystals(inputs: DreamInputs) -> str:
+    return "\n".join(
+        f'<crystal id="{c.id}" source="{_attr(c.source)}" type="{_attr(c.semantic_type)}" '
+        f'importance="{c.importance:.2f}" created="{_attr(c.created_at)}">'
+        f"{neutralise(c.text)}</crystal>"
+        for c in inputs.crystals
+    ) or "(no new crystals)"
+
+
+def _json_data(value: Any, empty: str) -> str:
+    if value is None:
+        return empty
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    return neutralise(json.dumps(value, indent=1, ensure_ascii=False, default=str))
+
+
+def _state_text(state: WorkingMemory, empty: str) -> str:
+    if not state.substance():
+        return empty
+    return neutralise(render(state).strip())
+
+
+def user_prompt(inputs: DreamInputs, rest: Mapping[str, float]) -> str:
+    """The first user message of a dream: instructions, hormones, then delimited data."""
+    levels = ", ".join(
+        f"{name} {inputs.hormones.get(name, 0.0):.2f} (rest {rest.get(name, 0.0):.2f})"
+        for name in HORMONE_SECTIONS
+    )
+    dominant = dominant_hormone(inputs.hormones, rest)
+    if dominant:
+        weighting = (
+            f"Dominant hormone: **{dominant}** ({HORMONE_MEANING[dominant]}). Spend this dream "
+            f"on {_titles(HORMONE_SECTIONS[dominant])}; change the other sections only where "
+            "the data requires it."
+        )
+    else:
+        weighting = "No hormone stands out: weigh all sections evenly."
+    instructions = (inputs.instructions or "").strip()
+    return prompts.render(
+        "dream_user",
+        now=iso(inputs.now),
+        tool_name=TOOL_NAME,
+        hormones=levels,
+        mood=inputs.mood or "unknown",
+        weighting=weighting,
+        instructions=neutralise(instructions) if instructions else "(none: no memory/DREAM.md)",
+        current_state=_state_text(inputs.old, "(empty: this is the first dream)"),
+        note_count=len(inputs.notes),
+        notes=_notes(inputs),
+        crystal_count=len(inputs.crystals),
+        crystals=_crystals(inputs),
+        insights=_json_data(inputs.insights, "(none)"),
+        niche=_json_data(inputs.niche, "(none: no memory/niche.json)"),
+    )
+
+
+def revise_prompt(critique: list[str], previous: Draft) -> str:
+    """The tool_result that sends a rejected draft back with the guards' reasons."""
+    reasons = "\n".join(f"- {neutralise(reason)}" for reason in critique) or "- (no reason given)"
+    return prompts.render(
+        "dream_revise",
+        critiques=reasons,
+        tool_name=TOOL_NAME,
+        previous_draft=_state_text(previous.state, "(empty)"),
+    )
+
+
+def _previous_input(previous: Draft) -> dict[str, Any]:
+    """What the model sent last time (its raw tool input), else the draft in schema shape."""
+    try:
+        value = json.loads(previous.raw)
+    except (TypeError, ValueError):
+        value = None
+    return value if isinstance(value, dict) else previous.state.to_fields()
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def _api_message(e: anthropic.APIStatusError) -> str:
+    body = e.body
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        text = str(body["error"].get("message") or "")
+    else:
+        text = str(e.message)
+    return " ".join(text.split())[:200] or "no message"
+
+
+def _translate(e: anthropic.AnthropicError, model: str) -> SynthesisError:
+    """dreamer's error for an SDK error (the one place this mapping lives)."""
+    if isinstance(e, anthropic.APITimeoutError):
+        return ModelTimeout(
+            f"the Anthropic API did not answer within {TIMEOUT_SECONDS:.0f}s; "
+            "check the network and run 'dream run' again"
+        )
+    if isinstance(e, anthropic.APIConnectionError):
+        cause = e.__cause__ or e
+        return ModelTimeout(
+            f"could not reach the Anthropic API ({type(cause).__name__}); check the network "
+            "(or ANTHROPIC_BASE_URL) and run 'dream run' again"
+        )
+    if not isinstance(e, anthropic.APIStatusError):
+        return SynthesisError(f"the anthropic SDK failed ({e}); run 'dream run' again")
+    status, message, raw = e.status_code, _api_message(e), e.response.text
+    if isinstance(e, anthropic.AuthenticationError | anthropic.PermissionDeniedError):
+        return ModelAuthError(
+            f"the Anthropic API refused the key ({status}: {message}); "
+            "check ANTHROPIC_API_KEY or memory.dream.apiKey",
+            raw,
+        )
+    if isinstance(e, anthropic.RateLimitError):
+        return ModelRateLimited(
+            f"the Anthropic API rate-limited the dream ({status}: {message}); "
+            "run 'dream run' again later",
+            raw,
+        )
+    if isinstance(e, anthropic.RequestTimeoutError):
+        return ModelTimeout(
+            f"the Anthropic API timed out ({status}: {message}); run 'dream run' again", raw
+        )
+    if isinstance(e, anthropic.InternalServerError) or status >= 500:
+        return ModelOverloaded(
+            f"the Anthropic API is overloaded or failing ({status}: {message}); "
+            "run 'dream run' again later",
+            raw,
+        )
+    if isinstance(e, anthropic.NotFoundError):
+        return SynthesisError(
+            f"the Anthropic API does not know model {model!r} ({status}: {message}); "
+            "set memory.dream.model to a current model",
+            raw,
+        )
+    return SynthesisError(
+        f"the Anthropic API refused the dream request ({status}: {message}); "
+        "check memory.dream.model and the anthropic package version",
+        raw,
+    )
+
+
+# --- the synthesizer --------------------------------------------------------------------------
+
+
+class ClaudeSynthesizer:
+    """Writes the candidate state with Claude through a forced ``write_working_memory`` call."""
+
+    name = "claude"
+
+    def __init__(self, settings: Settings, client: anthropic.Anthropic | None = None):
+        if client is None:
+            if not settings.api_key:
+                raise InvalidSetting(
+                    "the Claude synthesizer needs an API key; set ANTHROPIC_API_KEY or "
+                    "memory.dream.apiKey in dreamer.toml (or memory.dream.synthesizer = "
+                    '"offline")'
+                )
+            client = anthropic.Anthropic(api_key=settings.api_key, timeout=TIMEOUT_SECONDS)
+        self.client = client
+        self.model: str | None = settings.model
+        self.rest = dict(settings.hormone_rest)
+
+    def request(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> dict[str, Any]:
+        """The keyword arguments of ``messages.create`` for a draft or a revision."""
+        messages: list[dict[str, Any]] = [
+            {"role": "user", "content": user_prompt(inputs, self.rest)}
+        ]
+        if critique is not None or previous is not None:
+            if previous is None:
+                raise ValueError("a revision needs the previous draft")
+            tool_use_id = "toolu_previous_draft"
+            messages.append({
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": tool_use_id, "name": TOOL_NAME,
+                             "input": _previous_input(previous)}],
+            })
+            messages.append({
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
+                             "is_error": True,
+                             "content": revise_prompt(critique or [], previous)}],
+            })
+        return {
+            "model": self.model,
+            "max_tokens": MAX_TOKENS,
+            "system": [{"type": "text", "text": system_prompt(),
+                        "cache_control": {"type": "ephemeral"}}],
+            "tools": [tool()],
+            "tool_choice": {"type": "tool", "name": TOOL_NAME},
+            "messages": messages,
+        }
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """Return a draft; with critique and previous, a revision of previous that answers it."""
+        kwargs = self.request(inputs, critique=critique, previous=previous)
+        try:
+            message = self.client.messages.create(**kwargs)
+        except anthropic.AnthropicError as e:
+            raise _translate(e, str(self.model)) from e
+        usage = usage_of(str(self.model), message.usage)
+        return self._draft(message, inputs, usage)
+
+    def _draft(self, message: Any, inputs: DreamInputs, usage: Usage) -> Draft:
+        calls = [b for b in message.content if b.type == "tool_use" and b.name == TOOL_NAME]
+        text = "\n".join(b.text for b in message.content if b.type == "text")
+        if not calls:
+            raise _unusable(
+                f"the model answered without calling {TOOL_NAME} "
+                f"(stop reason {message.stop_reason}); run 'dream run' again",
+                text, usage,
+            )
+        answer = calls[0].input
+        raw = json.dumps(answer, indent=2, ensure_ascii=False)
+        if message.stop_reason == "max_tokens":
+            raise _unusable(
+                f"the model's answer was cut off at {MAX_TOKENS} tokens; "
+                "run 'dream run' again", raw, usage,
+            )
+        problems = validate(answer)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise _unusable(
+                f"the model's answer does not fit the working-memory schema ({problems[0]}"
+                f"{more}); run 'dream run' again", raw, usage,
+            )
+        state = from_fields(answer, base=inputs.old)
+        for key in section_keys():
+            # A section absent from both the answer and the old state is empty, not missing.
+            state.bodies.setdefault(key, "")
+        state.last_dream, state.mood = iso(inputs.now), inputs.mood
+        return Draft(state=state, raw=raw, usage=usage)
+
+
+def _unusable(message: str, raw: str, usage: Usage) -> ModelOutputInvalid:
+    """A ModelOutputInvalid carrying the raw answer and what the call cost."""
+    error = ModelOutputInvalid(message, raw)
+    error.usage = usage  # type: ignore[attr-defined]  # the journal records spent tokens
+    return error

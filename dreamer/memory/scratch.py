@@ -1,0 +1,272 @@
+"""The scratch write-ahead log, ``memory/scratch.md``.
+
+Format (byte-compatible with the seed)::
+
+    # Scratch Buffer (Working Memory WAL)
+
+    - [2026-03-12T14:30:00Z] (importance: 0.8) note text
+      a continuation line of the same note is indented by two spaces
+
+Every line of a note after its first is written with a two-space indent, so any text, with any
+number of lines and any Unicode, parses back exactly. Lines a human added or mangled are neither
+entries nor continuations; they are kept in place (and carried into the fresh file when the
+scratch is rotated) and reported by ``parse``, never dropped. Bytes that are not UTF-8 (a torn
+write, a file saved in another encoding) never make the file unreadable: the lines holding them
+are reported as stray and written back byte for byte.
+
+Appends take an exclusive lock on ``memory/scratch.lock``, write the whole entry with
+one ``write`` on an ``O_APPEND`` descriptor and ``fsync`` before returning. Rotation for a dream
+happens under the same lock, so a note appended during a dream lands in the fresh file.
+
+Crashes: an append cut short leaves a last line with no newline; the next append starts on a
+fresh line, so the torn note never swallows a later one (what survived of it stays a note or a
+stray line). ``rotate`` copies the scratch aside before it empties it and ``restore`` writes the
+merged file before it deletes the copy, so a crash at any point leaves every note somewhere;
+``restore`` skips rotated notes the scratch already holds, so recovering twice never doubles them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from dreamer.errors import ScratchError
+from dreamer.support.files import FILE_MODE, atomic_write, fsync_dir, write_all
+from dreamer.support.locks import hold
+from dreamer.support.times import iso, parse_iso
+
+HEADER = "# Scratch Buffer (Working Memory WAL)\n"
+_ENTRY = re.compile(
+    r"^- \[(?P<at>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z)\] "
+    r"\(importance: (?P<importance>[0-9]*\.?[0-9]+)\) (?P<text>.*)$"
+)
+CONTINUATION = "  "
+# Undecodable bytes are read as lone surrogates (surrogateescape) and written back unchanged.
+_RAW_BYTE = re.compile("[\udc80-\udcff]")
+
+
+@dataclass(frozen=True)
+class Note:
+    """One entry of the scratch log."""
+
+    at: datetime
+    importance: float
+    text: str
+    line: int = 0  # 1-based line of the entry in the file it was parsed from
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed scratch file: its notes and the lines that are not notes."""
+
+    notes: list[Note]
+    stray: list[tuple[int, str]]  # (1-based line number, line) kept verbatim
+
+
+def format_importance(importance: float) -> str:
+    """Importance as the seed writes it: ``0.8``, ``0.75``, ``1.0``."""
+    text = f"{round(importance, 3):.3f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def render_note(text: str, at: datetime, importance: float) -> str:
+    """The bytes (as text) one note adds to the scratch, ending in a newline."""
+    first, *rest = text.split("\n")
+    lines = [f"- [{iso(at)}] (importance: {format_importance(importance)}) {first}"]
+    lines.extend(CONTINUATION + line for line in rest)
+    return "\n".join(lines) + "\n"
+
+
+def parse_text(content: str) -> Parsed:
+    """Parse scratch content into notes and stray lines."""
+    notes: list[Note] = []
+    stray: list[tuple[int, str]] = []
+    current: dict | None = None
+
+    def close() -> None:
+        if current is not None:
+            notes.append(
+                Note(current["at"], current["importance"], "\n".join(current["lines"]),
+                     current["line"])
+            )
+
+    lines = content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the file
+    for number, line in enumerate(lines, start=1):
+        if _RAW_BYTE.search(line):
+            close()  # a line that is not text can be neither a note nor part of one
+            current = None
+            stray.append((number, line))
+            continue
+        match = _ENTRY.match(line)
+        if match:
+            close()
+            try:
+                at = parse_iso(match["at"])
+                importance = float(match["importance"])
+                if importance > 1.0:  # a hand edit; indexing it would break the 0..1 scale
+                    raise ValueError(importance)
+            except ValueError:
+                current = None
+                stray.append((number, line))
+                continue
+            current = {"at": at, "importance": importance, "lines": [match["text"]],
+                       "line": number}
+        elif current is not None and line.startswith(CONTINUATION):
+            current["lines"].append(line[len(CONTINUATION):])
+        else:
+            close()
+            current = None
+            if line.strip() and not (line == HEADER.rstrip("\n") and number == 1):
+                stray.append((number, line))
+    close()
+    return Parsed(notes, stray)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise ScratchError(f"cannot read {path} ({e.strerror}); check its permissions") from e
+
+
+def parse(path: Path) -> Parsed:
+    """Parse the scratch file at ``path`` (a missing file is an empty scratch)."""
+    return parse_text(_read(path))
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold the exclusive scratch lock (``scratch.lock`` beside ``path``) across processes."""
+    with hold(path.with_name(path.stem + ".lock"), error=ScratchError):
+        yield
+
+
+def _append_unlocked(path: Path, chunk: str) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    except OSError as e:
+        raise ScratchError(
+            f"cannot open {path} for appending ({e.strerror}); make it a writable file"
+        ) from e
+    size = None
+    try:
+        size = os.fstat(fd).st_size
+        data = chunk.encode("utf-8", errors="surrogateescape")
+        if size == 0:
+            data = (HEADER + "\n").encode("utf-8") + data
+        else:
+            with path.open("rb") as handle:
+                handle.seek(size - 1)
+                if handle.read(1) != b"\n":
+                    data = b"\n" + data  # a hand edit left no newline at the end
+        write_all(fd, data)
+        os.fsync(fd)
+        if size == 0:
+            fsync_dir(path.parent)  # a new file: make its name durable too
+    except OSError as e:
+        if size is not None:
+            # A failed write (disk full) may have landed in part: take it back, so a note is
+            # all there or not there. We hold the lock, so the tail is ours alone.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+        raise ScratchError(
+            f"cannot append to {path} ({e.strerror}); check the disk and its permissions"
+        ) from e
+    finally:
+        os.close(fd)
+
+
+def append(path: Path, text: str, at: datetime, importance: float) -> None:
+    """Append one note durably (locked, one write, fsync) before returning."""
+    with locked(path):
+        _append_unlocked(path, render_note(text, at, importance))
+
+
+def rotated_path(path: Path) -> Path:
+    """Where a scratch is moved while a dream consumes it."""
+    return path.with_name(path.stem + ".dreaming.md")
+
+
+def rotate(path: Path) -> Parsed:
+    """Move the scratch aside for a dream and start a fresh one; return what was moved.
+
+    Stray (non-note) lines are copied into the fresh scratch so a dream never consumes them.
+    If a rotated file already exists (a crash during an earlier dream), it must be restored
+    first with ``restore``; rotating over it would lose notes, so this raises instead.
+    """
+    aside = rotated_path(path)
+    with locked(path):
+        if aside.exists():
+            raise ScratchError(
+                f"{aside} is left from an interrupted dream; run 'dream run' to recover it"
+            )
+        content = _read(path)
+        parsed = parse_text(content)
+        if not content:
+            return parsed
+        # Copy first, then empty: a crash in between leaves the notes twice, never nowhere
+        # (restore skips the copies the scratch still holds).
+        atomic_write(aside, _encode(content))
+        fresh = HEADER + "\n" + "".join(line + "\n" for _, line in parsed.stray)
+        atomic_write(path, _encode(fresh))
+    return parsed
+
+
+def restore(path: Path) -> int:
+    """Put a rotated scratch back in front of the current one; return how many notes moved.
+
+    Used when a dream fails or is rejected, and at start-up after a crash. Stray lines were
+    already copied into the fresh scratch by ``rotate``, so only notes come back.
+    """
+    aside = rotated_path(path)
+    with locked(path):
+        if not aside.exists():
+            return 0
+        old = parse_text(_read(aside))
+        current = _read(path)
+        # A crash after rotate's copy (or after an earlier restore's write) leaves rotated
+        # notes in the scratch too; bring back only those it does not hold yet.
+        held = Counter(_key(note) for note in parse_text(current).notes)
+        back = []
+        for note in old.notes:
+            if held[_key(note)]:
+                held[_key(note)] -= 1
+            else:
+                back.append(note)
+        body = current[len(HEADER):].lstrip("\n") if current.startswith(HEADER) else current
+        if body.startswith(CONTINUATION):
+            body = "\n" + body  # a blank line keeps an indented stray line out of the last note
+        merged = HEADER + "\n" + "".join(
+            render_note(note.text, note.at, note.importance) for note in back
+        ) + body
+        atomic_write(path, _encode(merged))
+        aside.unlink()
+        fsync_dir(path.parent)
+        return len(back)
+
+
+def _key(note: Note) -> tuple[datetime, float, str]:
+    return note.at, note.importance, note.text
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", errors="surrogateescape")
+
+
+def discard_rotated(path: Path) -> None:
+    """Delete the rotated scratch once a dream has committed."""
+    aside = rotated_path(path)
+    with locked(path):
+        if aside.exists():
+            aside.unlink()
+            fsync_dir(path.parent)

@@ -1,0 +1,1 @@
+"""Finding memories: embedders, the vector index and hybrid search."""

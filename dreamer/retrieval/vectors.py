@@ -1,0 +1,137 @@
+"""Crystal vectors in memory: an incrementally loaded index and cosine look-ups.
+
+Crystal text never changes, so neither does its vector: the index of a database is loaded once
+per process and extended with the crystals added since. A search scans a random-projection
+sketch of every vector and scores only a shortlist exactly (``nearest``), or scores a given set
+of crystals straight from the store (``cosines``) when the words already found candidates.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from dreamer.retrieval.embed import Embedder
+from dreamer.store import Store
+
+SKETCH_DIM = 96  # the projection a search scans; exact cosines only for the shortlist
+SKETCH_SEED = 20260312
+RESCORE = 8
+LOAD_BATCH = 20000
+MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
+
+
+class VectorIndex:
+    """Crystal vectors of one database, loaded once and extended as crystals are added.
+
+    Kept twice: the stored float16 vectors (for exact cosines) and a float32 random-projection
+    sketch of ``SKETCH_DIM`` dimensions, which a search scans in full; only the best
+    ``RESCORE ×`` wanted rows are scored exactly. Arrays grow by doubling, so a search after a
+    new note does not copy the whole matrix.
+    """
+
+    def __init__(self, dim: int):
+        self.dim = dim
+        self.size = 0
+        self.max_id = 0
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.sessions = np.zeros(0, dtype=bool)
+        self.vectors = np.zeros((0, dim), dtype=np.float16)
+        self.sketch = np.zeros((0, SKETCH_DIM), dtype=np.float32)
+        generator = np.random.default_rng(SKETCH_SEED)
+        self.projection = (generator.standard_normal((dim, SKETCH_DIM))
+                           / np.sqrt(SKETCH_DIM)).astype(np.float32)
+
+    def _reserve(self, extra: int) -> None:
+        needed = self.size + extra
+        if needed <= len(self.ids):
+            return
+        capacity = max(needed, 2 * len(self.ids), 1024)
+
+        def grown(array: np.ndarray) -> np.ndarray:
+            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            bigger[: self.size] = array[: self.size]
+            return bigger
+
+        self.ids, self.sessions = grown(self.ids), grown(self.sessions)
+        self.vectors, self.sketch = grown(self.vectors), grown(self.sketch)
+
+    def refresh(self, store: Store) -> None:
+        """Load the vectors of crystals added since the last call."""
+        newest = store.max_crystal_id()
+        if newest < self.max_id:  # the database was replaced under us
+            self.__init__(self.dim)
+        if newest == self.max_id:
+            return
+        # In slices: a bounded peak of memory.
+        for block in store.vectors_between(self.max_id, newest, LOAD_BATCH):
+            # A vector of another size was written by another embedder: it cannot be compared.
+            rows = [row for row in block if len(row.embedding) == 2 * self.dim]
+            if not rows:
+                continue
+            self._reserve(len(rows))
+            start, end = self.size, self.size + len(rows)
+            vectors = np.frombuffer(b"".join(r.embedding for r in rows), dtype=np.float16)
+            vectors = vectors.reshape(len(rows), self.dim)
+            self.ids[start:end] = [r.id for r in rows]
+            self.sessions[start:end] = [r.source == "sessions" for r in rows]
+            self.vectors[start:end] = vectors
+            self.sketch[start:end] = vectors.astype(np.float32) @ self.projection
+            self.size = end
+        self.max_id = newest
+
+
+_indexes: dict[tuple[str, str], VectorIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def index_for(store: Store, embedder: Embedder) -> VectorIndex:
+    """The in-process vector index of store's crystals, brought up to date."""
+    key = (str(store.path.resolve()), embedder.name)
+    with _indexes_lock:
+        index = _indexes.get(key)
+        if index is None:
+            index = _indexes[key] = VectorIndex(embedder.dim)
+        index.refresh(store)
+    return index
+
+
+def clear_cache() -> None:
+    """Forget every in-process vector matrix (they reload on the next search)."""
+    with _indexes_lock:
+        _indexes.clear()
+
+
+def nearest(index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool,
+              limit: int) -> tuple[list[tuple[int, float]], float]:
+    """(crystal id, cosine) of the closest `limit` crystals above MIN_SIMILARITY; the best."""
+    size = index.size
+    if not size or not vector.any():
+        return [], 0.0
+    rough = index.sketch[:size] @ (vector @ index.projection)
+    if not (sessions and facts):
+        rough = np.where(index.sessions[:size] == sessions, rough, -np.inf)
+    take = min(limit * RESCORE, size)
+    shortlist = np.argpartition(-rough, take - 1)[:take]
+    shortlist = shortlist[np.isfinite(rough[shortlist])]
+    exact = index.vectors[shortlist].astype(np.float32) @ vector
+    order = np.argsort(-exact, kind="stable")[:limit]
+    order = order[exact[order] > MIN_SIMILARITY]
+    best = float(exact[order[0]]) if len(order) else 0.0
+    return [(int(index.ids[shortlist[i]]), float(exact[i])) for i in order], best
+
+
+def cosines(store: Store, vector: np.ndarray, ids: list[int],
+             dim: int) -> tuple[list[tuple[int, float]], float]:
+    """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
+    if not ids or not vector.any():
+        return [], 0.0
+    rows = [row for row in store.vectors_of(ids) if len(row[1]) == 2 * dim]
+    if not rows:
+        return [], 0.0
+    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
+    exact = matrix.reshape(len(rows), dim).astype(np.float32) @ vector
+    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True)
+             if c > MIN_SIMILARITY]
+    return found, float(exact.max())

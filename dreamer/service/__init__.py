@@ -1,0 +1,1 @@
+"""Running jobs: the consolidation tick, the shared schedule, the runner, status."""

@@ -1,0 +1,312 @@
+"""The storage interface: what every backend offers, as named methods (no SQL crosses it).
+
+A backend stores one workspace's crystals (with full-text and vector columns), the meta
+key/value table, the audit log, the dream journal, hormone history, the search log, curiosity
+gaps and scheduled runs. ``tests/test_store_contract.py`` runs the same contract tests over
+every implementation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
+RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
+
+
+@dataclass
+class Crystal:
+    """One chunk of memory with its provenance."""
+
+    id: int
+    text: str
+    source: str
+    semantic_type: str
+    importance: float
+    lifecycle: str
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    access_count: int
+    dopamine: float | None
+    cortisol: float | None
+    oxytocin: float | None
+    content_hash: str
+    parent_id: int | None
+    origin: str | None
+    consolidated_at: str | None
+    embedder: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        return asdict(self)
+
+
+@dataclass
+class FadeRow:
+    """What the lifecycle needs to age one crystal."""
+
+    id: int
+    importance: float
+    semantic_type: str
+    created_at: str
+    updated_at: str
+    last_accessed_at: str | None
+    access_count: int
+    levels: dict[str, float | None]
+
+
+@dataclass
+class VectorRow:
+    """A crystal's stored vector and what search and merging need beside it."""
+
+    id: int
+    source: str
+    lifecycle: str
+    embedding: bytes
+
+
+def content_hash(text: str) -> str:
+    """Identity of a note's content: NFC, whitespace-normalised, SHA-256."""
+    normal = " ".join(unicodedata.normalize("NFC", text).split())
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+
+
+class Store(Protocol):
+    """One workspace's storage. Times are ISO-8601 UTC text (``dreamer.support.times.iso``)."""
+
+    path: Path
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes so they land together or not at all (nested calls join the outer one)."""
+        ...
+
+    # --- crystals ---------------------------------------------------------------------------
+
+    def add_crystal(
+        self, text: str, *, source: str, semantic_type: str, importance: float, at: datetime,
+        embedding: bytes | None, embedder: str | None = None,
+        hormones: Mapping[str, float] | None = None, lifecycle: str = "generated",
+        origin: str | None = None, parent_id: int | None = None,
+        consolidated_at: str | None = None,
+    ) -> tuple[int, bool]:
+        """Insert a crystal unless one with the same content exists; return (id, created)."""
+        ...
+
+    def find_by_hash(self, digest: str) -> int | None:
+        """The id of the crystal with this content hash, if any."""
+        ...
+
+    def get(self, crystal_id: int) -> Crystal:
+        """One crystal by id, or CrystalNotFound."""
+        ...
+
+    def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
+        """The crystals with these ids (missing ids are left out), by id."""
+        ...
+
+    def crystals(self, *, sources: Sequence[str] | None = None,
+                 lifecycles: Sequence[str] | None = None, newest_first: bool = False,
+                 limit: int | None = None) -> list[Crystal]:
+        """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
+        ...
+
+    def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
+        """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
+        ...
+
+    def count_new(self) -> int:
+        """How many crystals wait for a dream."""
+        ...
+
+    def touched_since(self, since: str, limit: int) -> list[Crystal]:
+        """Crystals created or found by a search since ``since``, newest first."""
+        ...
+
+    def latest_text(self, source: str, until: str) -> str | None:
+        """The text of the newest crystal of ``source`` created at or before ``until``."""
+        ...
+
+    def last_mention(self, words: Sequence[str]) -> str | None:
+        """When the newest crystal holding all ``words`` (full-text) was created."""
+        ...
+
+    def update_crystal(self, crystal_id: int, changes: Mapping[str, Any], *, action: str,
+                       at: datetime, reason: str | None = None) -> None:
+        """Change some fields of a crystal and record the change in the audit log."""
+        ...
+
+    def record_access(self, ids: Sequence[int], at: datetime) -> None:
+        """Count a search hit as an access of each crystal."""
+        ...
+
+    def count_by_lifecycle(self) -> dict[str, int]:
+        """How many crystals are in each lifecycle stage."""
+        ...
+
+    def crystal_count(self) -> int:
+        """How many crystals there are."""
+        ...
+
+    def max_crystal_id(self) -> int:
+        """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
+        ...
+
+    # --- lifecycle and vectors --------------------------------------------------------------
+
+    def fade_candidates(self, due_before: str) -> list[FadeRow]:
+        """Active crystals unchanged since ``due_before`` or used since their last change."""
+        ...
+
+    def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
+        """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
+        ...
+
+    def vector_blocks(self, below_id: int, size: int, block: int
+                      ) -> Iterator[list[VectorRow]]:
+        """Active crystals below ``below_id`` whose vectors have ``size`` bytes, in blocks."""
+        ...
+
+    def vectors_between(self, after_id: int, up_to_id: int, block: int
+                        ) -> Iterator[list[VectorRow]]:
+        """Crystals with vectors and ids in (after_id, up_to_id], in blocks, by id."""
+        ...
+
+    def vectors_of(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
+        """(id, vector) of the given crystals that have one."""
+        ...
+
+    # --- full-text search -------------------------------------------------------------------
+
+    def fts_match(self, terms: Sequence[str], also: Sequence[str], limit: int
+                  ) -> list[tuple[int, float]]:
+        """(id, BM25 score, higher is better) of the best matches of any of ``terms``.
+
+        Words in ``also`` only rank: a match must hold one of ``terms``.
+        """
+        ...
+
+    def fts_match_filtered(self, terms: Sequence[str], also: Sequence[str], sessions: bool,
+                           limit: int) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among session transcripts only (or only the rest)."""
+        ...
+
+    def ids_of_kind(self, ids: Sequence[int], sessions: bool) -> set[int]:
+        """Those of ``ids`` that are session transcripts (or, with sessions False, the rest)."""
+        ...
+
+    def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """In how many crystals each word's indexed stem occurs."""
+        ...
+
+    def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
+        ...
+
+    def newest_day(self) -> float | None:
+        """The julian day of the newest crystal's creation."""
+        ...
+
+    def record_search(self, at: datetime, query: str, search_type: str, ids: Sequence[int],
+                      top_score: float | None, *, gap: bool) -> None:
+        """Log a search (a gap too when it found nothing good) and count the accesses."""
+        ...
+
+    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
+        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        ...
+
+    def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
+        """(query, last asked) of searches that found nothing and were not answered since."""
+        ...
+
+    # --- meta, audit ------------------------------------------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """A value from the meta table."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value in the meta table."""
+        ...
+
+    def audit(self, crystal_id: int | None, action: str, detail: Mapping[str, Any],
+              at: datetime) -> None:
+        """Append one line to the audit log."""
+        ...
+
+    def audit_entries(self, crystal_id: int | None = None, limit: int = 100
+                      ) -> list[dict[str, Any]]:
+        """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
+        ...
+
+    # --- hormones ---------------------------------------------------------------------------
+
+    def add_hormone_row(self, at: datetime, levels: Mapping[str, float], hormone: str | None,
+                        delta: float | None, reason: str, source: str) -> None:
+        """Store the levels right after a stimulus (or a decay snapshot, with no hormone)."""
+        ...
+
+    def hormones_at(self, until: str) -> HormoneRow | None:
+        """The newest stored levels at or before ``until``."""
+        ...
+
+    def hormones_at_row(self, row_id: int) -> HormoneRow | None:
+        """The newest stored levels among rows with id at most ``row_id``."""
+        ...
+
+    def hormone_rows_after(self, after_id: int, until: str
+                           ) -> list[tuple[int, str, float, float, float]]:
+        """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
+        ...
+
+    def hormone_history(self, limit: int, *, stimuli_only: bool = False
+                        ) -> list[dict[str, Any]]:
+        """The newest history rows, newest first."""
+        ...
+
+    def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
+        """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
+        ...
+
+    # --- the dream journal and scheduled runs -----------------------------------------------
+
+    def record_dream(self, row: Mapping[str, Any]) -> int:
+        """Append one dream to the journal; return its id."""
+        ...
+
+    def dream_entries(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest dreams first: summary fields, consumed and critique counts."""
+        ...
+
+    def get_dream(self, dream_id: int) -> dict[str, Any]:
+        """One dream, every field (JSON fields decoded), or DreamNotFound."""
+        ...
+
+    def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
+        """The id of the newest dream with one of these outcomes."""
+        ...
+
+    def newest_dream(self) -> tuple[str, str, str | None] | None:
+        """(started_at, outcome, reason) of the newest dream."""
+        ...
+
+    def record_run(self, job: str, started_at: str, finished_at: str, outcome: str,
+                   detail: str | None) -> None:
+        """Store one scheduled job run."""
+        ...
+
+    def last_run(self, job: str) -> tuple[str, str, str | None] | None:
+        """(started_at, outcome, detail) of the newest run of ``job``."""
+        ...

@@ -1,0 +1,159 @@
+"""The SQLite schema, changed only through these numbered migrations (sqlite-utils).
+
+Tables: ``crystals`` (+ ``crystals_fts``, kept in sync by triggers), ``meta`` (key/value),
+``dreams`` (the journal), ``audit`` (every change the engine makes to a crystal), ``hormones``
+(level history), ``searches`` (recall log, feeds Emerging Skills), ``gaps`` (curiosity gaps),
+``runs`` (scheduled job runs).
+"""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+migrations = sqlite_utils.Migrations("dreamer")
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE crystals (
+            id INTEGER PRIMARY KEY,
+            text TEXT NOT NULL,
+            source TEXT NOT NULL,
+            semantic_type TEXT NOT NULL,
+            importance REAL NOT NULL,
+            lifecycle TEXT NOT NULL DEFAULT 'generated',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            last_accessed_at TEXT,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            dopamine REAL,
+            cortisol REAL,
+            oxytocin REAL,
+            content_hash TEXT NOT NULL UNIQUE,
+            parent_id INTEGER REFERENCES crystals(id),
+            origin TEXT,
+            consolidated_at TEXT,
+            embedding BLOB
+        )
+        """
+    )
+    db.execute("CREATE INDEX crystals_created ON crystals(created_at)")
+    db.execute("CREATE INDEX crystals_lifecycle ON crystals(lifecycle)")
+    db.execute("CREATE INDEX crystals_source ON crystals(source)")
+    db["crystals"].enable_fts(
+        ["text"], create_triggers=True, tokenize=FTS_TOKENIZER
+    )
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute(
+        """
+        CREATE TABLE dreams (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            outcome TEXT NOT NULL,
+            reason TEXT,
+            synthesizer TEXT,
+            model TEXT,
+            inputs TEXT,
+            old_state TEXT,
+            new_state TEXT,
+            draft TEXT,
+            critiques TEXT,
+            revisions TEXT,
+            consumed TEXT,
+            input_tokens INTEGER,
+            output_tokens INTEGER,
+            cost_usd REAL,
+            error TEXT,
+            raw TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE audit (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            crystal_id INTEGER,
+            action TEXT NOT NULL,
+            detail TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX audit_crystal ON audit(crystal_id)")
+    db.execute(
+        """
+        CREATE TABLE hormones (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            dopamine REAL NOT NULL,
+            cortisol REAL NOT NULL,
+            oxytocin REAL NOT NULL,
+            hormone TEXT,
+            delta REAL,
+            reason TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE searches (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            query TEXT NOT NULL,
+            search_type TEXT NOT NULL,
+            result_ids TEXT NOT NULL,
+            top_score REAL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE gaps (
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            query TEXT NOT NULL,
+            top_score REAL,
+            resolved_at TEXT
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            job TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            outcome TEXT NOT NULL,
+            detail TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX runs_job ON runs(job, started_at)")
+
+
+@migrations()
+def m010_dream_cache_tokens(db: sqlite_utils.Database) -> None:
+    # Prompt-cache tokens are billed differently from plain input: keep them apart.
+    db.execute("ALTER TABLE dreams ADD COLUMN cache_read_tokens INTEGER")
+    db.execute("ALTER TABLE dreams ADD COLUMN cache_write_tokens INTEGER")
+
+
+@migrations()
+def m020_hormone_source(db: sqlite_utils.Database) -> None:
+    # Who caused a stimulus (note, cli, api, auto, decay), and fast "newest row" lookups.
+    db.execute("ALTER TABLE hormones ADD COLUMN source TEXT")
+    db.execute("CREATE INDEX hormones_at ON hormones(at)")
+
+
+@migrations()
+def m030_vector_embedder(db: sqlite_utils.Database) -> None:
+    # A vector is comparable only with vectors of the same embedder: record which one made it.
+    # Every vector stored before this migration came from the only embedder there was.
+    db.execute("ALTER TABLE crystals ADD COLUMN embedder TEXT")
+    db.execute("UPDATE crystals SET embedder = 'hashing-v1-384' WHERE embedding IS NOT NULL")
+

@@ -1,0 +1,72 @@
+"""The SQLite backend, ``memory/crystals.db``, through sqlite-utils (the default store).
+
+The connection runs in WAL mode with a busy timeout, and every write is a ``BEGIN IMMEDIATE``
+transaction, so several processes can write at once without "database is locked" surprises.
+Schema changes happen only through the numbered migrations in ``dreamer.store.schema``.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+
+from dreamer.errors import StoreCorrupt, WorkspaceError
+from dreamer.store.schema import migrations
+from dreamer.store.sqlite_crystals import CrystalTables
+from dreamer.store.sqlite_records import RecordTables
+from dreamer.store.sqlite_search import SearchTables
+from dreamer.support.files import FILE_MODE
+from dreamer.support.locks import hold
+
+
+class SQLiteStore(CrystalTables, SearchTables, RecordTables):
+    """An open crystals.db: the ``Store`` interface on SQLite."""
+
+    def __init__(self, path: Path):
+        super().__init__(path, _connect(path))
+
+
+def _connect(path: Path) -> sqlite_utils.Database:
+    existed = path.exists()
+    if not existed:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+        except OSError as e:
+            raise WorkspaceError(f"cannot create {path} ({e.strerror}); check permissions") from e
+    conn = None
+    try:
+        # SQLite silently re-initialises a short garbage file; check the magic bytes first.
+        if existed and path.is_file() and path.stat().st_size:
+            with path.open("rb") as handle:
+                if handle.read(16) != b"SQLite format 3\x00":
+                    raise sqlite3.DatabaseError("file is not a database")
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        db = sqlite_utils.Database(conn)
+        if mode.lower() != "wal":
+            raise StoreCorrupt(f"{path} could not switch to WAL mode (got {mode})")
+        _migrate(db, path)
+        db.execute("SELECT count(*) FROM crystals").fetchone()
+    except sqlite3.DatabaseError as e:
+        if conn is not None:
+            conn.close()
+        raise StoreCorrupt(
+            f"{path} is not a readable crystal database ({e}); move it aside to start a fresh "
+            "one (notes still in memory/scratch.md are indexed again at the next dream)"
+        ) from e
+    return db
+
+
+def _migrate(db: sqlite_utils.Database, path: Path) -> None:
+    if not migrations.pending(db):
+        return
+    # Two processes opening a new workspace at once must not both run migration 1.
+    with hold(path.with_name(path.name + ".migrate.lock")):
+        migrations.apply(db)

@@ -1,0 +1,1 @@
+"""Helpers every layer may use: time, atomic files, locks, tokens, prompts, resources."""

@@ -1,0 +1,240 @@
+"""The storage contract: every backend of ``dreamer.store.Store`` passes these same tests.
+
+A new backend adds itself to ``BACKENDS`` (a factory taking a temporary folder) and must pass
+everything here unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dreamer.errors import CrystalNotFound, DreamNotFound
+from dreamer.store import Store, content_hash, open_store
+from dreamer.support.times import iso
+
+BACKENDS: dict[str, Callable[[Path], Store]] = {
+    "sqlite": lambda folder: open_store(folder / "crystals.db"),
+}
+
+
+@pytest.fixture(params=sorted(BACKENDS))
+def store(request, tmp_path):
+    opened = BACKENDS[request.param](tmp_path)
+    yield opened
+    opened.close()
+
+
+def add(store: Store, text: str, at, **kwargs) -> int:
+    fields = {"source": "scratch", "semantic_type": "experience", "importance": 0.5,
+              "at": at, "embedding": None}
+    fields.update(kwargs)
+    crystal_id, _ = store.add_crystal(text, **fields)
+    return crystal_id
+
+
+def blob(*values: float) -> bytes:
+    return np.array(values, dtype=np.float16).tobytes()
+
+
+def test_crystal_fields_round_trip(store, now):
+    crystal_id, created = store.add_crystal(
+        "Ada lives in Lisbon", source="seed", semantic_type="world_fact", importance=0.9,
+        at=now, embedding=blob(0.6, 0.8), embedder="test-2",
+        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3}, origin="MEMORY.md")
+    assert created
+    crystal = store.get(crystal_id)
+    assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
+        "Ada lives in Lisbon", "seed", "world_fact", 0.9)
+    assert (crystal.lifecycle, crystal.access_count, crystal.last_accessed_at) == (
+        "generated", 0, None)
+    assert crystal.created_at == crystal.updated_at == iso(now)
+    assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
+    assert crystal.content_hash == content_hash("Ada lives in Lisbon")
+    assert (crystal.origin, crystal.embedder) == ("MEMORY.md", "test-2")
+    assert store.vectors_of([crystal_id]) == [(crystal_id, blob(0.6, 0.8))]
+
+
+def test_a_vector_records_its_embedder_and_no_vector_records_none(store, now):
+    with_vector = add(store, "with a vector", now, embedding=blob(1, 0), embedder="e-1")
+    without = add(store, "without a vector", now, embedder="e-1")
+    assert store.get(with_vector).embedder == "e-1"
+    assert store.get(without).embedder is None
+
+
+def test_same_content_is_one_crystal(store, now):
+    first = add(store, "Café  opens at\n9", now)
+    again, created = store.add_crystal(" Cafe\u0301 opens at 9 ", source="scratch",
+                                       semantic_type="experience", importance=0.5,
+                                       at=now + timedelta(hours=1), embedding=None)
+    assert (again, created) == (first, False)
+    assert store.crystal_count() == 1
+    assert store.find_by_hash(content_hash("Café opens at 9")) == first
+    assert store.get(first).text == "Café  opens at\n9"  # the first wording is kept
+
+
+def test_missing_crystal_names_the_fix(store):
+    with pytest.raises(CrystalNotFound, match="dream search"):
+        store.get(12345)
+    assert store.crystals_by_id([12345]) == []
+
+
+def test_updates_are_audited_and_unknown_fields_refused(store, now):
+    crystal_id = add(store, "Prefers short answers", now)
+    later = now + timedelta(days=1)
+    store.update_crystal(crystal_id, {"lifecycle": "consolidated", "importance": 0.8},
+                         action="consolidate", at=later, reason="dream 1")
+    crystal = store.get(crystal_id)
+    assert (crystal.lifecycle, crystal.importance, crystal.updated_at) == (
+        "consolidated", 0.8, iso(later))
+    entries = store.audit_entries(crystal_id)
+    assert [e["action"] for e in entries] == ["consolidate", "created"]
+    assert entries[0]["detail"] == {"lifecycle": ["generated", "consolidated"],
+                                    "importance": [0.5, 0.8], "reason": "dream 1"}
+    with pytest.raises(ValueError, match="text"):
+        store.update_crystal(crystal_id, {"text": "rewritten"}, action="edit", at=now)
+    assert store.get(crystal_id).text == "Prefers short answers"
+
+
+def test_a_failed_transaction_leaves_nothing(store, now):
+    with pytest.raises(RuntimeError), store.transaction():
+        add(store, "half-way", now)
+        store.set_meta("k", "v")
+        raise RuntimeError("boom")
+    assert store.crystal_count() == 0 and store.get_meta("k") is None
+    store.set_meta("k", "v1")
+    store.set_meta("k", "v2")
+    assert store.get_meta("k") == "v2"
+    assert store.get_meta("absent", "default") == "default"
+
+
+def test_listing_and_counting(store, now):
+    ids = [add(store, f"note {i}", now + timedelta(minutes=i), source=source)
+           for i, source in enumerate(["scratch", "seed", "sessions", "insight", "scratch"])]
+    store.update_crystal(ids[4], {"lifecycle": "archived"}, action="archived", at=now)
+    assert [c.id for c in store.crystals()] == ids
+    assert [c.id for c in store.crystals(sources=["scratch"], newest_first=True)] == [
+        ids[4], ids[0]]
+    assert [c.id for c in store.crystals(lifecycles=["archived"])] == [ids[4]]
+    assert [c.id for c in store.crystals(limit=2)] == ids[:2]
+    assert [c.id for c in store.crystals_by_id([ids[2], ids[0]])] == [ids[0], ids[2]]
+    # New: generated, never consolidated, not the dream's own insights.
+    assert store.count_new() == 3
+    assert [c.id for c in store.new_crystals(ids[2], 10)] == [ids[2], ids[1], ids[0]]
+    assert [c.id for c in store.new_crystals(ids[4], 1)] == [ids[2]]
+    assert store.count_by_lifecycle() == {"generated": 4, "archived": 1}
+    assert store.max_crystal_id() == max(ids) and store.crystal_count() == 5
+    assert store.latest_text("scratch", iso(now + timedelta(minutes=3))) == "note 0"
+    assert store.latest_text("seed", iso(now - timedelta(minutes=1))) is None
+    recent = store.touched_since(iso(now + timedelta(minutes=3)), 10)
+    assert [c.id for c in recent] == [ids[4], ids[3]]
+
+
+def test_access_counts_and_search_log(store, now):
+    crystal_id = add(store, "accessed", now)
+    store.record_access([crystal_id], now)
+    store.record_search(now + timedelta(minutes=1), "accessed", "both", [crystal_id], 1.0,
+                        gap=False)
+    crystal = store.get(crystal_id)
+    assert (crystal.access_count, crystal.last_accessed_at) == (
+        2, iso(now + timedelta(minutes=1)))
+    store.record_search(now + timedelta(minutes=2), "kubernetes", "both", [], None, gap=True)
+    since = iso(now)
+    assert store.search_queries(since) == ["accessed", "kubernetes"]
+    assert store.search_queries(since, found_only=True) == ["accessed"]
+    assert store.open_gaps(since, 5) == [("kubernetes", iso(now + timedelta(minutes=2)))]
+    # A later search for the same words that finds something closes the gap.
+    store.record_search(now + timedelta(minutes=3), "Kubernetes", "both", [crystal_id], 0.5,
+                        gap=False)
+    assert store.open_gaps(since, 5) == []
+
+
+def test_full_text_matching_ranks_and_filters(store, now):
+    deploy = add(store, "The deploy key rotates every Tuesday", now)
+    add(store, "Unrelated note about lunch", now)
+    talk = add(store, "User: when does the deploy key rotate?", now, source="sessions")
+    found = dict(store.fts_match(["rotating"], [], 10))  # stemming: rotating ~ rotates
+    assert set(found) == {deploy, talk} and all(score > 0 for score in found.values())
+    assert [i for i, _ in store.fts_match_filtered(["deploy"], [], True, 10)] == [talk]
+    assert [i for i, _ in store.fts_match_filtered(["deploy"], [], False, 10)] == [deploy]
+    assert store.ids_of_kind([deploy, talk], sessions=True) == {talk}
+    # Words in "also" only rank: a match must hold one of the terms.
+    assert store.fts_match(["lunch"], ["deploy"], 10)[0][0] != deploy
+    assert store.term_frequencies(["deploy", "tuesdays", "absent"]) == {
+        "deploy": 2, "tuesdays": 1, "absent": 0}
+    assert store.last_mention(["deploy", "tuesday"]) == iso(now)
+    assert store.last_mention(["nowhere"]) is None
+    rows = {row[0]: row for row in store.rank_rows([deploy, talk])}
+    assert rows[talk][1] == "sessions" and rows[deploy][3] == 0.5 and rows[deploy][4] == 0
+    assert store.newest_day() == pytest.approx(now.timestamp() / 86400 + 2440587.5)
+
+
+def test_vectors_by_range_block_and_id(store, now):
+    ids = [add(store, f"v{i}", now, embedding=blob(1, 0)) for i in range(5)]
+    add(store, "no vector", now)
+    archived = add(store, "archived vector", now, embedding=blob(0, 1))
+    store.update_crystal(archived, {"lifecycle": "archived"}, action="archived", at=now)
+    blocks = list(store.vectors_between(ids[0], archived, 2))
+    assert [[row.id for row in block] for block in blocks] == [ids[1:3], ids[3:5], [archived]]
+    below = [row.id for block in store.vector_blocks(archived + 1, 4, 3) for row in block]
+    assert below == ids  # archived and vector-less crystals are left out
+    after = store.vectors_after(ids[3], 10)
+    assert [row.id for row in after][:1] == [ids[4]] and len(after) == 3
+    assert after[1].embedding is None
+
+
+def test_fade_candidates(store, now):
+    old = add(store, "old", now - timedelta(days=90), hormones={"cortisol": 0.6})
+    add(store, "fresh", now)
+    used = add(store, "used lately", now - timedelta(days=1))
+    store.record_access([used], now)
+    rows = {row.id: row for row in store.fade_candidates(iso(now - timedelta(days=30)))}
+    assert set(rows) == {old, used}
+    assert rows[old].levels["cortisol"] == 0.6 and rows[old].access_count == 0
+
+
+def test_hormone_history(store, now):
+    levels = {"dopamine": 0.5, "cortisol": 0.2, "oxytocin": 0.3}
+    store.add_hormone_row(now, levels, "dopamine", 0.3, "shipped it", "note")
+    store.add_hormone_row(now + timedelta(minutes=5), {**levels, "dopamine": 0.4}, None, None,
+                          "decay", "decay")
+    store.add_hormone_row(now + timedelta(minutes=9), levels, "dopamine", 0.2, "", "api")
+    assert store.hormones_at(iso(now + timedelta(minutes=6))) == (
+        iso(now + timedelta(minutes=5)), 0.4, 0.2, 0.3)
+    assert store.hormones_at(iso(now - timedelta(minutes=1))) is None
+    assert store.hormones_at_row(1) == (iso(now), 0.5, 0.2, 0.3)
+    after = store.hormone_rows_after(1, iso(now + timedelta(minutes=9)))
+    assert [row[1] for row in after] == [iso(now + timedelta(minutes=5)),
+                                         iso(now + timedelta(minutes=9))]
+    assert [row["reason"] for row in store.hormone_history(10, stimuli_only=True)] == [
+        "", "shipped it"]
+    assert len(store.hormone_history(10)) == 3
+    assert store.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == [
+        "shipped it"]
+
+
+def test_dream_journal_and_runs(store, now):
+    first = store.record_dream({"started_at": iso(now), "finished_at": iso(now),
+                                "outcome": "committed", "consumed": [1, 2],
+                                "critiques": [["too long"]], "new_state": "# state"})
+    second = store.record_dream({"started_at": iso(now + timedelta(hours=2)),
+                                 "outcome": "skipped", "reason": "only 1 new note"})
+    entries = store.dream_entries(5)
+    assert [e["id"] for e in entries] == [second, first]
+    assert (entries[1]["consumed"], entries[1]["critiques"]) == (2, 1)
+    full = store.get_dream(first)
+    assert full["consumed"] == [1, 2] and full["new_state"] == "# state"
+    with pytest.raises(DreamNotFound, match="dream log"):
+        store.get_dream(999)
+    assert store.latest_dream_id() == first
+    assert store.latest_dream_id(["skipped"]) == second
+    assert store.newest_dream() == (iso(now + timedelta(hours=2)), "skipped",
+                                    "only 1 new note")
+    assert store.last_run("tick") is None
+    store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
+    store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
+    assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
