@@ -23,21 +23,39 @@
     └── DreamRejected               the guards rejected every candidate; exit code 3
 
 Messages are one line and name the fix.
+
+The exit codes, the one table every command uses (``dream run``, ``tick``, ``consolidate``...):
+
+    0  done (a skipped dream is a done job that reports "skipped")
+    1  an error: DreamError, or a job that failed or was interrupted
+    2  bad input: UsageError and its subclasses
+    3  the guards rejected the dream: MEMORY.md unchanged
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REJECTED = 0, 1, 2, 3
+_OUTCOME_EXIT = {"failed": EXIT_ERROR, "interrupted": EXIT_ERROR, "rejected": EXIT_REJECTED}
+
+
+def exit_code(outcome: str) -> int:
+    """The exit code of a job or dream outcome ("committed", "rejected", "failed", ...)."""
+    return _OUTCOME_EXIT.get(outcome, EXIT_OK)
 
 
 class DreamError(Exception):
     """Base class of every error dreamer raises on purpose."""
 
-    exit_code = 1
+    exit_code = EXIT_ERROR
+    dream_id: int | None = None  # the journal row that recorded this failure, if any
 
 
 class UsageError(DreamError):
     """The caller asked for something that cannot be done as asked."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class InvalidNote(UsageError):
@@ -91,9 +109,10 @@ class IngestFailed(DreamError):
 class SynthesisError(DreamError):
     """The synthesizer could not produce a candidate state."""
 
-    def __init__(self, message: str, raw: str | None = None):
+    def __init__(self, message: str, raw: str | None = None, usage: Any = None):
         super().__init__(message)
-        self.raw = raw
+        self.raw = raw  # the model's answer as it came, for the journal
+        self.usage = usage  # what an unusable answer still cost (a synth Usage), if known
 
 
 class ModelAuthError(SynthesisError):
@@ -119,8 +138,8 @@ class ModelOutputInvalid(SynthesisError):
 class DreamRejected(DreamError):
     """The guards rejected the candidate state and every revision of it."""
 
-    exit_code = 3
+    exit_code = EXIT_REJECTED
 
     def __init__(self, message: str, reasons: list[str] | None = None):
         super().__init__(message)
-        self.reasons = reasons or []
+        self.reasons: list[str] = reasons or []  # every critique of the last candidate

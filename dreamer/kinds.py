@@ -1,12 +1,14 @@
-"""The vocabularies of crystals: semantic types, sources and lifecycle stages."""
+"""The vocabularies: crystal semantic types, sources and lifecycle stages; stimulus sources."""
 
 from __future__ import annotations
 
 import re
 
 SEMANTIC_TYPES = ("experience", "directive", "world_fact", "mental_model")
-SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
+CRYSTAL_SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
 LIFECYCLES = ("generated", "consolidated", "archived", "frozen")
+# Who caused a hormone stimulus (or a decay snapshot).
+STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
 
 _DIRECTIVE = re.compile(
     r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,3 +98,38 @@ def test_a_heading_inside_a_synthesized_body_cannot_split_the_section():
     assert back.body("niche") == "- real niche"
     assert "### The Niche" in back.body("bond")
     assert wm.render(back) == text
+
+
+def test_one_reader_for_memory_md_names_the_fix_for_a_non_utf8_file(tmp_path, runner):
+    from dreamer.cli import main
+    from dreamer.errors import WorkspaceError
+    from dreamer.memory.state import read_memory
+
+    assert read_memory(tmp_path / "absent.md") == ""
+    broken = tmp_path / "MEMORY.md"
+    broken.write_bytes(b"# Working Memory State\n\ncaf\xe9 in Latin-1\n")
+    with pytest.raises(WorkspaceError, match="not UTF-8 text .* save it as UTF-8"):
+        read_memory(broken)
+    assert "caf\ufffd" in read_memory(broken, errors="replace")
+    ws = tmp_path / "ws"
+    runner.invoke(main, ["note", "-w", str(ws), "a note"])
+    (ws / "MEMORY.md").write_bytes(b"caf\xe9\n")
+    for command in (["bootstrap"], ["run", "--force"]):
+        result = runner.invoke(main, [*command, "-w", str(ws)])
+        assert result.exit_code == 1, result.output
+        assert result.output.count("Error:") == 1 and "save it as UTF-8" in result.output
+        assert (ws / "MEMORY.md").read_bytes() == b"caf\xe9\n"  # nothing lost
+
+
+def test_restore_mends_a_non_utf8_memory_md(tmp_path, runner):
+    from dreamer.cli import main
+
+    ws = tmp_path / "ws"
+    for text in ("first note", "second note"):
+        runner.invoke(main, ["note", "-w", str(ws), text])
+    assert runner.invoke(main, ["run", "-w", str(ws), "--force"]).exit_code == 0
+    good = (ws / "MEMORY.md").read_text(encoding="utf-8")
+    (ws / "MEMORY.md").write_bytes(b"\xff\xfe broken by hand")
+    result = runner.invoke(main, ["restore", "-w", str(ws), "1"])
+    assert result.exit_code == 0, result.output
+    assert (ws / "MEMORY.md").read_text(encoding="utf-8") == good

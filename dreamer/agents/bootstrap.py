@@ -31,9 +31,9 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.seed import FIRST_DREAM_MARKER
-from dreamer.errors import UsageError, WorkspaceError
+from dreamer.errors import UsageError
 from dreamer.memory import scratch
-from dreamer.memory.state import TITLE, sections
+from dreamer.memory.state import TITLE, read_memory, sections
 from dreamer.memory.workspace import Workspace
 from dreamer.support.prompts import render
 from dreamer.support.times import iso
@@ -244,16 +244,4 @@ def _blocks(text: str) -> list[_Block]:
 
 
 def _read_state(ws: Workspace) -> str:
-    try:
-        return ws.memory_md.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-    except UnicodeDecodeError as e:
-        raise WorkspaceError(
-            f"{ws.memory_md} is not UTF-8 text ({e.reason}); save it as UTF-8"
-        ) from None
-    except OSError as e:
-        raise WorkspaceError(
-            f"cannot read {ws.memory_md} ({e.strerror}); check its permissions"
-        ) from e
-
+    return read_memory(ws.memory_md)

@@ -16,6 +16,7 @@ from dreamer.dream.cycle import DreamResult
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
+from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import utc_now
 
@@ -74,8 +75,8 @@ def run_command(force: bool, dry_run: bool, synthesizer: str | None, model: str 
             # Scripts asked for JSON: give them the outcome as JSON too, with the exit code.
             emit_json({"outcome": "rejected" if isinstance(e, DreamRejected) else "failed",
                        "error": str(e), "error_type": type(e).__name__,
-                       "reasons": getattr(e, "reasons", []),
-                       "dream_id": getattr(e, "dream_id", None)})
+                       "reasons": e.reasons if isinstance(e, DreamRejected) else [],
+                       "dream_id": e.dream_id})
             sys.exit(e.exit_code)
     if as_json:
         emit_json(result.to_dict())
@@ -251,7 +252,7 @@ def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -
         result = run_dream(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
         click.echo(f"Demo workspace: {ws.root}")
         click.echo(f"{len(DEMO_NOTES)} sample notes over three days; {_describe(result)}\n")
-        click.echo(ws.memory_md.read_text(encoding="utf-8"))
+        click.echo(read_memory(ws.memory_md))
         click.echo(f"Next: dream log -w {ws.root}   dream search -w {ws.root} \"deadline\"")
 
 

@@ -15,11 +15,10 @@ from dreamer.cli.common import (
     workspace_option,
 )
 from dreamer.config import HORMONES
+from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
 from dreamer.service import schedule as scheduler
 from dreamer.support.times import utc_now
-
-_EXIT = {"failed": 1, "interrupted": 1, "rejected": 3}
 
 
 def _log_to_stderr(verbose: bool) -> None:
@@ -95,7 +94,7 @@ def tick(dream_interval_minutes: float | None, consolidation_interval_minutes: f
     else:
         for run in runs:
             click.echo(f"{run.job}: {run.outcome} ({run.detail})")
-    sys.exit(max((_EXIT.get(run.outcome, 0) for run in runs), default=0))
+    sys.exit(max((exit_code(run.outcome) for run in runs), default=EXIT_OK))
 
 
 @click.command()
@@ -116,7 +115,7 @@ def consolidate(as_json: bool, workspace: str | None) -> None:
         emit_json(run.to_dict())
     else:
         click.echo(f"Consolidation {run.outcome}: {run.detail}")
-    sys.exit(_EXIT.get(run.outcome, 0))
+    sys.exit(exit_code(run.outcome))
 
 
 def _when(value: str | None) -> str:

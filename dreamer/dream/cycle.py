@@ -180,7 +180,7 @@ class _Dream:
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
         self.step("rotate")
-        self.old_text = _read(ws.memory_md)
+        self.old_text = wm.read_memory(ws.memory_md)
         rotated = scratch.rotate(ws.scratch_path)
         try:
             return self._dream(rotated.notes)
@@ -211,7 +211,7 @@ class _Dream:
     def _gather(self, notes: list[scratch.Note], watermark: int
                 ) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
-        self.old_text = _read(ws.memory_md)
+        self.old_text = wm.read_memory(ws.memory_md)
         old = wm.parse(self.old_text)
         new = store.new_crystals(watermark, INSIGHT_SCAN)
         evidence = list(new)
@@ -306,7 +306,7 @@ class _Dream:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""
         restored = scratch.restore(self.ws.scratch_path)
         outcome = "rejected" if isinstance(error, DreamRejected) else "failed"
-        spent = getattr(error, "usage", None)
+        spent = error.usage if isinstance(error, SynthesisError) else None
         if isinstance(spent, Usage):  # an unusable answer was still paid for
             self.result.usage.add(spent)
         raw = error.raw if isinstance(error, SynthesisError) else self.raw
@@ -316,7 +316,7 @@ class _Dream:
         dream_id = self._journal(outcome, str(error), error=f"{type(error).__name__}: {error}",
                                  raw=raw)
         if isinstance(error, DreamError):
-            error.dream_id = dream_id  # type: ignore[attr-defined]
+            error.dream_id = dream_id
 
     def _journal(self, outcome: str, reason: str, **extra: Any) -> int:
         drafts = self.drafts

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.errors import UsageError
+from dreamer.memory.state import read_memory
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
 
@@ -52,10 +53,7 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
             which = "the state before it" if before else "a committed state"
             raise UsageError(f"dream {dream_id} ({entry['outcome']}) has no record of {which}; "
                              "pick a committed dream from 'dream log'")
-        try:
-            current = ws.memory_md.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            current = ""
+        current = read_memory(ws.memory_md, errors="replace")  # restore mends a damaged file
         atomic_write(ws.memory_md, text)
         side = "before" if before else "after"
         return ws.store.record_dream({

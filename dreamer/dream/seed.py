@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.errors import WorkspaceError
-from dreamer.memory.state import TITLE
+from dreamer.memory.state import TITLE, read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.support import tokens
 from dreamer.support.files import atomic_write
@@ -74,8 +74,8 @@ class MigrationReport:
 
 def is_hand_written(ws: Workspace) -> bool:
     """True when MEMORY.md exists with text, has no state title and no dream has committed."""
-    text = _read_text(ws.memory_md)
-    if text is None or not text.strip():
+    text = read_memory(ws.memory_md, errors="replace")
+    if not text.strip():
         return False
     if any(line.strip() == TITLE for line in text.splitlines()):
         return False
@@ -202,11 +202,6 @@ def _read_bytes(path: Path) -> bytes | None:
         return None
     except OSError as e:
         raise WorkspaceError(f"cannot read {path} ({e.strerror}); check its permissions") from e
-
-
-def _read_text(path: Path) -> str | None:
-    data = _read_bytes(path)
-    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 @contextlib.contextmanager

@@ -33,11 +33,11 @@ from typing import Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
+from dreamer.kinds import STIMULUS_SOURCES
 from dreamer.memory.parts import Parts
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
 SPIKE_THRESHOLD = 0.7
-SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
 
 DEFAULT_LEXICON: dict[str, dict[str, Any]] = {
     "dopamine": {
@@ -118,8 +118,9 @@ def feel(
             f"unknown hormone {hormone!r}; use one of {', '.join(HORMONES)}"
         )
     delta = _as_delta(delta)
-    if source not in SOURCES:
-        raise InvalidStimulus(f"unknown stimulus source {source!r}; use one of {SOURCES}")
+    if source not in STIMULUS_SOURCES:
+        raise InvalidStimulus(
+            f"unknown stimulus source {source!r}; use one of {', '.join(STIMULUS_SOURCES)}")
     moment = as_utc(now or utc_now())
     current = levels(ws, moment)
     current[hormone] = _clamp(current[hormone] + delta)

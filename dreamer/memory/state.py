@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+from dreamer.errors import WorkspaceError
 from dreamer.support.resources import schema
 
 TITLE = "# Working Memory State"
@@ -257,3 +259,23 @@ def render(state: WorkingMemory, *, include_preamble: bool = False) -> str:
     for heading, body in state.extra:
         parts.append(f"## {heading}\n{body}" if body else f"## {heading}")
     return "\n\n".join(parts) + "\n"
+
+
+def read_memory(path: Path, *, errors: str = "strict") -> str:
+    """MEMORY.md's text ("" when there is none yet), the one way every part reads it.
+
+    A file that is not UTF-8 raises WorkspaceError naming the fix, unless ``errors="replace"``
+    (the seed migration, which keeps the original bytes in its backup).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise WorkspaceError(f"cannot read {path} ({e.strerror}); check its permissions") from e
+    try:
+        return data.decode("utf-8", errors=errors)
+    except UnicodeDecodeError as e:
+        raise WorkspaceError(
+            f"{path} is not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8"
+        ) from None

@@ -19,7 +19,7 @@ from typing import Any
 
 from dreamer.config import Settings, load_settings
 from dreamer.errors import InvalidNote, UsageError, WorkspaceError
-from dreamer.kinds import SEMANTIC_TYPES, SOURCES, infer_type
+from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, scratch
 from dreamer.retrieval.embed import Embedder, default_embedder, to_blob
 from dreamer.retrieval.search import Hit
@@ -168,8 +168,9 @@ class Workspace:
     ) -> int:
         """Write a note to the scratch and index it as a crystal; return the crystal id."""
         text, importance, semantic_type, moment = validate_note(text, importance, type, at)
-        if source not in SOURCES:
-            raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(SOURCES)}")
+        if source not in CRYSTAL_SOURCES:
+            raise InvalidNote(
+                f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
         scratch.append(self.scratch_path, text, moment, importance)
         if source == "scratch":

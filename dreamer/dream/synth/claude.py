@@ -468,6 +468,4 @@ class ClaudeSynthesizer:
 
 def _unusable(message: str, raw: str, usage: Usage) -> ModelOutputInvalid:
     """A ModelOutputInvalid carrying the raw answer and what the call cost."""
-    error = ModelOutputInvalid(message, raw)
-    error.usage = usage  # type: ignore[attr-defined]  # the journal records spent tokens
-    return error
+    return ModelOutputInvalid(message, raw, usage)
