@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from dreamer.support.version import __version__
 
 # name -> (module, attribute or None for the module itself)
 _EXPORTS: dict[str, tuple[str, str | None]] = {
@@ -33,7 +33,7 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 }
 
 __all__ = [
-    "Crystal", "DreamError", "DreamRejected", "DreamResult", "Hit", "LockHeld", "Settings",
+    "__version__", "Crystal", "DreamError", "DreamRejected", "DreamResult", "Hit", "LockHeld", "Settings",
     "SynthesisError", "Workspace", "bootstrap", "bootstrap_block", "run_dream", "tick", "tools",
 ]
 

@@ -25,11 +25,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
-from dreamer import __version__
 from dreamer.agents import tools
 from dreamer.agents.bootstrap import bootstrap_block, parse_window
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer.support.version import __version__
 
 SERVER_NAME = "dreamer"
 MEMORY_URI = "dreamer://MEMORY.md"
