@@ -33,8 +33,21 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
 }
 
 __all__ = [
-    "__version__", "Crystal", "DreamError", "DreamRejected", "DreamResult", "Hit", "LockHeld", "Settings",
-    "SynthesisError", "Workspace", "bootstrap", "bootstrap_block", "run_dream", "tick", "tools",
+    "__version__",
+    "Crystal",
+    "DreamError",
+    "DreamRejected",
+    "DreamResult",
+    "Hit",
+    "LockHeld",
+    "Settings",
+    "SynthesisError",
+    "Workspace",
+    "bootstrap",
+    "bootstrap_block",
+    "run_dream",
+    "tick",
+    "tools",
 ]
 
 if TYPE_CHECKING:

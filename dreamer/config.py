@@ -120,7 +120,7 @@ def _to_text(value: Any, where: str) -> str:
 def _to_sources(value: Any, where: str) -> list[str]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list):
-        raise InvalidSetting(f"{where} must be a list such as [\"memory\", \"sessions\"]")
+        raise InvalidSetting(f'{where} must be a list such as ["memory", "sessions"]')
     cleaned = [str(item).strip() for item in items if str(item).strip()]
     unknown = [item for item in cleaned if item not in SEARCH_SOURCES]
     if unknown:
@@ -154,9 +154,7 @@ _SPECS: list[_Spec] = [
         _to_count,
     ),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
-    _Spec(
-        "memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)
-    ),
+    _Spec("memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)),
     _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),
     _Spec("memory.dream.apiKey", "ANTHROPIC_API_KEY", "api_key", _to_text),
     _Spec(
@@ -175,8 +173,13 @@ _SPECS: list[_Spec] = [
 ]
 for _name in HORMONES:
     _SPECS.append(
-        _Spec(f"memory.hormones.{_name}.rest", f"DREAM_{_name.upper()}_REST", "hormone_rest",
-              _to_level, _name)
+        _Spec(
+            f"memory.hormones.{_name}.rest",
+            f"DREAM_{_name.upper()}_REST",
+            "hormone_rest",
+            _to_level,
+            _name,
+        )
     )
     _SPECS.append(
         _Spec(
@@ -231,8 +234,11 @@ def read_toml(path: Path) -> dict[str, Any]:
     for key in flat:
         if key not in _BY_KEY:
             close = difflib.get_close_matches(key, list(_BY_KEY), n=1)
-            hint = (f"did you mean {close[0]!r}?" if close
-                    else f"remove it or use one of {', '.join(_BY_KEY)}")
+            hint = (
+                f"did you mean {close[0]!r}?"
+                if close
+                else f"remove it or use one of {', '.join(_BY_KEY)}"
+            )
             raise InvalidSetting(f"{path}: unknown setting {key!r}; {hint}")
     return flat
 

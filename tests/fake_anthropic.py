@@ -168,7 +168,10 @@ class FakeAnthropic:
     ) -> FakeAnthropic:
         """Queue a 200 message with these content blocks."""
         body = message_body(
-            content, stop_reason=stop_reason, model=model, usage=usage,
+            content,
+            stop_reason=stop_reason,
+            model=model,
+            usage=usage,
             message_id=f"msg_fake_{next(self._ids)}",
         )
         return self.push(Scripted(200, body, delay=delay))
@@ -185,8 +188,12 @@ class FakeAnthropic:
         if text is not None:
             blocks.append({"type": "text", "text": text})
         blocks.append(
-            {"type": "tool_use", "id": f"toolu_fake_{next(self._ids)}", "name": name,
-             "input": tool_input}
+            {
+                "type": "tool_use",
+                "id": f"toolu_fake_{next(self._ids)}",
+                "name": name,
+                "input": tool_input,
+            }
         )
         kwargs.setdefault("stop_reason", "tool_use")
         return self.reply(blocks, **kwargs)
@@ -237,8 +244,11 @@ class FakeAnthropic:
         if responder is None:
             return Scripted(
                 400,
-                error_body(400, f"fake anthropic: no scripted response left for "
-                                f"{recorded.method} {recorded.path}"),
+                error_body(
+                    400,
+                    f"fake anthropic: no scripted response left for "
+                    f"{recorded.method} {recorded.path}",
+                ),
                 {"x-should-retry": "false"},
             )
         scripted = responder(recorded) if callable(responder) else responder
@@ -289,8 +299,10 @@ class FakeAnthropic:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
                 recorded = Recorded(
-                    self.command, self.path.split("?")[0],
-                    {k.lower(): v for k, v in self.headers.items()}, body,
+                    self.command,
+                    self.path.split("?")[0],
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
                 )
                 scripted = fake.answer(recorded)
                 if scripted.timeout:
@@ -298,8 +310,11 @@ class FakeAnthropic:
                     time.sleep(5)
                     return
                 payload = json.dumps(scripted.body).encode()
-                headers = {"content-type": "application/json", "request-id": "req_fake",
-                           **scripted.headers}
+                headers = {
+                    "content-type": "application/json",
+                    "request-id": "req_fake",
+                    **scripted.headers,
+                }
                 try:
                     self.send_response(scripted.status)
                     for name, value in headers.items():

@@ -39,14 +39,16 @@ def tool_results(request) -> list[dict]:
 
 def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
     fake = FakeAnthropic()
-    fake.tool_use("working_memory_note", {"note": NOTE, "importance": 0.9},
-                  text="I'll remember that.")
+    fake.tool_use(
+        "working_memory_note", {"note": NOTE, "importance": 0.9}, text="I'll remember that."
+    )
     fake.tool_use("memory_search", {"query": "grant report deadline", "limit": 3})
     fake.text("Noted: the grant report is due March 30, draft by the 25th.")
     messages: list = []
 
-    answer = docs_loop["run_agent_turn"](fake.client(), ws, messages,
-                                         "Remember: my grant report is due March 30.")
+    answer = docs_loop["run_agent_turn"](
+        fake.client(), ws, messages, "Remember: my grant report is due March 30."
+    )
 
     assert answer == "Noted: the grant report is due March 30, draft by the 25th."
     fake.assert_all_used()
@@ -74,8 +76,14 @@ def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
     hits = json.loads(found["content"])["results"]
     assert hits[0]["id"] == crystals[0].id and hits[0]["text"] == NOTE
     # The conversation is kept whole for the next turn.
-    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user",
-                                             "assistant"]
+    assert [m["role"] for m in messages] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
 
 
 def test_bad_tool_input_goes_back_to_the_model_and_the_loop_goes_on(docs_loop, ws):

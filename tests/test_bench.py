@@ -26,8 +26,13 @@ CONVERSATION = {
         "session_1": [
             _turn("D1:1", "Ana", "Hi Ben! I went to a pottery class yesterday."),
             _turn("D1:2", "Ben", "Nice! What did you make?"),
-            _turn("D1:3", "Ana", "A blue vase for my grandmother.",
-                  blip_caption="a photo of a blue ceramic vase", img_url=["http://x/y.jpg"]),
+            _turn(
+                "D1:3",
+                "Ana",
+                "A blue vase for my grandmother.",
+                blip_caption="a photo of a blue ceramic vase",
+                img_url=["http://x/y.jpg"],
+            ),
             _turn("D1:4", "Ben", "My dog Rex chewed my running shoes again."),
         ],
         "session_2_date_time": "10:00 am on 20 June, 2023",
@@ -39,19 +44,41 @@ CONVERSATION = {
         ],
     },
     "qa": [
-        {"question": "What did Ana make in the pottery class?", "answer": "a blue vase",
-         "evidence": ["D1:1; D1:3"], "category": 4},
-        {"question": "When did Ana go to the pottery class?", "answer": "7 May 2023",
-         "evidence": ["D1:01"], "category": 2},
-        {"question": "What are the names of Ben's dogs?", "answer": "Rex and Milo",
-         "evidence": ["D1:4", "D:2:1"], "category": 1},
-        {"question": "Which city is Ana's marathon in?", "answer": "Berlin",
-         "evidence": ["D2:4", "D", "D9:9"], "category": 3},
-        {"question": "What did Ben make in the pottery class?", "adversarial_answer": "a vase",
-         "evidence": ["D1:3"], "category": 5},
+        {
+            "question": "What did Ana make in the pottery class?",
+            "answer": "a blue vase",
+            "evidence": ["D1:1; D1:3"],
+            "category": 4,
+        },
+        {
+            "question": "When did Ana go to the pottery class?",
+            "answer": "7 May 2023",
+            "evidence": ["D1:01"],
+            "category": 2,
+        },
+        {
+            "question": "What are the names of Ben's dogs?",
+            "answer": "Rex and Milo",
+            "evidence": ["D1:4", "D:2:1"],
+            "category": 1,
+        },
+        {
+            "question": "Which city is Ana's marathon in?",
+            "answer": "Berlin",
+            "evidence": ["D2:4", "D", "D9:9"],
+            "category": 3,
+        },
+        {
+            "question": "What did Ben make in the pottery class?",
+            "adversarial_answer": "a vase",
+            "evidence": ["D1:3"],
+            "category": 5,
+        },
         {"question": "Does Ana like tea?", "answer": "unknown", "evidence": [], "category": 3},
     ],
-    "observation": {}, "session_summary": {}, "event_summary": {},
+    "observation": {},
+    "session_summary": {},
+    "event_summary": {},
 }
 
 
@@ -82,8 +109,12 @@ def test_evidence_anomalies_are_repaired_or_dropped_and_counted(tiny):
     assert evidence["Which city is Ana's marathon in?"] == ["D2:4"]
     assert "Does Ana like tea?" not in evidence
     assert anomalies.to_dict() == {
-        "multiple_ids_in_one_string": 1, "leading_zero": 1, "malformed_repaired": 1,
-        "malformed_dropped": 1, "missing_turn_dropped": 1, "questions_without_evidence": 1,
+        "multiple_ids_in_one_string": 1,
+        "leading_zero": 1,
+        "malformed_repaired": 1,
+        "malformed_dropped": 1,
+        "missing_turn_dropped": 1,
+        "questions_without_evidence": 1,
     }
 
 
@@ -92,7 +123,13 @@ def test_run_reports_recall_by_category_next_to_bm25(tiny):
     assert report["conversations"] == 1 and report["turns"] == 8 and report["questions"] == 5
     ours, ref = report["search"], report["bm25"]
     assert {key: ours[key]["questions"] for key in ("1", "2", "3", "4", "5", "overall")} == {
-        "1": 1, "2": 1, "3": 1, "4": 1, "5": 1, "overall": 4}
+        "1": 1,
+        "2": 1,
+        "3": 1,
+        "4": 1,
+        "5": 1,
+        "overall": 4,
+    }
     # Ten results cover this whole conversation: every evidence turn is found by both.
     assert ours["overall"]["recall@10"] == 1.0 and ref["overall"]["recall@10"] == 1.0
     # "marathon" is in one turn only: first for both, whatever else happens.
@@ -113,8 +150,9 @@ def test_run_rejects_a_file_that_is_not_locomo(tmp_path):
 
 
 def test_bm25_reference_ranks_rare_words_first_and_ignores_stop_words():
-    index = BM25(["the cat sat on the mat", "the dog barked", "a big cat and a small dog",
-                   "the the the"])
+    index = BM25(
+        ["the cat sat on the mat", "the dog barked", "a big cat and a small dog", "the the the"]
+    )
     assert tokenize("The Cat's mat") == ["cat", "mat"]
     assert index.top("cat mat", 4) == [0, 2]
     assert index.top("the", 4) == []  # only stop words: nothing to rank by
@@ -125,8 +163,11 @@ def test_bm25_reference_ranks_rare_words_first_and_ignores_stop_words():
 
 def test_cli_locomo_json_prints_recall_and_reference(runner, tiny, tmp_path):
     scratch = tmp_path / "bench-here"
-    result = runner.invoke(main, ["bench", "locomo", str(tiny), "--k", "5,10", "--json", "-q",
-                                  "-w", str(scratch)], catch_exceptions=False)
+    result = runner.invoke(
+        main,
+        ["bench", "locomo", str(tiny), "--k", "5,10", "--json", "-q", "-w", str(scratch)],
+        catch_exceptions=False,
+    )
     assert list(scratch.iterdir()) == []  # its workspaces are gone afterwards
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -172,8 +213,22 @@ def test_bulk_load_makes_searchable_crystals_in_a_few_transactions(ws, now):
 
 def test_cli_scale_json_prints_latencies(runner, tmp_path):
     result = runner.invoke(
-        main, ["bench", "scale", "--crystals", "200", "--appends", "5", "--searches", "5",
-               "--no-migrate", "--json", "-q", "-w", str(tmp_path)],
+        main,
+        [
+            "bench",
+            "scale",
+            "--crystals",
+            "200",
+            "--appends",
+            "5",
+            "--searches",
+            "5",
+            "--no-migrate",
+            "--json",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output

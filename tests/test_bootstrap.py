@@ -41,8 +41,11 @@ def mature(ws, now):
     ws.init()
     ws.memory_md.write_text(full_state())
     for i in range(6):
-        ws.note(f"Pending: decision {i} about region sharding", importance=0.5 + i * 0.08,
-                at=now + timedelta(minutes=i))
+        ws.note(
+            f"Pending: decision {i} about region sharding",
+            importance=0.5 + i * 0.08,
+            at=now + timedelta(minutes=i),
+        )
     return ws
 
 
@@ -56,15 +59,21 @@ def allowed_lines(ws) -> set[str]:
 
 @pytest.mark.parametrize("window", sorted(WINDOWS))
 def test_dream_bootstrap_stays_within_each_budget_and_never_cuts_a_line(mature, runner, window):
-    result = runner.invoke(main, ["bootstrap", "--context-window", window, "-w", str(mature.root)],
-                           catch_exceptions=False)
+    result = runner.invoke(
+        main,
+        ["bootstrap", "--context-window", window, "-w", str(mature.root)],
+        catch_exceptions=False,
+    )
 
     assert result.exit_code == 0
     assert len(result.output) <= WINDOWS[window]
     assert CUT_MARKER in result.output
     allowed = allowed_lines(mature)
-    strays = [line for line in result.output.splitlines()
-              if line not in allowed and not line.startswith("[")]
+    strays = [
+        line
+        for line in result.output.splitlines()
+        if line not in allowed and not line.startswith("[")
+    ]
     assert strays == []  # every line is a whole line of its source
     assert "## The Bond" in result.output  # the most important section survives
     assert "## Emerging Skills" not in result.output  # the least important goes first
@@ -128,8 +137,10 @@ def test_a_line_longer_than_the_budget_is_dropped_whole(ws):
 
 def test_the_users_text_above_a_first_dream_is_cut_after_low_rank_sections():
     original = "\n".join(f"- hand-written fact {i}" for i in range(40))
-    text = (f"{original}\n\n---\n\n<!-- Dream-generated working memory follows. Subsequent "
-            "dream cycles will gradually integrate the above content. -->\n\n" + full_state())
+    text = (
+        f"{original}\n\n---\n\n<!-- Dream-generated working memory follows. Subsequent "
+        "dream cycles will gradually integrate the above content. -->\n\n" + full_state()
+    )
 
     roomy, roomy_cut = fit_state(text, 14_000)
     tight, tight_cut = fit_state(text, 4_000)
@@ -145,8 +156,11 @@ def test_the_users_text_above_a_first_dream_is_cut_after_low_rank_sections():
 
 
 def test_bootstrap_json(mature, runner):
-    result = runner.invoke(main, ["bootstrap", "--context-window", "64k", "--json",
-                                  "-w", str(mature.root)], catch_exceptions=False)
+    result = runner.invoke(
+        main,
+        ["bootstrap", "--context-window", "64k", "--json", "-w", str(mature.root)],
+        catch_exceptions=False,
+    )
     data = json.loads(result.output)
     assert data["budget_chars"] == 4_000 and data["chars"] <= 4_000
     assert data["state_truncated"] is True and data["notes_total"] == 6

@@ -15,8 +15,7 @@ TRICKY = "first line\r\n  indented second\n\ttab, é, 日本語, 🦀, \u2028 se
 
 
 def dream(runner, *args, input=None):
-    return runner.invoke(main, [str(arg) for arg in args], input=input,
-                         catch_exceptions=False)
+    return runner.invoke(main, [str(arg) for arg in args], input=input, catch_exceptions=False)
 
 
 @pytest.fixture
@@ -44,7 +43,8 @@ def test_init_creates_the_workspace(tmp_path, runner):
     assert result.exit_code == 0
     assert result.output == f"Initialized dreamer workspace at {root}\n"
     assert (root / "memory" / "scratch.md").read_text(encoding="utf-8") == (
-        "# Scratch Buffer (Working Memory WAL)\n\n")
+        "# Scratch Buffer (Working Memory WAL)\n\n"
+    )
     assert (root / "memory" / "crystals.db").exists()
     again = dream(runner, "init", "-w", root)  # idempotent
     assert again.exit_code == 0
@@ -52,13 +52,25 @@ def test_init_creates_the_workspace(tmp_path, runner):
 
 @freeze_time("2026-03-12T14:30:00Z")
 def test_note_prints_the_id_and_search_finds_it(root, runner):
-    result = dream(runner, "note", "User prefers dark mode", "--importance", "0.8",
-                   "--type", "directive", "-w", root)
+    result = dream(
+        runner,
+        "note",
+        "User prefers dark mode",
+        "--importance",
+        "0.8",
+        "--type",
+        "directive",
+        "-w",
+        root,
+    )
     assert result.exit_code == 0
     crystal_id = int(result.output)
     assert result.output == f"{crystal_id}\n"
-    assert (root / "memory" / "scratch.md").read_text(encoding="utf-8").endswith(
-        "- [2026-03-12T14:30:00Z] (importance: 0.8) User prefers dark mode\n")
+    assert (
+        (root / "memory" / "scratch.md")
+        .read_text(encoding="utf-8")
+        .endswith("- [2026-03-12T14:30:00Z] (importance: 0.8) User prefers dark mode\n")
+    )
     second = int(dream(runner, "note", "Standup moved to 10am", "-w", root).output)
     assert second != crystal_id
 
@@ -75,7 +87,11 @@ def test_note_prints_the_id_and_search_finds_it(root, runner):
 
     got = json.loads(dream(runner, "get", crystal_id, "--json", "-w", root).output)
     assert (got["text"], got["importance"], got["semantic_type"], got["created_at"]) == (
-        "User prefers dark mode", 0.8, "directive", "2026-03-12T14:30:00Z")
+        "User prefers dark mode",
+        0.8,
+        "directive",
+        "2026-03-12T14:30:00Z",
+    )
     assert got["access_count"] == 2  # both searches returned it
 
     plain = dream(runner, "get", crystal_id, "-w", root)
@@ -84,8 +100,9 @@ def test_note_prints_the_id_and_search_finds_it(root, runner):
 
 
 def test_note_from_stdin_comes_back_byte_for_byte(root, runner):
-    result = runner.invoke(main, ["note", "-", "-w", str(root)], input=TRICKY.encode("utf-8"),
-                           catch_exceptions=False)
+    result = runner.invoke(
+        main, ["note", "-", "-w", str(root)], input=TRICKY.encode("utf-8"), catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     crystal_id = int(result.output)
     got = json.loads(dream(runner, "get", crystal_id, "--json", "-w", root).output)
@@ -96,8 +113,9 @@ def test_note_from_stdin_comes_back_byte_for_byte(root, runner):
 
 
 def test_note_with_at_keeps_the_time(root, runner):
-    crystal_id = dream(runner, "note", "Launched v2", "--at", "2026-01-02T03:04:05+02:00",
-                       "-w", root).output.strip()
+    crystal_id = dream(
+        runner, "note", "Launched v2", "--at", "2026-01-02T03:04:05+02:00", "-w", root
+    ).output.strip()
     got = json.loads(dream(runner, "get", crystal_id, "--json", "-w", root).output)
     assert got["created_at"] == "2026-01-02T01:04:05Z"
 
@@ -112,11 +130,13 @@ def test_search_with_no_match_says_so(root, runner):
 def test_search_limit_and_type(root, runner):
     for i in range(5):
         dream(runner, "note", f"Roadmap item {i} for the launch", "-w", root)
-    hits = json.loads(dream(runner, "search", "roadmap launch", "--limit", "2", "--json",
-                            "-w", root).output)
+    hits = json.loads(
+        dream(runner, "search", "roadmap launch", "--limit", "2", "--json", "-w", root).output
+    )
     assert len(hits) == 2
-    conversations = json.loads(dream(runner, "search", "roadmap", "--type", "conversations",
-                                     "--json", "-w", root).output)
+    conversations = json.loads(
+        dream(runner, "search", "roadmap", "--type", "conversations", "--json", "-w", root).output
+    )
     assert conversations == []
 
 
@@ -156,8 +176,10 @@ def test_workspace_that_is_a_file(tmp_path, runner):
     for args in (["note", "hello"], ["init"], ["search", "hello"], ["get", "1"], ["config"]):
         result = runner.invoke(main, [*args, "-w", str(not_a_folder)])
         assert result.exit_code == 1, (args, result.output)
-        assert result.stderr == f"Error: {not_a_folder} is a file, not a folder; pass a folder " \
-                                "with -w PATH\n"
+        assert (
+            result.stderr == f"Error: {not_a_folder} is a file, not a folder; pass a folder "
+            "with -w PATH\n"
+        )
     assert not_a_folder.read_text() == "mine\n"
 
 
@@ -209,11 +231,13 @@ def test_corrupt_database_is_refused_and_left_alone(root, runner, garbage):
 def test_get_of_an_impossible_id_is_not_found(root, runner, crystal_id):
     result = runner.invoke(main, ["get", crystal_id, "-w", str(root)])
     assert result.exit_code == 2
-    assert result.stderr == (f"Error: no crystal with id {crystal_id}; find ids with "
-                             "'dream search QUERY'\n")
+    assert result.stderr == (
+        f"Error: no crystal with id {crystal_id}; find ids with 'dream search QUERY'\n"
+    )
 
 
 def test_search_limit_is_bounded(root, runner):
-    result = runner.invoke(main, ["search", "x", "--limit", "99999999999999999999", "-w",
-                                  str(root)])
+    result = runner.invoke(
+        main, ["search", "x", "--limit", "99999999999999999999", "-w", str(root)]
+    )
     assert result.exit_code == 2 and "1<=x<=1000" in result.output

@@ -38,7 +38,9 @@ def test_parallel_notes_are_all_in_scratch_and_crystals_exactly_once(tmp_path):
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _WRITER, str(root), str(n), str(NOTES_EACH), str(go)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for n in range(PROCESSES)
     ]
@@ -52,7 +54,8 @@ def test_parallel_notes_are_all_in_scratch_and_crystals_exactly_once(tmp_path):
     returned_ids = [int(i) for out, _ in outputs for i in out.split()]
     expected = {
         f"writer {n} note {i} ünïcode\nsecond line {i}"
-        for n in range(PROCESSES) for i in range(NOTES_EACH)
+        for n in range(PROCESSES)
+        for i in range(NOTES_EACH)
     }
     total = PROCESSES * NOTES_EACH
 
@@ -70,10 +73,12 @@ def test_parallel_notes_are_all_in_scratch_and_crystals_exactly_once(tmp_path):
         # Each writer's own notes are in its own order in the scratch.
         for n in range(PROCESSES):
             mine = [note.text for note in parsed.notes if note.text.startswith(f"writer {n} ")]
-            assert mine == [f"writer {n} note {i} ünïcode\nsecond line {i}"
-                            for i in range(NOTES_EACH)]
+            assert mine == [
+                f"writer {n} note {i} ünïcode\nsecond line {i}" for i in range(NOTES_EACH)
+            ]
         created = ws.store.db.execute(
-            "SELECT count(*) FROM audit WHERE action = 'created'").fetchone()[0]
+            "SELECT count(*) FROM audit WHERE action = 'created'"
+        ).fetchone()[0]
         assert created == total
     finally:
         ws.close()
@@ -108,6 +113,7 @@ def test_threads_sharing_one_workspace_lose_nothing(tmp_path):
         texts = [text for (text,) in ws.store.db.execute("SELECT text FROM crystals")]
         assert sorted(texts) == sorted(expected)
         assert sorted(note.text for note in scratch.parse(ws.scratch_path).notes) == sorted(
-            expected)
+            expected
+        )
     finally:
         ws.close()

@@ -31,7 +31,9 @@ def test_defaults_are_the_seeds(tmp_path):
 
 
 def test_toml_keys_use_the_seed_names(tmp_path):
-    path = write_toml(tmp_path, """
+    path = write_toml(
+        tmp_path,
+        """
         [memory.dream]
         enabled = false
         intervalMinutes = 60
@@ -44,11 +46,15 @@ def test_toml_keys_use_the_seed_names(tmp_path):
         [memory.hormones.cortisol]
         rest = 0.1
         halfLifeMinutes = 90
-        """)
+        """,
+    )
     settings = load_settings(path, environ={})
-    assert (settings.dream_enabled, settings.dream_interval_minutes,
-            settings.min_chunks_for_dream, settings.consolidation_interval_minutes) == (
-        False, 60, 3, 15)
+    assert (
+        settings.dream_enabled,
+        settings.dream_interval_minutes,
+        settings.min_chunks_for_dream,
+        settings.consolidation_interval_minutes,
+    ) == (False, 60, 3, 15)
     assert settings.search_sources == ["memory"] and not settings.sessions_searchable()
     assert settings.session_memory is False
     assert settings.hormone_rest["cortisol"] == 0.1
@@ -64,16 +70,20 @@ def test_dotted_keys_work_as_well(tmp_path):
 
 
 def test_precedence_flag_over_env_over_toml_over_default(tmp_path):
-    path = write_toml(tmp_path, """
+    path = write_toml(
+        tmp_path,
+        """
         [memory.dream]
         intervalMinutes = 60
         minChunksForDream = 3
         [memory.consolidation]
         intervalMinutes = 10
-        """)
+        """,
+    )
     environ = {"DREAM_DREAM_INTERVAL_MINUTES": "90", "DREAM_MIN_CHUNKS_FOR_DREAM": "7"}
-    settings = load_settings(path, environ=environ, overrides={"dream_interval_minutes": 200,
-                                                                "max_revisions": None})
+    settings = load_settings(
+        path, environ=environ, overrides={"dream_interval_minutes": 200, "max_revisions": None}
+    )
     assert settings.dream_interval_minutes == 200  # flag beats env and toml
     assert settings.min_chunks_for_dream == 7  # env beats toml
     assert settings.consolidation_interval_minutes == 10  # toml beats default
@@ -87,11 +97,18 @@ def test_precedence_flag_over_env_over_toml_over_default(tmp_path):
 
 
 def test_environment_values_are_parsed(tmp_path):
-    settings = load_settings(None, environ={
-        "DREAM_DREAM_ENABLED": "no", "DREAM_SEARCH_SOURCES": "memory, sessions",
-        "DREAM_SESSION_MEMORY": "0", "DREAM_DOPAMINE_REST": "0.3", "DREAM_SYNTHESIZER": "offline",
-        "ANTHROPIC_API_KEY": "sk-ant-secret", "DREAM_DREAM_INTERVAL_MINUTES": "",
-    })
+    settings = load_settings(
+        None,
+        environ={
+            "DREAM_DREAM_ENABLED": "no",
+            "DREAM_SEARCH_SOURCES": "memory, sessions",
+            "DREAM_SESSION_MEMORY": "0",
+            "DREAM_DOPAMINE_REST": "0.3",
+            "DREAM_SYNTHESIZER": "offline",
+            "ANTHROPIC_API_KEY": "sk-ant-secret",
+            "DREAM_DREAM_INTERVAL_MINUTES": "",
+        },
+    )
     assert settings.dream_enabled is False
     assert settings.search_sources == ["memory", "sessions"]
     assert settings.session_memory is False and not settings.sessions_searchable()
@@ -106,10 +123,14 @@ def test_workspace_open_reads_toml_env_and_overrides(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
     write_toml(root, "[memory.dream]\nminChunksForDream = 9\nintervalMinutes = 50\n")
-    ws = Workspace.open(root, environ={"DREAM_DREAM_INTERVAL_MINUTES": "70"},
-                        overrides={"synthesizer": "offline"})
-    assert (ws.settings.min_chunks_for_dream, ws.settings.dream_interval_minutes,
-            ws.settings.synthesizer) == (9, 70, "offline")
+    ws = Workspace.open(
+        root, environ={"DREAM_DREAM_INTERVAL_MINUTES": "70"}, overrides={"synthesizer": "offline"}
+    )
+    assert (
+        ws.settings.min_chunks_for_dream,
+        ws.settings.dream_interval_minutes,
+        ws.settings.synthesizer,
+    ) == (9, 70, "offline")
     ws.close()
 
 
@@ -121,13 +142,13 @@ def test_workspace_open_reads_toml_env_and_overrides(tmp_path):
         ("[memory.dream]\nintervalMinutes = -5\n", "above 0"),
         ("[memory.dream]\nintervalMinutes = nan\n", "above 0"),
         ("[memory.dream]\nintervalMinutes = inf\n", "above 0"),
-        ("[memory.dream]\nintervalMinutes = \"soon\"\n", "must be a number"),
+        ('[memory.dream]\nintervalMinutes = "soon"\n', "must be a number"),
         ("[memory.dream]\nminChunksForDream = 2.5\n", "whole number"),
         ("[memory.dream]\nminChunksForDream = inf\n", "whole number"),
         ("[memory.dream]\nminChunksForDream = true\n", "whole number"),
-        ("[memory.dream]\nenabled = \"perhaps\"\n", "true or false"),
-        ("[memory.dream]\nsynthesizer = \"gpt\"\n", "auto, offline, claude"),
-        ("[memory.search]\nsources = [\"memory\", \"web\"]\n", "unknown source 'web'"),
+        ('[memory.dream]\nenabled = "perhaps"\n', "true or false"),
+        ('[memory.dream]\nsynthesizer = "gpt"\n', "auto, offline, claude"),
+        ('[memory.search]\nsources = ["memory", "web"]\n', "unknown source 'web'"),
         ("[memory.search]\nsources = 3\n", "must be a list"),
         ("[memory.hormones.dopamine]\nrest = 1.5\n", "from 0 to 1"),
         ("[memory.dream\nintervalMinutes = 60\n", "not valid TOML"),
@@ -146,9 +167,14 @@ def test_bad_toml_is_a_one_line_invalid_setting(tmp_path, toml, message):
 
 @pytest.mark.parametrize(
     ("env", "value"),
-    [("DREAM_DREAM_INTERVAL_MINUTES", "nan"), ("DREAM_MIN_CHUNKS_FOR_DREAM", "five"),
-     ("DREAM_DREAM_ENABLED", "maybe"), ("DREAM_SEARCH_SOURCES", "memory,web"),
-     ("DREAM_CORTISOL_REST", "-0.1"), ("DREAM_MODEL", "  ")],
+    [
+        ("DREAM_DREAM_INTERVAL_MINUTES", "nan"),
+        ("DREAM_MIN_CHUNKS_FOR_DREAM", "five"),
+        ("DREAM_DREAM_ENABLED", "maybe"),
+        ("DREAM_SEARCH_SOURCES", "memory,web"),
+        ("DREAM_CORTISOL_REST", "-0.1"),
+        ("DREAM_MODEL", "  "),
+    ],
 )
 def test_bad_environment_names_the_variable(env, value):
     with pytest.raises(InvalidSetting, match=env):

@@ -34,7 +34,8 @@ def test_spike_writes_one_auto_note_in_the_seed_form(ws, now):
     [note] = _auto_notes(ws)
     assert note.text.startswith(
         "[AUTO] Hormonal event: dopamine spike (achievement/breakthrough detected). "
-        "Peaked at 0.95 at 2026-03-12T14:30:00Z after: shipped v1 to users.")
+        "Peaked at 0.95 at 2026-03-12T14:30:00Z after: shipped v1 to users."
+    )
     assert 'Latest note: "Breakthrough: the parser finally works"' in note.text
     assert note.importance == 0.8 and note.at == tick_at
     crystal = ws.get(report.spikes[0]["crystal_id"])
@@ -93,8 +94,7 @@ def test_two_ticks_at_once_are_refused(ws, now):
 
 
 def test_tick_runs_the_lifecycle(ws, now):
-    old = ws.note("Went to a café", importance=0.5, type="experience",
-                  at=now - timedelta(days=100))
+    old = ws.note("Went to a café", importance=0.5, type="experience", at=now - timedelta(days=100))
     report = consolidate.tick(ws, now)
     assert old in report.lifecycle.archived
     assert ws.get(old).lifecycle == "archived"

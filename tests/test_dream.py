@@ -45,10 +45,14 @@ class Fixed:
         self.calls.append(critique)
         if self.on_call:
             self.on_call(inputs)
-        state = wm.from_fields(self.fields, wm.WorkingMemory(
-            bodies={key: "" for key in wm.section_keys()}))
-        return Draft(state, raw=str(self.fields), usage=Usage(input_tokens=100, output_tokens=20,
-                                                               cost_usd=0.001))
+        state = wm.from_fields(
+            self.fields, wm.WorkingMemory(bodies={key: "" for key in wm.section_keys()})
+        )
+        return Draft(
+            state,
+            raw=str(self.fields),
+            usage=Usage(input_tokens=100, output_tokens=20, cost_usd=0.001),
+        )
 
 
 class Failing:
@@ -128,8 +132,9 @@ def test_rejection_keeps_memory_byte_for_byte_and_puts_notes_back(ws, now):
     before = ws.memory_md.read_bytes()
     more = [f"Fresh note number {i} about the Acme launch" for i in range(6)]
     write(ws, now, more, hours=3)
-    synth = Fixed({key: "" for key in ("phenotype", "bond", "niche", "active_context",
-                                       "curiosity_gaps")})
+    synth = Fixed(
+        {key: "" for key in ("phenotype", "bond", "niche", "active_context", "curiosity_gaps")}
+    )
     with pytest.raises(DreamRejected) as caught:
         dream.run(ws, now=now + timedelta(hours=1), synthesizer=synth)
     assert ws.memory_md.read_bytes() == before
@@ -206,14 +211,16 @@ def test_dry_run_changes_nothing(ws, now):
 def test_pointers_that_lead_nowhere_are_repaired_or_dropped(ws, now):
     write(ws, now)
     ws.note("Kitchen renovation quotes from three contractors", at=now - timedelta(days=9))
-    synth = Fixed({
-        "active_context": "- Task: ship the Acme report by Friday, then rest",
-        "crystal_pointers": [
-            {"topic": "Kitchen renovation", "keywords": "kitchen renovation quotes"},
-            {"topic": "Kitchen renovation plans", "keywords": "zzqx wobble"},
-            {"topic": "Moon base logistics", "keywords": "lunar regolith"},
-        ],
-    })
+    synth = Fixed(
+        {
+            "active_context": "- Task: ship the Acme report by Friday, then rest",
+            "crystal_pointers": [
+                {"topic": "Kitchen renovation", "keywords": "kitchen renovation quotes"},
+                {"topic": "Kitchen renovation plans", "keywords": "zzqx wobble"},
+                {"topic": "Moon base logistics", "keywords": "lunar regolith"},
+            ],
+        }
+    )
     result = dream.run(ws, now=now, synthesizer=synth)
     pointers = wm.parse(ws.memory_md.read_text()).pointers()
     assert wm.Pointer("Kitchen renovation", "kitchen renovation quotes") in pointers
@@ -254,15 +261,29 @@ def test_default_synthesizer_without_a_key_is_offline(ws):
 
 
 def test_a_mass_drop_is_critiqued_and_the_revision_fades_gradually(ws, now):
-    topics = ["greenhouse irrigation pumps", "orchard seedling order", "barn roof repair",
-              "tractor gearbox service", "beehive winter feeding", "compost turner rental"]
+    topics = [
+        "greenhouse irrigation pumps",
+        "orchard seedling order",
+        "barn roof repair",
+        "tractor gearbox service",
+        "beehive winter feeding",
+        "compost turner rental",
+    ]
     lines = []
     for i in range(36):
         topic = topics[i % len(topics)]
-        text = (f"{topic.capitalize()} batch {i}: call the cooperative about delivery slots, "
-                f"confirm the invoice and update the shared planning sheet")
-        ws.index(text, importance=0.7, semantic_type=None, source="scratch",
-                 at=now - timedelta(days=12, minutes=i), lifecycle="consolidated")
+        text = (
+            f"{topic.capitalize()} batch {i}: call the cooperative about delivery slots, "
+            f"confirm the invoice and update the shared planning sheet"
+        )
+        ws.index(
+            text,
+            importance=0.7,
+            semantic_type=None,
+            source="scratch",
+            at=now - timedelta(days=12, minutes=i),
+            lifecycle="consolidated",
+        )
         lines.append(f"- Task: {text}")
     mature = "# Working Memory State\n\n## Active Context\n" + "\n".join(lines) + "\n"
     ws.memory_md.write_text(mature)

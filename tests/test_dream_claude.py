@@ -44,17 +44,17 @@ LATER_NOTES = [
 GOOD = {
     "phenotype": "- Careful, concise collaborator; checks the numbers before sending.",
     "bond": "- Maya: product lead at Acme, works from Lisbon.\n"
-            "- Prefers short, direct answers; tea over coffee.",
+    "- Prefers short, direct answers; tea over coffee.",
     "niche": "",
     "active_context": "- Acme quarterly report due 2026-03-20; outline done with Maya.\n"
-                      "- Section 2 needs charts.\n- Staging build of the report generator works.",
+    "- Section 2 needs charts.\n- Staging build of the report generator works.",
     "crystal_pointers": [],
     "curiosity_gaps": "- Which chart style does Maya like best?",
     "emerging_skills": [{"skill": "Deploying staging", "confidence": 40, "occurrences": 1}],
 }
-COLLAPSED = {key: "" for key in ("phenotype", "bond", "niche", "active_context",
-                                 "curiosity_gaps")} | {"crystal_pointers": [],
-                                                       "emerging_skills": []}
+COLLAPSED = {
+    key: "" for key in ("phenotype", "bond", "niche", "active_context", "curiosity_gaps")
+} | {"crystal_pointers": [], "emerging_skills": []}
 
 
 def write_notes(ws, texts, start):
@@ -92,8 +92,11 @@ def dreamt(ws, now, fake):
 
 def test_a_good_answer_commits(ws, now, fake):
     write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
-    fake.tool_use(TOOL_NAME, GOOD, usage={"input_tokens": 3000, "output_tokens": 400,
-                                           "cache_creation_input_tokens": 1800})
+    fake.tool_use(
+        TOOL_NAME,
+        GOOD,
+        usage={"input_tokens": 3000, "output_tokens": 400, "cache_creation_input_tokens": 1800},
+    )
     result = run(ws, now=now, synthesizer=claude(ws, fake))
 
     assert result.committed and result.revisions == 0
@@ -110,7 +113,10 @@ def test_a_good_answer_commits(ws, now, fake):
     assert all(text in notes_block for text in FIRST_NOTES)
     entry = ws.store.get_dream(result.dream_id)
     assert (entry["outcome"], entry["synthesizer"], entry["model"]) == (
-        "committed", "claude", "claude-sonnet-5-5")
+        "committed",
+        "claude",
+        "claude-sonnet-5-5",
+    )
     assert (entry["input_tokens"], entry["output_tokens"]) == (3000, 400)
     assert entry["cost_usd"] == pytest.approx((3000 * 3 + 1800 * 3.75 + 400 * 15) / 1e6)
 
@@ -122,9 +128,13 @@ def test_a_note_written_while_claude_answers_stays_in_the_scratch(ws, now, fake)
     def answer_slowly(request):
         # The agent keeps writing while the API call is in flight.
         ws.note(late, importance=0.8, at=now)
-        return Scripted(200, message_body(
-            [{"type": "tool_use", "id": "toolu_slow", "name": TOOL_NAME, "input": GOOD}],
-            stop_reason="tool_use"))
+        return Scripted(
+            200,
+            message_body(
+                [{"type": "tool_use", "id": "toolu_slow", "name": TOOL_NAME, "input": GOOD}],
+                stop_reason="tool_use",
+            ),
+        )
 
     fake.push(answer_slowly)
     result = run(ws, now=now, synthesizer=claude(ws, fake))
@@ -135,8 +145,13 @@ def test_a_note_written_while_claude_answers_stays_in_the_scratch(ws, now, fake)
 
 def test_sections_claude_leaves_out_carry_over_into_memory_md(dreamt, now, fake):
     before = dreamt.memory_md.read_text()
-    fake.tool_use(TOOL_NAME, {"active_context": "- Acme report now due 2026-03-24; "
-                                                "section 1 finished, section 2 needs a bar chart."})
+    fake.tool_use(
+        TOOL_NAME,
+        {
+            "active_context": "- Acme report now due 2026-03-24; "
+            "section 1 finished, section 2 needs a bar chart."
+        },
+    )
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     assert result.committed
     after = dreamt.memory_md.read_text()
@@ -148,8 +163,10 @@ def test_sections_claude_leaves_out_carry_over_into_memory_md(dreamt, now, fake)
 
 def test_a_collapsed_answer_is_critiqued_and_a_good_revision_commits(dreamt, now, fake):
     fake.tool_use(TOOL_NAME, COLLAPSED)
-    fake.tool_use(TOOL_NAME, {"active_context": "- Acme report now due 2026-03-24; "
-                                                "section 1 finished, bar chart next."})
+    fake.tool_use(
+        TOOL_NAME,
+        {"active_context": "- Acme report now due 2026-03-24; section 1 finished, bar chart next."},
+    )
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     assert result.committed and result.revisions == 1
     assert any("empty synthesis" in c for c in result.critiques[0])
@@ -227,9 +244,11 @@ def test_api_errors_fail_clearly_with_nothing_lost(dreamt, now, fake, script, er
 
 
 def test_the_raw_answer_of_a_bad_output_is_journaled(dreamt, now, fake):
-    fake.tool_use(TOOL_NAME, {"bond": ["not", "text"]},
-                  usage={"input_tokens": 1200, "output_tokens": 80,
-                         "cache_read_input_tokens": 900})
+    fake.tool_use(
+        TOOL_NAME,
+        {"bond": ["not", "text"]},
+        usage={"input_tokens": 1200, "output_tokens": 80, "cache_read_input_tokens": 900},
+    )
     with pytest.raises(ModelOutputInvalid):
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
@@ -240,8 +259,9 @@ def test_the_raw_answer_of_a_bad_output_is_journaled(dreamt, now, fake):
 
 
 def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
-    fake.tool_use(TOOL_NAME, GOOD, usage={"cache_creation_input_tokens": 1800,
-                                                 "cache_read_input_tokens": 0})
+    fake.tool_use(
+        TOOL_NAME, GOOD, usage={"cache_creation_input_tokens": 1800, "cache_read_input_tokens": 0}
+    )
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     entry = dreamt.store.get_dream(result.dream_id)
     assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
@@ -249,11 +269,11 @@ def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
 
 @pytest.mark.parametrize(
     "status, says",
-    [(529, "overloaded"), (401, "ANTHROPIC_API_KEY or memory.dream.apiKey"),
-     (429, "rate-limited")],
+    [(529, "overloaded"), (401, "ANTHROPIC_API_KEY or memory.dream.apiKey"), (429, "rate-limited")],
 )
-def test_dream_run_reports_an_api_error_in_one_line(dreamt, fake, runner, monkeypatch,
-                                                     status, says):
+def test_dream_run_reports_an_api_error_in_one_line(
+    dreamt, fake, runner, monkeypatch, status, says
+):
     before = dreamt.memory_md.read_bytes()
     fake.error(status)
     with fake.serve() as base_url:

@@ -76,8 +76,11 @@ def test_dry_run_shows_the_candidate_and_changes_nothing(runner, root):
 def test_rejected_dream_exits_3_and_keeps_memory(runner, root, monkeypatch):
     # A mature state whose every Active Context line fades and whose pointers lead nowhere:
     # the offline draft collapses it; with no revisions allowed the guards reject it.
-    lines = "\n".join(f"- Task: negotiate greenhouse contract number {i} with the orchard "
-                      f"cooperative about irrigation pumps and seedlings" for i in range(30))
+    lines = "\n".join(
+        f"- Task: negotiate greenhouse contract number {i} with the orchard "
+        f"cooperative about irrigation pumps and seedlings"
+        for i in range(30)
+    )
     mature = f"# Working Memory State\n\n## Active Context\n{lines}\n"
     (root / "MEMORY.md").write_text(mature)
     monkeypatch.setenv("DREAM_MAX_REVISIONS", "0")

@@ -22,13 +22,21 @@ from dreamer.memory import scratch
 from dreamer.memory import state as wm
 from dreamer.store import content_hash
 
-FIRST = ["User prefers concise answers with code first", "Acme report deadline is Friday",
-         "Deployed the staging server after the nginx change",
-         "CI keeps failing on the flaky payment test", "Deployed staging again with new flags",
-         "What timezone is the Acme client in?"]
-SECOND = ["Acme report deadline moved to Wednesday", "Fixed the flaky payment test",
-          "User now prefers longer explanations for design reviews",
-          "Deployed staging for the Acme demo", "Need to find out the demo room number"]
+FIRST = [
+    "User prefers concise answers with code first",
+    "Acme report deadline is Friday",
+    "Deployed the staging server after the nginx change",
+    "CI keeps failing on the flaky payment test",
+    "Deployed staging again with new flags",
+    "What timezone is the Acme client in?",
+]
+SECOND = [
+    "Acme report deadline moved to Wednesday",
+    "Fixed the flaky payment test",
+    "User now prefers longer explanations for design reviews",
+    "Deployed staging for the Acme demo",
+    "Need to find out the demo room number",
+]
 RAW_ONLY = "Appended straight to the scratch, never indexed (a crash after the append)"
 
 
@@ -92,7 +100,7 @@ SCRIPT = textwrap.dedent("""
 
 
 # Before "rotate" nothing has moved; a kill there is the exception case without a handler.
-KILL_STEPS = dream.STEPS[dream.STEPS.index("rotate"):]
+KILL_STEPS = dream.STEPS[dream.STEPS.index("rotate") :]
 
 
 @pytest.mark.parametrize("step", [s for s in KILL_STEPS if s not in ("pointers", "guards")])
@@ -100,8 +108,12 @@ def test_a_killed_process_at_each_step_after_rotation(tmp_path, now, step):
     root = tmp_path / "ws"
     with Workspace.open(root) as ws:
         before = prepare(ws, now)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(root), step, now.isoformat()],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(root), step, now.isoformat()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 9, done.stderr
     with Workspace.open(root) as ws:
         assert_safe(ws, before, now)

@@ -25,8 +25,9 @@ def test_env_beats_toml_and_flag_beats_env_for_dream_readiness(tmp_path, runner,
     assert result.exit_code == 0 and "needs 7" in result.output
     assert not (root / "MEMORY.md").exists()
 
-    result = runner.invoke(main, ["run", "-w", str(root), "--min-chunks", "1"],
-                           catch_exceptions=False)
+    result = runner.invoke(
+        main, ["run", "-w", str(root), "--min-chunks", "1"], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
     assert "tea" in (root / "MEMORY.md").read_text()
 
@@ -39,15 +40,19 @@ def test_config_reports_where_each_value_came_from(tmp_path, runner, monkeypatch
     assert rows["memory.dream.minChunksForDream"]["source"] == "dreamer.toml"
     assert rows["memory.consolidation.intervalMinutes"] == {
         "key": "memory.consolidation.intervalMinutes",
-        "env": "DREAM_CONSOLIDATION_INTERVAL_MINUTES", "value": 12.0, "source": "env"}
+        "env": "DREAM_CONSOLIDATION_INTERVAL_MINUTES",
+        "value": 12.0,
+        "source": "env",
+    }
     assert rows["memory.dream.intervalMinutes"]["source"] == "default"
 
 
 def test_serve_interval_flags_reach_every_workspace(tmp_path, monkeypatch):
     root = _workspace_with_a_note(tmp_path)
     monkeypatch.setenv("DREAM_DREAM_INTERVAL_MINUTES", "60")
-    service = Service([root], overrides={"dream_interval_minutes": 0.5,
-                                         "consolidation_interval_minutes": None})
+    service = Service(
+        [root], overrides={"dream_interval_minutes": 0.5, "consolidation_interval_minutes": None}
+    )
     with service._open(root) as ws:
         assert ws.settings.dream_interval_minutes == 0.5
         assert ws.settings.sources["dream_interval_minutes"] == "flag"

@@ -12,13 +12,16 @@ def make(**bodies: str) -> wm.WorkingMemory:
     return wm.WorkingMemory(bodies=full)
 
 
-BOND = ("- User is Maya, a backend engineer at Fernhill Labs\n"
-        "- Prefers concise answers with code first\n- Works late on Thursdays, dislikes meetings")
+BOND = (
+    "- User is Maya, a backend engineer at Fernhill Labs\n"
+    "- Prefers concise answers with code first\n- Works late on Thursdays, dislikes meetings"
+)
 
 
 def big_state() -> wm.WorkingMemory:
-    lines = "\n".join(f"- Task {i}: migrate the billing ledger shard {i} to Postgres 16"
-                      for i in range(40))
+    lines = "\n".join(
+        f"- Task {i}: migrate the billing ledger shard {i} to Postgres 16" for i in range(40)
+    )
     return make(bond=BOND, active_context=lines)
 
 
@@ -79,11 +82,18 @@ def test_empty_synthesis():
 
 
 def test_bond_drift():
-    report = guards.check(make(bond="- Enjoys sailing and astronomy on weekends",
-                               active_context="- Task: ship the Q3 report"), make(bond=BOND))
+    report = guards.check(
+        make(
+            bond="- Enjoys sailing and astronomy on weekends",
+            active_context="- Task: ship the Q3 report",
+        ),
+        make(bond=BOND),
+    )
     assert "bond_drift" in report.failed
-    kept = guards.check(make(bond=BOND.replace("concise", "detailed"),
-                             active_context="- Task: ship the Q3 report"), make(bond=BOND))
+    kept = guards.check(
+        make(bond=BOND.replace("concise", "detailed"), active_context="- Task: ship the Q3 report"),
+        make(bond=BOND),
+    )
     assert "bond_drift" not in kept.failed
 
 

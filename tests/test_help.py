@@ -11,8 +11,9 @@ import pytest
 from dreamer.cli import main
 
 
-def walk(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...],
-                                                                        click.Command]]:
+def walk(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], click.Command]]:
     found = []
     for name, command in sorted(group.commands.items()):
         found.append(((*path, name), command))
@@ -30,8 +31,9 @@ def test_the_walk_finds_the_memory_commands():
     assert {"init", "note", "search", "get", "config"} <= names
 
 
-@pytest.mark.parametrize("path", [(), *(path for path, _ in COMMANDS)],
-                         ids=lambda path: " ".join(("dream", *path)))
+@pytest.mark.parametrize(
+    "path", [(), *(path for path, _ in COMMANDS)], ids=lambda path: " ".join(("dream", *path))
+)
 def test_help_has_an_example(runner, path):
     result = runner.invoke(main, [*path, "--help"], prog_name="dream", catch_exceptions=False)
     assert result.exit_code == 0, result.output
@@ -40,8 +42,9 @@ def test_help_has_an_example(runner, path):
     assert "Usage: dream" in result.output
 
 
-@pytest.mark.parametrize("path", [path for path, _ in LEAVES],
-                         ids=lambda path: " ".join(("dream", *path)))
+@pytest.mark.parametrize(
+    "path", [path for path, _ in LEAVES], ids=lambda path: " ".join(("dream", *path))
+)
 def test_every_command_takes_workspace(path):
     command = dict(LEAVES)[path]
     options = {opt for param in command.params for opt in getattr(param, "opts", [])}

@@ -53,10 +53,14 @@ def test_later_stimulus_builds_on_decayed_level(ws, now):
 
 @pytest.mark.parametrize(
     ("hormone", "delta", "fragment"),
-    [("serotonin", 0.1, "use one of dopamine"), ("dopamine", "lots", "must be a number"),
-     ("dopamine", True, "must be a number"), ("dopamine", 2.0, "from -1 to 1"),
-     ("dopamine", None, "must be a number"),
-     ("dopamine", float("nan"), "from -1 to 1")],
+    [
+        ("serotonin", 0.1, "use one of dopamine"),
+        ("dopamine", "lots", "must be a number"),
+        ("dopamine", True, "must be a number"),
+        ("dopamine", 2.0, "from -1 to 1"),
+        ("dopamine", None, "must be a number"),
+        ("dopamine", float("nan"), "from -1 to 1"),
+    ],
 )
 def test_feel_rejects_bad_input_with_a_usage_error(ws, now, hormone, delta, fragment):
     with pytest.raises(InvalidStimulus, match=fragment) as info:
@@ -71,9 +75,13 @@ def test_feel_accepts_a_numeric_string(ws, now):
 
 def test_lexicon_finds_one_stimulus_per_hormone():
     found = hormones.stimuli_from_text(
-        "Breakthrough! The build finally succeeded after the error. Thanks, I appreciate it")
-    assert [(h, d) for h, d, _ in found] == [("dopamine", 0.3), ("cortisol", 0.3),
-                                            ("oxytocin", 0.25)]
+        "Breakthrough! The build finally succeeded after the error. Thanks, I appreciate it"
+    )
+    assert [(h, d) for h, d, _ in found] == [
+        ("dopamine", 0.3),
+        ("cortisol", 0.3),
+        ("oxytocin", 0.25),
+    ]
     assert found[0][2] == "achievement/breakthrough detected"
     assert hormones.stimuli_from_text("Meeting moved to Tuesday") == []
     # whole words only: "terror" is not an error, "bugle" is not a bug
@@ -83,14 +91,16 @@ def test_lexicon_finds_one_stimulus_per_hormone():
 def test_custom_lexicon():
     lexicon = {"cortisol": {"delta": 0.5, "reason": "money worry", "words": ["invoice*"]}}
     assert hormones.stimuli_from_text("Invoices are overdue", lexicon) == [
-        ("cortisol", 0.5, "money worry")]
+        ("cortisol", 0.5, "money worry")
+    ]
     with pytest.raises(InvalidStimulus, match="unknown hormone"):
         hormones.stimuli_from_text("x", {"adrenaline": {"delta": 1, "words": []}})
 
 
 def test_workspace_lexicon_file(ws, now):
-    (ws.memory_dir / "lexicon.json").write_text(json.dumps(
-        {"dopamine": {"delta": 0.4, "reason": "a sale", "words": ["sold"]}}))
+    (ws.memory_dir / "lexicon.json").write_text(
+        json.dumps({"dopamine": {"delta": 0.4, "reason": "a sale", "words": ["sold"]}})
+    )
     ws.note("We sold the first licence", at=now)
     ws.note("Breakthrough in the lab", at=now)  # the default lexicon is replaced
     assert [row["reason"] for row in hormones.history(ws)] == ["a sale"]
@@ -104,19 +114,25 @@ def test_agent_note_applies_stimuli_and_crystal_keeps_levels(ws, now):
     assert current["oxytocin"] == pytest.approx(0.45)
     crystal = ws.get(crystal_id)
     assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == pytest.approx(
-        (0.45, 0.32, 0.45))
+        (0.45, 0.32, 0.45)
+    )
     assert {row["source"] for row in hormones.history(ws)} == {"note"}
 
 
 def test_auto_notes_do_not_feed_back(ws, now):
-    ws.note("[AUTO] Hormonal event: dopamine spike (achievement/breakthrough detected).",
-            source="auto", at=now)
+    ws.note(
+        "[AUTO] Hormonal event: dopamine spike (achievement/breakthrough detected).",
+        source="auto",
+        at=now,
+    )
     assert hormones.history(ws) == []
 
 
 def test_mood_describes_levels():
     assert hormones.mood({"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.2}) == "steady, calm"
     assert hormones.mood({"dopamine": 0.5, "cortisol": 0.4, "oxytocin": 0.2}) == (
-        "energized, focused")
+        "energized, focused"
+    )
     assert hormones.mood({"dopamine": 0.9, "cortisol": 0.8, "oxytocin": 0.7}) == (
-        "elated, stressed, warmly connected")
+        "elated, stressed, warmly connected"
+    )

@@ -17,13 +17,17 @@ def notes_into(ws, now, texts, start_hours=48):
 
 
 def test_topics_group_crystals_by_shared_keywords(ws, now):
-    crystals = notes_into(ws, now, [
-        "Acme report deadline is Friday",
-        "Drafted the Acme report introduction",
-        "Kitchen tiles arrive Monday",
-        "Kitchen plumber booked",
-        "Watched a documentary about owls",
-    ])
+    crystals = notes_into(
+        ws,
+        now,
+        [
+            "Acme report deadline is Friday",
+            "Drafted the Acme report introduction",
+            "Kitchen tiles arrive Monday",
+            "Kitchen plumber booked",
+            "Watched a documentary about owls",
+        ],
+    )
     topics = insights.compute(ws.store, [], crystals, now, None).topics
     groups = {frozenset(t["crystal_ids"]) for t in topics}
     assert frozenset({1, 2}) in groups and frozenset({3, 4}) in groups
@@ -32,35 +36,50 @@ def test_topics_group_crystals_by_shared_keywords(ws, now):
 
 
 def test_contradictions_newest_supersedes_preference_and_deadline(ws, now):
-    crystals = notes_into(ws, now, [
-        "User prefers dark mode in the editor",
-        "Acme report deadline is Friday March 13",
-        "User prefers tea over coffee",
-        "User now prefers light mode in the editor",
-        "Acme report deadline moved to Wednesday March 18",
-    ])
+    crystals = notes_into(
+        ws,
+        now,
+        [
+            "User prefers dark mode in the editor",
+            "Acme report deadline is Friday March 13",
+            "User prefers tea over coffee",
+            "User now prefers light mode in the editor",
+            "Acme report deadline moved to Wednesday March 18",
+        ],
+    )
     found = insights.compute(ws.store, [], crystals, now, None).contradictions
     pairs = {(c["older"]["text"], c["newer"]["text"]) for c in found}
-    assert ("User prefers dark mode in the editor",
-            "User now prefers light mode in the editor") in pairs
-    assert ("Acme report deadline is Friday March 13",
-            "Acme report deadline moved to Wednesday March 18") in pairs
+    assert (
+        "User prefers dark mode in the editor",
+        "User now prefers light mode in the editor",
+    ) in pairs
+    assert (
+        "Acme report deadline is Friday March 13",
+        "Acme report deadline moved to Wednesday March 18",
+    ) in pairs
     assert all("tea" not in c["older"]["text"] for c in found)
     assert {c["kind"] for c in found} == {"preference", "deadline"}
 
 
 def test_a_note_can_supersede_a_line_of_the_old_bond(ws, now):
-    old = wm.parse("# Working Memory State\n\n## The Bond\n"
-                   "- User prefers dark mode in the editor\n")
+    old = wm.parse(
+        "# Working Memory State\n\n## The Bond\n- User prefers dark mode in the editor\n"
+    )
     crystals = notes_into(ws, now, ["User switched to light mode in the editor"])
     found = insights.compute(ws.store, [], crystals, now, old).contradictions
     assert found and found[0]["older"]["source"] == "state"
 
 
 def test_curiosity_gaps_from_questions_and_empty_searches(ws, now):
-    crystals = notes_into(ws, now, ["What timezone is the Acme client in?",
-                                    "Need to find out which Postgres version prod runs",
-                                    "Deployed the thing."])
+    crystals = notes_into(
+        ws,
+        now,
+        [
+            "What timezone is the Acme client in?",
+            "Need to find out which Postgres version prod runs",
+            "Deployed the thing.",
+        ],
+    )
     ws.search("quantum knitting patterns", now=now)
     gaps = insights.compute(ws.store, [], crystals, now, None).curiosity_gaps
     sources = {(g["source"], g["question"].split()[0]) for g in gaps}
@@ -70,8 +89,16 @@ def test_curiosity_gaps_from_questions_and_empty_searches(ws, now):
 
 
 def test_emerging_skills_from_repeated_tasks_boosted_by_recall(ws, now):
-    notes_into(ws, now, ["Deployed the staging server", "Wrote the weekly report",
-                         "Deployed staging again after the fix", "Deployed staging with flags"])
+    notes_into(
+        ws,
+        now,
+        [
+            "Deployed the staging server",
+            "Wrote the weekly report",
+            "Deployed staging again after the fix",
+            "Deployed staging with flags",
+        ],
+    )
     before = insights.compute(ws.store, [], [], now, None).emerging_skills
     assert [(s["skill"], s["occurrences"]) for s in before] == [("Deploying staging", 3)]
     for _ in range(3):
@@ -89,8 +116,10 @@ def test_task_pattern():
 def test_fading_topics_are_old_context_lines_without_recent_support(ws, now):
     old_crystal_time = now - timedelta(days=10)
     ws.note("Kitchen renovation quotes from three contractors", at=old_crystal_time)
-    old = wm.parse("# Working Memory State\n\n## Active Context\n"
-                   "- Kitchen renovation quotes pending\n- Acme report in progress\n")
+    old = wm.parse(
+        "# Working Memory State\n\n## Active Context\n"
+        "- Kitchen renovation quotes pending\n- Acme report in progress\n"
+    )
     fresh = notes_into(ws, now, ["Acme report draft reviewed by Sam"])[1:]
     fading = insights.compute(ws.store, [], fresh, now, old).fading_topics
     assert [f["topic"] for f in fading] == ["Kitchen renovation quotes pending"]
@@ -107,8 +136,13 @@ def test_rotated_notes_count_as_evidence(ws, now):
 def test_to_dict_is_json_with_the_documented_keys(ws, now):
     crystals = notes_into(ws, now, ["User prefers dark mode", "User prefers light mode now"])
     data = insights.compute(ws.store, [], crystals, now, None).to_dict()
-    assert list(data) == ["topics", "contradictions", "curiosity_gaps", "emerging_skills",
-                          "fading_topics"]
+    assert list(data) == [
+        "topics",
+        "contradictions",
+        "curiosity_gaps",
+        "emerging_skills",
+        "fading_topics",
+    ]
     json.dumps(data)
     assert set(data["topics"][0]) == {"label", "keywords", "crystal_ids", "size"}
 
@@ -126,5 +160,9 @@ def test_a_search_repeated_three_times_is_a_recurring_need(ws, now):
     for hours in (5, 3, 1):
         ws.search("deploy checklist", now=now - timedelta(hours=hours))
     skills = insights.compute(ws.store, [], [], now, None).emerging_skills
-    assert {"skill": "Recalling deploy checklist", "occurrences": 3, "confidence": 50,
-            "crystal_ids": []} in skills
+    assert {
+        "skill": "Recalling deploy checklist",
+        "occurrences": 3,
+        "confidence": 50,
+        "crystal_ids": [],
+    } in skills

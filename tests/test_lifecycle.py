@@ -13,8 +13,12 @@ from dreamer.support.times import iso
 
 
 def _audit(ws, crystal_id):
-    return [row[0] for row in ws.store.db.execute(
-        "SELECT action FROM audit WHERE crystal_id = ? ORDER BY id", [crystal_id])]
+    return [
+        row[0]
+        for row in ws.store.db.execute(
+            "SELECT action FROM audit WHERE crystal_id = ? ORDER BY id", [crystal_id]
+        )
+    ]
 
 
 def _count(ws):
@@ -30,8 +34,9 @@ def test_half_life_formula():
 
 
 def test_importance_fades_with_age(ws, now):
-    crystal_id = ws.note("Walked along the river", importance=0.8, type="experience",
-                         at=now - timedelta(days=30))
+    crystal_id = ws.note(
+        "Walked along the river", importance=0.8, type="experience", at=now - timedelta(days=30)
+    )
     report = lifecycle.run(ws, now)
     assert report.faded == [crystal_id]
     crystal = ws.get(crystal_id)
@@ -56,29 +61,34 @@ def test_emotional_weight_slows_fading(ws, now):
     start = now - timedelta(days=30)
     calm = ws.note("Read the quarterly report", importance=0.8, type="experience", at=start)
     hormones.feel(ws, "dopamine", 0.5, "launch day", start)  # dopamine 0.65: 0.5 above rest
-    moved = ws.note("Watched the rocket launch with the team", importance=0.8,
-                    type="experience", at=start)
+    moved = ws.note(
+        "Watched the rocket launch with the team", importance=0.8, type="experience", at=start
+    )
     lifecycle.run(ws, now)
     assert ws.get(calm).importance == pytest.approx(0.4)
     assert ws.get(moved).importance == pytest.approx(0.8 * 0.5 ** (30 / 60), abs=1e-4)
 
 
 def test_use_raises_importance_and_slows_fading(ws, now):
-    crystal_id = ws.note("The API key lives in the vault", importance=0.5, type="world_fact",
-                         at=now - timedelta(days=1))
+    crystal_id = ws.note(
+        "The API key lives in the vault",
+        importance=0.5,
+        type="world_fact",
+        at=now - timedelta(days=1),
+    )
     ws.store.record_access([crystal_id], now - timedelta(hours=1))
     report = lifecycle.run(ws, now)
     assert report.used == [crystal_id]
-    assert ws.get(crystal_id).importance == pytest.approx(0.5 * 0.5 ** (1 / 60 / 1.693) + 0.1,
-                                                          abs=1e-3)
+    assert ws.get(crystal_id).importance == pytest.approx(
+        0.5 * 0.5 ** (1 / 60 / 1.693) + 0.1, abs=1e-3
+    )
     assert _audit(ws, crystal_id)[-1] == "used"
     # no new access, no new boost
     assert lifecycle.run(ws, now + timedelta(hours=1)).used == []
 
 
 def test_archived_below_floor_but_never_deleted(ws, now):
-    faint = ws.note("Saw a pigeon", importance=0.3, type="experience",
-                    at=now - timedelta(days=60))
+    faint = ws.note("Saw a pigeon", importance=0.3, type="experience", at=now - timedelta(days=60))
     fresh = ws.note("Tiny detail", importance=0.05, type="experience", at=now)
     before = _count(ws)
     report = lifecycle.run(ws, now)
@@ -93,10 +103,12 @@ def test_archived_below_floor_but_never_deleted(ws, now):
 
 
 def test_frozen_crystals_never_change(ws, now):
-    pinned = ws.note("User's name is Ada", importance=0.6, type="world_fact",
-                     at=now - timedelta(days=900))
-    ws.store.update_crystal(pinned, {"lifecycle": "frozen"}, action="frozen",
-                            at=now - timedelta(days=900))
+    pinned = ws.note(
+        "User's name is Ada", importance=0.6, type="world_fact", at=now - timedelta(days=900)
+    )
+    ws.store.update_crystal(
+        pinned, {"lifecycle": "frozen"}, action="frozen", at=now - timedelta(days=900)
+    )
     ws.store.record_access([pinned], now - timedelta(days=1))
     dup = ws.note("User's name is Ada.", importance=0.9, type="world_fact", at=now)
     report = lifecycle.run(ws, now)
@@ -133,8 +145,13 @@ def test_on_a_tie_the_newer_duplicate_is_archived(ws, now):
 
 def test_transcripts_do_not_merge_with_notes(ws, now):
     ws.note("User prefers dark mode", at=now)
-    ws.index("User prefers dark mode.", importance=0.5, semantic_type="experience", at=now,
-             source="sessions")
+    ws.index(
+        "User prefers dark mode.",
+        importance=0.5,
+        semantic_type="experience",
+        at=now,
+        source="sessions",
+    )
     assert lifecycle.run(ws, now).merged == []
 
 
@@ -152,20 +169,29 @@ def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
             "INSERT INTO crystals (text, source, semantic_type, importance, created_at,"
             " updated_at, content_hash, embedding) VALUES (?, 'scratch', 'experience', 0.5,"
             " ?, ?, ?, ?)",
-            [(f"bulk {i}", stamp, stamp, f"h{i}", to_blob(v)) for i, v in enumerate(vectors)])
+            [(f"bulk {i}", stamp, stamp, f"h{i}", to_blob(v)) for i, v in enumerate(vectors)],
+        )
     ws.store.set_meta("lifecycle.merge_checked_id", "20000")
     for i in range(50):
         ws.note(f"new note number {i} about topic {i * 7}", at=now)
     report = lifecycle.run(ws, now)
     assert report.merged == [] and report.faded == []
     assert ws.store.get_meta("lifecycle.merge_checked_id") == str(
-        ws.store.db.execute("SELECT max(id) FROM crystals").fetchone()[0])
+        ws.store.db.execute("SELECT max(id) FROM crystals").fetchone()[0]
+    )
 
 
 def test_catching_up_after_a_long_pause_is_spread_over_ticks(ws, now, monkeypatch):
     monkeypatch.setattr(lifecycle, "MAX_CHANGES_PER_TICK", 2)
-    ids = [ws.note(f"Memory number {i} of the trip", importance=0.8, type="experience",
-                   at=now - timedelta(days=30 + i)) for i in range(3)]
+    ids = [
+        ws.note(
+            f"Memory number {i} of the trip",
+            importance=0.8,
+            type="experience",
+            at=now - timedelta(days=30 + i),
+        )
+        for i in range(3)
+    ]
     first = lifecycle.run(ws, now)
     assert sorted(first.faded) == sorted(ids[1:])  # the oldest first
     second = lifecycle.run(ws, now + timedelta(minutes=30))

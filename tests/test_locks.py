@@ -26,12 +26,18 @@ with hold(Path(sys.argv[1]), wait=False, busy="held"):
 
 def test_a_second_holder_is_refused_with_the_holders_pid(tmp_path):
     path = tmp_path / "dream.lock"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert child.stdout.readline().strip() == "locked"
-        with pytest.raises(LockHeld, match=f"pid {child.pid}"), hold(
-                path, wait=False, busy="dream already running (pid {pid})"):
+        with (
+            pytest.raises(LockHeld, match=f"pid {child.pid}"),
+            hold(path, wait=False, busy="dream already running (pid {pid})"),
+        ):
             pass
     finally:
         child.communicate("\n", timeout=10)
@@ -41,8 +47,12 @@ def test_a_second_holder_is_refused_with_the_holders_pid(tmp_path):
 
 def test_a_killed_holder_leaves_the_lock_free(tmp_path):
     path = tmp_path / "dream.lock"
-    child = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert child.stdout.readline().strip() == "locked"
     child.kill()
     child.wait(timeout=10)
@@ -71,15 +81,20 @@ def test_a_waiting_holder_gets_the_lock_when_it_is_released(tmp_path):
 
 def test_an_unopenable_lock_raises_the_callers_error_naming_the_fix(tmp_path):
     (tmp_path / "a-file").write_text("not a folder")
-    with pytest.raises(ScratchError, match="check its permissions"), hold(
-            tmp_path / "a-file" / "scratch.lock", error=ScratchError):
+    with (
+        pytest.raises(ScratchError, match="check its permissions"),
+        hold(tmp_path / "a-file" / "scratch.lock", error=ScratchError),
+    ):
         pass
 
 
 def test_no_module_of_dreamer_uses_fcntl_itself():
     package = Path(__file__).resolve().parents[1] / "dreamer"
-    users = sorted(str(path.relative_to(package)) for path in package.rglob("*.py")
-                   if "fcntl" in path.read_text(encoding="utf-8"))
+    users = sorted(
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if "fcntl" in path.read_text(encoding="utf-8")
+    )
     assert users == [], "lock through dreamer.support.locks (filelock), which works on Windows"
 
 

@@ -117,8 +117,11 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
 BAD_CALLS = [
     ("working_memory_note", {}, "'note' is a required property"),
     ("working_memory_note", {"note": 7}, "note: 7 is not of type 'string'"),
-    ("working_memory_note", {"note": "x", "importance": 5},
-     "importance: 5 is greater than the maximum of 1"),
+    (
+        "working_memory_note",
+        {"note": "x", "importance": 5},
+        "importance: 5 is greater than the maximum of 1",
+    ),
     ("memory_search", {"query": "x", "limit": "ten"}, "limit: 'ten' is not of type 'integer'"),
     ("memory_get", {"id": 4242}, "no memory with id 4242"),
     ("memory_feel", {"hormone": "dopamine"}, "'delta' is a required property"),

@@ -140,10 +140,11 @@ def test_seed_chunks_are_400_tokens_with_80_overlapping_checked_with_the_tokeniz
     assert len(seed_rows(ws)) == 1 + math.ceil((len(ids) - CHUNK_TOKENS) / step)
     chunks = [row[0] for row in seed_rows(ws)]
     for k, chunk in enumerate(chunks):
-        assert chunk == tokens.encoding().decode(ids[k * step:k * step + CHUNK_TOKENS]).strip(
-            "\ufffd")
+        assert chunk == tokens.encoding().decode(ids[k * step : k * step + CHUNK_TOKENS]).strip(
+            "\ufffd"
+        )
     for k in range(len(chunks) - 1):
-        shared = tokens.encoding().decode(ids[(k + 1) * step:k * step + CHUNK_TOKENS])
+        shared = tokens.encoding().decode(ids[(k + 1) * step : k * step + CHUNK_TOKENS])
         assert tokens.count(shared) == OVERLAP_TOKENS
         assert chunks[k].endswith(shared) and chunks[k + 1].startswith(shared)
     assert chunks[0].startswith("# Ada's memory") and chunks[-1].endswith("(May). ✈️\n")
@@ -199,8 +200,7 @@ def test_a_different_existing_backup_is_never_overwritten(ws, now):
 
 def test_migrate_json_output(ws, runner):
     ws.memory_md.write_text(hand_written_memory())
-    result = runner.invoke(main, ["migrate", "--json", "-w", str(ws.root)],
-                           catch_exceptions=False)
+    result = runner.invoke(main, ["migrate", "--json", "-w", str(ws.root)], catch_exceptions=False)
     assert result.exit_code == 0
     assert '"migrated": true' in result.output and '"chunks":' in result.output
 
@@ -221,8 +221,11 @@ def test_first_dream_keeps_the_original_on_top_and_the_second_replaces_it(ws, no
     assert below.startswith(TITLE)
     assert ws.store.get_meta(FIRST_DREAM_KEY) != "1"
 
-    ws.note("Ferrous M3 slipped to 2026-03-27 after the snapshot bug", importance=0.8,
-            at=now + timedelta(hours=1))
+    ws.note(
+        "Ferrous M3 slipped to 2026-03-27 after the snapshot bug",
+        importance=0.8,
+        at=now + timedelta(hours=1),
+    )
     run(ws, now=now + timedelta(hours=3), force=True)
 
     second = ws.memory_md.read_text()

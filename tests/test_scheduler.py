@@ -40,7 +40,8 @@ class Broken:
 
 def _runs(ws):
     return ws.store.db.execute(
-        "SELECT job, started_at, outcome, detail FROM runs ORDER BY id").fetchall()
+        "SELECT job, started_at, outcome, detail FROM runs ORDER BY id"
+    ).fetchall()
 
 
 # --- due-logic -----------------------------------------------------------------------------------
@@ -67,7 +68,8 @@ def test_due_logic_follows_the_journal(ws, now):
 def test_fractional_intervals(tmp_path, now):
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "dreamer.toml").write_text(
-        "[memory.consolidation]\nintervalMinutes = 0.05\n[memory.dream]\nintervalMinutes = 0.1\n")
+        "[memory.consolidation]\nintervalMinutes = 0.05\n[memory.dream]\nintervalMinutes = 0.1\n"
+    )
     with Workspace.open(tmp_path / "ws") as ws:
         scheduler.run_due(ws, now)
         assert scheduler.due_jobs(ws, now + timedelta(seconds=2)) == []
@@ -111,7 +113,11 @@ def test_every_outcome_is_recorded(ws, now):
     assert record.outcome == "committed" and record.detail.startswith("dream #")
     assert [row[2] for row in _runs(ws)] == ["skipped", "failed", "rejected", "committed"]
     assert [e["outcome"] for e in reversed(ws.store.dream_entries())] == [
-        "skipped", "failed", "rejected", "committed"]
+        "skipped",
+        "failed",
+        "rejected",
+        "committed",
+    ]
 
 
 def test_a_held_lock_is_dream_already_running_not_a_failure(ws, now):

@@ -67,17 +67,40 @@ def test_multi_line_note_is_indented(path):
 # Text that must survive: any Unicode (hypothesis excludes lone surrogates, which are not text),
 # biased toward the characters that could confuse the format.
 _TRICKY = st.sampled_from(
-    ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", " ", "  ", "\t", "- [",
-     "- [2026-03-12T14:30:00Z] (importance: 0.8) ", HEADER, "# ", "(importance: 1)", "\ufeff",
-     "\x00", "é", "🦀", "  - "]
+    [
+        "\n",
+        "\r",
+        "\r\n",
+        "\u2028",
+        "\u2029",
+        "\x85",
+        "\x0b",
+        "\x0c",
+        " ",
+        "  ",
+        "\t",
+        "- [",
+        "- [2026-03-12T14:30:00Z] (importance: 0.8) ",
+        HEADER,
+        "# ",
+        "(importance: 1)",
+        "\ufeff",
+        "\x00",
+        "é",
+        "🦀",
+        "  - ",
+    ]
 )
-note_text = st.lists(st.one_of(st.text(), _TRICKY), min_size=1, max_size=8).map("".join).filter(
-    lambda text: text.strip() != ""
+note_text = (
+    st.lists(st.one_of(st.text(), _TRICKY), min_size=1, max_size=8)
+    .map("".join)
+    .filter(lambda text: text.strip() != "")
 )
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(first=note_text, second=note_text)
 def test_any_text_round_trips_exactly(tmp_path, first, second):
     path = tmp_path / "roundtrip.md"
@@ -111,8 +134,9 @@ def test_human_lines_are_kept_and_reported(path):
 
 
 def test_bad_date_in_entry_shape_is_stray_not_dropped(path):
-    path.write_text(HEADER + "\n- [2026-13-45T99:99:99Z] (importance: 0.5) impossible date\n",
-                    encoding="utf-8")
+    path.write_text(
+        HEADER + "\n- [2026-13-45T99:99:99Z] (importance: 0.5) impossible date\n", encoding="utf-8"
+    )
     parsed = scratch.parse(path)
     assert parsed.notes == []
     assert parsed.stray == [(3, "- [2026-13-45T99:99:99Z] (importance: 0.5) impossible date")]
@@ -124,8 +148,9 @@ def test_header_elsewhere_than_line_one_is_reported(path):
 
 
 def test_hand_edit_without_trailing_newline_is_not_merged(path):
-    path.write_text(HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 0.8) typed by hand",
-                    encoding="utf-8")
+    path.write_text(
+        HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 0.8) typed by hand", encoding="utf-8"
+    )
     scratch.append(path, "appended", AT, 0.5)
     parsed = scratch.parse(path)
     assert texts(parsed) == ["typed by hand", "appended"]
@@ -192,7 +217,11 @@ def test_restore_puts_rotated_notes_back_in_front_in_order(path):
     scratch.append(path, "new 1", AT, 0.5)
     assert scratch.restore(path) == 3
     assert texts(scratch.parse(path)) == [
-        "old 0\nsecond line 0", "old 1\nsecond line 1", "old 2\nsecond line 2", "new 0", "new 1"
+        "old 0\nsecond line 0",
+        "old 1\nsecond line 1",
+        "old 2\nsecond line 2",
+        "new 0",
+        "new 1",
     ]
     assert not scratch.rotated_path(path).exists()
     assert path.read_text(encoding="utf-8").startswith(HEADER + "\n- [")
@@ -217,14 +246,15 @@ def test_stray_lines_survive_rotate_and_restore(path):
     assert texts(moved) == ["note one"]
     # The dream never consumes a human's lines: they stay in the fresh scratch.
     fresh = scratch.parse(path)
-    assert [line for _, line in fresh.stray] == ["  an indented line a human typed",
-                                                 "human remark"]
+    assert [line for _, line in fresh.stray] == ["  an indented line a human typed", "human remark"]
     scratch.append(path, "note two", AT, 0.5)
     scratch.restore(path)
     parsed = scratch.parse(path)
     assert texts(parsed) == ["note one", "note two"]
-    assert [line for _, line in parsed.stray] == ["  an indented line a human typed",
-                                                  "human remark"]
+    assert [line for _, line in parsed.stray] == [
+        "  an indented line a human typed",
+        "human remark",
+    ]
 
 
 def test_crash_after_rotate_copied_loses_and_doubles_nothing(path):
@@ -273,8 +303,14 @@ def test_files_are_owner_only(tmp_path):
         memory = ws.memory_dir
         assert stat.S_IMODE(memory.stat().st_mode) == 0o700
         names = set(os.listdir(memory))
-        assert {"scratch.md", "crystals.db", "crystals.db-wal", "crystals.db-shm", "dream.lock",
-                scratch.rotated_path(ws.scratch_path).name} <= names
+        assert {
+            "scratch.md",
+            "crystals.db",
+            "crystals.db-wal",
+            "crystals.db-shm",
+            "dream.lock",
+            scratch.rotated_path(ws.scratch_path).name,
+        } <= names
         for name in names:
             mode = stat.S_IMODE((memory / name).stat().st_mode)
             assert mode == 0o600, f"{name} has mode {oct(mode)}"
@@ -288,13 +324,19 @@ def test_workspace_note_is_in_scratch_and_a_crystal_before_returning(ws):
     crystal = ws.get(crystal_id)
     assert crystal.text == "The build server is ci-3"
     assert (crystal.source, crystal.importance, crystal.created_at) == (
-        "scratch", 0.6, "2026-03-12T14:30:00Z")
+        "scratch",
+        0.6,
+        "2026-03-12T14:30:00Z",
+    )
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    at=st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
-                    timezones=st.just(UTC)),
+    at=st.datetimes(
+        min_value=datetime(1, 1, 1),
+        max_value=datetime(9999, 12, 31, 23, 59, 59),
+        timezones=st.just(UTC),
+    ),
     importance=st.floats(min_value=0.0, max_value=1.0),
 )
 def test_time_and_importance_round_trip(at, importance):
@@ -304,12 +346,17 @@ def test_time_and_importance_round_trip(at, importance):
 
 
 def test_entry_with_importance_above_one_is_stray(path):
-    path.write_text(HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 8) very very important\n"
-                    "  its second line\n", encoding="utf-8")
+    path.write_text(
+        HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 8) very very important\n"
+        "  its second line\n",
+        encoding="utf-8",
+    )
     parsed = scratch.parse(path)
     assert parsed.notes == []
     assert [line for _, line in parsed.stray] == [
-        "- [2026-03-12T14:30:00Z] (importance: 8) very very important", "  its second line"]
+        "- [2026-03-12T14:30:00Z] (importance: 8) very very important",
+        "  its second line",
+    ]
 
 
 def test_failed_append_takes_back_what_it_wrote(path):
@@ -331,8 +378,9 @@ def test_failed_append_takes_back_what_it_wrote(path):
             print("refused:", e)
         """
     )
-    result = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.startswith("refused: cannot append"), result.stderr
     assert path.read_bytes() == before
     scratch.append(path, "after the failure", AT, 0.5)
@@ -341,19 +389,31 @@ def test_failed_append_takes_back_what_it_wrote(path):
 
 _human_line = st.one_of(
     # What an editor can save: UTF-8 text, so no lone surrogates (they cannot be encoded).
-    st.text(alphabet=st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)),
-            max_size=30),
-    st.sampled_from(["  indented", "- [2026-03-12T14:30:00Z] (importance: 0.5)", "- [x] todo",
-                     HEADER.rstrip("\n"), "   ", "\r", "- [2026-03-12T14:30:00Z] (importance: 0.5) "
-                     "hand-written note"]),
+    st.text(
+        alphabet=st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=30
+    ),
+    st.sampled_from(
+        [
+            "  indented",
+            "- [2026-03-12T14:30:00Z] (importance: 0.5)",
+            "- [x] todo",
+            HEADER.rstrip("\n"),
+            "   ",
+            "\r",
+            "- [2026-03-12T14:30:00Z] (importance: 0.5) hand-written note",
+        ]
+    ),
 )
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    before=st.lists(st.one_of(note_text.map(lambda t: ("note", t)),
-                              _human_line.map(lambda t: ("human", t))), max_size=6),
+    before=st.lists(
+        st.one_of(note_text.map(lambda t: ("note", t)), _human_line.map(lambda t: ("human", t))),
+        max_size=6,
+    ),
     during=st.lists(note_text, max_size=3),
 )
 def test_rotate_then_restore_keeps_every_note_and_line(tmp_path, before, during):

@@ -21,9 +21,13 @@ FACTS = [
 @pytest.fixture
 def filled(ws, now):
     ids = {text: ws.note(text, importance=0.6, at=now - timedelta(days=1)) for text in FACTS}
-    ws.index("user: did the sauna fix the back pain?\nassistant: yes, the sauna helped a lot",
-             importance=0.5, semantic_type="experience", at=now - timedelta(days=2),
-             source="sessions")
+    ws.index(
+        "user: did the sauna fix the back pain?\nassistant: yes, the sauna helped a lot",
+        importance=0.5,
+        semantic_type="experience",
+        at=now - timedelta(days=2),
+        source="sessions",
+    )
     return ids
 
 
@@ -49,10 +53,36 @@ def test_a_note_is_searchable_as_soon_as_note_returns(ws, now):
 
 @pytest.mark.parametrize(
     "query",
-    ['"', '""', '"deploy', "deploy*", "*", "deploy AND key", "AND", "OR", "NOT deploy",
-     "NEAR(deploy key)", "NEAR(", "^deploy", "text:deploy", "crystals_fts:key", "-deploy",
-     "deploy - key", "(deploy", "deploy)", "((", "{deploy key}", "deploy + key", "'",
-     "key\x00value", "rowid:1", "deploy\" OR \"x", "!!!", "🦀", "   "],
+    [
+        '"',
+        '""',
+        '"deploy',
+        "deploy*",
+        "*",
+        "deploy AND key",
+        "AND",
+        "OR",
+        "NOT deploy",
+        "NEAR(deploy key)",
+        "NEAR(",
+        "^deploy",
+        "text:deploy",
+        "crystals_fts:key",
+        "-deploy",
+        "deploy - key",
+        "(deploy",
+        "deploy)",
+        "((",
+        "{deploy key}",
+        "deploy + key",
+        "'",
+        "key\x00value",
+        "rowid:1",
+        'deploy" OR "x',
+        "!!!",
+        "🦀",
+        "   ",
+    ],
 )
 def test_fts_syntax_in_a_query_never_raises(ws, filled, now, query):
     hits = ws.search(query, now=now)
@@ -129,5 +159,4 @@ def test_unknown_search_type_is_a_usage_error(ws, now):
 def test_importance_breaks_ties(ws, now):
     low = ws.note("Parking spot is level two, row B", importance=0.1, at=now)
     high = ws.note("Parking spot is level two, row C", importance=0.9, at=now)
-    assert [hit.id for hit in ws.search("parking spot level two", limit=2, now=now)] == [
-        high, low]
+    assert [hit.id for hit in ws.search("parking spot level two", limit=2, now=now)] == [high, low]

@@ -15,18 +15,29 @@ from dreamer.retrieval.embed import HashingEmbedder
 def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
     ids = []
     for number, text in enumerate(turns):
-        ids.append(ws.index(text, importance=0.5, semantic_type="experience",
-                            at=now + timedelta(minutes=number * minutes_apart), source=source))
+        ids.append(
+            ws.index(
+                text,
+                importance=0.5,
+                semantic_type="experience",
+                at=now + timedelta(minutes=number * minutes_apart),
+                source=source,
+            )
+        )
     return ids
 
 
 def test_a_reply_is_found_through_the_question_before_it(ws, now):
-    ids = _talk(ws, now, [
-        "Ben: How was the pottery workshop on Saturday?",
-        "Ana: Wonderful, I finally made a vase that did not crack.",
-        "Ben: I spent the weekend fixing the garden fence.",
-        "Ana: Did you paint it too?",
-    ])
+    ids = _talk(
+        ws,
+        now,
+        [
+            "Ben: How was the pottery workshop on Saturday?",
+            "Ana: Wonderful, I finally made a vase that did not crack.",
+            "Ben: I spent the weekend fixing the garden fence.",
+            "Ana: Did you paint it too?",
+        ],
+    )
     hits = ws.search("pottery workshop", now=now)
     found = [hit.id for hit in hits]
     assert found[0] == ids[0]
@@ -36,10 +47,15 @@ def test_a_reply_is_found_through_the_question_before_it(ws, now):
 
 
 def test_notes_stand_on_their_own(ws, now):
-    ids = _talk(ws, now, [
-        "The pottery workshop moved to Saturday.",
-        "Quarterly invoices are due on the 5th.",
-    ], source="scratch")
+    ids = _talk(
+        ws,
+        now,
+        [
+            "The pottery workshop moved to Saturday.",
+            "Quarterly invoices are due on the 5th.",
+        ],
+        source="scratch",
+    )
     lexical = search_module._in_context(ws.store, {ids[0]: 3.0})
     assert lexical == {ids[0]: 3.0}
 
@@ -56,15 +72,19 @@ def test_context_does_not_cross_sessions_far_apart_in_time(ws, now):
 
 
 def test_an_episode_lifts_its_other_matching_turns(ws, now):
-    ids = _talk(ws, now, [
-        "Ana: I signed up for the Berlin marathon.",
-        "Ben: Cool.",
-        "Ben: Really cool.",
-        "Ben: Nice weather today.",
-        "Ben: Anyway.",
-        "Ben: So.",
-        "Ana: Marathon training starts in May.",
-    ])
+    ids = _talk(
+        ws,
+        now,
+        [
+            "Ana: I signed up for the Berlin marathon.",
+            "Ben: Cool.",
+            "Ben: Really cool.",
+            "Ben: Nice weather today.",
+            "Ben: Anyway.",
+            "Ben: So.",
+            "Ana: Marathon training starts in May.",
+        ],
+    )
     scores = search_module._in_context(ws.store, {ids[0]: 4.0, ids[6]: 1.0})
     # Its own 1.0 plus a fifth of the best score in its session (4.0).
     assert scores[ids[6]] == 1.0 + search_module.EPISODE_WEIGHT * 4.0
@@ -106,9 +126,14 @@ def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
 def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     ws.note("Standup moved to 9:30", at=now)
     other = HashingEmbedder(dim=64)
-    ws.store.add_crystal("Written by another embedder", source="memory",
-                         semantic_type="world_fact", importance=0.5, at=now,
-                         embedding=other.embed(["x"])[0].astype(np.float16).tobytes())
+    ws.store.add_crystal(
+        "Written by another embedder",
+        source="memory",
+        semantic_type="world_fact",
+        importance=0.5,
+        at=now,
+        embedding=other.embed(["x"])[0].astype(np.float16).tobytes(),
+    )
     hits = ws.search("standup", now=now)
     assert hits[0].text == "Standup moved to 9:30"
 
@@ -117,8 +142,13 @@ def test_in_a_large_store_common_words_only_rank_what_rarer_words_find(ws, now, 
     # The threshold is a size constant; lowering it lets a small store show the large-store
     # behaviour without loading 20,000 crystals.
     monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 10)
-    _talk(ws, now, [f"Project update {number}: the project is on track" for number in range(60)]
-          + ["Project kickoff with the Zanzibar client"], source="scratch")
+    _talk(
+        ws,
+        now,
+        [f"Project update {number}: the project is on track" for number in range(60)]
+        + ["Project kickoff with the Zanzibar client"],
+        source="scratch",
+    )
     store = ws.store
     split = search_module._split_common
     assert split(store, ["project", "zanzibar"]) == (["zanzibar"], ["project"])
@@ -149,15 +179,23 @@ def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
 
 def test_a_filtered_search_ranks_within_its_own_kind(ws, now):
     sessions = _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
-    fact = ws.index("Invoice exports run nightly at 02:00", importance=0.5, semantic_type=None,
-                    at=now, source="memory")
+    fact = ws.index(
+        "Invoice exports run nightly at 02:00",
+        importance=0.5,
+        semantic_type=None,
+        at=now,
+        source="memory",
+    )
     facts = ws.search("invoice export failed", search_type="facts", limit=3, now=now)
     assert [hit.id for hit in facts] == [fact]
     talk = ws.search("invoice export failed", search_type="conversations", limit=3, now=now)
     assert len(talk) == 3 and {hit.id for hit in talk} <= set(sessions)
     # Exactly the session hits a combined search ranks first, in the same order.
-    both = [hit.id for hit in ws.search("invoice export failed", limit=20, now=now)
-            if hit.source == "sessions"]
+    both = [
+        hit.id
+        for hit in ws.search("invoice export failed", limit=20, now=now)
+        if hit.source == "sessions"
+    ]
     assert [hit.id for hit in talk] == both[:3]
 
 
@@ -165,7 +203,12 @@ def test_a_filtered_search_falls_back_to_an_exact_ranking(ws, now, monkeypatch):
     # Narrow the wider list (a size constant) so that twelve session matches overflow it.
     monkeypatch.setattr(search_module, "FILTER_WIDTH", 1)
     _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
-    fact = ws.index("Invoice exports run nightly at 02:00", importance=0.5, semantic_type=None,
-                    at=now, source="memory")
+    fact = ws.index(
+        "Invoice exports run nightly at 02:00",
+        importance=0.5,
+        semantic_type=None,
+        at=now,
+        source="memory",
+    )
     lexical = search_module._lexical(ws.store, ["invoice", "export", "failed"], False, True, 2)
     assert list(lexical) == [fact]

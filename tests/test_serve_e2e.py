@@ -28,7 +28,8 @@ def _dream(*args, env):
 def _runs(root):
     with Workspace.open(root, create=False) as ws:
         return ws.store.db.execute(
-            "SELECT job, outcome, detail, started_at FROM runs ORDER BY id").fetchall()
+            "SELECT job, outcome, detail, started_at FROM runs ORDER BY id"
+        ).fetchall()
 
 
 def _wait_for(predicate, timeout):
@@ -42,9 +43,12 @@ def _wait_for(predicate, timeout):
 
 def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     root = tmp_path / "agent"
-    env = {**os.environ, "DREAM_SYNTHESIZER": "offline",
-           "DREAM_CONSOLIDATION_INTERVAL_MINUTES": "0.03",  # 1.8 s
-           "DREAM_DREAM_INTERVAL_MINUTES": "0.1"}  # 6 s
+    env = {
+        **os.environ,
+        "DREAM_SYNTHESIZER": "offline",
+        "DREAM_CONSOLIDATION_INTERVAL_MINUTES": "0.03",  # 1.8 s
+        "DREAM_DREAM_INTERVAL_MINUTES": "0.1",
+    }  # 6 s
     env.pop("ANTHROPIC_API_KEY", None)
     with Workspace.open(root) as ws:
         ws.init()
@@ -60,20 +64,42 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
             ws.note(f"Quiet note {i}")
 
     server = subprocess.Popen(
-        [DREAM, "serve", "-w", str(root), "-w", str(quiet), "--grace", "5"], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [DREAM, "serve", "-w", str(root), "-w", str(quiet), "--grace", "5"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # the first dream is due at once and has six notes to consume
-        assert _wait_for(lambda: ("dream", "committed") in
-                         [(r[0], r[1]) for r in _runs(root)], 20), _runs(root)
+        assert _wait_for(
+            lambda: ("dream", "committed") in [(r[0], r[1]) for r in _runs(root)], 20
+        ), _runs(root)
         # a stressful moment while serving: the next consolidation notes the spike
-        _dream("feel", "cortisol", "0.9", "--reason", "the build server is on fire",
-               "-w", str(root), env=env)
-        _dream("note", "Deploy failed twice; urgent fix needed before the demo",
-               "-w", str(root), env=env)
-        assert _wait_for(lambda: sum(r[0] == "consolidate" for r in _runs(root)) >= 3
-                         and any("spikes: cortisol" in (r[2] or "") for r in _runs(root)),
-                         15), _runs(root)
+        _dream(
+            "feel",
+            "cortisol",
+            "0.9",
+            "--reason",
+            "the build server is on fire",
+            "-w",
+            str(root),
+            env=env,
+        )
+        _dream(
+            "note",
+            "Deploy failed twice; urgent fix needed before the demo",
+            "-w",
+            str(root),
+            env=env,
+        )
+        assert _wait_for(
+            lambda: (
+                sum(r[0] == "consolidate" for r in _runs(root)) >= 3
+                and any("spikes: cortisol" in (r[2] or "") for r in _runs(root))
+            ),
+            15,
+        ), _runs(root)
     finally:
         started = time.monotonic()
         server.send_signal(signal.SIGTERM)
@@ -86,8 +112,7 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     runs = _runs(root)
     consolidations = [r for r in runs if r[0] == "consolidate"]
     dreams = [r for r in runs if r[0] == "dream"]
-    assert len(consolidations) >= 3 and all(r[1] in ("done", "interrupted")
-                                             for r in consolidations)
+    assert len(consolidations) >= 3 and all(r[1] in ("done", "interrupted") for r in consolidations)
     assert all(r[1] in ("committed", "skipped", "interrupted") for r in dreams)
     # every run is in stderr's log too
     assert stderr.count(" consolidate: ") >= len(consolidations)
@@ -112,13 +137,15 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     # the dream invariants hold after the stop
     with Workspace.open(root, create=False) as ws:
         assert not scratch.rotated_path(ws.scratch_path).exists() or any(
-            r[1] == "interrupted" for r in dreams)
+            r[1] == "interrupted" for r in dreams
+        )
         state = wm.parse(ws.memory_md.read_text())
         assert state.last_dream
         texts = [n.text for n in scratch.parse(ws.scratch_path).notes]
         texts += [n.text for n in scratch.parse(scratch.rotated_path(ws.scratch_path)).notes]
         spike = [t for t in texts if "cortisol spike" in t] or [
-            c.text for c in ws.store.crystals(sources=["auto"])]
+            c.text for c in ws.store.crystals(sources=["auto"])
+        ]
         assert spike and "the build server is on fire" in spike[0]
         for text in texts:  # every note is a crystal as well
             assert ws.store.find_by_hash(content_hash(text)) is not None
@@ -152,8 +179,13 @@ def test_sigterm_during_a_slow_dream_stops_within_seconds_and_loses_nothing(tmp_
             ws.note(text)
         rotated = scratch.rotated_path(ws.scratch_path)
     env = {**os.environ, "DREAM_CONSOLIDATION_INTERVAL_MINUTES": "10"}
-    server = subprocess.Popen([sys.executable, "-c", SLOW_SERVER, str(root)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-c", SLOW_SERVER, str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _wait_for(rotated.exists, 20)  # the dream is inside its synthesis now
     finally:
@@ -162,8 +194,10 @@ def test_sigterm_during_a_slow_dream_stops_within_seconds_and_loses_nothing(tmp_
         _, stderr = server.communicate(timeout=15)
     assert time.monotonic() - started < 10  # 1 s grace; a hang would hit the 15 s timeout
     assert server.returncode == 0, stderr
-    assert [(r[0], r[1]) for r in _runs(root)] == [("consolidate", "done"),
-                                                   ("dream", "interrupted")]
+    assert [(r[0], r[1]) for r in _runs(root)] == [
+        ("consolidate", "done"),
+        ("dream", "interrupted"),
+    ]
     with Workspace.open(root, create=False) as ws:
         assert not ws.memory_md.exists()  # the old state (none) is intact
         # the next dream puts the notes back and consumes them

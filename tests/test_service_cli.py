@@ -22,8 +22,12 @@ def _workspace(tmp_path, runner, notes=6):
     with freeze_time(T0):
         assert _invoke(runner, "init", "-w", path).exit_code == 0
         for i in range(notes):
-            assert _invoke(runner, "note", f"Falcon step {i}: module {i} wired in",
-                           "-w", path).exit_code == 0
+            assert (
+                _invoke(
+                    runner, "note", f"Falcon step {i}: module {i} wired in", "-w", path
+                ).exit_code
+                == 0
+            )
     return path
 
 
@@ -34,15 +38,18 @@ def test_tick_runs_what_is_due_and_then_nothing(tmp_path, runner):
         assert first.exit_code == 0, first.output
         assert "consolidate: done" in first.output and "dream: committed" in first.output
         again = _invoke(runner, "tick", "-w", path)
-        assert again.output.strip() == ("Nothing due; next consolidate at 2026-03-12T15:00:00Z,"
-                                        " dream at 2026-03-12T16:30:00Z.")
+        assert again.output.strip() == (
+            "Nothing due; next consolidate at 2026-03-12T15:00:00Z, dream at 2026-03-12T16:30:00Z."
+        )
     with freeze_time("2026-03-12T15:00:00Z"):
         later = json.loads(_invoke(runner, "tick", "--json", "-w", path).output)
         assert [(run["job"], run["outcome"]) for run in later] == [("consolidate", "done")]
     with freeze_time("2026-03-12T16:30:00Z"):
         due = json.loads(_invoke(runner, "tick", "--json", "-w", path).output)
         assert [(run["job"], run["outcome"]) for run in due] == [
-            ("consolidate", "done"), ("dream", "skipped")]
+            ("consolidate", "done"),
+            ("dream", "skipped"),
+        ]
         assert "only 0 new notes" in due[1]["detail"]
 
 
@@ -94,7 +101,9 @@ def test_feel_and_hormones(tmp_path, runner):
     assert data["levels"] == {"dopamine": 0.4, "cortisol": 0.005858, "oxytocin": 0.2}
     assert data["mood"] == "energized, calm"
     assert [(row["hormone"], row["source"]) for row in data["history"]] == [
-        ("cortisol", "cli"), ("dopamine", "cli")]
+        ("cortisol", "cli"),
+        ("dopamine", "cli"),
+    ]
     assert "dopamine  0.40" in text and "shipped it" in text
 
 
@@ -116,8 +125,10 @@ def test_consolidate_by_hand_is_a_recorded_run_and_writes_spike_notes(tmp_path, 
     assert status["jobs"]["consolidate"]["last_outcome"] == "done"
     assert status["scratch_notes"] == 1
     scratch = (tmp_path / "ws" / "memory" / "scratch.md").read_text()
-    assert ("(importance: 0.8) [AUTO] Hormonal event: cortisol spike (error/urgency detected)."
-            " Peaked at 0.92 at 2026-03-12T14:30:00Z after: prod is down.") in scratch
+    assert (
+        "(importance: 0.8) [AUTO] Hormonal event: cortisol spike (error/urgency detected)."
+        " Peaked at 0.92 at 2026-03-12T14:30:00Z after: prod is down."
+    ) in scratch
 
 
 def test_commands_need_an_existing_workspace(tmp_path, runner):

@@ -80,11 +80,14 @@ _body = st.lists(_text.map(lambda t: "- " + t.strip()), max_size=4).map("\n".joi
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.sampled_from(wm.section_keys()), _body),
-       st.one_of(st.none(), _text.filter(lambda t: "|" not in t and t.strip())))
+@given(
+    st.dictionaries(st.sampled_from(wm.section_keys()), _body),
+    st.one_of(st.none(), _text.filter(lambda t: "|" not in t and t.strip())),
+)
 def test_render_parse_is_a_fixed_point_after_one_round(bodies, mood):
-    state = wm.WorkingMemory(bodies=bodies, last_dream="2026-03-12T14:30:00Z",
-                             mood=mood.strip() if mood else None)
+    state = wm.WorkingMemory(
+        bodies=bodies, last_dream="2026-03-12T14:30:00Z", mood=mood.strip() if mood else None
+    )
     once = wm.render(wm.parse(wm.render(state)))
     assert wm.render(wm.parse(once)) == once
     for key in bodies:

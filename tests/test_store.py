@@ -21,8 +21,13 @@ def store(tmp_path):
 
 
 def add(store: Store, text: str, now, **kwargs):
-    fields = {"source": "scratch", "semantic_type": "experience", "importance": 0.5,
-              "at": now, "embedding": None}
+    fields = {
+        "source": "scratch",
+        "semantic_type": "experience",
+        "importance": 0.5,
+        "at": now,
+        "embedding": None,
+    }
     fields.update(kwargs)
     return store.add_crystal(text, **fields)
 
@@ -55,24 +60,47 @@ def test_wal_mode_and_busy_timeout(store):
 def test_design_columns_exist(store):
     columns = {row[1] for row in store.db.execute("PRAGMA table_info(crystals)")}
     assert {
-        "text", "source", "semantic_type", "importance", "lifecycle", "created_at",
-        "updated_at", "last_accessed_at", "access_count", "dopamine", "cortisol", "oxytocin",
-        "content_hash", "parent_id", "embedding",
+        "text",
+        "source",
+        "semantic_type",
+        "importance",
+        "lifecycle",
+        "created_at",
+        "updated_at",
+        "last_accessed_at",
+        "access_count",
+        "dopamine",
+        "cortisol",
+        "oxytocin",
+        "content_hash",
+        "parent_id",
+        "embedding",
     } <= columns
     tables = set(store.db.table_names())
-    assert {"crystals", "crystals_fts", "meta", "dreams", "audit", "hormones", "searches",
-            "gaps", "runs"} <= tables
+    assert {
+        "crystals",
+        "crystals_fts",
+        "meta",
+        "dreams",
+        "audit",
+        "hormones",
+        "searches",
+        "gaps",
+        "runs",
+    } <= tables
 
 
 def test_fts_kept_in_sync(store, now):
     crystal_id, _ = add(store, "The deploy key rotates every Tuesday", now)
     add(store, "Unrelated note about lunch", now)
     found = store.db.execute(
-        "SELECT rowid FROM crystals_fts WHERE crystals_fts MATCH ?", ["tuesday"]).fetchall()
+        "SELECT rowid FROM crystals_fts WHERE crystals_fts MATCH ?", ["tuesday"]
+    ).fetchall()
     assert found == [(crystal_id,)]
     # Porter stemming: "rotating" finds "rotates".
     found = store.db.execute(
-        "SELECT rowid FROM crystals_fts WHERE crystals_fts MATCH ?", ["rotating"]).fetchall()
+        "SELECT rowid FROM crystals_fts WHERE crystals_fts MATCH ?", ["rotating"]
+    ).fetchall()
     assert found == [(crystal_id,)]
 
 

@@ -30,8 +30,13 @@ def store(request, tmp_path):
 
 
 def add(store: Store, text: str, at, **kwargs) -> int:
-    fields = {"source": "scratch", "semantic_type": "experience", "importance": 0.5,
-              "at": at, "embedding": None}
+    fields = {
+        "source": "scratch",
+        "semantic_type": "experience",
+        "importance": 0.5,
+        "at": at,
+        "embedding": None,
+    }
     fields.update(kwargs)
     crystal_id, _ = store.add_crystal(text, **fields)
     return crystal_id
@@ -43,15 +48,29 @@ def blob(*values: float) -> bytes:
 
 def test_crystal_fields_round_trip(store, now):
     crystal_id, created = store.add_crystal(
-        "Ada lives in Lisbon", source="seed", semantic_type="world_fact", importance=0.9,
-        at=now, embedding=blob(0.6, 0.8), embedder="test-2",
-        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3}, origin="MEMORY.md")
+        "Ada lives in Lisbon",
+        source="seed",
+        semantic_type="world_fact",
+        importance=0.9,
+        at=now,
+        embedding=blob(0.6, 0.8),
+        embedder="test-2",
+        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
+        origin="MEMORY.md",
+    )
     assert created
     crystal = store.get(crystal_id)
     assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
-        "Ada lives in Lisbon", "seed", "world_fact", 0.9)
+        "Ada lives in Lisbon",
+        "seed",
+        "world_fact",
+        0.9,
+    )
     assert (crystal.lifecycle, crystal.access_count, crystal.last_accessed_at) == (
-        "generated", 0, None)
+        "generated",
+        0,
+        None,
+    )
     assert crystal.created_at == crystal.updated_at == iso(now)
     assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
     assert crystal.content_hash == content_hash("Ada lives in Lisbon")
@@ -68,9 +87,14 @@ def test_a_vector_records_its_embedder_and_no_vector_records_none(store, now):
 
 def test_same_content_is_one_crystal(store, now):
     first = add(store, "Café  opens at\n9", now)
-    again, created = store.add_crystal(" Cafe\u0301 opens at 9 ", source="scratch",
-                                       semantic_type="experience", importance=0.5,
-                                       at=now + timedelta(hours=1), embedding=None)
+    again, created = store.add_crystal(
+        " Cafe\u0301 opens at 9 ",
+        source="scratch",
+        semantic_type="experience",
+        importance=0.5,
+        at=now + timedelta(hours=1),
+        embedding=None,
+    )
     assert (again, created) == (first, False)
     assert store.crystal_count() == 1
     assert store.find_by_hash(content_hash("Café opens at 9")) == first
@@ -86,15 +110,26 @@ def test_missing_crystal_names_the_fix(store):
 def test_updates_are_audited_and_unknown_fields_refused(store, now):
     crystal_id = add(store, "Prefers short answers", now)
     later = now + timedelta(days=1)
-    store.update_crystal(crystal_id, {"lifecycle": "consolidated", "importance": 0.8},
-                         action="consolidate", at=later, reason="dream 1")
+    store.update_crystal(
+        crystal_id,
+        {"lifecycle": "consolidated", "importance": 0.8},
+        action="consolidate",
+        at=later,
+        reason="dream 1",
+    )
     crystal = store.get(crystal_id)
     assert (crystal.lifecycle, crystal.importance, crystal.updated_at) == (
-        "consolidated", 0.8, iso(later))
+        "consolidated",
+        0.8,
+        iso(later),
+    )
     entries = store.audit_entries(crystal_id)
     assert [e["action"] for e in entries] == ["consolidate", "created"]
-    assert entries[0]["detail"] == {"lifecycle": ["generated", "consolidated"],
-                                    "importance": [0.5, 0.8], "reason": "dream 1"}
+    assert entries[0]["detail"] == {
+        "lifecycle": ["generated", "consolidated"],
+        "importance": [0.5, 0.8],
+        "reason": "dream 1",
+    }
     with pytest.raises(ValueError, match="text"):
         store.update_crystal(crystal_id, {"text": "rewritten"}, action="edit", at=now)
     assert store.get(crystal_id).text == "Prefers short answers"
@@ -113,12 +148,16 @@ def test_a_failed_transaction_leaves_nothing(store, now):
 
 
 def test_listing_and_counting(store, now):
-    ids = [add(store, f"note {i}", now + timedelta(minutes=i), source=source)
-           for i, source in enumerate(["scratch", "seed", "sessions", "insight", "scratch"])]
+    ids = [
+        add(store, f"note {i}", now + timedelta(minutes=i), source=source)
+        for i, source in enumerate(["scratch", "seed", "sessions", "insight", "scratch"])
+    ]
     store.update_crystal(ids[4], {"lifecycle": "archived"}, action="archived", at=now)
     assert [c.id for c in store.crystals()] == ids
     assert [c.id for c in store.crystals(sources=["scratch"], newest_first=True)] == [
-        ids[4], ids[0]]
+        ids[4],
+        ids[0],
+    ]
     assert [c.id for c in store.crystals(lifecycles=["archived"])] == [ids[4]]
     assert [c.id for c in store.crystals(limit=2)] == ids[:2]
     assert [c.id for c in store.crystals_by_id([ids[2], ids[0]])] == [ids[0], ids[2]]
@@ -137,19 +176,20 @@ def test_listing_and_counting(store, now):
 def test_access_counts_and_search_log(store, now):
     crystal_id = add(store, "accessed", now)
     store.record_access([crystal_id], now)
-    store.record_search(now + timedelta(minutes=1), "accessed", "both", [crystal_id], 1.0,
-                        gap=False)
+    store.record_search(
+        now + timedelta(minutes=1), "accessed", "both", [crystal_id], 1.0, gap=False
+    )
     crystal = store.get(crystal_id)
-    assert (crystal.access_count, crystal.last_accessed_at) == (
-        2, iso(now + timedelta(minutes=1)))
+    assert (crystal.access_count, crystal.last_accessed_at) == (2, iso(now + timedelta(minutes=1)))
     store.record_search(now + timedelta(minutes=2), "kubernetes", "both", [], None, gap=True)
     since = iso(now)
     assert store.search_queries(since) == ["accessed", "kubernetes"]
     assert store.search_queries(since, found_only=True) == ["accessed"]
     assert store.open_gaps(since, 5) == [("kubernetes", iso(now + timedelta(minutes=2)))]
     # A later search for the same words that finds something closes the gap.
-    store.record_search(now + timedelta(minutes=3), "Kubernetes", "both", [crystal_id], 0.5,
-                        gap=False)
+    store.record_search(
+        now + timedelta(minutes=3), "Kubernetes", "both", [crystal_id], 0.5, gap=False
+    )
     assert store.open_gaps(since, 5) == []
 
 
@@ -165,7 +205,10 @@ def test_full_text_matching_ranks_and_filters(store, now):
     # Words in "also" only rank: a match must hold one of the terms.
     assert store.fts_match(["lunch"], ["deploy"], 10)[0][0] != deploy
     assert store.term_frequencies(["deploy", "tuesdays", "absent"]) == {
-        "deploy": 2, "tuesdays": 1, "absent": 0}
+        "deploy": 2,
+        "tuesdays": 1,
+        "absent": 0,
+    }
     assert store.last_mention(["deploy", "tuesday"]) == iso(now)
     assert store.last_mention(["nowhere"]) is None
     rows = {row[0]: row for row in store.rank_rows([deploy, talk])}
@@ -200,29 +243,49 @@ def test_fade_candidates(store, now):
 def test_hormone_history(store, now):
     levels = {"dopamine": 0.5, "cortisol": 0.2, "oxytocin": 0.3}
     store.add_hormone_row(now, levels, "dopamine", 0.3, "shipped it", "note")
-    store.add_hormone_row(now + timedelta(minutes=5), {**levels, "dopamine": 0.4}, None, None,
-                          "decay", "decay")
+    store.add_hormone_row(
+        now + timedelta(minutes=5), {**levels, "dopamine": 0.4}, None, None, "decay", "decay"
+    )
     store.add_hormone_row(now + timedelta(minutes=9), levels, "dopamine", 0.2, "", "api")
     assert store.hormones_at(iso(now + timedelta(minutes=6))) == (
-        iso(now + timedelta(minutes=5)), 0.4, 0.2, 0.3)
+        iso(now + timedelta(minutes=5)),
+        0.4,
+        0.2,
+        0.3,
+    )
     assert store.hormones_at(iso(now - timedelta(minutes=1))) is None
     assert store.hormones_at_row(1) == (iso(now), 0.5, 0.2, 0.3)
     after = store.hormone_rows_after(1, iso(now + timedelta(minutes=9)))
-    assert [row[1] for row in after] == [iso(now + timedelta(minutes=5)),
-                                         iso(now + timedelta(minutes=9))]
+    assert [row[1] for row in after] == [
+        iso(now + timedelta(minutes=5)),
+        iso(now + timedelta(minutes=9)),
+    ]
     assert [row["reason"] for row in store.hormone_history(10, stimuli_only=True)] == [
-        "", "shipped it"]
+        "",
+        "shipped it",
+    ]
     assert len(store.hormone_history(10)) == 3
-    assert store.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == [
-        "shipped it"]
+    assert store.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == ["shipped it"]
 
 
 def test_dream_journal_and_runs(store, now):
-    first = store.record_dream({"started_at": iso(now), "finished_at": iso(now),
-                                "outcome": "committed", "consumed": [1, 2],
-                                "critiques": [["too long"]], "new_state": "# state"})
-    second = store.record_dream({"started_at": iso(now + timedelta(hours=2)),
-                                 "outcome": "skipped", "reason": "only 1 new note"})
+    first = store.record_dream(
+        {
+            "started_at": iso(now),
+            "finished_at": iso(now),
+            "outcome": "committed",
+            "consumed": [1, 2],
+            "critiques": [["too long"]],
+            "new_state": "# state",
+        }
+    )
+    second = store.record_dream(
+        {
+            "started_at": iso(now + timedelta(hours=2)),
+            "outcome": "skipped",
+            "reason": "only 1 new note",
+        }
+    )
     entries = store.dream_entries(5)
     assert [e["id"] for e in entries] == [second, first]
     assert (entries[1]["consumed"], entries[1]["critiques"]) == (2, 1)
@@ -232,8 +295,7 @@ def test_dream_journal_and_runs(store, now):
         store.get_dream(999)
     assert store.latest_dream_id() == first
     assert store.latest_dream_id(["skipped"]) == second
-    assert store.newest_dream() == (iso(now + timedelta(hours=2)), "skipped",
-                                    "only 1 new note")
+    assert store.newest_dream() == (iso(now + timedelta(hours=2)), "skipped", "only 1 new note")
     assert store.last_run("tick") is None
     store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
     store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")

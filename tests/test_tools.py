@@ -12,8 +12,9 @@ from dreamer.memory.hormones import levels
 
 
 def call(ws, name, tool_input, now, tool_use_id="toolu_1"):
-    return tools.handle(ws, {"type": "tool_use", "id": tool_use_id, "name": name,
-                             "input": tool_input}, now=now)
+    return tools.handle(
+        ws, {"type": "tool_use", "id": tool_use_id, "name": name, "input": tool_input}, now=now
+    )
 
 
 def ok(result):
@@ -24,7 +25,10 @@ def ok(result):
 def test_definitions_are_the_four_tools_in_the_sdk_format():
     definitions = tools.tool_definitions()
     assert [d["name"] for d in definitions] == [
-        "working_memory_note", "memory_search", "memory_get", "memory_feel"
+        "working_memory_note",
+        "memory_search",
+        "memory_get",
+        "memory_feel",
     ]
     for definition in definitions:
         assert set(definition) == {"name", "description", "input_schema"}
@@ -45,9 +49,18 @@ def test_definitions_are_a_fresh_copy_each_time():
 
 
 def test_note_then_search_then_get(ws, now):
-    noted = ok(call(ws, "working_memory_note",
-                    {"note": "Ada's grant report is due 2026-03-30", "importance": 0.9,
-                     "type": "world_fact"}, now))
+    noted = ok(
+        call(
+            ws,
+            "working_memory_note",
+            {
+                "note": "Ada's grant report is due 2026-03-30",
+                "importance": 0.9,
+                "type": "world_fact",
+            },
+            now,
+        )
+    )
     assert noted["importance"] == 0.9 and noted["type"] == "world_fact"
     assert "Ada's grant report" in ws.scratch_path.read_text()
 
@@ -68,23 +81,34 @@ def test_note_defaults_importance_and_infers_type(ws, now):
 
 
 def test_search_with_no_match_says_so(ws, now):
-    found = ok(call(ws, "memory_search", {"query": "quantum chromodynamics",
-                                          "search_type": "facts"}, now))
+    found = ok(
+        call(ws, "memory_search", {"query": "quantum chromodynamics", "search_type": "facts"}, now)
+    )
     assert found["count"] == 0 and found["results"] == []
     assert "ask the user" in found["hint"]
 
 
 def test_feel_moves_the_hormone(ws, now):
     before = levels(ws, now)["oxytocin"]
-    felt = ok(call(ws, "memory_feel", {"hormone": "oxytocin", "delta": 0.3,
-                                       "reason": "User thanked me for fixing the build"}, now))
+    felt = ok(
+        call(
+            ws,
+            "memory_feel",
+            {"hormone": "oxytocin", "delta": 0.3, "reason": "User thanked me for fixing the build"},
+            now,
+        )
+    )
     assert felt["levels"]["oxytocin"] == pytest.approx(before + 0.3, abs=1e-3)
     assert levels(ws, now)["oxytocin"] == pytest.approx(before + 0.3, abs=1e-6)
 
 
 def test_accepts_the_sdk_tool_use_block(ws, now):
-    block = sdk.ToolUseBlock(type="tool_use", id="toolu_sdk", name="working_memory_note",
-                             input={"note": "Remember: standup moved to 9:30"})
+    block = sdk.ToolUseBlock(
+        type="tool_use",
+        id="toolu_sdk",
+        name="working_memory_note",
+        input={"note": "Remember: standup moved to 9:30"},
+    )
     result = tools.handle(ws, block, now=now)
     assert result["tool_use_id"] == "toolu_sdk" and result["is_error"] is False
 
@@ -96,12 +120,21 @@ def test_accepts_the_sdk_tool_use_block(ws, now):
         ("working_memory_note", {"note": ""}, "note: '' should be non-empty"),
         ("working_memory_note", {"note": "   "}, "the note is empty"),
         ("working_memory_note", {"note": 42}, "note: 42 is not of type 'string'"),
-        ("working_memory_note", {"note": "x", "importance": 5},
-         "importance: 5 is greater than the maximum of 1"),
-        ("working_memory_note", {"note": "x", "importance": "high"},
-         "importance: 'high' is not of type 'number'"),
-        ("working_memory_note", {"note": "x", "importance": True},
-         "importance: True is not of type 'number'"),
+        (
+            "working_memory_note",
+            {"note": "x", "importance": 5},
+            "importance: 5 is greater than the maximum of 1",
+        ),
+        (
+            "working_memory_note",
+            {"note": "x", "importance": "high"},
+            "importance: 'high' is not of type 'number'",
+        ),
+        (
+            "working_memory_note",
+            {"note": "x", "importance": True},
+            "importance: True is not of type 'number'",
+        ),
         ("working_memory_note", {"note": "x", "type": "gossip"}, "type: 'gossip' is not one of"),
         ("working_memory_note", {"note": "x", "tags": ["a"]}, "'tags' was unexpected"),
         ("working_memory_note", "remember this", "takes a JSON object of arguments, not str"),
@@ -111,10 +144,16 @@ def test_accepts_the_sdk_tool_use_block(ws, now):
         ("memory_search", {"query": "x", "search_type": "all"}, "search_type: 'all' is not one"),
         ("memory_get", {"id": "7"}, "id: '7' is not of type 'integer'"),
         ("memory_get", {"id": 999}, "no memory with id 999; find ids with memory_search"),
-        ("memory_feel", {"hormone": "serotonin", "delta": 0.1, "reason": "x"},
-         "hormone: 'serotonin' is not one of"),
-        ("memory_feel", {"hormone": "dopamine", "delta": 3, "reason": "x"},
-         "delta: 3 is greater than the maximum of 1"),
+        (
+            "memory_feel",
+            {"hormone": "serotonin", "delta": 0.1, "reason": "x"},
+            "hormone: 'serotonin' is not one of",
+        ),
+        (
+            "memory_feel",
+            {"hormone": "dopamine", "delta": 3, "reason": "x"},
+            "delta: 3 is greater than the maximum of 1",
+        ),
         ("memory_feel", {"hormone": "dopamine", "delta": 0.1}, "'reason' is a required"),
         ("memory_forget", {"id": 1}, "unknown tool 'memory_forget'; the tools are"),
         (None, {}, "no tool name"),

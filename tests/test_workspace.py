@@ -16,12 +16,17 @@ from dreamer.retrieval.embed import Embedder, HashingEmbedder, from_blob
 
 def test_public_api_round_trip(tmp_path, now):
     with Workspace.open(tmp_path / "agent") as ws:
-        crystal_id = ws.note("Ada's birthday is 4 May", importance=0.9, type="world_fact",
-                             at="2026-03-12T14:30:00Z")
+        crystal_id = ws.note(
+            "Ada's birthday is 4 May", importance=0.9, type="world_fact", at="2026-03-12T14:30:00Z"
+        )
         crystal = ws.get(crystal_id)
         assert isinstance(crystal, Crystal)
         assert (crystal.text, crystal.importance, crystal.semantic_type, crystal.created_at) == (
-            "Ada's birthday is 4 May", 0.9, "world_fact", "2026-03-12T14:30:00Z")
+            "Ada's birthday is 4 May",
+            0.9,
+            "world_fact",
+            "2026-03-12T14:30:00Z",
+        )
         assert ws.get(str(crystal_id)).id == crystal_id  # ids from JSON or a CLI are strings
         hits = ws.search("birthday", limit=1, search_type="facts", now=now)
         assert [hit.id for hit in hits] == [crystal_id]
@@ -41,15 +46,17 @@ def test_note_time_is_stored_in_utc(ws):
     local = datetime(2026, 3, 12, 16, 30, 59, 999999, tzinfo=timezone(timedelta(hours=2)))
     crystal = ws.get(ws.note("timezone check", at=local))
     assert crystal.created_at == "2026-03-12T14:30:59Z"
-    assert scratch.parse(ws.scratch_path).notes[0].at == datetime(2026, 3, 12, 14, 30, 59,
-                                                                 tzinfo=UTC)
+    assert scratch.parse(ws.scratch_path).notes[0].at == datetime(
+        2026, 3, 12, 14, 30, 59, tzinfo=UTC
+    )
 
 
 def test_vector_is_stored_with_the_crystal(ws, now):
     text = "Vectors live beside the text"
     crystal_id = ws.note(text, at=now)
-    blob = ws.store.db.execute("SELECT embedding FROM crystals WHERE id = ?",
-                               [crystal_id]).fetchone()[0]
+    blob = ws.store.db.execute(
+        "SELECT embedding FROM crystals WHERE id = ?", [crystal_id]
+    ).fetchone()[0]
     stored = from_blob(blob)
     assert stored.shape == (ws.embedder.dim,)
     assert np.allclose(stored, ws.embedder.embed([text])[0], atol=2e-3)
@@ -85,13 +92,17 @@ def test_default_embedder_is_deterministic_and_offline():
 )
 def test_bad_notes_are_refused_and_change_nothing(ws, now, kwargs, message):
     ws.note("already here", at=now)
-    before = (ws.scratch_path.read_bytes(),
-              ws.store.db.execute("SELECT count(*) FROM crystals").fetchone()[0])
+    before = (
+        ws.scratch_path.read_bytes(),
+        ws.store.db.execute("SELECT count(*) FROM crystals").fetchone()[0],
+    )
     fields = {"text": "fine", **kwargs}
     with pytest.raises(InvalidNote, match=message):
         ws.note(fields.pop("text"), **fields)
-    after = (ws.scratch_path.read_bytes(),
-             ws.store.db.execute("SELECT count(*) FROM crystals").fetchone()[0])
+    after = (
+        ws.scratch_path.read_bytes(),
+        ws.store.db.execute("SELECT count(*) FROM crystals").fetchone()[0],
+    )
     assert after == before
 
 

@@ -94,14 +94,16 @@ def budget_for(context_window: int | None) -> int:
     return next(chars for floor, chars in BUDGETS if context_window >= floor)
 
 
-def bootstrap_block(ws: Workspace, context_window: int | None = None,
-                    now: datetime | None = None) -> str:
+def bootstrap_block(
+    ws: Workspace, context_window: int | None = None, now: datetime | None = None
+) -> str:
     """The text an agent puts in its system prompt, within its context window's budget."""
     return bootstrap(ws, context_window, now).text
 
 
-def bootstrap(ws: Workspace, context_window: int | None = None,
-              now: datetime | None = None) -> Bootstrap:
+def bootstrap(
+    ws: Workspace, context_window: int | None = None, now: datetime | None = None
+) -> Bootstrap:
     """The bootstrap block with its sizing (for ``dream bootstrap --json``)."""
     budget = budget_for(context_window)
     state_text = _read_state(ws)
@@ -120,10 +122,16 @@ def bootstrap(ws: Workspace, context_window: int | None = None,
         state_shown, cut = fit_state(state_full, room - len(notes_shown_text))
     text = render("bootstrap", state=state_shown, notes=notes_shown_text)
     return Bootstrap(
-        text=text, context_window=context_window, budget_chars=budget, chars=len(text),
-        state_chars_full=len(state_text), state_chars_shown=len(state_shown),
-        state_truncated=state_shown != state_full, sections_cut=cut,
-        notes_total=len(notes), notes_shown=shown_notes,
+        text=text,
+        context_window=context_window,
+        budget_chars=budget,
+        chars=len(text),
+        state_chars_full=len(state_text),
+        state_chars_shown=len(state_shown),
+        state_truncated=state_shown != state_full,
+        sections_cut=cut,
+        notes_total=len(notes),
+        notes_shown=shown_notes,
         generated_at=iso(now) if now else None,
     )
 
@@ -218,9 +226,14 @@ def _blocks(text: str) -> list[_Block]:
     known = [i for i, line in enumerate(lines) if line.startswith("## ") and section_of(line)]
     if title_at is None and not known:
         return [_Block(HAND_RANK, "hand-written", [], lines)]
-    first_heading = next((i for i, line in enumerate(lines)
-                          if line.startswith("## ") and (title_at is None or i > title_at)),
-                         len(lines))
+    first_heading = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if line.startswith("## ") and (title_at is None or i > title_at)
+        ),
+        len(lines),
+    )
     preamble_end = title_at if title_at is not None else first_heading
     blocks: list[_Block] = []
     if preamble_end > 0:
@@ -233,12 +246,14 @@ def _blocks(text: str) -> list[_Block]:
         blocks.append(_Block(TITLE_RANK, "title", [], lines[title_at:first_heading]))
     start = first_heading
     while start < len(lines):
-        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
-                   len(lines))
+        end = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines)
+        )
         section = section_of(lines[start])
         rank = float(section.keep_rank) if section else HAND_RANK
-        blocks.append(_Block(rank, lines[start][3:].strip(), [lines[start]],
-                             lines[start + 1:end]))
+        blocks.append(
+            _Block(rank, lines[start][3:].strip(), [lines[start]], lines[start + 1 : end])
+        )
         start = end
     return blocks
 

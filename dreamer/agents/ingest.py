@@ -113,8 +113,12 @@ class IngestReport:
         }
 
 
-def ingest(ws: Workspace, paths: Iterable[str | os.PathLike[str]], now: datetime,
-           progress: Progress | None = None) -> IngestReport:
+def ingest(
+    ws: Workspace,
+    paths: Iterable[str | os.PathLike[str]],
+    now: datetime,
+    progress: Progress | None = None,
+) -> IngestReport:
     """Ingest files and folders as crystals; a failing file is reported, the rest still go in."""
     now = as_utc(now)
     report = IngestReport()
@@ -129,6 +133,7 @@ def ingest(ws: Workspace, paths: Iterable[str | os.PathLike[str]], now: datetime
         except IngestFailed as e:
             result.error = str(e)
         else:
+
             def advance(share: float, base: int = done, size: int = sizes[path]) -> None:
                 if progress:
                     progress(base + int(size * share), total)
@@ -150,7 +155,7 @@ def read_pieces(path: Path, now: datetime) -> tuple[str, list[Piece]]:
         return "transcript", _session_pieces(messages, mtime, now, path)
     front = _FRONTMATTER.match(text) if suffix in (".md", ".markdown") else None
     if front:
-        return "memory", _memory_pieces(front["head"], text[front.end():], mtime, path)
+        return "memory", _memory_pieces(front["head"], text[front.end() :], mtime, path)
     return "text", [
         Piece(window, mtime, "memory", None, TEXT_IMPORTANCE, f"{path}#{number}")
         for number, window in enumerate(_windows(text), start=1)
@@ -165,11 +170,15 @@ def _expand(paths: Iterable[str | os.PathLike[str]], report: IngestReport) -> li
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            files.extend(sorted(
-                p for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in FOLDER_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            ))
+            files.extend(
+                sorted(
+                    p
+                    for p in path.rglob("*")
+                    if p.is_file()
+                    and p.suffix.lower() in FOLDER_SUFFIXES
+                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                )
+            )
         elif path.exists():
             files.append(path)
         else:
@@ -199,8 +208,9 @@ def _read(path: Path) -> str:
         ) from None
 
 
-def _store(ws: Workspace, pieces: list[Piece], result: FileResult,
-           advance: Callable[[float], Any]) -> None:
+def _store(
+    ws: Workspace, pieces: list[Piece], result: FileResult, advance: Callable[[float], Any]
+) -> None:
     seen: set[str] = set()
     with ws.store.transaction():  # one transaction per file: fast, and a file lands whole
         for number, piece in enumerate(pieces, start=1):
@@ -210,9 +220,14 @@ def _store(ws: Workspace, pieces: list[Piece], result: FileResult,
             seen.add(digest)
             result.crystals += 1
             if ws.store.find_by_hash(digest) is None:
-                ws.index(piece.text, importance=piece.importance,
-                         semantic_type=piece.semantic_type, at=piece.at, source=piece.source,
-                         origin=piece.origin)
+                ws.index(
+                    piece.text,
+                    importance=piece.importance,
+                    semantic_type=piece.semantic_type,
+                    at=piece.at,
+                    source=piece.source,
+                    origin=piece.origin,
+                )
                 result.created += 1
             if number % 50 == 0:
                 advance(number / len(pieces))
@@ -243,8 +258,14 @@ def _memory_pieces(head: str, body: str, at: datetime, path: Path) -> list[Piece
     body = body.strip()
     windows = _windows(body) if tokens.count(body) > CHUNK_TOKENS else [body]
     return [
-        Piece(f"{header}\n\n{window}".strip(), at, "memory", semantic_type,
-              MEMORY_FILE_IMPORTANCE, f"{path}#{number}")
+        Piece(
+            f"{header}\n\n{window}".strip(),
+            at,
+            "memory",
+            semantic_type,
+            MEMORY_FILE_IMPORTANCE,
+            f"{path}#{number}",
+        )
         for number, window in enumerate(windows, start=1)
     ]
 
@@ -272,10 +293,13 @@ def _json_messages(path: Path, text: str) -> list[_Message]:
     if not isinstance(data, list):
         raise IngestFailed(
             f"{path}: JSON but not a transcript; expected an array of {{role, content}} "
-            "messages or {\"messages\": [...]}"
+            'messages or {"messages": [...]}'
         )
-    messages = [m for i, item in enumerate(data, start=1)
-                if (m := _message(item, path, f"message {i}")) is not None]
+    messages = [
+        m
+        for i, item in enumerate(data, start=1)
+        if (m := _message(item, path, f"message {i}")) is not None
+    ]
     if data and not messages:
         raise IngestFailed(f"{path}: JSON array without any {{role, content}} message")
     return messages
@@ -323,8 +347,9 @@ def _message(item: Any, path: Path, where: str) -> _Message | None:
     return _Message(role, body["content"], at, where)
 
 
-def _session_pieces(messages: list[_Message], fallback: datetime, now: datetime,
-                    path: Path) -> list[Piece]:
+def _session_pieces(
+    messages: list[_Message], fallback: datetime, now: datetime, path: Path
+) -> list[Piece]:
     exchanges: list[tuple[datetime | None, str, list[str]]] = []
     for message in messages:
         text, prompt = _render(message)
@@ -340,8 +365,16 @@ def _session_pieces(messages: list[_Message], fallback: datetime, now: datetime,
     for at, where, lines in exchanges:
         moment = min(at.replace(microsecond=0), now) if at else fallback
         for number, window in enumerate(_windows("\n".join(lines)), start=1):
-            pieces.append(Piece(window, moment, "sessions", "experience", SESSION_IMPORTANCE,
-                                f"{path}#{where.replace(' ', '-')}.{number}"))
+            pieces.append(
+                Piece(
+                    window,
+                    moment,
+                    "sessions",
+                    "experience",
+                    SESSION_IMPORTANCE,
+                    f"{path}#{where.replace(' ', '-')}.{number}",
+                )
+            )
     return pieces
 
 
@@ -383,8 +416,11 @@ def _result_text(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "\n".join(
-            str(b.get("text", "")) if isinstance(b, dict) and b.get("type") == "text"
-            else f"[{b.get('type', 'block')}]" if isinstance(b, dict) else str(b)
+            str(b.get("text", ""))
+            if isinstance(b, dict) and b.get("type") == "text"
+            else f"[{b.get('type', 'block')}]"
+            if isinstance(b, dict)
+            else str(b)
             for b in content
         )
     return "" if content is None else json.dumps(content, ensure_ascii=False)

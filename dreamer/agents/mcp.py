@@ -42,15 +42,22 @@ def build_server(ws: Workspace) -> Server[Any]:
     """An MCP server (not yet running) whose tools, resources and prompt act on ws."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[
-            types.Tool(name=d["name"], description=d["description"],
-                       input_schema=d["input_schema"])
-            for d in tools.tool_definitions()
-        ])
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=d["name"], description=d["description"], input_schema=d["input_schema"]
+                )
+                for d in tools.tool_definitions()
+            ]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        call = {"type": "tool_use", "id": str(ctx.request_id or ""), "name": params.name,
-                "input": params.arguments if params.arguments is not None else {}}
+        call = {
+            "type": "tool_use",
+            "id": str(ctx.request_id or ""),
+            "name": params.name,
+            "input": params.arguments if params.arguments is not None else {},
+        }
         result = tools.handle(ws, call)
         structured = None if result["is_error"] else json.loads(result["content"])
         return types.CallToolResult(
@@ -60,51 +67,65 @@ def build_server(ws: Workspace) -> Server[Any]:
         )
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(
-                name="MEMORY.md", uri=MEMORY_URI, mime_type="text/markdown",
-                description="Working memory: who the user is, what is happening now, and "
-                            "pointers to deeper memories. Rewritten by each dream.",
-            ),
-            types.Resource(
-                name="scratch.md", uri=SCRATCH_URI, mime_type="text/markdown",
-                description="Notes written since the last dream, oldest first.",
-            ),
-        ])
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name="MEMORY.md",
+                    uri=MEMORY_URI,
+                    mime_type="text/markdown",
+                    description="Working memory: who the user is, what is happening now, and "
+                    "pointers to deeper memories. Rewritten by each dream.",
+                ),
+                types.Resource(
+                    name="scratch.md",
+                    uri=SCRATCH_URI,
+                    mime_type="text/markdown",
+                    description="Notes written since the last dream, oldest first.",
+                ),
+            ]
+        )
 
-    async def read_resource(ctx: Any,
-                            params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
         paths = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
         uri = str(params.uri)
         if uri not in paths:
-            raise MCPError(RESOURCE_NOT_FOUND,
-                           f"no resource {uri!r}; read {MEMORY_URI} or {SCRATCH_URI}")
+            raise MCPError(
+                RESOURCE_NOT_FOUND, f"no resource {uri!r}; read {MEMORY_URI} or {SCRATCH_URI}"
+            )
         path = paths[uri]
         try:
             text = path.read_text(encoding="utf-8") if path.exists() else ""
         except OSError as e:
             raise MCPError(INTERNAL_ERROR, f"cannot read {path} ({e.strerror})") from e
-        return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)
-        ])
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+        )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[
-            types.Prompt(
-                name=BOOTSTRAP_PROMPT,
-                description="Long-term memory for the system prompt: working memory and how "
-                            "to use the memory tools, sized to the context window.",
-                arguments=[types.PromptArgument(
-                    name="context_window", required=False,
-                    description="The model's context window in tokens, e.g. 200000 or 128k.",
-                )],
-            )
-        ])
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name=BOOTSTRAP_PROMPT,
+                    description="Long-term memory for the system prompt: working memory and how "
+                    "to use the memory tools, sized to the context window.",
+                    arguments=[
+                        types.PromptArgument(
+                            name="context_window",
+                            required=False,
+                            description="Context window in tokens, e.g. 200000 or 128k.",
+                        )
+                    ],
+                )
+            ]
+        )
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != BOOTSTRAP_PROMPT:
-            raise MCPError(INVALID_PARAMS,
-                           f"no prompt {params.name!r}; the prompt is {BOOTSTRAP_PROMPT!r}")
+            raise MCPError(
+                INVALID_PARAMS, f"no prompt {params.name!r}; the prompt is {BOOTSTRAP_PROMPT!r}"
+            )
         window = (params.arguments or {}).get("context_window") or None
         try:
             block = bootstrap_block(ws, context_window=parse_window(window))

@@ -116,15 +116,21 @@ def _unpack(tool_use: Any) -> tuple[str, Any, Any]:
     if isinstance(tool_use, Mapping):
         get = tool_use.get
     else:
+
         def get(key: str, default: Any = None) -> Any:
             return getattr(tool_use, key, default)
+
     tool_use_id = get("id")
     return (str(tool_use_id) if tool_use_id is not None else "", get("name"), get("input", {}))
 
 
 def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content,
-            "is_error": is_error}
+    return {
+        "type": "tool_result",
+        "tool_use_id": tool_use_id,
+        "content": content,
+        "is_error": is_error,
+    }
 
 
 # --- the tools ------------------------------------------------------------------------------
@@ -144,13 +150,24 @@ def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 def _search(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     query = args["query"]
-    hits = ws.search(query, limit=args.get("limit", DEFAULT_SEARCH_LIMIT),
-                     search_type=args.get("search_type", "both"), now=now)
+    hits = ws.search(
+        query,
+        limit=args.get("limit", DEFAULT_SEARCH_LIMIT),
+        search_type=args.get("search_type", "both"),
+        now=now,
+    )
     output: dict[str, Any] = {"query": query, "count": len(hits)}
     output["results"] = [
-        {"id": hit.id, "text": hit.text, "score": hit.score, "type": hit.semantic_type,
-         "importance": hit.importance, "source": hit.source, "created_at": hit.created_at,
-         "lifecycle": hit.lifecycle}
+        {
+            "id": hit.id,
+            "text": hit.text,
+            "score": hit.score,
+            "type": hit.semantic_type,
+            "importance": hit.importance,
+            "source": hit.source,
+            "created_at": hit.created_at,
+            "lifecycle": hit.lifecycle,
+        }
         for hit in hits
     ]
     if not hits:
@@ -170,10 +187,12 @@ def _get(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 
 def _feel(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
-    levels = hormones.feel(ws, args["hormone"], args["delta"], args["reason"], now,
-                           source="tool")
-    return {"hormone": args["hormone"], "delta": args["delta"],
-            "levels": {name: round(level, 3) for name, level in levels.items()}}
+    levels = hormones.feel(ws, args["hormone"], args["delta"], args["reason"], now, source="tool")
+    return {
+        "hormone": args["hormone"],
+        "delta": args["delta"],
+        "levels": {name: round(level, 3) for name, level in levels.items()},
+    }
 
 
 _RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {

@@ -43,17 +43,20 @@ class BM25:
         self.b = b
         self.counts = [Counter(tokenize(doc)) for doc in documents]
         lengths = np.array([sum(c.values()) for c in self.counts], dtype=np.float64)
-        self.norm = k1 * (1.0 - b + b * lengths / max(lengths.mean(), 1e-9)) if len(lengths) \
-            else lengths
+        self.norm = (
+            k1 * (1.0 - b + b * lengths / max(lengths.mean(), 1e-9)) if len(lengths) else lengths
+        )
         postings: dict[str, list[tuple[int, int]]] = {}
         for doc, counts in enumerate(self.counts):
             for term, tf in counts.items():
                 postings.setdefault(term, []).append((doc, tf))
         n = len(documents)
         self.postings = {
-            term: (np.array([d for d, _ in docs], dtype=np.int64),
-                   np.array([tf for _, tf in docs], dtype=np.float64),
-                   math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5)))
+            term: (
+                np.array([d for d, _ in docs], dtype=np.int64),
+                np.array([tf for _, tf in docs], dtype=np.float64),
+                math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5)),
+            )
             for term, docs in postings.items()
         }
         self.size = n

@@ -87,8 +87,14 @@ class Anomalies:
 
     def to_dict(self) -> dict[str, int]:
         """A JSON-ready dict, every kind listed even when zero."""
-        kinds = ("multiple_ids_in_one_string", "leading_zero", "malformed_repaired",
-                 "malformed_dropped", "missing_turn_dropped", "questions_without_evidence")
+        kinds = (
+            "multiple_ids_in_one_string",
+            "leading_zero",
+            "malformed_repaired",
+            "malformed_dropped",
+            "missing_turn_dropped",
+            "questions_without_evidence",
+        )
         return {kind: int(self.counts[kind]) for kind in kinds}
 
 
@@ -172,8 +178,16 @@ def _conversation(sample: dict[str, Any], number: int, anomalies: Anomalies) -> 
         date_text = conv[f"session_{session}_date_time"]
         at = _parse_date(date_text, f"{sample_id} session {session}")
         for turn in conv[f"session_{session}"]:
-            turns.append(Turn(str(turn["dia_id"]), str(turn["speaker"]), str(turn["text"]),
-                              turn.get("blip_caption") or None, date_text, at))
+            turns.append(
+                Turn(
+                    str(turn["dia_id"]),
+                    str(turn["speaker"]),
+                    str(turn["text"]),
+                    turn.get("blip_caption") or None,
+                    date_text,
+                    at,
+                )
+            )
     known = {turn.dia_id for turn in turns}
     questions = []
     for qa in sample["qa"]:
@@ -197,8 +211,13 @@ def _fill(ws: Workspace, turns: list[Turn]) -> dict[int, set[str]]:
     by_crystal: dict[int, set[str]] = {}
     with ws.store.transaction():
         for turn in turns:
-            crystal_id = ws.index(turn.document(), importance=0.5, semantic_type="experience",
-                                  at=turn.at, source="sessions")
+            crystal_id = ws.index(
+                turn.document(),
+                importance=0.5,
+                semantic_type="experience",
+                at=turn.at,
+                source="sessions",
+            )
             # Identical text in one session (a repeated "Bye!") is one crystal: both turns count.
             by_crystal.setdefault(crystal_id, set()).add(turn.dia_id)
     return by_crystal
@@ -248,9 +267,11 @@ def run(
     with tempfile.TemporaryDirectory(prefix="dream-bench-locomo-", dir=parent) as tmp:
         for number, conversation in enumerate(conversations):
             if progress:
-                progress(f"conversation {number + 1}/{len(conversations)} "
-                         f"({conversation.sample_id}): {len(conversation.turns)} turns, "
-                         f"{len(conversation.questions)} questions")
+                progress(
+                    f"conversation {number + 1}/{len(conversations)} "
+                    f"({conversation.sample_id}): {len(conversation.turns)} turns, "
+                    f"{len(conversation.questions)} questions"
+                )
             ws = Workspace.open(Path(tmp) / f"conv-{number}", environ={}, embedder=embedder)
             try:
                 by_crystal = _fill(ws, conversation.turns)
@@ -261,23 +282,37 @@ def run(
                 bm25 = BM25([turn.document() for turn in conversation.turns])
                 for question in conversation.questions:
                     t0 = time.perf_counter()
-                    hits = search(ws.store, ws.embedder, ws.settings, question.text, now=now,
-                                  limit=depth, search_type="both", record=False)
+                    hits = search(
+                        ws.store,
+                        ws.embedder,
+                        ws.settings,
+                        question.text,
+                        now=now,
+                        limit=depth,
+                        search_type="both",
+                        record=False,
+                    )
                     latencies.append(time.perf_counter() - t0)
                     found = [by_crystal.get(hit.id, set()) for hit in hits]
                     ref = [{conversation.turns[i].dia_id} for i in bm25.top(question.text, depth)]
                     ours.setdefault(question.category, []).append(
-                        {k: _recall(found, question.evidence, k) for k in ks})
+                        {k: _recall(found, question.evidence, k) for k in ks}
+                    )
                     reference.setdefault(question.category, []).append(
-                        {k: _recall(ref, question.evidence, k) for k in ks})
+                        {k: _recall(ref, question.evidence, k) for k in ks}
+                    )
             finally:
                 ws.close()
     search_summary = _summarise(ours, ks)
     bm25_summary = _summarise(reference, ks)
     ratio = {
-        f"recall@{k}": (round(search_summary["overall"][f"recall@{k}"]
-                              / bm25_summary["overall"][f"recall@{k}"], 3)
-                        if bm25_summary["overall"][f"recall@{k}"] else None)
+        f"recall@{k}": (
+            round(
+                search_summary["overall"][f"recall@{k}"] / bm25_summary["overall"][f"recall@{k}"], 3
+            )
+            if bm25_summary["overall"][f"recall@{k}"]
+            else None
+        )
         for k in ks
     }
     latencies.sort()

@@ -41,24 +41,105 @@ SPAN_DAYS = 730
 BATCH = 5000
 MIGRATION_BYTES = 1_000_000
 
-_PEOPLE = ("Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
-           "Hana Diego Elif Sam Nadia Oskar Leila Kofi Anya Bruno Chloe Dev Farah Igor").split()
-_PROJECTS = ("billing migration", "search revamp", "mobile onboarding", "data warehouse",
-             "pricing page", "release train", "on-call rotation", "GDPR export",
-             "invoice service", "design system", "churn model", "support inbox", "API v3",
-             "kubernetes upgrade", "quarterly report", "hiring plan", "garden project",
-             "trip to Lisbon", "marathon training", "tax return", "piano lessons",
-             "kitchen remodel", "book club", "wedding planning", "home network")
-_THINGS = ("dashboard", "cron job", "retry queue", "login flow", "schema", "feature flag",
-           "budget", "slide deck", "contract", "test suite", "cache", "webhook", "index",
-           "invoice", "backup", "alerting rule", "roadmap", "survey", "sprint board",
-           "postmortem", "playlist", "recipe", "flight", "appointment", "checklist")
-_ACTIONS = ("ship", "review", "rewrite", "postpone", "document", "benchmark", "migrate",
-            "split", "simplify", "double-check", "cancel", "book", "draft", "fix", "rename")
-_PREFS = ("dark mode", "short answers", "tabs over spaces", "morning meetings", "email over chat",
-          "metric units", "British spelling", "no emojis", "weekly summaries", "Python 3.12")
-_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "next week", "end of month",
-         "the 15th", "after the offsite", "before the holidays")
+_PEOPLE = (
+    "Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
+    "Hana Diego Elif Sam Nadia Oskar Leila Kofi Anya Bruno Chloe Dev Farah Igor"
+).split()
+_PROJECTS = (
+    "billing migration",
+    "search revamp",
+    "mobile onboarding",
+    "data warehouse",
+    "pricing page",
+    "release train",
+    "on-call rotation",
+    "GDPR export",
+    "invoice service",
+    "design system",
+    "churn model",
+    "support inbox",
+    "API v3",
+    "kubernetes upgrade",
+    "quarterly report",
+    "hiring plan",
+    "garden project",
+    "trip to Lisbon",
+    "marathon training",
+    "tax return",
+    "piano lessons",
+    "kitchen remodel",
+    "book club",
+    "wedding planning",
+    "home network",
+)
+_THINGS = (
+    "dashboard",
+    "cron job",
+    "retry queue",
+    "login flow",
+    "schema",
+    "feature flag",
+    "budget",
+    "slide deck",
+    "contract",
+    "test suite",
+    "cache",
+    "webhook",
+    "index",
+    "invoice",
+    "backup",
+    "alerting rule",
+    "roadmap",
+    "survey",
+    "sprint board",
+    "postmortem",
+    "playlist",
+    "recipe",
+    "flight",
+    "appointment",
+    "checklist",
+)
+_ACTIONS = (
+    "ship",
+    "review",
+    "rewrite",
+    "postpone",
+    "document",
+    "benchmark",
+    "migrate",
+    "split",
+    "simplify",
+    "double-check",
+    "cancel",
+    "book",
+    "draft",
+    "fix",
+    "rename",
+)
+_PREFS = (
+    "dark mode",
+    "short answers",
+    "tabs over spaces",
+    "morning meetings",
+    "email over chat",
+    "metric units",
+    "British spelling",
+    "no emojis",
+    "weekly summaries",
+    "Python 3.12",
+)
+_DAYS = (
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "next week",
+    "end of month",
+    "the 15th",
+    "after the offsite",
+    "before the holidays",
+)
 _FEELINGS = ("relieved", "worried", "excited", "frustrated", "proud", "tired", "curious")
 _TEMPLATES = (
     "{person} prefers {pref} when working on the {project}.",
@@ -78,8 +159,9 @@ _TEMPLATES = (
 
 def _pseudo_word(rng: random.Random) -> str:
     syllables = rng.randrange(2, 4)
-    return "".join(rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(syllables)) \
-        + rng.choice(("", "n", "r", "s", "k"))
+    return "".join(
+        rng.choice("bdfgklmnprstvz") + rng.choice("aeiou") for _ in range(syllables)
+    ) + rng.choice(("", "n", "r", "s", "k"))
 
 
 def _zipf(items: list[str]) -> tuple[list[str], list[float]]:
@@ -94,13 +176,17 @@ def _zipf(items: list[str]) -> tuple[list[str], list[float]]:
 _VOCAB = random.Random(20260312)
 # Thousands of people and projects with a long tail, not 30 names repeated 100k times: a real
 # memory's vocabulary grows with it, and search cost depends on how common the query words are.
-_PEOPLE_POOL = _zipf([f"{_VOCAB.choice(_PEOPLE)} {_pseudo_word(_VOCAB).title()}"
-                      for _ in range(3000)])
-_PROJECT_POOL = _zipf([
-    _VOCAB.choice(_PROJECTS) if _VOCAB.random() < 0.3
-    else f"{_pseudo_word(_VOCAB).title()} {_VOCAB.choice(_THINGS)}"
-    for _ in range(3000)
-])
+_PEOPLE_POOL = _zipf(
+    [f"{_VOCAB.choice(_PEOPLE)} {_pseudo_word(_VOCAB).title()}" for _ in range(3000)]
+)
+_PROJECT_POOL = _zipf(
+    [
+        _VOCAB.choice(_PROJECTS)
+        if _VOCAB.random() < 0.3
+        else f"{_pseudo_word(_VOCAB).title()} {_VOCAB.choice(_THINGS)}"
+        for _ in range(3000)
+    ]
+)
 
 
 def _pick(pool: tuple[list[str], list[float]], rng: random.Random) -> str:
@@ -109,13 +195,19 @@ def _pick(pool: tuple[list[str], list[float]], rng: random.Random) -> str:
 
 def _fill(template: str, rng: random.Random) -> str:
     return template.format(
-        person=_pick(_PEOPLE_POOL, rng), person2=_pick(_PEOPLE_POOL, rng),
+        person=_pick(_PEOPLE_POOL, rng),
+        person2=_pick(_PEOPLE_POOL, rng),
         project=_pick(_PROJECT_POOL, rng),
-        thing=rng.choice(_THINGS), other=rng.choice(_THINGS), action=rng.choice(_ACTIONS),
-        pref=rng.choice(_PREFS), day=rng.choice(_DAYS), feeling=rng.choice(_FEELINGS),
+        thing=rng.choice(_THINGS),
+        other=rng.choice(_THINGS),
+        action=rng.choice(_ACTIONS),
+        pref=rng.choice(_PREFS),
+        day=rng.choice(_DAYS),
+        feeling=rng.choice(_FEELINGS),
         ticket=f"#{rng.randrange(100, 99999)}",
         file=f"src/{rng.choice(_THINGS).replace(' ', '_')}_{rng.randrange(1, 400)}.py",
-        amount=rng.randrange(50, 20000), percent=rng.randrange(0, 101),
+        amount=rng.randrange(50, 20000),
+        percent=rng.randrange(0, 101),
     )
 
 
@@ -126,15 +218,21 @@ def synthetic_text(rng: random.Random) -> str:
 
 def synthetic_query(rng: random.Random) -> str:
     """A question an agent might search with."""
-    return rng.choice((
-        "what does {person} prefer",
-        "status of the {project}",
-        "who owns the {thing}",
-        "why does the {thing} fail",
-        "what did we decide about the {thing} for {project}",
-        "{person} {project} {day}",
-    )).format(person=_pick(_PEOPLE_POOL, rng), project=_pick(_PROJECT_POOL, rng),
-              thing=rng.choice(_THINGS), day=rng.choice(_DAYS))
+    return rng.choice(
+        (
+            "what does {person} prefer",
+            "status of the {project}",
+            "who owns the {thing}",
+            "why does the {thing} fail",
+            "what did we decide about the {thing} for {project}",
+            "{person} {project} {day}",
+        )
+    ).format(
+        person=_pick(_PEOPLE_POOL, rng),
+        project=_pick(_PROJECT_POOL, rng),
+        thing=rng.choice(_THINGS),
+        day=rng.choice(_DAYS),
+    )
 
 
 def synthetic_memory_md(size: int, rng: random.Random) -> str:
@@ -161,8 +259,11 @@ def _stream(n: int, rng: random.Random, now: datetime) -> Iterator[tuple[str, st
         at = start + timedelta(seconds=made * step)
         if rng.random() < 0.3:  # a conversation: a few turns at one moment
             for turn in range(min(rng.randrange(3, 9), n - made)):
-                yield f"{'User' if turn % 2 == 0 else 'Assistant'}: {synthetic_text(rng)}", \
-                    "sessions", at
+                yield (
+                    f"{'User' if turn % 2 == 0 else 'Assistant'}: {synthetic_text(rng)}",
+                    "sessions",
+                    at,
+                )
                 made += 1
         else:
             yield synthetic_text(rng), rng.choice(("scratch", "scratch", "auto", "memory")), at
@@ -181,12 +282,22 @@ def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
         vectors = ws.embedder.embed([text for text, _, _ in batch])
         with ws.store.transaction():
             for (text, source, at), vector in zip(batch, vectors, strict=True):
-                lifecycle = ("archived" if at < archive_before
-                             else "generated" if at > fresh_after else "consolidated")
+                lifecycle = (
+                    "archived"
+                    if at < archive_before
+                    else "generated"
+                    if at > fresh_after
+                    else "consolidated"
+                )
                 _, new = ws.store.add_crystal(
-                    text, source=source, semantic_type=infer_type(text),
-                    importance=round(rng.uniform(0.2, 0.9), 2), at=at,
-                    embedding=to_blob(vector), embedder=ws.embedder.name, lifecycle=lifecycle,
+                    text,
+                    source=source,
+                    semantic_type=infer_type(text),
+                    importance=round(rng.uniform(0.2, 0.9), 2),
+                    at=at,
+                    embedding=to_blob(vector),
+                    embedder=ws.embedder.name,
+                    lifecycle=lifecycle,
                     consolidated_at=None if lifecycle == "generated" else iso(at),
                 )
                 created += new
@@ -204,9 +315,12 @@ def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
 def _percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
     p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
-    return {"p50_ms": round(1000 * statistics.median(ordered), 2),
-            "p99_ms": round(1000 * p99, 2),
-            "max_ms": round(1000 * ordered[-1], 2), "n": len(ordered)}
+    return {
+        "p50_ms": round(1000 * statistics.median(ordered), 2),
+        "p99_ms": round(1000 * p99, 2),
+        "max_ms": round(1000 * ordered[-1], 2),
+        "n": len(ordered),
+    }
 
 
 def _peak_rss_mb() -> float:
@@ -219,9 +333,17 @@ def _open(root: Path) -> Workspace:
     return Workspace.open(root, environ={}, overrides={"synthesizer": "offline"})
 
 
-def measure(n: int, root: Path, *, appends: int = 200, searches: int = 200, dream: bool = True,
-            now: datetime = NOW, seed: int = 7,
-            progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def measure(
+    n: int,
+    root: Path,
+    *,
+    appends: int = 200,
+    searches: int = 200,
+    dream: bool = True,
+    now: datetime = NOW,
+    seed: int = 7,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Load n crystals into a workspace under root and time each path; return the figures."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
@@ -232,8 +354,9 @@ def measure(n: int, root: Path, *, appends: int = 200, searches: int = 200, drea
         t0 = time.perf_counter()
         out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
         out["load_seconds"] = round(time.perf_counter() - t0, 2)
-        out["db_mb"] = round(sum(path.stat().st_size for path in ws.memory_dir.glob("crystals.db*"))
-                             / 1e6, 1)
+        out["db_mb"] = round(
+            sum(path.stat().st_size for path in ws.memory_dir.glob("crystals.db*")) / 1e6, 1
+        )
 
         say(f"{n:,} crystals: {appends} note appends")
         samples = []
@@ -272,8 +395,11 @@ def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
         result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True)
     except DreamError as e:
         return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
-    return {"seconds": round(time.perf_counter() - t0, 2), "outcome": result.outcome,
-            "consumed": len(result.consumed)}
+    return {
+        "seconds": round(time.perf_counter() - t0, 2),
+        "outcome": result.outcome,
+        "consumed": len(result.consumed),
+    }
 
 
 def _consolidate(ws: Workspace, now: datetime) -> dict[str, Any]:
@@ -281,8 +407,10 @@ def _consolidate(ws: Workspace, now: datetime) -> dict[str, Any]:
     t0 = time.perf_counter()
     report = consolidate.tick(ws, now + timedelta(minutes=30))
     changes = report.lifecycle.to_dict()
-    return {"seconds": round(time.perf_counter() - t0, 2),
-            **{key: changes[key] for key in ("faded", "used", "archived", "merged")}}
+    return {
+        "seconds": round(time.perf_counter() - t0, 2),
+        **{key: changes[key] for key in ("faded", "used", "archived", "merged")},
+    }
 
 
 def _migrate(root: Path, rng: random.Random, now: datetime) -> dict[str, Any]:
@@ -296,13 +424,24 @@ def _migrate(root: Path, rng: random.Random, now: datetime) -> dict[str, Any]:
             return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
         seconds = time.perf_counter() - t0
         clear_vector_cache()
-        return {"seconds": round(seconds, 2), "bytes": ws.memory_md.stat().st_size,
-                "chunks": report.chunks}
+        return {
+            "seconds": round(seconds, 2),
+            "bytes": ws.memory_md.stat().st_size,
+            "chunks": report.chunks,
+        }
 
 
-def run(sizes: list[int], *, parent: Path | None = None, keep: bool = False,
-        appends: int = 200, searches: int = 200, dream: bool = True, migrate: bool = True,
-        progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run(
+    sizes: list[int],
+    *,
+    parent: Path | None = None,
+    keep: bool = False,
+    appends: int = 200,
+    searches: int = 200,
+    dream: bool = True,
+    migrate: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report."""
     if not sizes or min(sizes) < 1:
         raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
@@ -315,8 +454,10 @@ def run(sizes: list[int], *, parent: Path | None = None, keep: bool = False,
             if progress:
                 progress("seed migration of a 1 MB MEMORY.md")
             report["migrate"] = _migrate(root / "migrate", random.Random(11), NOW)
-        report["sizes"] = [measure(n, root, appends=appends, searches=searches, dream=dream,
-                                   progress=progress) for n in sorted(set(sizes))]
+        report["sizes"] = [
+            measure(n, root, appends=appends, searches=searches, dream=dream, progress=progress)
+            for n in sorted(set(sizes))
+        ]
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)

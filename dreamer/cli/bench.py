@@ -39,8 +39,9 @@ def _progress(quiet: bool):
 
 @bench.command()
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--k", "k", default="5,10", show_default=True, metavar="K[,K...]",
-              help="Cut-offs for recall@k.")
+@click.option(
+    "--k", "k", default="5,10", show_default=True, metavar="K[,K...]", help="Cut-offs for recall@k."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
@@ -65,24 +66,30 @@ def locomo(path: Path, k: str, quiet: bool, as_json: bool, workspace: str | None
 
 def _print_locomo(report: dict[str, Any]) -> None:
     ks = report["k"]
-    click.echo(f"LoCoMo: {report['conversations']} conversations, {report['turns']} turns, "
-               f"{report['questions']} questions with evidence")
+    click.echo(
+        f"LoCoMo: {report['conversations']} conversations, {report['turns']} turns, "
+        f"{report['questions']} questions with evidence"
+    )
     header = f"{'category':<22}{'n':>6}" + "".join(
-        f"{'dreamer@' + str(k):>12}{'bm25@' + str(k):>10}" for k in ks)
+        f"{'dreamer@' + str(k):>12}{'bm25@' + str(k):>10}" for k in ks
+    )
     click.echo(header)
     for key in ("1", "2", "3", "4", "5", "overall"):
         ours, ref = report["search"][key], report["bm25"][key]
         label = f"{key} {ours['name']}" if key != "overall" else "overall (1-4)"
         cells = "".join(
-            f"{_num(ours[f'recall@{k}']):>12}{_num(ref[f'recall@{k}']):>10}" for k in ks)
+            f"{_num(ours[f'recall@{k}']):>12}{_num(ref[f'recall@{k}']):>10}" for k in ks
+        )
         click.echo(f"{label:<22}{ours['questions']:>6}{cells}")
-    click.echo("ratio to BM25: " + ", ".join(
-        f"recall@{k} {report['ratio'][f'recall@{k}']}" for k in ks))
-    anomalies = ", ".join(f"{name} {count}" for name, count in report["anomalies"].items()
-                          if count)
+    click.echo(
+        "ratio to BM25: " + ", ".join(f"recall@{k} {report['ratio'][f'recall@{k}']}" for k in ks)
+    )
+    anomalies = ", ".join(f"{name} {count}" for name, count in report["anomalies"].items() if count)
     click.echo(f"data anomalies handled: {anomalies or 'none'}")
-    click.echo(f"search latency p50 {report['search_ms']['p50']} ms, "
-               f"p99 {report['search_ms']['p99']} ms; {report['seconds']} s in all")
+    click.echo(
+        f"search latency p50 {report['search_ms']['p50']} ms, "
+        f"p99 {report['search_ms']['p99']} ms; {report['seconds']} s in all"
+    )
 
 
 def _num(value: float | None) -> str:
@@ -90,22 +97,46 @@ def _num(value: float | None) -> str:
 
 
 @bench.command()
-@click.option("--crystals", "sizes", type=click.IntRange(min=1), multiple=True,
-              default=(10000,), show_default=True,
-              help="Workspace size to measure; repeat for several sizes.")
-@click.option("--appends", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Notes appended (timed one by one).")
-@click.option("--searches", type=click.IntRange(min=1), default=200, show_default=True,
-              help="Searches run (timed one by one).")
+@click.option(
+    "--crystals",
+    "sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(10000,),
+    show_default=True,
+    help="Workspace size to measure; repeat for several sizes.",
+)
+@click.option(
+    "--appends",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Notes appended (timed one by one).",
+)
+@click.option(
+    "--searches",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Searches run (timed one by one).",
+)
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
-def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
-          no_migrate: bool, keep: bool, quiet: bool, as_json: bool,
-          workspace: str | None) -> None:
+def scale(
+    sizes: tuple[int, ...],
+    appends: int,
+    searches: int,
+    no_dream: bool,
+    no_migrate: bool,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
     """Time note, search, dream, consolidation tick and seed migration at N crystals.
 
     The workspaces are built in a fresh folder inside -w (default: the system's temporary
@@ -118,9 +149,16 @@ def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
-    report = scale_bench.run(list(sizes), parent=parent, keep=keep, appends=appends,
-                             searches=searches, dream=not no_dream, migrate=not no_migrate,
-                             progress=_progress(quiet))
+    report = scale_bench.run(
+        list(sizes),
+        parent=parent,
+        keep=keep,
+        appends=appends,
+        searches=searches,
+        dream=not no_dream,
+        migrate=not no_migrate,
+        progress=_progress(quiet),
+    )
     if as_json:
         emit_json(report)
         return
@@ -128,8 +166,10 @@ def scale(sizes: tuple[int, ...], appends: int, searches: int, no_dream: bool,
 
 
 def _print_scale(report: dict[str, Any]) -> None:
-    click.echo(f"{'crystals':>10}{'load s':>9}{'append p50/p99 ms':>20}"
-               f"{'search p50/p99 ms':>20}{'dream s':>9}{'tick s':>8}{'peak MB':>9}")
+    click.echo(
+        f"{'crystals':>10}{'load s':>9}{'append p50/p99 ms':>20}"
+        f"{'search p50/p99 ms':>20}{'dream s':>9}{'tick s':>8}{'peak MB':>9}"
+    )
     for row in report["sizes"]:
         dream = row.get("dream", {})
         dream_cell = dream.get("seconds", "-") if "error" not in dream else "error"
@@ -144,9 +184,14 @@ def _print_scale(report: dict[str, Any]) -> None:
             click.echo(f"  dream: {dream['error']}")
     if "migrate" in report:
         m = report["migrate"]
-        click.echo("seed migration of a 1 MB MEMORY.md: " + (
-            f"error: {m['error']}" if "error" in m
-            else f"{m['seconds']} s ({m['chunks']} chunks)"))
+        click.echo(
+            "seed migration of a 1 MB MEMORY.md: "
+            + (
+                f"error: {m['error']}"
+                if "error" in m
+                else f"{m['seconds']} s ({m['chunks']} chunks)"
+            )
+        )
     if "kept" in report:
         click.echo(f"workspaces kept in {report['kept']}")
 

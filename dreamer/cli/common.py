@@ -32,8 +32,9 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
 
 
-def open_workspace(path: str | None, *, create: bool = True,
-                   overrides: dict[str, Any] | None = None) -> Workspace:
+def open_workspace(
+    path: str | None, *, create: bool = True, overrides: dict[str, Any] | None = None
+) -> Workspace:
     """Open the workspace a command names (created on first write unless create=False).
 
     ``overrides`` are settings given as flags; they beat the environment and dreamer.toml.
@@ -44,13 +45,20 @@ def open_workspace(path: str | None, *, create: bool = True,
 def interval_options(func: F) -> F:
     """Add ``--dream-interval`` and ``--consolidation-interval`` (minutes; override settings)."""
     func = click.option(
-        "--consolidation-interval", "consolidation_interval_minutes", type=float, default=None,
+        "--consolidation-interval",
+        "consolidation_interval_minutes",
+        type=float,
+        default=None,
         metavar="MINUTES",
         help="Minutes between consolidations [default: memory.consolidation.intervalMinutes].",
     )(func)
     return click.option(
-        "--dream-interval", "dream_interval_minutes", type=float, default=None,
-        metavar="MINUTES", help="Minutes between dreams [default: memory.dream.intervalMinutes].",
+        "--dream-interval",
+        "dream_interval_minutes",
+        type=float,
+        default=None,
+        metavar="MINUTES",
+        help="Minutes between dreams [default: memory.dream.intervalMinutes].",
     )(func)
 
 

@@ -27,10 +27,12 @@ def _describe(result: DreamResult) -> str:
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
     notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
     crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"
-    line = (f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
-            f"({sum(tokens.values()):,} tokens, {notes} consumed, "
-            f"{crystals} consolidated, {result.synthesizer}"
-            f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s)).")
+    line = (
+        f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
+        f"({sum(tokens.values()):,} tokens, {notes} consumed, "
+        f"{crystals} consolidated, {result.synthesizer}"
+        f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s))."
+    )
     if result.recovered:
         line += f" Recovered {result.recovered} notes left by an interrupted dream."
     return line
@@ -38,17 +40,34 @@ def _describe(result: DreamResult) -> str:
 
 @click.command(name="run")
 @click.option("--force", is_flag=True, help="Dream even with fewer new notes than needed.")
-@click.option("--dry-run", is_flag=True,
-              help="Show the candidate and the guard report; change nothing.")
-@click.option("--synthesizer", type=click.Choice(SYNTHESIZERS), default=None,
-              help="Who writes the dream [default: memory.dream.synthesizer].")
+@click.option(
+    "--dry-run", is_flag=True, help="Show the candidate and the guard report; change nothing."
+)
+@click.option(
+    "--synthesizer",
+    type=click.Choice(SYNTHESIZERS),
+    default=None,
+    help="Who writes the dream [default: memory.dream.synthesizer].",
+)
 @click.option("--model", default=None, help="Claude model [default: memory.dream.model].")
-@click.option("--min-chunks", "min_chunks_for_dream", type=click.IntRange(min=0), default=None,
-              help="New notes needed to dream [default: memory.dream.minChunksForDream].")
+@click.option(
+    "--min-chunks",
+    "min_chunks_for_dream",
+    type=click.IntRange(min=0),
+    default=None,
+    help="New notes needed to dream [default: memory.dream.minChunksForDream].",
+)
 @json_option
 @workspace_option
-def run_command(force: bool, dry_run: bool, synthesizer: str | None, model: str | None,
-                min_chunks_for_dream: int | None, as_json: bool, workspace: str | None) -> None:
+def run_command(
+    force: bool,
+    dry_run: bool,
+    synthesizer: str | None,
+    model: str | None,
+    min_chunks_for_dream: int | None,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
     """Dream now: rebuild MEMORY.md from the old state, the scratch and new crystals.
 
     Skips (exit 0, and says so) unless enough new notes arrived since the last dream
@@ -63,8 +82,11 @@ def run_command(force: bool, dry_run: bool, synthesizer: str | None, model: str 
       dream run --json -w ~/agents/ada
       dream run --synthesizer offline --min-chunks 3
     """
-    overrides = {"synthesizer": synthesizer, "model": model,
-                 "min_chunks_for_dream": min_chunks_for_dream}
+    overrides = {
+        "synthesizer": synthesizer,
+        "model": model,
+        "min_chunks_for_dream": min_chunks_for_dream,
+    }
     with open_workspace(workspace, create=False, overrides=overrides) as ws:
         ws.init()
         try:
@@ -73,10 +95,15 @@ def run_command(force: bool, dry_run: bool, synthesizer: str | None, model: str 
             if not as_json:
                 raise
             # Scripts asked for JSON: give them the outcome as JSON too, with the exit code.
-            emit_json({"outcome": "rejected" if isinstance(e, DreamRejected) else "failed",
-                       "error": str(e), "error_type": type(e).__name__,
-                       "reasons": e.reasons if isinstance(e, DreamRejected) else [],
-                       "dream_id": e.dream_id})
+            emit_json(
+                {
+                    "outcome": "rejected" if isinstance(e, DreamRejected) else "failed",
+                    "error": str(e),
+                    "error_type": type(e).__name__,
+                    "reasons": e.reasons if isinstance(e, DreamRejected) else [],
+                    "dream_id": e.dream_id,
+                }
+            )
             sys.exit(e.exit_code)
     if as_json:
         emit_json(result.to_dict())
@@ -117,9 +144,11 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         click.echo("No dreams yet; run 'dream run' (or 'dream run --force').")
         return
     for row in rows:
-        click.echo(f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
-                   f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
-                   f"critiques {row['critiques']:<2} {row['reason'] or ''}")
+        click.echo(
+            f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
+            f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
+            f"critiques {row['critiques']:<2} {row['reason'] or ''}"
+        )
 
 
 @click.command(name="show")
@@ -138,8 +167,18 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
     if as_json:
         emit_json(entry)
         return
-    for key in ("id", "started_at", "outcome", "reason", "synthesizer", "model",
-                "input_tokens", "output_tokens", "cost_usd", "error"):
+    for key in (
+        "id",
+        "started_at",
+        "outcome",
+        "reason",
+        "synthesizer",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "error",
+    ):
         if entry.get(key) is not None:
             click.echo(f"{key}: {entry[key]}")
     click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
@@ -211,9 +250,11 @@ DEMO_NOTES = [
     (6, 0.7, "Deployed the billing service to production behind a feature flag."),
     (3, 0.6, "I should summarise long logs instead of pasting them."),
 ]
-DEMO_NICHE = {"role": "coding assistant for the Fernhill billing team",
-              "skills_on_offer": ["code review", "deploys", "incident notes"],
-              "peers": ["ci-bot", "docs-agent"]}
+DEMO_NICHE = {
+    "role": "coding assistant for the Fernhill billing team",
+    "skills_on_offer": ["code review", "deploys", "incident notes"],
+    "peers": ["ci-bot", "docs-agent"],
+}
 
 
 @click.command(name="demo")
@@ -235,8 +276,11 @@ def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -
 
     # -w works like PATH, but $DREAM_WORKSPACE is ignored: a demo never writes into the
     # agent's real workspace.
-    if path is None and workspace and \
-            ctx.get_parameter_source("workspace") != click.core.ParameterSource.ENVIRONMENT:
+    if (
+        path is None
+        and workspace
+        and ctx.get_parameter_source("workspace") != click.core.ParameterSource.ENVIRONMENT
+    ):
         path = Path(workspace)
     if path is None:
         path = Path(tempfile.mkdtemp(prefix="dream-demo-"))
@@ -253,11 +297,17 @@ def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -
         click.echo(f"Demo workspace: {ws.root}")
         click.echo(f"{len(DEMO_NOTES)} sample notes over three days; {_describe(result)}\n")
         click.echo(read_memory(ws.memory_md))
-        click.echo(f"Next: dream log -w {ws.root}   dream search -w {ws.root} \"deadline\"")
+        click.echo(f'Next: dream log -w {ws.root}   dream search -w {ws.root} "deadline"')
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
-    for command in (run_command, log_command, show_command, diff_command, restore_command,
-                    demo_command):
+    for command in (
+        run_command,
+        log_command,
+        show_command,
+        diff_command,
+        restore_command,
+        demo_command,
+    ):
         group.add_command(command)

@@ -39,10 +39,15 @@ def migrate(as_json: bool, workspace: str | None) -> None:
 
 
 @click.command()
-@click.option("--context-window", "context_window", metavar="TOKENS", default=None,
-              envvar="DREAM_CONTEXT_WINDOW",
-              help="The agent's context window, e.g. 200000 or 128k [default: unknown, "
-                   "which gets the largest budget].")
+@click.option(
+    "--context-window",
+    "context_window",
+    metavar="TOKENS",
+    default=None,
+    envvar="DREAM_CONTEXT_WINDOW",
+    help="The agent's context window, e.g. 200000 or 128k [default: unknown, "
+    "which gets the largest budget].",
+)
 @json_option
 @workspace_option
 def bootstrap(context_window: str | None, as_json: bool, workspace: str | None) -> None:
@@ -93,10 +98,14 @@ def ingest(paths: tuple[str, ...], as_json: bool, workspace: str | None) -> None
             if result.error:
                 continue
             plural = "" if result.crystals == 1 else "s"
-            click.echo(f"{result.path}: {result.crystals} {result.kind} crystal{plural} "
-                       f"({result.created} new)")
-        click.echo(f"Ingested {len(report.files) - len(report.failed)} of "
-                   f"{len(report.files)} files: {report.created} new crystals.")
+            click.echo(
+                f"{result.path}: {result.crystals} {result.kind} crystal{plural} "
+                f"({result.created} new)"
+            )
+        click.echo(
+            f"Ingested {len(report.files) - len(report.failed)} of "
+            f"{len(report.files)} files: {report.created} new crystals."
+        )
     for result in report.failed:
         click.echo(f"Error: {result.error}", err=True)
     if report.failed:

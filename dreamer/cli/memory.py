@@ -30,15 +30,31 @@ def init(workspace: str | None) -> None:
 
 @click.command()
 @click.argument("text")
-@click.option("--importance", type=float, default=0.7, show_default=True,
-              help="How much this matters, from 0 to 1.")
-@click.option("--type", "semantic_type", metavar="|".join(SEMANTIC_TYPES), default=None,
-              help="Semantic type [default: inferred from the text].")
-@click.option("--at", "at", metavar="ISO-TIME", default=None,
-              help="When it happened [default: now], e.g. 2026-03-12T14:30:00Z.")
+@click.option(
+    "--importance",
+    type=float,
+    default=0.7,
+    show_default=True,
+    help="How much this matters, from 0 to 1.",
+)
+@click.option(
+    "--type",
+    "semantic_type",
+    metavar="|".join(SEMANTIC_TYPES),
+    default=None,
+    help="Semantic type [default: inferred from the text].",
+)
+@click.option(
+    "--at",
+    "at",
+    metavar="ISO-TIME",
+    default=None,
+    help="When it happened [default: now], e.g. 2026-03-12T14:30:00Z.",
+)
 @workspace_option
-def note(text: str, importance: float, semantic_type: str | None, at: str | None,
-         workspace: str | None) -> None:
+def note(
+    text: str, importance: float, semantic_type: str | None, at: str | None, workspace: str | None
+) -> None:
     """Write a note to the scratch and index it as a crystal; print its id.
 
     TEXT is the note, or - to read it from standard input (multi-line text is kept exactly).
@@ -63,14 +79,20 @@ def note(text: str, importance: float, semantic_type: str | None, at: str | None
 
 @click.command()
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1, max=MAX_SEARCH_LIMIT), default=6,
-              show_default=True)
-@click.option("--type", "search_type", type=click.Choice(SEARCH_TYPES), default="both",
-              show_default=True, help="conversations = session transcripts; facts = the rest.")
+@click.option(
+    "--limit", type=click.IntRange(min=1, max=MAX_SEARCH_LIMIT), default=6, show_default=True
+)
+@click.option(
+    "--type",
+    "search_type",
+    type=click.Choice(SEARCH_TYPES),
+    default="both",
+    show_default=True,
+    help="conversations = session transcripts; facts = the rest.",
+)
 @json_option
 @workspace_option
-def search(query: str, limit: int, search_type: str, as_json: bool,
-           workspace: str | None) -> None:
+def search(query: str, limit: int, search_type: str, as_json: bool, workspace: str | None) -> None:
     """Search the crystals (BM25 + vectors, fused, boosted by recency and importance).
 
     \b
@@ -87,8 +109,10 @@ def search(query: str, limit: int, search_type: str, as_json: bool,
         click.echo(f"No memories match {query!r}.")
         return
     for hit in hits:
-        click.echo(f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
-                   f"{hit.created_at}  [{hit.lifecycle}]")
+        click.echo(
+            f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
+            f"{hit.created_at}  [{hit.lifecycle}]"
+        )
         click.echo("    " + hit.text.replace("\n", "\n    "))
 
 

@@ -22,23 +22,41 @@ from dreamer.support.times import utc_now
 
 
 def _log_to_stderr(verbose: bool) -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     logging.getLogger("apscheduler").setLevel(logging.INFO if verbose else logging.WARNING)
 
 
 @click.command()
-@click.option("-w", "--workspace", "workspaces", multiple=True,
-              type=click.Path(file_okay=False, path_type=str), envvar="DREAM_WORKSPACE",
-              help="A workspace folder; repeat for several [default: $DREAM_WORKSPACE, "
-                   "else the current folder].")
-@click.option("--grace", type=click.FloatRange(min=0), default=5.0, show_default=True,
-              help="Seconds a running job gets to finish after SIGINT/SIGTERM.")
+@click.option(
+    "-w",
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="DREAM_WORKSPACE",
+    help="A workspace folder; repeat for several [default: $DREAM_WORKSPACE, "
+    "else the current folder].",
+)
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="Seconds a running job gets to finish after SIGINT/SIGTERM.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
 @interval_options
-def serve(workspaces: tuple[str, ...], grace: float, verbose: bool,
-          dream_interval_minutes: float | None,
-          consolidation_interval_minutes: float | None) -> None:
+def serve(
+    workspaces: tuple[str, ...],
+    grace: float,
+    verbose: bool,
+    dream_interval_minutes: float | None,
+    consolidation_interval_minutes: float | None,
+) -> None:
     """Run consolidation and dreams on schedule until stopped (Ctrl-C or SIGTERM).
 
     Per workspace: a consolidation every memory.consolidation.intervalMinutes and a dream
@@ -53,8 +71,10 @@ def serve(workspaces: tuple[str, ...], grace: float, verbose: bool,
       dream serve -w /tmp/try --consolidation-interval 0.1 --dream-interval 0.5
     """
     _log_to_stderr(verbose)
-    overrides = {"dream_interval_minutes": dream_interval_minutes,
-                 "consolidation_interval_minutes": consolidation_interval_minutes}
+    overrides = {
+        "dream_interval_minutes": dream_interval_minutes,
+        "consolidation_interval_minutes": consolidation_interval_minutes,
+    }
     roots = []
     for path in workspaces or (None,):
         with open_workspace(path, create=False, overrides=overrides) as ws:
@@ -67,8 +87,12 @@ def serve(workspaces: tuple[str, ...], grace: float, verbose: bool,
 @interval_options
 @json_option
 @workspace_option
-def tick(dream_interval_minutes: float | None, consolidation_interval_minutes: float | None,
-         as_json: bool, workspace: str | None) -> None:
+def tick(
+    dream_interval_minutes: float | None,
+    consolidation_interval_minutes: float | None,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
     """Run whatever is due now (consolidation, dream) and exit; for cron.
 
     Safe alongside 'dream serve': the workspace lock decides, and a dream that is already
@@ -80,8 +104,10 @@ def tick(dream_interval_minutes: float | None, consolidation_interval_minutes: f
       dream tick -w ~/agents/ada
       */5 * * * * dream tick -w ~/agents/ada   (a crontab line)
     """
-    overrides = {"dream_interval_minutes": dream_interval_minutes,
-                 "consolidation_interval_minutes": consolidation_interval_minutes}
+    overrides = {
+        "dream_interval_minutes": dream_interval_minutes,
+        "consolidation_interval_minutes": consolidation_interval_minutes,
+    }
     with open_workspace(workspace, create=False, overrides=overrides) as ws:
         now = utc_now()
         runs = scheduler.run_due(ws, now)
@@ -89,8 +115,11 @@ def tick(dream_interval_minutes: float | None, consolidation_interval_minutes: f
     if as_json:
         emit_json([run.to_dict() for run in runs])
     elif not runs:
-        click.echo("Nothing due; next " + ", ".join(
-            f"{state.job} at {state.to_dict()['next_at']}" for state in upcoming) + ".")
+        click.echo(
+            "Nothing due; next "
+            + ", ".join(f"{state.job} at {state.to_dict()['next_at']}" for state in upcoming)
+            + "."
+        )
     else:
         for run in runs:
             click.echo(f"{run.job}: {run.outcome} ({run.detail})")
@@ -146,26 +175,40 @@ def status(as_json: bool, workspace: str | None) -> None:
         last = _when(state["last_at"])
         if state["last_outcome"]:
             last += f" ({state['last_outcome']}: {state['last_detail']})"
-        click.echo(f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
-                   f"next {state['next_at']}")
-    click.echo(f"Scratch: {info['scratch_notes']} notes; {info['pending_for_dream']} waiting "
-               f"for a dream (needs {info['min_chunks_for_dream']})")
+        click.echo(
+            f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
+            f"next {state['next_at']}"
+        )
+    click.echo(
+        f"Scratch: {info['scratch_notes']} notes; {info['pending_for_dream']} waiting "
+        f"for a dream (needs {info['min_chunks_for_dream']})"
+    )
     click.echo("Crystals: " + ", ".join(f"{n} {stage}" for stage, n in info["crystals"].items()))
-    click.echo("Hormones: " + ", ".join(f"{name} {level:.2f}"
-                                        for name, level in info["hormones"].items())
-               + f" ({info['mood']})")
+    click.echo(
+        "Hormones: "
+        + ", ".join(f"{name} {level:.2f}" for name, level in info["hormones"].items())
+        + f" ({info['mood']})"
+    )
     dream = info["last_dream"]
     if dream is None:
         click.echo("Last dream: none yet")
     else:
         cost = f"${dream['cost_usd']:.4f}" if dream.get("cost_usd") else "$0"
-        click.echo(f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
-                   f"({dream['reason']}); cost {cost}")
+        click.echo(
+            f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
+            f"({dream['reason']}); cost {cost}"
+        )
 
 
 @click.command(name="hormones")
-@click.option("--history", "limit", type=click.IntRange(min=0), default=5, show_default=True,
-              help="How many recent stimuli to list.")
+@click.option(
+    "--history",
+    "limit",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="How many recent stimuli to list.",
+)
 @json_option
 @workspace_option
 def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
@@ -187,8 +230,10 @@ def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
         click.echo(f"{name:<9} {levels[name]:.2f} {'#' * round(levels[name] * 20)}")
     click.echo(f"mood: {hormone_levels.mood(levels)}")
     for row in recent:
-        click.echo(f"  {row['at']}  {row['hormone']} {row['delta']:+.2f}  ({row['source']}) "
-                   f"{row['reason']}")
+        click.echo(
+            f"  {row['at']}  {row['hormone']} {row['delta']:+.2f}  ({row['source']}) "
+            f"{row['reason']}"
+        )
 
 
 @click.command(context_settings={"ignore_unknown_options": True})  # lets DELTA be negative
@@ -207,12 +252,13 @@ def feel(hormone: str, delta: float, reason: str, workspace: str | None) -> None
     with open_workspace(workspace) as ws:
         ws.init()
         levels = hormone_levels.feel(ws, hormone, delta, reason, utc_now(), source="cli")
-    click.echo(", ".join(f"{name} {level:.2f}" for name, level in levels.items())
-               + f" ({hormone_levels.mood(levels)})")
+    click.echo(
+        ", ".join(f"{name} {level:.2f}" for name, level in levels.items())
+        + f" ({hormone_levels.mood(levels)})"
+    )
 
 
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
     for command in (serve, tick, consolidate, status, hormones_command, feel):
         group.add_command(command)
-

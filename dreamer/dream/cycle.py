@@ -42,8 +42,22 @@ from dreamer.store import Crystal, content_hash
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
 
-STEPS = ("lock", "recover", "migrate", "readiness", "rotate", "index", "gather", "synthesize",
-         "pointers", "guards", "write", "journal", "consolidate", "discard")
+STEPS = (
+    "lock",
+    "recover",
+    "migrate",
+    "readiness",
+    "rotate",
+    "index",
+    "gather",
+    "synthesize",
+    "pointers",
+    "guards",
+    "write",
+    "journal",
+    "consolidate",
+    "discard",
+)
 MAX_CRYSTALS = 40  # crystals handed to the synthesizer
 CLIP_CHARS = 600  # each one clipped to this many characters
 INSIGHT_SCAN = 500  # new crystals the insights look at
@@ -100,7 +114,7 @@ def compose(state: wm.WorkingMemory, old: wm.WorkingMemory, *, seed_pending: boo
     original = old.preamble
     # A crash after an earlier write leaves the marker in the preamble: never stack two.
     if SEED_MARKER in original:
-        original = original[:original.index(SEED_MARKER)].rstrip().removesuffix("---").rstrip()
+        original = original[: original.index(SEED_MARKER)].rstrip().removesuffix("---").rstrip()
     if not original.strip():
         return rendered
     return f"{original.rstrip()}\n\n---\n\n{SEED_MARKER}\n\n{rendered}"
@@ -125,12 +139,21 @@ def readiness(ws: Workspace) -> tuple[bool, str]:
     noun = "note" if waiting == 1 else "notes"
     if waiting >= needed:
         return True, f"{waiting} new {noun} since the last dream"
-    return False, (f"only {waiting} new {noun} since the last dream (needs {needed}); "
-                   "use --force to dream anyway")
+    return False, (
+        f"only {waiting} new {noun} since the last dream (needs {needed}); "
+        "use --force to dream anyway"
+    )
 
 
-def run(ws: Workspace, *, now: datetime, force: bool = False, dry_run: bool = False,
-        synthesizer: Synthesizer | None = None, step: StepHook | None = None) -> DreamResult:
+def run(
+    ws: Workspace,
+    *,
+    now: datetime,
+    force: bool = False,
+    dry_run: bool = False,
+    synthesizer: Synthesizer | None = None,
+    step: StepHook | None = None,
+) -> DreamResult:
     """Run one dream; raise DreamRejected, SynthesisError or LockHeld when it cannot commit."""
     hook = step or (lambda name: None)
     hook("lock")
@@ -141,8 +164,9 @@ def run(ws: Workspace, *, now: datetime, force: bool = False, dry_run: bool = Fa
 class _Dream:
     """The state of one dream in progress (one instance per run)."""
 
-    def __init__(self, ws: Workspace, now: datetime, synthesizer: Synthesizer | None,
-                 hook: StepHook):
+    def __init__(
+        self, ws: Workspace, now: datetime, synthesizer: Synthesizer | None, hook: StepHook
+    ):
         self.ws, self.now, self.hook = ws, now, hook
         self._synth = synthesizer
         self.result = DreamResult(outcome="", reason="")
@@ -194,8 +218,13 @@ class _Dream:
         self.step("index")
         for note in notes:
             if self.ws.store.find_by_hash(content_hash(note.text)) is None:
-                self.ws.index(note.text, importance=note.importance, semantic_type=None,
-                              at=note.at, source="scratch")
+                self.ws.index(
+                    note.text,
+                    importance=note.importance,
+                    semantic_type=None,
+                    at=note.at,
+                    source="scratch",
+                )
         watermark = self.ws.store.max_crystal_id()
         self.step("gather")
         inputs, consumed = self._gather(notes, watermark)
@@ -205,11 +234,12 @@ class _Dream:
             raise DreamRejected(
                 f"the guards rejected the dream after {self.result.revisions} revision(s): "
                 f"{report.critiques[0]}; MEMORY.md is unchanged and the notes are back in "
-                "the scratch", reasons=report.critiques)
+                "the scratch",
+                reasons=report.critiques,
+            )
         return self._commit(state, inputs)
 
-    def _gather(self, notes: list[scratch.Note], watermark: int
-                ) -> tuple[DreamInputs, list[int]]:
+    def _gather(self, notes: list[scratch.Note], watermark: int) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
         self.old_text = wm.read_memory(ws.memory_md)
         old = wm.parse(self.old_text)
@@ -220,19 +250,31 @@ class _Dream:
         found = insights.compute(store, notes, evidence, self.now, old)
         levels = hormones.levels(ws, self.now)
         inputs = DreamInputs(
-            now=self.now, old=old, notes=notes, crystals=select(evidence),
-            insights=found, hormones=levels, mood=hormones.mood(levels),
-            niche=_niche(ws), instructions=_read(ws.dream_md) or None,
+            now=self.now,
+            old=old,
+            notes=notes,
+            crystals=select(evidence),
+            insights=found,
+            hormones=levels,
+            mood=hormones.mood(levels),
+            niche=_niche(ws),
+            instructions=_read(ws.dream_md) or None,
         )
         self.inputs_summary = {
-            "notes": len(notes), "new_crystals": len(new),
+            "notes": len(notes),
+            "new_crystals": len(new),
             "crystals_given": [c.id for c in inputs.crystals],
-            "insights": found.to_dict(), "hormones": levels, "mood": inputs.mood,
-            "niche": inputs.niche is not None, "instructions": inputs.instructions is not None,
-            "recovered": self.result.recovered, "reason": self.result.reason,
+            "insights": found.to_dict(),
+            "hormones": levels,
+            "mood": inputs.mood,
+            "niche": inputs.niche is not None,
+            "instructions": inputs.instructions is not None,
+            "recovered": self.result.recovered,
+            "reason": self.result.reason,
         }
-        consumed = sorted({c.id for c in new} | {c.id for c in evidence
-                                                  if c.lifecycle == "generated"})
+        consumed = sorted(
+            {c.id for c in new} | {c.id for c in evidence if c.lifecycle == "generated"}
+        )
         return inputs, consumed
 
     def _synthesize(self, inputs: DreamInputs) -> tuple[wm.WorkingMemory, guards.GuardReport]:
@@ -255,8 +297,9 @@ class _Dream:
             self.step("synthesize")
             draft = self._call(inputs, report.critiques, draft)
 
-    def _call(self, inputs: DreamInputs, critique: list[str] | None,
-              previous: Draft | None) -> Draft:
+    def _call(
+        self, inputs: DreamInputs, critique: list[str] | None, previous: Draft | None
+    ) -> Draft:
         draft = self.synth.synthesize(inputs, critique=critique, previous=previous)
         self.result.usage.add(draft.usage)
         self.raw = draft.raw
@@ -270,8 +313,9 @@ class _Dream:
         state, report = self._synthesize(inputs)
         state.last_dream, state.mood = iso(self.now), inputs.mood
         self.result.outcome, self.result.reason = "dry-run", why
-        self.result.state_text = compose(state, inputs.old,
-                                         seed_pending=self.ws.store.get_meta(SEED_FLAG) == "1")
+        self.result.state_text = compose(
+            state, inputs.old, seed_pending=self.ws.store.get_meta(SEED_FLAG) == "1"
+        )
         self.result.consumed, self.result.notes = consumed, len(notes)
         return self.result
 
@@ -293,10 +337,13 @@ class _Dream:
         self.step("consolidate")
         with store.transaction():
             for crystal_id in self.result.consumed:
-                store.update_crystal(crystal_id, {"lifecycle": "consolidated",
-                                                  "consolidated_at": iso(self.now)},
-                                     action="consolidated", at=self.now,
-                                     reason=f"dream {self.result.dream_id}")
+                store.update_crystal(
+                    crystal_id,
+                    {"lifecycle": "consolidated", "consolidated_at": iso(self.now)},
+                    action="consolidated",
+                    at=self.now,
+                    reason=f"dream {self.result.dream_id}",
+                )
         self.step("discard")
         scratch.discard_rotated(ws.scratch_path)
         self.result.outcome = "committed"
@@ -313,28 +360,40 @@ class _Dream:
         if not isinstance(error, Exception):
             return  # KeyboardInterrupt and the like: the notes are back, leave at once
         self.result.reason = f"{error} ({restored} notes put back in the scratch)"
-        dream_id = self._journal(outcome, str(error), error=f"{type(error).__name__}: {error}",
-                                 raw=raw)
+        dream_id = self._journal(
+            outcome, str(error), error=f"{type(error).__name__}: {error}", raw=raw
+        )
         if isinstance(error, DreamError):
             error.dream_id = dream_id
 
     def _journal(self, outcome: str, reason: str, **extra: Any) -> int:
         drafts = self.drafts
         usage = self.result.usage
-        return self.ws.store.record_dream({
-            "started_at": iso(self.now), "finished_at": iso(self.now), "outcome": outcome,
-            "reason": reason, "synthesizer": self.result.synthesizer, "model": self.result.model,
-            "inputs": {**(self.inputs_summary or {"reason": reason}),
-                       "pointer_fixes": self.result.pointer_fixes},
-            "old_state": self.old_text or None,
-            "draft": drafts[0] if drafts else None,
-            "critiques": self.result.critiques, "revisions": drafts[1:],
-            "consumed": self.result.consumed if outcome == "committed" else [],
-            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cache_read_tokens": usage.cache_read_tokens,
-            "cache_write_tokens": usage.cache_write_tokens,
-            "cost_usd": usage.cost_usd, **extra,
-        })
+        return self.ws.store.record_dream(
+            {
+                "started_at": iso(self.now),
+                "finished_at": iso(self.now),
+                "outcome": outcome,
+                "reason": reason,
+                "synthesizer": self.result.synthesizer,
+                "model": self.result.model,
+                "inputs": {
+                    **(self.inputs_summary or {"reason": reason}),
+                    "pointer_fixes": self.result.pointer_fixes,
+                },
+                "old_state": self.old_text or None,
+                "draft": drafts[0] if drafts else None,
+                "critiques": self.result.critiques,
+                "revisions": drafts[1:],
+                "consumed": self.result.consumed if outcome == "committed" else [],
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+                "cost_usd": usage.cost_usd,
+                **extra,
+            }
+        )
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -350,8 +409,11 @@ def select(crystals: list[Crystal], limit: int = MAX_CRYSTALS) -> list[Crystal]:
         if any(words and len(words & other) / len(words | other) >= 0.8 for other in seen):
             continue
         seen.append(words)
-        text = crystal.text if len(crystal.text) <= CLIP_CHARS else \
-            crystal.text[:CLIP_CHARS].rsplit(" ", 1)[0] + " …"
+        text = (
+            crystal.text
+            if len(crystal.text) <= CLIP_CHARS
+            else crystal.text[:CLIP_CHARS].rsplit(" ", 1)[0] + " …"
+        )
         chosen.append(dataclasses.replace(crystal, text=text))
         if len(chosen) >= limit:
             break
@@ -362,8 +424,9 @@ def _desc(stamp: str) -> tuple[int, ...]:
     return tuple(-ord(ch) for ch in stamp)
 
 
-def verify_pointers(ws: Workspace, state: wm.WorkingMemory, now: datetime
-                    ) -> tuple[wm.WorkingMemory, list[str]]:
+def verify_pointers(
+    ws: Workspace, state: wm.WorkingMemory, now: datetime
+) -> tuple[wm.WorkingMemory, list[str]]:
     """Keep the pointers whose keywords find their topic's crystals; repair or drop the rest."""
     pointers = state.pointers()
     if not pointers:
@@ -376,15 +439,19 @@ def verify_pointers(ws: Workspace, state: wm.WorkingMemory, now: datetime
             continue
         repaired = _repair(ws, pointer, now)
         if repaired:
-            fixes.append(f"repaired pointer {pointer.topic!r}: `{pointer.keywords}` → "
-                         f"`{repaired.keywords}`")
+            fixes.append(
+                f"repaired pointer {pointer.topic!r}: `{pointer.keywords}` → `{repaired.keywords}`"
+            )
             kept.append(repaired)
         else:
             fixes.append(f"dropped pointer {pointer.topic!r}: `{pointer.keywords}` finds nothing")
     if not fixes:
         return state, []
-    stray = [line for line in state.body("crystal_pointers").split("\n")
-             if line.strip() and not wm.parse_pointers(line)]
+    stray = [
+        line
+        for line in state.body("crystal_pointers").split("\n")
+        if line.strip() and not wm.parse_pointers(line)
+    ]
     bodies = dict(state.bodies)
     bodies["crystal_pointers"] = "\n".join([p.render() for p in kept] + stray)
     return dataclasses.replace(state, bodies=bodies), fixes
@@ -399,8 +466,7 @@ def _leads_somewhere(ws: Workspace, keywords: str, topic: str, now: datetime) ->
     if not wanted:
         return False
     need = max(1, math.ceil(len(wanted) / 2))
-    return any(len(wanted & insights.stems(hit.text)) >= need
-               for hit in _hits(ws, keywords, now))
+    return any(len(wanted & insights.stems(hit.text)) >= need for hit in _hits(ws, keywords, now))
 
 
 def _repair(ws: Workspace, pointer: wm.Pointer, now: datetime) -> wm.Pointer | None:

@@ -54,8 +54,12 @@ class GuardReport:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (ok, failed, critiques, measures)."""
-        return {"ok": self.ok, "failed": list(self.failed), "critiques": list(self.critiques),
-                "measures": dict(self.measures)}
+        return {
+            "ok": self.ok,
+            "failed": list(self.failed),
+            "critiques": list(self.critiques),
+            "measures": dict(self.measures),
+        }
 
 
 def state_chars(state: WorkingMemory) -> int:
@@ -80,25 +84,35 @@ def check(candidate: WorkingMemory, old: WorkingMemory | None = None) -> GuardRe
 def _presence(candidate: WorkingMemory, report: GuardReport) -> None:
     missing = [s.title for s in sections() if s.key not in candidate.bodies]
     if missing:
-        report.add("sections", f"sections missing: {', '.join(missing)}; write all seven "
-                               "(an empty section is allowed, a missing one is not)")
+        report.add(
+            "sections",
+            f"sections missing: {', '.join(missing)}; write all seven "
+            "(an empty section is allowed, a missing one is not)",
+        )
 
 
 def _schema(candidate: WorkingMemory, report: GuardReport) -> None:
     pointers = candidate.pointers()
     report.measures["pointers"] = len(pointers)
     if len(pointers) > MAX_POINTERS:
-        report.add("pointers", f"{len(pointers)} crystal pointers, more than {MAX_POINTERS}: "
-                               "merge related topics into one pointer or drop the oldest")
-    for key, parsed, what in (("crystal_pointers", len(pointers), "- Past: topic → search: `kw`"),
-                              ("emerging_skills", len(candidate.skills()),
-                               "- skill → Confidence: n% | Occurrences: k")):
-        lines = [line for line in candidate.body(key).split("\n")
-                 if line.strip().startswith(("-", "*"))]
+        report.add(
+            "pointers",
+            f"{len(pointers)} crystal pointers, more than {MAX_POINTERS}: "
+            "merge related topics into one pointer or drop the oldest",
+        )
+    for key, parsed, what in (
+        ("crystal_pointers", len(pointers), "- Past: topic → search: `kw`"),
+        ("emerging_skills", len(candidate.skills()), "- skill → Confidence: n% | Occurrences: k"),
+    ):
+        lines = [
+            line for line in candidate.body(key).split("\n") if line.strip().startswith(("-", "*"))
+        ]
         if len(lines) > parsed:
             title = next(s.title for s in sections() if s.key == key)
-            report.add("schema", f"{len(lines) - parsed} line(s) of {title} do not parse; "
-                                 f"write each as '{what}'")
+            report.add(
+                "schema",
+                f"{len(lines) - parsed} line(s) of {title} do not parse; write each as '{what}'",
+            )
     try:
         fields = candidate.to_fields()
         fields["crystal_pointers"] = fields["crystal_pointers"][:MAX_POINTERS]
@@ -113,29 +127,41 @@ def _budgets(candidate: WorkingMemory, report: GuardReport) -> None:
         n = tokens.count(candidate.body(s.key))
         used[s.key] = n
         if n > s.budget_tokens:
-            report.add("budget", f"{s.title} is {n} tokens, over its budget of "
-                                 f"{s.budget_tokens}; shorten it or move detail to pointers")
+            report.add(
+                "budget",
+                f"{s.title} is {n} tokens, over its budget of "
+                f"{s.budget_tokens}; shorten it or move detail to pointers",
+            )
     report.measures["tokens"] = used
     total = sum(used.values())
     if total > total_budget():
-        report.add("budget", f"the state is {total} tokens, over the total budget of "
-                             f"{total_budget()}; shorten the longest sections")
+        report.add(
+            "budget",
+            f"the state is {total} tokens, over the total budget of "
+            f"{total_budget()}; shorten the longest sections",
+        )
 
 
 def _mass(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> None:
     before, after = state_chars(old), state_chars(candidate)
     report.measures["chars"] = {"old": before, "new": after}
     if before >= MASS_FLOOR_CHARS and after < MASS_DROP_RATIO * before:
-        report.add("mass_drop", f"mass drop: the new state is {after} characters, less than "
-                                f"half of the previous {before}; carry over what still holds")
+        report.add(
+            "mass_drop",
+            f"mass drop: the new state is {after} characters, less than "
+            f"half of the previous {before}; carry over what still holds",
+        )
 
 
 def _substance(candidate: WorkingMemory, report: GuardReport) -> None:
     substance = len(candidate.substance())
     report.measures["substance_chars"] = substance
     if substance < MIN_SUBSTANCE_CHARS:
-        report.add("empty", f"empty synthesis: only {substance} characters under the headings "
-                            f"(at least {MIN_SUBSTANCE_CHARS}); write what the notes say")
+        report.add(
+            "empty",
+            f"empty synthesis: only {substance} characters under the headings "
+            f"(at least {MIN_SUBSTANCE_CHARS}); write what the notes say",
+        )
 
 
 def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> None:
@@ -146,6 +172,9 @@ def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> 
     kept = len(old_terms & new_terms) / len(old_terms)
     report.measures["bond_kept"] = round(kept, 3)
     if kept < BOND_KEEP_RATIO:
-        report.add("bond_drift", f"Bond drift: The Bond keeps {kept:.0%} of its previous terms "
-                                 f"(at least {BOND_KEEP_RATIO:.0%}); keep what is still true "
-                                 "about the user and change only what a newer note contradicts")
+        report.add(
+            "bond_drift",
+            f"Bond drift: The Bond keeps {kept:.0%} of its previous terms "
+            f"(at least {BOND_KEEP_RATIO:.0%}); keep what is still true "
+            "about the user and change only what a newer note contradicts",
+        )

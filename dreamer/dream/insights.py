@@ -78,11 +78,45 @@ _DEADLINE = re.compile(
     re.IGNORECASE,
 )
 _KIND_WORDS = {
-    "prefer", "prefers", "preferred", "like", "likes", "liked", "dislike", "dislikes", "hate",
-    "hates", "love", "loves", "want", "wants", "favorite", "favourite", "switch", "switched",
-    "instead", "longer", "anymore", "uses", "deadline", "due", "moved", "postponed", "pushed",
-    "rescheduled", "launch", "date", "ship", "call",
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "prefer",
+    "prefers",
+    "preferred",
+    "like",
+    "likes",
+    "liked",
+    "dislike",
+    "dislikes",
+    "hate",
+    "hates",
+    "love",
+    "loves",
+    "want",
+    "wants",
+    "favorite",
+    "favourite",
+    "switch",
+    "switched",
+    "instead",
+    "longer",
+    "anymore",
+    "uses",
+    "deadline",
+    "due",
+    "moved",
+    "postponed",
+    "pushed",
+    "rescheduled",
+    "launch",
+    "date",
+    "ship",
+    "call",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 }
 _QUESTION_LEAD = re.compile(
     r"^\s*(?:open question|question|todo|unknown|unclear|not sure|need to find out|"
@@ -92,17 +126,70 @@ _QUESTION_LEAD = re.compile(
 )
 _SENTENCE = re.compile(r"[^.!?\n]+[?]|[^.!?\n]+[.!]?", re.UNICODE)
 _IRREGULAR = {
-    "wrote": "writing", "built": "building", "ran": "running", "made": "making",
-    "set": "setting", "read": "reading", "sent": "sending", "found": "finding",
-    "drew": "drawing", "did": "doing", "took": "taking", "gave": "giving", "led": "leading",
-    "taught": "teaching", "bought": "buying", "paid": "paying", "met": "meeting",
-    "fought": "fighting", "rebuilt": "rebuilding", "rewrote": "rewriting", "spent": "spending",
+    "wrote": "writing",
+    "built": "building",
+    "ran": "running",
+    "made": "making",
+    "set": "setting",
+    "read": "reading",
+    "sent": "sending",
+    "found": "finding",
+    "drew": "drawing",
+    "did": "doing",
+    "took": "taking",
+    "gave": "giving",
+    "led": "leading",
+    "taught": "teaching",
+    "bought": "buying",
+    "paid": "paying",
+    "met": "meeting",
+    "fought": "fighting",
+    "rebuilt": "rebuilding",
+    "rewrote": "rewriting",
+    "spent": "spending",
 }
-_NOT_VERBS = {"need", "seed", "feed", "speed", "red", "bed", "shed", "embed", "bing", "thing",
-              "ring", "king", "spring", "string", "morning", "evening", "nothing", "something",
-              "anything", "everything", "ceiling", "building", "meeting", "wedding", "pudding",
-              "during", "interesting", "ongoing", "upcoming", "pending", "hundred", "bored",
-              "tired", "scared", "excited", "worried", "pleased", "user", "agent", "again"}
+_NOT_VERBS = {
+    "need",
+    "seed",
+    "feed",
+    "speed",
+    "red",
+    "bed",
+    "shed",
+    "embed",
+    "bing",
+    "thing",
+    "ring",
+    "king",
+    "spring",
+    "string",
+    "morning",
+    "evening",
+    "nothing",
+    "something",
+    "anything",
+    "everything",
+    "ceiling",
+    "building",
+    "meeting",
+    "wedding",
+    "pudding",
+    "during",
+    "interesting",
+    "ongoing",
+    "upcoming",
+    "pending",
+    "hundred",
+    "bored",
+    "tired",
+    "scared",
+    "excited",
+    "worried",
+    "pleased",
+    "user",
+    "agent",
+    "again",
+}
 _SKILL_SOURCES = ("scratch", "auto", "sessions", "memory", "seed")
 
 
@@ -186,8 +273,14 @@ def _topics(crystals: list[Crystal]) -> list[dict[str, Any]]:
         top = [surface[s] for s in ranked[:4]]
         if not top:
             continue
-        topics.append({"label": " ".join(top[:2]), "keywords": top, "crystal_ids": members,
-                       "size": len(members)})
+        topics.append(
+            {
+                "label": " ".join(top[:2]),
+                "keywords": top,
+                "crystal_ids": members,
+                "size": len(members),
+            }
+        )
     topics.sort(key=lambda t: (-t["size"], t["crystal_ids"][0]))
     return topics[:MAX_TOPICS]
 
@@ -230,8 +323,9 @@ def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             common = newer_subject & older_subject
             smaller = min(len(newer_subject), len(older_subject)) or 1
             if len(common) >= 2 or (len(common) == 1 and smaller <= 2):
-                found.append({"kind": kind, "subject": sorted(common), "older": older,
-                              "newer": newer})
+                found.append(
+                    {"kind": kind, "subject": sorted(common), "older": older, "newer": newer}
+                )
                 superseded.add(older["text"])
                 break
     return found
@@ -258,8 +352,9 @@ def questions(text: str) -> list[str]:
     return out
 
 
-def _gaps(store: Store, notes: list[Note], crystals: list[Crystal], now: datetime
-          ) -> list[dict[str, Any]]:
+def _gaps(
+    store: Store, notes: list[Note], crystals: list[Crystal], now: datetime
+) -> list[dict[str, Any]]:
     seen: set[str] = set()
     gaps: list[dict[str, Any]] = []
 
@@ -306,7 +401,7 @@ def task_pattern(text: str) -> tuple[str, str] | None:
         verb = _gerund(token)
         if verb is None:
             continue
-        for following in tokens[position + 1:position + 6]:
+        for following in tokens[position + 1 : position + 6]:
             if len(following) >= 3 and following not in STOP and not following.isdigit():
                 return verb, following
         return None
@@ -329,9 +424,14 @@ def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
         recall = sum(min(c.access_count, 3) for c in members)
         recall += sum(1 for query in searches if _stem(obj) in {_stem(w) for w in keywords(query)})
         confidence = min(95, 35 + 15 * (len(members) - 1) + 5 * min(recall, 4))
-        skills.append({"skill": f"{verb.capitalize()} {obj}", "occurrences": len(members),
-                       "confidence": confidence,
-                       "crystal_ids": sorted(c.id for c in members)})
+        skills.append(
+            {
+                "skill": f"{verb.capitalize()} {obj}",
+                "occurrences": len(members),
+                "confidence": confidence,
+                "crystal_ids": sorted(c.id for c in members),
+            }
+        )
     skills += _recalled(store, now)
     skills.sort(key=lambda s: (-s["occurrences"], -s["confidence"], s["skill"]))
     return skills[:MAX_SKILLS]
@@ -348,8 +448,14 @@ def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
     for queries in counts.values():
         if len(queries) >= RECALL_REPEATS:
             words = " ".join(keywords(queries[-1])[:4])
-            out.append({"skill": f"Recalling {words}", "occurrences": len(queries),
-                        "confidence": min(80, 20 + 10 * len(queries)), "crystal_ids": []})
+            out.append(
+                {
+                    "skill": f"Recalling {words}",
+                    "occurrences": len(queries),
+                    "confidence": min(80, 20 + 10 * len(queries)),
+                    "crystal_ids": [],
+                }
+            )
     return out
 
 
@@ -377,8 +483,9 @@ def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:
     return any(len(line_stems & other) >= need for other in evidence)
 
 
-def _fading(store: Store, old: WorkingMemory, notes: list[Note], crystals: list[Crystal],
-            now: datetime) -> list[dict[str, Any]]:
+def _fading(
+    store: Store, old: WorkingMemory, notes: list[Note], crystals: list[Crystal], now: datetime
+) -> list[dict[str, Any]]:
     lines = context_lines(old.body("active_context"))
     if not lines:
         return []
@@ -393,34 +500,52 @@ def _fading(store: Store, old: WorkingMemory, notes: list[Note], crystals: list[
             continue
         words = keywords(topic_of(line)) or keywords(line)
         last = store.last_mention(words[:3])
-        fading.append({"topic": topic_of(line), "keywords": " ".join(words[:4]),
-                       "line": line.strip(), "last_seen": last})
+        fading.append(
+            {
+                "topic": topic_of(line),
+                "keywords": " ".join(words[:4]),
+                "line": line.strip(),
+                "last_seen": last,
+            }
+        )
     return fading
 
 
 # --- all together -----------------------------------------------------------------------------
 
 
-def _evidence(notes: list[Note], crystals: list[Crystal], old: WorkingMemory
-              ) -> list[dict[str, Any]]:
+def _evidence(
+    notes: list[Note], crystals: list[Crystal], old: WorkingMemory
+) -> list[dict[str, Any]]:
     """Statements with a time, oldest state lines included, de-duplicated by text."""
     items: dict[str, dict[str, Any]] = {}
     for line in context_lines(old.body("bond")) + context_lines(old.body("active_context")):
         text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
         if text:
-            items.setdefault(text, {"id": None, "text": text, "at": old.last_dream or "",
-                                    "source": "state"})
+            items.setdefault(
+                text, {"id": None, "text": text, "at": old.last_dream or "", "source": "state"}
+            )
     for crystal in crystals:
-        items[crystal.text] = {"id": crystal.id, "text": crystal.text,
-                               "at": crystal.created_at, "source": "crystal"}
+        items[crystal.text] = {
+            "id": crystal.id,
+            "text": crystal.text,
+            "at": crystal.created_at,
+            "source": "crystal",
+        }
     for note in notes:
-        items.setdefault(note.text, {"id": None, "text": note.text, "at": iso(note.at),
-                                     "source": "note"})
+        items.setdefault(
+            note.text, {"id": None, "text": note.text, "at": iso(note.at), "source": "note"}
+        )
     return list(items.values())
 
 
-def compute(store: Store, notes: list[Note], crystals: list[Crystal], now: datetime,
-            old_state: WorkingMemory | None) -> Insights:
+def compute(
+    store: Store,
+    notes: list[Note],
+    crystals: list[Crystal],
+    now: datetime,
+    old_state: WorkingMemory | None,
+) -> Insights:
     """Work out the dream's insights from the new evidence, the store and the old state."""
     old = old_state or WorkingMemory()
     if old.last_dream:

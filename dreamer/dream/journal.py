@@ -31,13 +31,17 @@ def diff(entry: dict[str, Any]) -> str:
     """A unified diff of MEMORY.md before and after the dream (or its last candidate)."""
     after = candidate_text(entry)
     if after is None:
-        raise UsageError(f"dream {entry['id']} ({entry['outcome']}) wrote nothing to compare; "
-                         "pick a committed dream from 'dream log'")
+        raise UsageError(
+            f"dream {entry['id']} ({entry['outcome']}) wrote nothing to compare; "
+            "pick a committed dream from 'dream log'"
+        )
     before = entry.get("old_state") or ""
     lines = difflib.unified_diff(
-        before.splitlines(keepends=True), after.splitlines(keepends=True),
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
         fromfile=f"MEMORY.md before dream {entry['id']}",
-        tofile=f"MEMORY.md after dream {entry['id']}")
+        tofile=f"MEMORY.md after dream {entry['id']}",
+    )
     return "".join(lines)
 
 
@@ -51,14 +55,21 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
         text = entry.get("old_state") if before else entry.get("new_state")
         if text is None:
             which = "the state before it" if before else "a committed state"
-            raise UsageError(f"dream {dream_id} ({entry['outcome']}) has no record of {which}; "
-                             "pick a committed dream from 'dream log'")
+            raise UsageError(
+                f"dream {dream_id} ({entry['outcome']}) has no record of {which}; "
+                "pick a committed dream from 'dream log'"
+            )
         current = read_memory(ws.memory_md, errors="replace")  # restore mends a damaged file
         atomic_write(ws.memory_md, text)
         side = "before" if before else "after"
-        return ws.store.record_dream({
-            "started_at": iso(now), "finished_at": iso(now), "outcome": "restored",
-            "reason": f"restored MEMORY.md as it was {side} dream {dream_id}",
-            "old_state": current, "new_state": text, "inputs": {"restored_from": dream_id,
-                                                                "side": side},
-        })
+        return ws.store.record_dream(
+            {
+                "started_at": iso(now),
+                "finished_at": iso(now),
+                "outcome": "restored",
+                "reason": f"restored MEMORY.md as it was {side} dream {dream_id}",
+                "old_state": current,
+                "new_state": text,
+                "inputs": {"restored_from": dream_id, "side": side},
+            }
+        )

@@ -104,7 +104,7 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             return MigrationReport(
                 migrated=False,
                 message=f"already migrated at {done_at} "
-                        f"({_crystals(earlier.get('chunks', 0))}); nothing to do",
+                f"({_crystals(earlier.get('chunks', 0))}); nothing to do",
                 backup=earlier.get("backup"),
                 migrated_at=done_at,
             )
@@ -120,8 +120,9 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             ) from None
         if not is_hand_written(ws):
             return MigrationReport(
-                False, "MEMORY.md is already dreamer's working memory (it has the state title "
-                       "or a dream has committed); nothing to migrate"
+                False,
+                "MEMORY.md is already dreamer's working memory (it has the state title "
+                "or a dream has committed); nothing to migrate",
             )
         backup = _write_backup(ws, data)
         report = _index_seed(ws, text, now)
@@ -131,10 +132,18 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             f"migrated MEMORY.md ({len(data):,} bytes, {report.tokens:,} tokens) into "
             f"{_crystals(report.chunks)} ({report.created} new); backup at {backup.name}"
         )
-        ws.store.set_meta(REPORT_KEY, json.dumps(
-            {"chunks": report.chunks, "created": report.created, "backup": report.backup,
-             "bytes": report.bytes, "tokens": report.tokens}
-        ))
+        ws.store.set_meta(
+            REPORT_KEY,
+            json.dumps(
+                {
+                    "chunks": report.chunks,
+                    "created": report.created,
+                    "backup": report.backup,
+                    "bytes": report.bytes,
+                    "tokens": report.tokens,
+                }
+            ),
+        )
         ws.store.set_meta(FIRST_DREAM_KEY, "1")
         ws.store.set_meta(MIGRATED_KEY, report.migrated_at or iso(now))
         return report
@@ -157,13 +166,25 @@ def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
     # One transaction: the migration lands whole or not at all.
     with ws.store.transaction():
         for number, piece in enumerate(pieces, start=1):
-            ids.append(ws.index(
-                piece, importance=SEED_IMPORTANCE, semantic_type=None, at=now, source="seed",
-                lifecycle="consolidated", origin=f"MEMORY.md#chunk-{number}",
-            ))
+            ids.append(
+                ws.index(
+                    piece,
+                    importance=SEED_IMPORTANCE,
+                    semantic_type=None,
+                    at=now,
+                    source="seed",
+                    lifecycle="consolidated",
+                    origin=f"MEMORY.md#chunk-{number}",
+                )
+            )
     return MigrationReport(
-        migrated=True, message="", chunks=len(pieces), created=_crystal_count(ws) - before,
-        crystal_ids=ids, tokens=tokens.count(text), migrated_at=iso(now),
+        migrated=True,
+        message="",
+        chunks=len(pieces),
+        created=_crystal_count(ws) - before,
+        crystal_ids=ids,
+        tokens=tokens.count(text),
+        migrated_at=iso(now),
     )
 
 

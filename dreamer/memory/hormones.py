@@ -44,27 +44,70 @@ DEFAULT_LEXICON: dict[str, dict[str, Any]] = {
         "delta": 0.3,
         "reason": "achievement/breakthrough detected",
         "words": [
-            "achiev*", "breakthrough*", "success*", "succeeded", "solved", "shipped",
-            "launched", "milestone*", "finally works", "it works", "nailed", "won",
-            "passed", "accomplish*", "promoted", "celebrat*",
+            "achiev*",
+            "breakthrough*",
+            "success*",
+            "succeeded",
+            "solved",
+            "shipped",
+            "launched",
+            "milestone*",
+            "finally works",
+            "it works",
+            "nailed",
+            "won",
+            "passed",
+            "accomplish*",
+            "promoted",
+            "celebrat*",
         ],
     },
     "cortisol": {
         "delta": 0.3,
         "reason": "error/urgency detected",
         "words": [
-            "error*", "fail*", "crash*", "bug", "bugs", "broken", "outage*", "urgent*",
-            "asap", "deadline*", "emergency", "critical", "frustrat*", "stuck", "blocked",
-            "angry", "annoyed", "panic*",
+            "error*",
+            "fail*",
+            "crash*",
+            "bug",
+            "bugs",
+            "broken",
+            "outage*",
+            "urgent*",
+            "asap",
+            "deadline*",
+            "emergency",
+            "critical",
+            "frustrat*",
+            "stuck",
+            "blocked",
+            "angry",
+            "annoyed",
+            "panic*",
         ],
     },
     "oxytocin": {
         "delta": 0.25,
         "reason": "gratitude/personal sharing detected",
         "words": [
-            "thank*", "grateful", "gratitude", "appreciat*", "my wife", "my husband",
-            "my partner", "my daughter", "my son", "my kids", "my family", "my mom",
-            "my dad", "my friend*", "i feel", "i'm feeling", "personal*", "love",
+            "thank*",
+            "grateful",
+            "gratitude",
+            "appreciat*",
+            "my wife",
+            "my husband",
+            "my partner",
+            "my daughter",
+            "my son",
+            "my kids",
+            "my family",
+            "my mom",
+            "my dad",
+            "my friend*",
+            "i feel",
+            "i'm feeling",
+            "personal*",
+            "love",
         ],
     },
 }
@@ -77,8 +120,7 @@ def rest_levels(ws: Parts) -> dict[str, float]:
     return {name: float(ws.settings.hormone_rest[name]) for name in HORMONES}
 
 
-def decay(ws: Parts, last: Mapping[str, float], since: datetime,
-          now: datetime) -> dict[str, float]:
+def decay(ws: Parts, last: Mapping[str, float], since: datetime, now: datetime) -> dict[str, float]:
     """Levels ``last`` (as of ``since``) decayed toward rest until ``now``."""
     minutes = max(0.0, (as_utc(now) - as_utc(since)).total_seconds() / 60.0)
     out = {}
@@ -114,13 +156,12 @@ def feel(
 ) -> dict[str, float]:
     """Apply a stimulus (level += delta, clamped to 0..1), store it, and return all levels."""
     if hormone not in HORMONES:
-        raise InvalidStimulus(
-            f"unknown hormone {hormone!r}; use one of {', '.join(HORMONES)}"
-        )
+        raise InvalidStimulus(f"unknown hormone {hormone!r}; use one of {', '.join(HORMONES)}")
     delta = _as_delta(delta)
     if source not in STIMULUS_SOURCES:
         raise InvalidStimulus(
-            f"unknown stimulus source {source!r}; use one of {', '.join(STIMULUS_SOURCES)}")
+            f"unknown stimulus source {source!r}; use one of {', '.join(STIMULUS_SOURCES)}"
+        )
     moment = as_utc(now or utc_now())
     current = levels(ws, moment)
     current[hormone] = _clamp(current[hormone] + delta)
@@ -130,8 +171,9 @@ def feel(
 
 def _as_delta(value: Any) -> float:
     """A stimulus size: a number (or numeric text) from -1 to 1."""
-    wrong = InvalidStimulus(f"delta must be a number from -1 to 1 (e.g. 0.3 or -0.2), "
-                            f"not {value!r}")
+    wrong = InvalidStimulus(
+        f"delta must be a number from -1 to 1 (e.g. 0.3 or -0.2), not {value!r}"
+    )
     if isinstance(value, bool):
         raise wrong
     if isinstance(value, str):
@@ -151,13 +193,19 @@ def record(ws: Parts, now: datetime, reason: str = "decay") -> dict[str, float]:
     return current
 
 
-def _store(ws: Parts, current: Mapping[str, float], moment: datetime, hormone: str | None,
-           delta: float | None, reason: str, source: str) -> None:
+def _store(
+    ws: Parts,
+    current: Mapping[str, float],
+    moment: datetime,
+    hormone: str | None,
+    delta: float | None,
+    reason: str,
+    source: str,
+) -> None:
     ws.store.add_hormone_row(moment, current, hormone, delta, reason, source)
 
 
-def history(ws: Parts, limit: int = 20, *, stimuli_only: bool = False
-            ) -> list[dict[str, Any]]:
+def history(ws: Parts, limit: int = 20, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
     """The newest history rows (stimuli, and decay snapshots unless stimuli_only), newest first."""
     return ws.store.hormone_history(limit, stimuli_only=stimuli_only)
 
@@ -168,10 +216,24 @@ def mood(current: Mapping[str, float]) -> str:
     cortisol = current.get("cortisol", 0.02)
     oxytocin = current.get("oxytocin", 0.20)
     words = []
-    words.append("elated" if dopamine >= 0.7 else "energized" if dopamine >= 0.4
-                 else "steady" if dopamine >= 0.1 else "flat")
-    words.append("stressed" if cortisol >= 0.7 else "focused" if cortisol >= 0.35
-                 else "alert" if cortisol >= 0.15 else "calm")
+    words.append(
+        "elated"
+        if dopamine >= 0.7
+        else "energized"
+        if dopamine >= 0.4
+        else "steady"
+        if dopamine >= 0.1
+        else "flat"
+    )
+    words.append(
+        "stressed"
+        if cortisol >= 0.7
+        else "focused"
+        if cortisol >= 0.35
+        else "alert"
+        if cortisol >= 0.15
+        else "calm"
+    )
     if oxytocin >= 0.6:
         words.append("warmly connected")
     elif oxytocin >= 0.35:
@@ -202,11 +264,14 @@ def _check_lexicon(lexicon: Any, where: str) -> None:
     for name, entry in lexicon.items():
         if name not in HORMONES:
             raise InvalidStimulus(f"{where}: unknown hormone {name!r}; use {', '.join(HORMONES)}")
-        if (not isinstance(entry, dict) or not isinstance(entry.get("words"), list)
-                or isinstance(entry.get("delta"), bool)
-                or not isinstance(entry.get("delta"), int | float)):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("words"), list)
+            or isinstance(entry.get("delta"), bool)
+            or not isinstance(entry.get("delta"), int | float)
+        ):
             raise InvalidStimulus(
-                f"{where}: {name} needs \"delta\" (a number) and \"words\" (a list of strings)"
+                f'{where}: {name} needs "delta" (a number) and "words" (a list of strings)'
             )
 
 

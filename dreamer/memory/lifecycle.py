@@ -76,26 +76,38 @@ class LifecycleReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Counts and ids, JSON-ready."""
-        return {"faded": len(self.faded), "used": len(self.used),
-                "archived": len(self.archived), "merged": len(self.merged),
-                "archived_ids": self.archived, "merged_pairs": [list(p) for p in self.merged]}
+        return {
+            "faded": len(self.faded),
+            "used": len(self.used),
+            "archived": len(self.archived),
+            "merged": len(self.merged),
+            "archived_ids": self.archived,
+            "merged_pairs": [list(p) for p in self.merged],
+        }
 
     def summary(self) -> str:
         """One line: what changed."""
-        return (f"{len(self.faded)} faded, {len(self.used)} used, {len(self.archived)} archived,"
-                f" {len(self.merged)} merged")
+        return (
+            f"{len(self.faded)} faded, {len(self.used)} used, {len(self.archived)} archived,"
+            f" {len(self.merged)} merged"
+        )
 
 
 def half_life_days(semantic_type: str, emotion: float, access_count: int) -> float:
     """The fading half-life of a crystal, in days (see the module docstring)."""
-    return (BASE_HALF_LIFE_DAYS * TYPE_FACTOR.get(semantic_type, 1.0)
-            * (1.0 + EMOTION_WEIGHT * emotion) * (1.0 + math.log1p(max(0, access_count))))
+    return (
+        BASE_HALF_LIFE_DAYS
+        * TYPE_FACTOR.get(semantic_type, 1.0)
+        * (1.0 + EMOTION_WEIGHT * emotion)
+        * (1.0 + math.log1p(max(0, access_count)))
+    )
 
 
 def emotion(levels: dict[str, float | None], rest: dict[str, float]) -> float:
     """Emotional weight at creation: the largest distance of a hormone from its rest level."""
-    distances = [abs(levels[name] - rest[name]) for name in HORMONES
-                 if levels.get(name) is not None]
+    distances = [
+        abs(levels[name] - rest[name]) for name in HORMONES if levels.get(name) is not None
+    ]
     return min(1.0, max(distances, default=0.0))
 
 
@@ -115,13 +127,14 @@ def run(ws: Parts, now: datetime) -> LifecycleReport:
     # Short transactions, so an agent's note never waits long behind a big tick.
     for start in range(0, len(changes), BATCH):
         with store.transaction():
-            for crystal_id, change, action, why in changes[start:start + BATCH]:
+            for crystal_id, change, action, why in changes[start : start + BATCH]:
                 store.update_crystal(crystal_id, change, action=action, at=now, reason=why)
     return report
 
 
-def _fade(ws: Parts, store: Store, now: datetime,
-          report: LifecycleReport) -> list[tuple[int, dict[str, Any], str, str]]:
+def _fade(
+    ws: Parts, store: Store, now: datetime, report: LifecycleReport
+) -> list[tuple[int, dict[str, Any], str, str]]:
     rest = {name: float(ws.settings.hormone_rest[name]) for name in HORMONES}
     due_before = iso(now - timedelta(days=_MIN_DUE_DAYS))
     out: list[tuple[int, dict[str, Any], str, str]] = []
@@ -132,8 +145,9 @@ def _fade(ws: Parts, store: Store, now: datetime,
         changed = parse_iso(updated_at)
         weight = emotion(row.levels, rest)
         days = (now - changed).total_seconds() / 86400.0
-        new = faded_importance(importance, days, half_life_days(semantic_type, weight,
-                                                                access_count))
+        new = faded_importance(
+            importance, days, half_life_days(semantic_type, weight, access_count)
+        )
         used = accessed_at is not None and accessed_at > updated_at
         if used:
             new = min(1.0, new + USE_BOOST)
@@ -164,17 +178,22 @@ def _merge(ws: Parts, store: Store, now: datetime, report: LifecycleReport) -> N
     if not rows:
         return
     dim = ws.embedder.dim
-    fresh = [row for row in rows
-             if row.lifecycle != "archived" and row.embedding is not None
-             and len(row.embedding) == 2 * dim]
+    fresh = [
+        row
+        for row in rows
+        if row.lifecycle != "archived"
+        and row.embedding is not None
+        and len(row.embedding) == 2 * dim
+    ]
     if fresh:
         _apply_merges(store, fresh, _nearest(store, fresh, dim), now, report)
     store.set_meta("lifecycle.merge_checked_id", str(rows[-1].id))
 
 
 def _vectors(blobs: list[bytes], dim: int) -> np.ndarray:
-    return np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim).astype(
-        np.float32)
+    return (
+        np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim).astype(np.float32)
+    )
 
 
 def _nearest(store: Store, fresh: list[VectorRow], dim: int) -> list[tuple[float, int]]:
@@ -198,8 +217,13 @@ def _nearest(store: Store, fresh: list[VectorRow], dim: int) -> list[tuple[float
     return list(zip(best_sim.tolist(), best_id.tolist(), strict=True))
 
 
-def _apply_merges(store: Store, fresh: list[VectorRow], best: list[tuple[float, int]],
-                  now: datetime, report: LifecycleReport) -> None:
+def _apply_merges(
+    store: Store,
+    fresh: list[VectorRow],
+    best: list[tuple[float, int]],
+    now: datetime,
+    report: LifecycleReport,
+) -> None:
     parent: dict[int, int] = {}  # archived in this pass -> its winner
     for row, (similarity, other_id) in zip(fresh, best, strict=True):
         new_id = row.id
@@ -215,19 +239,30 @@ def _apply_merges(store: Store, fresh: list[VectorRow], best: list[tuple[float, 
         if new.lifecycle == "frozen" and other.lifecycle == "frozen":
             continue
         # the newer one loses unless it matters more, and a frozen crystal never loses
-        if other.lifecycle == "frozen" or (new.lifecycle != "frozen"
-                                           and other.importance >= new.importance):
+        if other.lifecycle == "frozen" or (
+            new.lifecycle != "frozen" and other.importance >= new.importance
+        ):
             winner, loser = other, new
         else:
             winner, loser = new, other
         reason = f"near-duplicate (cosine {similarity:.3f})"
-        store.update_crystal(loser.id, {"lifecycle": "archived", "parent_id": winner.id},
-                             action="merged", at=now, reason=f"{reason} of #{winner.id}")
+        store.update_crystal(
+            loser.id,
+            {"lifecycle": "archived", "parent_id": winner.id},
+            action="merged",
+            at=now,
+            reason=f"{reason} of #{winner.id}",
+        )
         if winner.lifecycle != "frozen":
             store.update_crystal(
                 winner.id,
-                {"importance": max(winner.importance, loser.importance),
-                 "access_count": winner.access_count + loser.access_count},
-                action="absorbed", at=now, reason=f"{reason}: absorbed #{loser.id}")
+                {
+                    "importance": max(winner.importance, loser.importance),
+                    "access_count": winner.access_count + loser.access_count,
+                },
+                action="absorbed",
+                at=now,
+                reason=f"{reason}: absorbed #{loser.id}",
+            )
         parent[loser.id] = winner.id
         report.merged.append((loser.id, winner.id))

@@ -92,8 +92,12 @@ def parse_text(content: str) -> Parsed:
     def close() -> None:
         if current is not None:
             notes.append(
-                Note(current["at"], current["importance"], "\n".join(current["lines"]),
-                     current["line"])
+                Note(
+                    current["at"],
+                    current["importance"],
+                    "\n".join(current["lines"]),
+                    current["line"],
+                )
             )
 
     lines = content.split("\n")
@@ -117,10 +121,9 @@ def parse_text(content: str) -> Parsed:
                 current = None
                 stray.append((number, line))
                 continue
-            current = {"at": at, "importance": importance, "lines": [match["text"]],
-                       "line": number}
+            current = {"at": at, "importance": importance, "lines": [match["text"]], "line": number}
         elif current is not None and line.startswith(CONTINUATION):
-            current["lines"].append(line[len(CONTINUATION):])
+            current["lines"].append(line[len(CONTINUATION) :])
         else:
             close()
             current = None
@@ -243,12 +246,15 @@ def restore(path: Path) -> int:
                 held[_key(note)] -= 1
             else:
                 back.append(note)
-        body = current[len(HEADER):].lstrip("\n") if current.startswith(HEADER) else current
+        body = current[len(HEADER) :].lstrip("\n") if current.startswith(HEADER) else current
         if body.startswith(CONTINUATION):
             body = "\n" + body  # a blank line keeps an indented stray line out of the last note
-        merged = HEADER + "\n" + "".join(
-            render_note(note.text, note.at, note.importance) for note in back
-        ) + body
+        merged = (
+            HEADER
+            + "\n"
+            + "".join(render_note(note.text, note.at, note.importance) for note in back)
+            + body
+        )
         atomic_write(path, _encode(merged))
         aside.unlink()
         fsync_dir(path.parent)

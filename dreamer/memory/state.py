@@ -178,8 +178,7 @@ def from_fields(fields: dict[str, Any], base: WorkingMemory | None = None) -> Wo
             value = render_pointers([Pointer(str(v["topic"]), str(v["keywords"])) for v in value])
         elif key == "emerging_skills" and isinstance(value, list):
             value = render_skills(
-                [Skill(str(v["skill"]), int(v["confidence"]), int(v["occurrences"]))
-                 for v in value]
+                [Skill(str(v["skill"]), int(v["confidence"]), int(v["occurrences"])) for v in value]
             )
         bodies[key] = _clean(str(value))
     return WorkingMemory(bodies, base.last_dream, base.mood, base.preamble, list(base.extra))
@@ -188,8 +187,10 @@ def from_fields(fields: dict[str, Any], base: WorkingMemory | None = None) -> Wo
 def _clean(body: str) -> str:
     # A "## " line inside a body would start a new section when the file is read back:
     # demote it to "### " so render∘parse stays a fixed point whatever a synthesizer wrote.
-    lines = [("#" + line if line.startswith("## ") else line).rstrip()
-             for line in body.strip("\n").split("\n")]
+    lines = [
+        ("#" + line if line.startswith("## ") else line).rstrip()
+        for line in body.strip("\n").split("\n")
+    ]
     return "\n".join(lines).strip("\n")
 
 
@@ -210,7 +211,7 @@ def parse(text: str) -> WorkingMemory:
         if not any(_title_key(line[3:]) for line in lines if line.startswith("## ")):
             return WorkingMemory(preamble=text.strip("\n"))
         title_at = -1
-    state = WorkingMemory(preamble="\n".join(lines[:max(title_at, 0)]).strip("\n"))
+    state = WorkingMemory(preamble="\n".join(lines[: max(title_at, 0)]).strip("\n"))
     current: str | None = None
     buffer: list[str] = []
     extra_heading = ""
@@ -223,7 +224,7 @@ def parse(text: str) -> WorkingMemory:
             existing = state.bodies.get(current)
             state.bodies[current] = f"{existing}\n{body}".strip("\n") if existing else body
 
-    for line in lines[title_at + 1:]:
+    for line in lines[title_at + 1 :]:
         if line.startswith("## "):
             flush()
             buffer = []

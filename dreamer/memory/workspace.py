@@ -169,17 +169,18 @@ class Workspace:
         """Write a note to the scratch and index it as a crystal; return the crystal id."""
         text, importance, semantic_type, moment = validate_note(text, importance, type, at)
         if source not in CRYSTAL_SOURCES:
-            raise InvalidNote(
-                f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
+            raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
         scratch.append(self.scratch_path, text, moment, importance)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
             for hormone, delta, reason in hormones.stimuli_from_text(
-                    text, hormones.load_lexicon(self)):
+                text, hormones.load_lexicon(self)
+            ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
-        return self.index(text, importance=importance, semantic_type=semantic_type, at=moment,
-                          source=source)
+        return self.index(
+            text, importance=importance, semantic_type=semantic_type, at=moment, source=source
+        )
 
     def index(
         self,
@@ -219,9 +220,15 @@ class Workspace:
         """Hybrid search over the crystals (see dreamer.search)."""
         if isinstance(limit, int) and limit > MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
-        return run_search(self.store, self.embedder, self.settings, query,
-                          now=as_utc(now) if now else utc_now(), limit=limit,
-                          search_type=search_type)
+        return run_search(
+            self.store,
+            self.embedder,
+            self.settings,
+            query,
+            now=as_utc(now) if now else utc_now(),
+            limit=limit,
+            search_type=search_type,
+        )
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""

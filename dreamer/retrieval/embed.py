@@ -61,8 +61,10 @@ class HashingEmbedder:
 
     def _hash_word(self, stem: str) -> tuple[tuple[int, float], ...]:
         padded = f"<{stem}>"
-        return (self._hash("w:" + stem, 1.0),
-                *(self._hash("c:" + padded[i:i + 3], 0.35) for i in range(len(padded) - 2)))
+        return (
+            self._hash("w:" + stem, 1.0),
+            *(self._hash("c:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2)),
+        )
 
     def _features(self, text: str) -> dict[int, float]:
         words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
@@ -83,8 +85,9 @@ class HashingEmbedder:
             feats = self._features(text)
             if feats:
                 values = np.fromiter(feats.values(), dtype=np.float64, count=len(feats))
-                out[row, np.fromiter(feats.keys(), dtype=np.int64, count=len(feats))] = (
-                    np.sign(values) * np.log1p(np.abs(values)))
+                out[row, np.fromiter(feats.keys(), dtype=np.int64, count=len(feats))] = np.sign(
+                    values
+                ) * np.log1p(np.abs(values))
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

@@ -121,8 +121,9 @@ def _source_filter(search_type: str, settings: Settings) -> tuple[bool, bool]:
     return sessions, facts
 
 
-def _lexical(store: Store, terms: list[str], sessions: bool, facts: bool,
-             limit: int) -> dict[int, float]:
+def _lexical(
+    store: Store, terms: list[str], sessions: bool, facts: bool, limit: int
+) -> dict[int, float]:
     """BM25 scores (higher is better) of the best `limit` matches."""
     if not terms:
         return {}
@@ -160,7 +161,8 @@ def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]
         return terms, []
     # With no rare word the least common one must be there: the most specific word asked.
     rare = [term for term in present if counts[term] <= limit] or [
-        min(present, key=lambda term: counts[term])]
+        min(present, key=lambda term: counts[term])
+    ]
     return rare, [term for term in present if term not in rare]
 
 
@@ -169,8 +171,9 @@ def _rows(store: Store, ids: list[int]) -> list[RankRow]:
     return store.rank_rows(ids)
 
 
-def _in_context(store: Store, lexical: dict[int, float],
-                known: dict[int, tuple[Any, ...]] | None = None) -> dict[int, float]:
+def _in_context(
+    store: Store, lexical: dict[int, float], known: dict[int, tuple[Any, ...]] | None = None
+) -> dict[int, float]:
     """Each candidate's score plus its neighbours' and its episode's (see the module doc).
 
     ``known`` collects the rows read on the way (id -> row), so the boost need not read them.
@@ -181,8 +184,9 @@ def _in_context(store: Store, lexical: dict[int, float],
     rows = _rows(store, sorted(lexical))
     # Only transcript turns have neighbours worth reading.
     talking = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
-    rows += _rows(store, sorted({i + d for i in talking for d in range(-reach, reach + 1)}
-                                - set(lexical)))
+    rows += _rows(
+        store, sorted({i + d for i in talking for d in range(-reach, reach + 1)} - set(lexical))
+    )
     if known is not None:
         known.update((row[0], row) for row in rows)
     ids = np.array([row[0] for row in rows], dtype=np.int64)
@@ -199,15 +203,20 @@ def _in_context(store: Store, lexical: dict[int, float],
     for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
         for other_id in (ids - distance, ids + distance):
             at = np.clip(np.searchsorted(ids, other_id), 0, len(ids) - 1)
-            same = ((ids[at] == other_id) & (source[at] == source) & talk
-                    & (np.abs(day[at] - day) <= window))
+            same = (
+                (ids[at] == other_id)
+                & (source[at] == source)
+                & talk
+                & (np.abs(day[at] - day) <= window)
+            )
             context += np.where(same, weight * own[at], 0.0)
     # The best own score among candidates of the same episode (same source, close in time).
     matched = np.flatnonzero((own > 0) & talk)
     episode = np.zeros(len(ids))
     if len(matched):
-        close = ((source[:, None] == source[None, matched])
-                 & (np.abs(day[:, None] - day[None, matched]) <= window))
+        close = (source[:, None] == source[None, matched]) & (
+            np.abs(day[:, None] - day[None, matched]) <= window
+        )
         episode = np.where(close, own[None, matched], 0.0).max(axis=1) * talk
     total = own + context + EPISODE_WEIGHT * episode
     # A crystal with no word of the query and no matching neighbour stays out: the episode
@@ -249,8 +258,9 @@ def search(
         semantic, best_similarity = cosines(store, vector, list(contextual), embedder.dim)
     else:
         # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
-        semantic, best_similarity = nearest(index_for(store, embedder), vector, sessions,
-                                              facts, max(VECTOR_DEPTH, limit * 4))
+        semantic, best_similarity = nearest(
+            index_for(store, embedder), vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
+        )
     top = max(contextual.values(), default=0.0)
     fused = {crystal_id: score / top for crystal_id, score in contextual.items()} if top else {}
     for crystal_id, similarity in semantic:
@@ -266,23 +276,41 @@ def search(
         )
         recency = 0.5 ** (np.maximum(newest - day, 0.0) / RECENCY_HALF_LIFE_DAYS)
         boost = (1.0 + IMPORTANCE_BOOST * importance + RECENCY_BOOST * recency) * np.where(
-            archived > 0, ARCHIVED_FACTOR, 1.0)
+            archived > 0, ARCHIVED_FACTOR, 1.0
+        )
         scores = np.round(np.array([fused[i] for i in ids]) * boost, 6)
         # Best first; equal scores put the newer crystal (higher id) first.
         order = np.lexsort((-np.array(ids), -scores))[:limit]
         best = {ids[i]: float(scores[i]) for i in order}
         for crystal in store.crystals_by_id(list(best)):
-            hits.append(Hit(crystal.id, crystal.text, best[crystal.id], crystal.source,
-                            crystal.semantic_type, crystal.importance, crystal.lifecycle,
-                            crystal.created_at))
+            hits.append(
+                Hit(
+                    crystal.id,
+                    crystal.text,
+                    best[crystal.id],
+                    crystal.source,
+                    crystal.semantic_type,
+                    crystal.importance,
+                    crystal.lifecycle,
+                    crystal.created_at,
+                )
+            )
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
     if record:
-        _record(store, query, search_type, hits, now,
-                gap=not lexical and best_similarity < GAP_SIMILARITY)
+        _record(
+            store,
+            query,
+            search_type,
+            hits,
+            now,
+            gap=not lexical and best_similarity < GAP_SIMILARITY,
+        )
     return hits
 
 
-def _record(store: Store, query: str, search_type: str, hits: list[Hit], now: datetime,
-            gap: bool) -> None:
-    store.record_search(now, query, search_type, [hit.id for hit in hits],
-                        hits[0].score if hits else None, gap=gap)
+def _record(
+    store: Store, query: str, search_type: str, hits: list[Hit], now: datetime, gap: bool
+) -> None:
+    store.record_search(
+        now, query, search_type, [hit.id for hit in hits], hits[0].score if hits else None, gap=gap
+    )

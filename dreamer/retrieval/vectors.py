@@ -40,8 +40,9 @@ class VectorIndex:
         self.vectors = np.zeros((0, dim), dtype=np.float16)
         self.sketch = np.zeros((0, SKETCH_DIM), dtype=np.float32)
         generator = np.random.default_rng(SKETCH_SEED)
-        self.projection = (generator.standard_normal((dim, SKETCH_DIM))
-                           / np.sqrt(SKETCH_DIM)).astype(np.float32)
+        self.projection = (
+            generator.standard_normal((dim, SKETCH_DIM)) / np.sqrt(SKETCH_DIM)
+        ).astype(np.float32)
 
     def _reserve(self, extra: int) -> None:
         needed = self.size + extra
@@ -103,8 +104,9 @@ def clear_cache() -> None:
         _indexes.clear()
 
 
-def nearest(index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool,
-              limit: int) -> tuple[list[tuple[int, float]], float]:
+def nearest(
+    index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool, limit: int
+) -> tuple[list[tuple[int, float]], float]:
     """(crystal id, cosine) of the closest `limit` crystals above MIN_SIMILARITY; the best."""
     size = index.size
     if not size or not vector.any():
@@ -122,8 +124,9 @@ def nearest(index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool,
     return [(int(index.ids[shortlist[i]]), float(exact[i])) for i in order], best
 
 
-def cosines(store: Store, vector: np.ndarray, ids: list[int],
-             dim: int) -> tuple[list[tuple[int, float]], float]:
+def cosines(
+    store: Store, vector: np.ndarray, ids: list[int], dim: int
+) -> tuple[list[tuple[int, float]], float]:
     """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
     if not ids or not vector.any():
         return [], 0.0
@@ -132,6 +135,5 @@ def cosines(store: Store, vector: np.ndarray, ids: list[int],
         return [], 0.0
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
     exact = matrix.reshape(len(rows), dim).astype(np.float32) @ vector
-    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True)
-             if c > MIN_SIMILARITY]
+    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True) if c > MIN_SIMILARITY]
     return found, float(exact.max())

@@ -50,8 +50,13 @@ class ConsolidationReport:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"at": iso(self.at), "levels": self.levels, "mood": self.mood,
-                "spikes": self.spikes, "lifecycle": self.lifecycle.to_dict()}
+        return {
+            "at": iso(self.at),
+            "levels": self.levels,
+            "mood": self.mood,
+            "spikes": self.spikes,
+            "lifecycle": self.lifecycle.to_dict(),
+        }
 
     def summary(self) -> str:
         """One line for the run log."""
@@ -61,8 +66,11 @@ class ConsolidationReport:
 
 @contextlib.contextmanager
 def _tick_lock(ws: Workspace) -> Iterator[None]:
-    with hold(ws.memory_dir / "consolidate.lock", wait=False,
-              busy=f"consolidation already running in {ws.root}; wait for it to finish"):
+    with hold(
+        ws.memory_dir / "consolidate.lock",
+        wait=False,
+        busy=f"consolidation already running in {ws.root}; wait for it to finish",
+    ):
         yield
 
 
@@ -75,8 +83,14 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
         for hormone, peak, peak_at in detect_spikes(ws, now):
             text = spike_text(ws, hormone, peak, peak_at, now)
             crystal_id = ws.note(text, importance=SPIKE_IMPORTANCE, at=now, source="auto")
-            report.spikes.append({"hormone": hormone, "peak": round(peak, 4),
-                                  "peak_at": iso(peak_at), "crystal_id": crystal_id})
+            report.spikes.append(
+                {
+                    "hormone": hormone,
+                    "peak": round(peak, 4),
+                    "peak_at": iso(peak_at),
+                    "crystal_id": crystal_id,
+                }
+            )
         report.lifecycle = lifecycle.run(ws, now)
     return report
 
@@ -128,8 +142,7 @@ def detect_spikes(ws: Workspace, now: datetime) -> list[tuple[str, float, dateti
     return [(name, *spikes[name]) for name in HORMONES if name in spikes]
 
 
-def spike_text(ws: Workspace, hormone: str, peak: float, peak_at: datetime,
-               now: datetime) -> str:
+def spike_text(ws: Workspace, hormone: str, peak: float, peak_at: datetime, now: datetime) -> str:
     """The automatic note for one spike, in the seed's form, with what was going on."""
     lexicon = hormones.load_lexicon(ws)
     cause = (lexicon.get(hormone) or {}).get("reason") or f"{hormone} stimulus"

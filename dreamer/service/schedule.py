@@ -92,9 +92,13 @@ class RunRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"job": self.job, "started_at": iso(self.started_at),
-                "finished_at": iso(self.finished_at), "outcome": self.outcome,
-                "detail": self.detail}
+        return {
+            "job": self.job,
+            "started_at": iso(self.started_at),
+            "finished_at": iso(self.finished_at),
+            "outcome": self.outcome,
+            "detail": self.detail,
+        }
 
     @property
     def ok(self) -> bool:
@@ -157,9 +161,17 @@ def job_states(ws: Workspace, now: datetime) -> list[JobState]:
     states = []
     for job in JOBS:
         last, outcome, detail = last_run(ws, job)
-        states.append(JobState(job, job in enabled_jobs(ws),
-                               interval(ws, job).total_seconds() / 60.0, last, outcome, detail,
-                               next_due(ws, job, now)))
+        states.append(
+            JobState(
+                job,
+                job in enabled_jobs(ws),
+                interval(ws, job).total_seconds() / 60.0,
+                last,
+                outcome,
+                detail,
+                next_due(ws, job, now),
+            )
+        )
     return states
 
 
@@ -194,14 +206,21 @@ def ensure_migrated(ws: Workspace, now: datetime) -> None:
 
 def record_run(ws: Workspace, record: RunRecord) -> None:
     """Store one run in the ``runs`` table and log it."""
-    ws.store.record_run(record.job, iso(record.started_at), iso(record.finished_at),
-                        record.outcome, record.detail)
+    ws.store.record_run(
+        record.job, iso(record.started_at), iso(record.finished_at), record.outcome, record.detail
+    )
     level = logging.INFO if record.ok else logging.WARNING
     log.log(level, "%s %s: %s (%s)", ws.root, record.job, record.outcome, record.detail)
 
 
-def run_job(ws: Workspace, job: str, now: datetime, *, clock: Clock = utc_now,
-            synthesizer: Synthesizer | None = None) -> RunRecord:
+def run_job(
+    ws: Workspace,
+    job: str,
+    now: datetime,
+    *,
+    clock: Clock = utc_now,
+    synthesizer: Synthesizer | None = None,
+) -> RunRecord:
     """Run one job at ``now``, record its outcome in ``runs`` and return it."""
     if job not in JOBS:
         raise UsageError(f"unknown job {job!r}; use one of {', '.join(JOBS)}")
@@ -217,16 +236,16 @@ def run_job(ws: Workspace, job: str, now: datetime, *, clock: Clock = utc_now,
     except Exception as e:
         # A bug, not an outcome: journal it so the schedule and `dream status` show it, then
         # let it propagate with its traceback.
-        record_run(ws, RunRecord(job, now, as_utc(clock()), "failed",
-                                 f"{type(e).__name__}: {e}"))
+        record_run(ws, RunRecord(job, now, as_utc(clock()), "failed", f"{type(e).__name__}: {e}"))
         raise
     record = RunRecord(job, now, max(now, as_utc(clock())), outcome, detail)
     record_run(ws, record)
     return record
 
 
-def _execute(ws: Workspace, job: str, now: datetime,
-             synthesizer: Synthesizer | None) -> tuple[str, str]:
+def _execute(
+    ws: Workspace, job: str, now: datetime, synthesizer: Synthesizer | None
+) -> tuple[str, str]:
     if job == "consolidate":
         report = consolidate.tick(ws, now)
         return "done", report.summary()
@@ -239,12 +258,14 @@ def _execute(ws: Workspace, job: str, now: datetime,
     return result.outcome, detail
 
 
-def run_due(ws: Workspace, now: datetime, *, clock: Clock = utc_now,
-            synthesizer: Synthesizer | None = None) -> list[RunRecord]:
+def run_due(
+    ws: Workspace, now: datetime, *, clock: Clock = utc_now, synthesizer: Synthesizer | None = None
+) -> list[RunRecord]:
     """``dream tick``: run every job due at ``now`` (consolidation first) and return the runs."""
     ensure_migrated(ws, now)
-    return [run_job(ws, job, now, clock=clock, synthesizer=synthesizer)
-            for job in due_jobs(ws, now)]
+    return [
+        run_job(ws, job, now, clock=clock, synthesizer=synthesizer) for job in due_jobs(ws, now)
+    ]
 
 
 # --- dream serve ---------------------------------------------------------------------------------
@@ -253,10 +274,16 @@ def run_due(ws: Workspace, now: datetime, *, clock: Clock = utc_now,
 class Service:
     """``dream serve``: an APScheduler running the jobs of several workspaces."""
 
-    def __init__(self, roots: Sequence[Path], *, clock: Clock = utc_now,
-                 synthesizer: Synthesizer | None = None, grace_seconds: float = 5.0,
-                 environ: dict[str, str] | None = None,
-                 overrides: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        *,
+        clock: Clock = utc_now,
+        synthesizer: Synthesizer | None = None,
+        grace_seconds: float = 5.0,
+        environ: dict[str, str] | None = None,
+        overrides: dict[str, Any] | None = None,
+    ):
         self.roots = [Path(root) for root in roots]
         self.overrides = overrides
         self.clock = clock
@@ -269,8 +296,7 @@ class Service:
         self._stop = threading.Event()
 
     def _open(self, root: Path) -> Workspace:
-        return Workspace.open(root, create=False, environ=self.environ,
-                              overrides=self.overrides)
+        return Workspace.open(root, create=False, environ=self.environ, overrides=self.overrides)
 
     def build(self, now: datetime, executor: BaseExecutor | None = None) -> BackgroundScheduler:
         """A scheduler (not started) with every workspace's jobs, first runs from the journal."""
@@ -285,14 +311,25 @@ class Service:
                     every = interval(ws, job)
                     first = next_due(ws, job, now)
                     scheduler.add_job(
-                        self._fire, IntervalTrigger(seconds=every.total_seconds(),
-                                                    start_date=first, timezone=UTC),
-                        args=[str(ws.root), job], id=f"{job}:{ws.root}",
-                        name=f"{job} {ws.root}", next_run_time=first,
-                        max_instances=1, coalesce=True, misfire_grace_time=None,
+                        self._fire,
+                        IntervalTrigger(
+                            seconds=every.total_seconds(), start_date=first, timezone=UTC
+                        ),
+                        args=[str(ws.root), job],
+                        id=f"{job}:{ws.root}",
+                        name=f"{job} {ws.root}",
+                        next_run_time=first,
+                        max_instances=1,
+                        coalesce=True,
+                        misfire_grace_time=None,
                     )
-                    log.info("%s %s: every %g min, next at %s", ws.root, job,
-                             every.total_seconds() / 60, iso(first))
+                    log.info(
+                        "%s %s: every %g min, next at %s",
+                        ws.root,
+                        job,
+                        every.total_seconds() / 60,
+                        iso(first),
+                    )
         self.scheduler = scheduler
         return scheduler
 
@@ -322,8 +359,11 @@ class Service:
         previous = {sig: signal.signal(sig, self.stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
             scheduler.start()
-            log.info("dream serve: %d workspace(s), %d job(s); stop with Ctrl-C or SIGTERM",
-                     len(self.roots), len(scheduler.get_jobs()))
+            log.info(
+                "dream serve: %d workspace(s), %d job(s); stop with Ctrl-C or SIGTERM",
+                len(self.roots),
+                len(scheduler.get_jobs()),
+            )
             while not self._stop.wait(0.5):
                 pass
             log.info("dream serve: stopping")
@@ -344,9 +384,17 @@ class Service:
             return 0
         for (root, job), started in left.items():
             with self._open(Path(root)) as ws:
-                record_run(ws, RunRecord(job, started, as_utc(self.clock()), "interrupted",
-                                         f"dream serve stopped after {self.grace_seconds:g}s"
-                                         " grace; notes are recovered by the next dream"))
+                record_run(
+                    ws,
+                    RunRecord(
+                        job,
+                        started,
+                        as_utc(self.clock()),
+                        "interrupted",
+                        f"dream serve stopped after {self.grace_seconds:g}s"
+                        " grace; notes are recovered by the next dream",
+                    ),
+                )
         logging.shutdown()
         # The worker threads cannot be cancelled; leave without waiting for them. SQLite rolls
         # back their open transaction and the dream cycle recovers its rotated scratch.

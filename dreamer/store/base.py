@@ -95,10 +95,19 @@ class Store(Protocol):
     # --- crystals ---------------------------------------------------------------------------
 
     def add_crystal(
-        self, text: str, *, source: str, semantic_type: str, importance: float, at: datetime,
-        embedding: bytes | None, embedder: str | None = None,
-        hormones: Mapping[str, float] | None = None, lifecycle: str = "generated",
-        origin: str | None = None, parent_id: int | None = None,
+        self,
+        text: str,
+        *,
+        source: str,
+        semantic_type: str,
+        importance: float,
+        at: datetime,
+        embedding: bytes | None,
+        embedder: str | None = None,
+        hormones: Mapping[str, float] | None = None,
+        lifecycle: str = "generated",
+        origin: str | None = None,
+        parent_id: int | None = None,
         consolidated_at: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
@@ -116,9 +125,14 @@ class Store(Protocol):
         """The crystals with these ids (missing ids are left out), by id."""
         ...
 
-    def crystals(self, *, sources: Sequence[str] | None = None,
-                 lifecycles: Sequence[str] | None = None, newest_first: bool = False,
-                 limit: int | None = None) -> list[Crystal]:
+    def crystals(
+        self,
+        *,
+        sources: Sequence[str] | None = None,
+        lifecycles: Sequence[str] | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[Crystal]:
         """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
         ...
 
@@ -142,8 +156,15 @@ class Store(Protocol):
         """When the newest crystal holding all ``words`` (full-text) was created."""
         ...
 
-    def update_crystal(self, crystal_id: int, changes: Mapping[str, Any], *, action: str,
-                       at: datetime, reason: str | None = None) -> None:
+    def update_crystal(
+        self,
+        crystal_id: int,
+        changes: Mapping[str, Any],
+        *,
+        action: str,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
         """Change some fields of a crystal and record the change in the audit log."""
         ...
 
@@ -173,13 +194,13 @@ class Store(Protocol):
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
         ...
 
-    def vector_blocks(self, below_id: int, size: int, block: int
-                      ) -> Iterator[list[VectorRow]]:
+    def vector_blocks(self, below_id: int, size: int, block: int) -> Iterator[list[VectorRow]]:
         """Active crystals below ``below_id`` whose vectors have ``size`` bytes, in blocks."""
         ...
 
-    def vectors_between(self, after_id: int, up_to_id: int, block: int
-                        ) -> Iterator[list[VectorRow]]:
+    def vectors_between(
+        self, after_id: int, up_to_id: int, block: int
+    ) -> Iterator[list[VectorRow]]:
         """Crystals with vectors and ids in (after_id, up_to_id], in blocks, by id."""
         ...
 
@@ -189,16 +210,18 @@ class Store(Protocol):
 
     # --- full-text search -------------------------------------------------------------------
 
-    def fts_match(self, terms: Sequence[str], also: Sequence[str], limit: int
-                  ) -> list[tuple[int, float]]:
+    def fts_match(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
         """(id, BM25 score, higher is better) of the best matches of any of ``terms``.
 
         Words in ``also`` only rank: a match must hold one of ``terms``.
         """
         ...
 
-    def fts_match_filtered(self, terms: Sequence[str], also: Sequence[str], sessions: bool,
-                           limit: int) -> list[tuple[int, float]]:
+    def fts_match_filtered(
+        self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
+    ) -> list[tuple[int, float]]:
         """Like ``fts_match``, among session transcripts only (or only the rest)."""
         ...
 
@@ -218,8 +241,16 @@ class Store(Protocol):
         """The julian day of the newest crystal's creation."""
         ...
 
-    def record_search(self, at: datetime, query: str, search_type: str, ids: Sequence[int],
-                      top_score: float | None, *, gap: bool) -> None:
+    def record_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        *,
+        gap: bool,
+    ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses."""
         ...
 
@@ -241,20 +272,29 @@ class Store(Protocol):
         """Set a value in the meta table."""
         ...
 
-    def audit(self, crystal_id: int | None, action: str, detail: Mapping[str, Any],
-              at: datetime) -> None:
+    def audit(
+        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
+    ) -> None:
         """Append one line to the audit log."""
         ...
 
-    def audit_entries(self, crystal_id: int | None = None, limit: int = 100
-                      ) -> list[dict[str, Any]]:
+    def audit_entries(
+        self, crystal_id: int | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
         """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
         ...
 
     # --- hormones ---------------------------------------------------------------------------
 
-    def add_hormone_row(self, at: datetime, levels: Mapping[str, float], hormone: str | None,
-                        delta: float | None, reason: str, source: str) -> None:
+    def add_hormone_row(
+        self,
+        at: datetime,
+        levels: Mapping[str, float],
+        hormone: str | None,
+        delta: float | None,
+        reason: str,
+        source: str,
+    ) -> None:
         """Store the levels right after a stimulus (or a decay snapshot, with no hormone)."""
         ...
 
@@ -266,13 +306,13 @@ class Store(Protocol):
         """The newest stored levels among rows with id at most ``row_id``."""
         ...
 
-    def hormone_rows_after(self, after_id: int, until: str
-                           ) -> list[tuple[int, str, float, float, float]]:
+    def hormone_rows_after(
+        self, after_id: int, until: str
+    ) -> list[tuple[int, str, float, float, float]]:
         """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
         ...
 
-    def hormone_history(self, limit: int, *, stimuli_only: bool = False
-                        ) -> list[dict[str, Any]]:
+    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
         """The newest history rows, newest first."""
         ...
 
@@ -302,8 +342,9 @@ class Store(Protocol):
         """(started_at, outcome, reason) of the newest dream."""
         ...
 
-    def record_run(self, job: str, started_at: str, finished_at: str, outcome: str,
-                   detail: str | None) -> None:
+    def record_run(
+        self, job: str, started_at: str, finished_at: str, outcome: str, detail: str | None
+    ) -> None:
         """Store one scheduled job run."""
         ...
 

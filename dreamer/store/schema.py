@@ -14,6 +14,7 @@ FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 migrations = sqlite_utils.Migrations("dreamer")
 
+
 @migrations()
 def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute(
@@ -43,9 +44,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX crystals_created ON crystals(created_at)")
     db.execute("CREATE INDEX crystals_lifecycle ON crystals(lifecycle)")
     db.execute("CREATE INDEX crystals_source ON crystals(source)")
-    db["crystals"].enable_fts(
-        ["text"], create_triggers=True, tokenize=FTS_TOKENIZER
-    )
+    db["crystals"].enable_fts(["text"], create_triggers=True, tokenize=FTS_TOKENIZER)
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     db.execute(
         """
@@ -156,4 +155,3 @@ def m030_vector_embedder(db: sqlite_utils.Database) -> None:
     # Every vector stored before this migration came from the only embedder there was.
     db.execute("ALTER TABLE crystals ADD COLUMN embedder TEXT")
     db.execute("UPDATE crystals SET embedder = 'hashing-v1-384' WHERE embedding IS NOT NULL")
-

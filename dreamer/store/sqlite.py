@@ -43,8 +43,7 @@ def _connect(path: Path) -> sqlite_utils.Database:
             with path.open("rb") as handle:
                 if handle.read(16) != b"SQLite format 3\x00":
                     raise sqlite3.DatabaseError("file is not a database")
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None,
-                               check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 30000")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         conn.execute("PRAGMA synchronous = NORMAL")

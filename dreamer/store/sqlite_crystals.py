@@ -13,18 +13,36 @@ from dreamer.store.sqlite_base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
-CHANGEABLE = frozenset({"importance", "lifecycle", "semantic_type", "parent_id",
-                        "consolidated_at", "last_accessed_at", "access_count"})
+CHANGEABLE = frozenset(
+    {
+        "importance",
+        "lifecycle",
+        "semantic_type",
+        "parent_id",
+        "consolidated_at",
+        "last_accessed_at",
+        "access_count",
+    }
+)
 
 
 class CrystalTables(Connected):
     """The ``crystals`` table and its audit trail."""
 
     def add_crystal(
-        self, text: str, *, source: str, semantic_type: str, importance: float, at: datetime,
-        embedding: bytes | None, embedder: str | None = None,
-        hormones: Mapping[str, float] | None = None, lifecycle: str = "generated",
-        origin: str | None = None, parent_id: int | None = None,
+        self,
+        text: str,
+        *,
+        source: str,
+        semantic_type: str,
+        importance: float,
+        at: datetime,
+        embedding: bytes | None,
+        embedder: str | None = None,
+        hormones: Mapping[str, float] | None = None,
+        lifecycle: str = "generated",
+        origin: str | None = None,
+        parent_id: int | None = None,
         consolidated_at: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
@@ -40,10 +58,24 @@ class CrystalTables(Connected):
                 " created_at, updated_at, access_count, dopamine, cortisol, oxytocin,"
                 " content_hash, parent_id, origin, embedding, embedder, consolidated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [text, source, semantic_type, importance, lifecycle, stamp, stamp,
-                 hormones.get("dopamine"), hormones.get("cortisol"), hormones.get("oxytocin"),
-                 digest, parent_id, origin, embedding, embedder if embedding else None,
-                 consolidated_at],
+                [
+                    text,
+                    source,
+                    semantic_type,
+                    importance,
+                    lifecycle,
+                    stamp,
+                    stamp,
+                    hormones.get("dopamine"),
+                    hormones.get("cortisol"),
+                    hormones.get("oxytocin"),
+                    digest,
+                    parent_id,
+                    origin,
+                    embedding,
+                    embedder if embedding else None,
+                    consolidated_at,
+                ],
             )
             crystal_id = int(cursor.lastrowid or 0)
             self.audit(crystal_id, "created", {"source": source, "lifecycle": lifecycle}, at)
@@ -56,17 +88,22 @@ class CrystalTables(Connected):
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
         in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
-        row = self.db.execute(
-            f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
-        ).fetchone() if in_range else None
+        row = (
+            self.db.execute(
+                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
+            ).fetchone()
+            if in_range
+            else None
+        )
         if row is None:
             raise CrystalNotFound(
                 f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
             )
         return Crystal(*row)
 
-    def _select(self, where: str, params: list[Any], order: str,
-                limit: int | None = None) -> list[Crystal]:
+    def _select(
+        self, where: str, params: list[Any], order: str, limit: int | None = None
+    ) -> list[Crystal]:
         sql = f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -78,9 +115,14 @@ class CrystalTables(Connected):
             return []
         return self._select(f"id IN ({marks(ids)})", list(ids), "id")
 
-    def crystals(self, *, sources: Sequence[str] | None = None,
-                 lifecycles: Sequence[str] | None = None, newest_first: bool = False,
-                 limit: int | None = None) -> list[Crystal]:
+    def crystals(
+        self,
+        *,
+        sources: Sequence[str] | None = None,
+        lifecycles: Sequence[str] | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[Crystal]:
         """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
         where, params = ["1"], []
         if sources is not None:
@@ -89,8 +131,7 @@ class CrystalTables(Connected):
         if lifecycles is not None:
             where.append(f"lifecycle IN ({marks(lifecycles)})")
             params += list(lifecycles)
-        return self._select(" AND ".join(where), params,
-                            "id DESC" if newest_first else "id", limit)
+        return self._select(" AND ".join(where), params, "id DESC" if newest_first else "id", limit)
 
     def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
         """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
@@ -102,17 +143,27 @@ class CrystalTables(Connected):
 
     def touched_since(self, since: str, limit: int) -> list[Crystal]:
         """Crystals created or found by a search since ``since``, newest first."""
-        return self._select("created_at >= ? OR last_accessed_at >= ?", [since, since],
-                            "id DESC", limit)
+        return self._select(
+            "created_at >= ? OR last_accessed_at >= ?", [since, since], "id DESC", limit
+        )
 
     def latest_text(self, source: str, until: str) -> str | None:
         """The text of the newest crystal of ``source`` created at or before ``until``."""
         return self._one(
             "SELECT text FROM crystals WHERE source = ? AND created_at <= ?"
-            " ORDER BY created_at DESC, id DESC LIMIT 1", [source, until])
+            " ORDER BY created_at DESC, id DESC LIMIT 1",
+            [source, until],
+        )
 
-    def update_crystal(self, crystal_id: int, changes: Mapping[str, Any], *, action: str,
-                       at: datetime, reason: str | None = None) -> None:
+    def update_crystal(
+        self,
+        crystal_id: int,
+        changes: Mapping[str, Any],
+        *,
+        action: str,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
         """Change some fields of a crystal and record the change in the audit log."""
         unknown = set(changes) - CHANGEABLE
         if unknown:
@@ -142,8 +193,9 @@ class CrystalTables(Connected):
         """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
         return int(self._one("SELECT coalesce(max(id), 0) FROM crystals"))
 
-    def audit(self, crystal_id: int | None, action: str, detail: Mapping[str, Any],
-              at: datetime) -> None:
+    def audit(
+        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
+    ) -> None:
         """Append one line to the audit log."""
         with self.transaction():
             self.db.execute(
@@ -151,16 +203,28 @@ class CrystalTables(Connected):
                 [iso(at), crystal_id, action, json.dumps(dict(detail), ensure_ascii=False)],
             )
 
-    def audit_entries(self, crystal_id: int | None = None, limit: int = 100
-                      ) -> list[dict[str, Any]]:
+    def audit_entries(
+        self, crystal_id: int | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
         """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
-        where, params = ("WHERE crystal_id = ?", [crystal_id]) if crystal_id is not None else (
-            "", [])
+        where, params = (
+            ("WHERE crystal_id = ?", [crystal_id]) if crystal_id is not None else ("", [])
+        )
         rows = self.db.execute(
             f"SELECT id, at, crystal_id, action, detail FROM audit {where}"
-            " ORDER BY id DESC LIMIT ?", [*params, int(limit)]).fetchall()
-        return [{"id": row[0], "at": row[1], "crystal_id": row[2], "action": row[3],
-                 "detail": json.loads(row[4]) if row[4] else None} for row in rows]
+            " ORDER BY id DESC LIMIT ?",
+            [*params, int(limit)],
+        ).fetchall()
+        return [
+            {
+                "id": row[0],
+                "at": row[1],
+                "crystal_id": row[2],
+                "action": row[3],
+                "detail": json.loads(row[4]) if row[4] else None,
+            }
+            for row in rows
+        ]
 
     # --- lifecycle and vectors --------------------------------------------------------------
 
@@ -173,32 +237,40 @@ class CrystalTables(Connected):
             " AND (updated_at <= ? OR last_accessed_at > updated_at) ORDER BY updated_at",
             [due_before],
         ).fetchall()
-        return [FadeRow(*row[:7], levels={"dopamine": row[7], "cortisol": row[8],
-                                          "oxytocin": row[9]}) for row in rows]
+        return [
+            FadeRow(*row[:7], levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]})
+            for row in rows
+        ]
 
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
         rows = self.db.execute(
             "SELECT id, source, lifecycle, embedding FROM crystals WHERE id > ?"
-            " ORDER BY id LIMIT ?", [after_id, limit]).fetchall()
+            " ORDER BY id LIMIT ?",
+            [after_id, limit],
+        ).fetchall()
         return [VectorRow(*row) for row in rows]
 
-    def vector_blocks(self, below_id: int, size: int, block: int
-                      ) -> Iterator[list[VectorRow]]:
+    def vector_blocks(self, below_id: int, size: int, block: int) -> Iterator[list[VectorRow]]:
         """Active crystals below ``below_id`` whose vectors have ``size`` bytes, in blocks."""
         cursor = self.db.execute(
             "SELECT id, source, lifecycle, embedding FROM crystals WHERE id < ?"
             " AND lifecycle != 'archived' AND embedding IS NOT NULL AND length(embedding) = ?"
-            " ORDER BY id", [below_id, size])
+            " ORDER BY id",
+            [below_id, size],
+        )
         while rows := cursor.fetchmany(block):
             yield [VectorRow(*row) for row in rows]
 
-    def vectors_between(self, after_id: int, up_to_id: int, block: int
-                        ) -> Iterator[list[VectorRow]]:
+    def vectors_between(
+        self, after_id: int, up_to_id: int, block: int
+    ) -> Iterator[list[VectorRow]]:
         """Crystals with vectors and ids in (after_id, up_to_id], in blocks, by id."""
         cursor = self.db.execute(
             "SELECT id, source, lifecycle, embedding FROM crystals WHERE id > ? AND id <= ?"
-            " AND embedding IS NOT NULL ORDER BY id", [after_id, up_to_id])
+            " AND embedding IS NOT NULL ORDER BY id",
+            [after_id, up_to_id],
+        )
         while rows := cursor.fetchmany(block):
             yield [VectorRow(*row) for row in rows]
 
@@ -206,6 +278,11 @@ class CrystalTables(Connected):
         """(id, vector) of the given crystals that have one."""
         if not ids:
             return []
-        return [(row[0], row[1]) for row in self.db.execute(
-            f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)})"
-            " AND embedding IS NOT NULL", list(ids))]
+        return [
+            (row[0], row[1])
+            for row in self.db.execute(
+                f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)})"
+                " AND embedding IS NOT NULL",
+                list(ids),
+            )
+        ]

@@ -15,10 +15,19 @@ from dreamer.support.times import iso
 
 # Journal fields stored as JSON text.
 JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
-SUMMARY_FIELDS = ("id", "started_at", "finished_at", "outcome", "reason", "synthesizer",
-                  "model", "input_tokens", "output_tokens", "cost_usd")
-HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol",
-                  "oxytocin")
+SUMMARY_FIELDS = (
+    "id",
+    "started_at",
+    "finished_at",
+    "outcome",
+    "reason",
+    "synthesizer",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
+HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol", "oxytocin")
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -49,64 +58,99 @@ class RecordTables(Connected):
 
     # --- hormones ---------------------------------------------------------------------------
 
-    def add_hormone_row(self, at: datetime, levels: Mapping[str, float], hormone: str | None,
-                        delta: float | None, reason: str, source: str) -> None:
+    def add_hormone_row(
+        self,
+        at: datetime,
+        levels: Mapping[str, float],
+        hormone: str | None,
+        delta: float | None,
+        reason: str,
+        source: str,
+    ) -> None:
         """Store the levels right after a stimulus (or a decay snapshot, with no hormone)."""
         with self.transaction():
             self.db.execute(
                 "INSERT INTO hormones (at, dopamine, cortisol, oxytocin, hormone, delta, reason,"
                 " source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [iso(at), *(round(levels[name], 6) for name in HORMONES), hormone, delta,
-                 reason, source],
+                [
+                    iso(at),
+                    *(round(levels[name], 6) for name in HORMONES),
+                    hormone,
+                    delta,
+                    reason,
+                    source,
+                ],
             )
 
     def hormones_at(self, until: str) -> HormoneRow | None:
         """The newest stored levels at or before ``until``."""
         row = self.db.execute(
             "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE at <= ?"
-            " ORDER BY at DESC, id DESC LIMIT 1", [until]).fetchone()
+            " ORDER BY at DESC, id DESC LIMIT 1",
+            [until],
+        ).fetchone()
         return tuple(row) if row else None  # type: ignore[return-value]
 
     def hormones_at_row(self, row_id: int) -> HormoneRow | None:
         """The newest stored levels among rows with id at most ``row_id``."""
         row = self.db.execute(
             "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE id <= ?"
-            " ORDER BY at DESC, id DESC LIMIT 1", [row_id]).fetchone()
+            " ORDER BY at DESC, id DESC LIMIT 1",
+            [row_id],
+        ).fetchone()
         return tuple(row) if row else None  # type: ignore[return-value]
 
-    def hormone_rows_after(self, after_id: int, until: str
-                           ) -> list[tuple[int, str, float, float, float]]:
+    def hormone_rows_after(
+        self, after_id: int, until: str
+    ) -> list[tuple[int, str, float, float, float]]:
         """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
-        return [tuple(row) for row in self.db.execute(  # type: ignore[misc]
-            "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
-            " ORDER BY at, id", [after_id, until])]
+        return [
+            tuple(row)
+            for row in self.db.execute(  # type: ignore[misc]
+                "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
+                " ORDER BY at, id",
+                [after_id, until],
+            )
+        ]
 
-    def hormone_history(self, limit: int, *, stimuli_only: bool = False
-                        ) -> list[dict[str, Any]]:
+    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
         """The newest history rows, newest first."""
         where = "WHERE hormone IS NOT NULL" if stimuli_only else ""
         rows = self.db.execute(
             f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones {where}"
-            " ORDER BY at DESC, id DESC LIMIT ?", [int(limit)]).fetchall()
+            " ORDER BY at DESC, id DESC LIMIT ?",
+            [int(limit)],
+        ).fetchall()
         return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
 
     def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
         """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
-        return [row[0] for row in self.db.execute(
-            "SELECT reason FROM hormones WHERE hormone = ? AND delta > 0 AND at <= ?"
-            " AND reason != '' ORDER BY at DESC, id DESC LIMIT ?", [hormone, until, limit])]
+        return [
+            row[0]
+            for row in self.db.execute(
+                "SELECT reason FROM hormones WHERE hormone = ? AND delta > 0 AND at <= ?"
+                " AND reason != '' ORDER BY at DESC, id DESC LIMIT ?",
+                [hormone, until, limit],
+            )
+        ]
 
     # --- the dream journal ------------------------------------------------------------------
 
     def record_dream(self, row: Mapping[str, Any]) -> int:
         """Append one dream to the journal; return its id."""
-        values = {key: (json.dumps(value, ensure_ascii=False, default=str)
-                        if key in JSON_FIELDS and value is not None else value)
-                  for key, value in row.items()}
+        values = {
+            key: (
+                json.dumps(value, ensure_ascii=False, default=str)
+                if key in JSON_FIELDS and value is not None
+                else value
+            )
+            for key, value in row.items()
+        }
         with self.transaction():
             cursor = self.db.execute(
                 f"INSERT INTO dreams ({', '.join(values)}) VALUES ({marks(values)})",
-                list(values.values()))
+                list(values.values()),
+            )
             return int(cursor.lastrowid or 0)
 
     def dream_entries(self, limit: int = 20) -> list[dict[str, Any]]:
@@ -114,8 +158,8 @@ class RecordTables(Connected):
         fields = [*SUMMARY_FIELDS, "consumed", "critiques"]
         out = []
         for values in self.db.execute(
-                f"SELECT {', '.join(fields)} FROM dreams ORDER BY id DESC LIMIT ?",
-                [int(limit)]).fetchall():
+            f"SELECT {', '.join(fields)} FROM dreams ORDER BY id DESC LIMIT ?", [int(limit)]
+        ).fetchall():
             row = _decode(dict(zip(fields, values, strict=True)))
             row["consumed"] = len(row["consumed"] or [])
             row["critiques"] = sum(len(c) for c in row["critiques"] or [])
@@ -132,28 +176,36 @@ class RecordTables(Connected):
 
     def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
         """The id of the newest dream with one of these outcomes."""
-        return self._one(f"SELECT max(id) FROM dreams WHERE outcome IN ({marks(outcomes)})",
-                         list(outcomes))
+        return self._one(
+            f"SELECT max(id) FROM dreams WHERE outcome IN ({marks(outcomes)})", list(outcomes)
+        )
 
     def newest_dream(self) -> tuple[str, str, str | None] | None:
         """(started_at, outcome, reason) of the newest dream."""
-        row = self.db.execute("SELECT started_at, outcome, reason FROM dreams"
-                              " ORDER BY started_at DESC, id DESC LIMIT 1").fetchone()
+        row = self.db.execute(
+            "SELECT started_at, outcome, reason FROM dreams"
+            " ORDER BY started_at DESC, id DESC LIMIT 1"
+        ).fetchone()
         return (row[0], row[1], row[2]) if row else None
 
     # --- scheduled runs ---------------------------------------------------------------------
 
-    def record_run(self, job: str, started_at: str, finished_at: str, outcome: str,
-                   detail: str | None) -> None:
+    def record_run(
+        self, job: str, started_at: str, finished_at: str, outcome: str, detail: str | None
+    ) -> None:
         """Store one scheduled job run."""
         with self.transaction():
             self.db.execute(
                 "INSERT INTO runs (job, started_at, finished_at, outcome, detail)"
-                " VALUES (?, ?, ?, ?, ?)", [job, started_at, finished_at, outcome, detail])
+                " VALUES (?, ?, ?, ?, ?)",
+                [job, started_at, finished_at, outcome, detail],
+            )
 
     def last_run(self, job: str) -> tuple[str, str, str | None] | None:
         """(started_at, outcome, detail) of the newest run of ``job``."""
         row = self.db.execute(
             "SELECT started_at, outcome, detail FROM runs WHERE job = ?"
-            " ORDER BY started_at DESC, id DESC LIMIT 1", [job]).fetchone()
+            " ORDER BY started_at DESC, id DESC LIMIT 1",
+            [job],
+        ).fetchone()
         return (row[0], row[1], row[2]) if row else None

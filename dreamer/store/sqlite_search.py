@@ -37,59 +37,78 @@ def _kind(sessions: bool) -> str:
 class SearchTables(Connected):
     """``crystals_fts`` and the ``searches`` and ``gaps`` tables."""
 
-    def fts_match(self, terms: Sequence[str], also: Sequence[str], limit: int
-                  ) -> list[tuple[int, float]]:
+    def fts_match(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
         """(id, BM25 score, higher is better) of the best matches of any of ``terms``."""
         # FTS5 alone, without a join: a join looks up every match's row before the sort (3x
         # slower at 100k crystals).
         rows = self.db.execute(
             "SELECT rowid, -bm25(crystals_fts) AS score FROM crystals_fts"
             " WHERE crystals_fts MATCH ? ORDER BY score DESC LIMIT ?",
-            [_expression(terms, also), limit]).fetchall()
+            [_expression(terms, also), limit],
+        ).fetchall()
         return [(row[0], row[1]) for row in rows]
 
-    def fts_match_filtered(self, terms: Sequence[str], also: Sequence[str], sessions: bool,
-                           limit: int) -> list[tuple[int, float]]:
+    def fts_match_filtered(
+        self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
+    ) -> list[tuple[int, float]]:
         """Like ``fts_match``, among session transcripts only (or only the rest)."""
         rows = self.db.execute(
             "SELECT c.id, -bm25(crystals_fts) AS score FROM crystals_fts"
             " JOIN crystals c ON c.id = crystals_fts.rowid"
             f" WHERE crystals_fts MATCH ? AND {_kind(sessions)}"
             " ORDER BY score DESC LIMIT ?",
-            [_expression(terms, also), limit]).fetchall()
+            [_expression(terms, also), limit],
+        ).fetchall()
         return [(row[0], row[1]) for row in rows]
 
     def ids_of_kind(self, ids: Sequence[int], sessions: bool) -> set[int]:
         """Those of ``ids`` that are session transcripts (or, with sessions False, the rest)."""
         if not ids:
             return set()
-        return {row[0] for row in self.db.execute(
-            f"SELECT c.id FROM crystals c WHERE c.id IN ({marks(ids)}) AND {_kind(sessions)}",
-            list(ids))}
+        return {
+            row[0]
+            for row in self.db.execute(
+                f"SELECT c.id FROM crystals c WHERE c.id IN ({marks(ids)}) AND {_kind(sessions)}",
+                list(ids),
+            )
+        }
 
     def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary)."""
         stems = self._stems(list(terms))
         if not stems:
             return {term: 0 for term in terms}
-        frequency = dict(self.db.execute(
-            f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(stems)})",
-            list(stems.values())).fetchall())
+        frequency = dict(
+            self.db.execute(
+                f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(stems)})",
+                list(stems.values()),
+            ).fetchall()
+        )
         return {term: frequency.get(stems.get(term, term), 0) for term in terms}
 
     def _stems(self, terms: list[str]) -> dict[str, str]:
         """The stem FTS5 indexes each word under, by tokenizing it with the index's tokenizer."""
         with _stems_lock:
             db = self.db
-            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
-                       f" tokenize='{FTS_TOKENIZER}')")
-            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query_terms"
-                       " USING fts5vocab(temp, 'dreamer_query', 'instance')")
-            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
-                       " USING fts5vocab(main, 'crystals_fts', 'row')")
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
+                f" tokenize='{FTS_TOKENIZER}')"
+            )
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query_terms"
+                " USING fts5vocab(temp, 'dreamer_query', 'instance')"
+            )
+            db.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
+                " USING fts5vocab(main, 'crystals_fts', 'row')"
+            )
             db.execute("DELETE FROM temp.dreamer_query")
-            db.conn.executemany("INSERT INTO temp.dreamer_query (rowid, t) VALUES (?, ?)",
-                                list(enumerate(terms, start=1)))
+            db.conn.executemany(
+                "INSERT INTO temp.dreamer_query (rowid, t) VALUES (?, ?)",
+                list(enumerate(terms, start=1)),
+            )
             rows = db.execute("SELECT doc, term FROM temp.dreamer_query_terms").fetchall()
         return {terms[doc - 1]: term for doc, term in rows}
 
@@ -100,38 +119,59 @@ class SearchTables(Connected):
         return self._one(
             "SELECT max(c.created_at) FROM crystals_fts JOIN crystals c"
             " ON c.id = crystals_fts.rowid WHERE crystals_fts MATCH ?",
-            [fts_expression(words, " AND ")])
+            [fts_expression(words, " AND ")],
+        )
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         if not ids:
             return []
-        return [tuple(row) for row in self.db.execute(  # type: ignore[misc]
-            "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
-            f" FROM crystals WHERE id IN ({marks(ids)})", list(ids))]
+        return [
+            tuple(row)
+            for row in self.db.execute(  # type: ignore[misc]
+                "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
+                f" FROM crystals WHERE id IN ({marks(ids)})",
+                list(ids),
+            )
+        ]
 
     def newest_day(self) -> float | None:
         """The julian day of the newest crystal's creation."""
         return self._one("SELECT julianday(max(created_at)) FROM crystals")
 
-    def record_search(self, at: datetime, query: str, search_type: str, ids: Sequence[int],
-                      top_score: float | None, *, gap: bool) -> None:
+    def record_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        *,
+        gap: bool,
+    ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses."""
         with self.transaction():
             self.db.execute(
                 "INSERT INTO searches (at, query, search_type, result_ids, top_score)"
                 " VALUES (?, ?, ?, ?, ?)",
-                [iso(at), query, search_type, json.dumps(list(ids)), top_score])
+                [iso(at), query, search_type, json.dumps(list(ids)), top_score],
+            )
             if gap:
-                self.db.execute("INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)",
-                                [iso(at), query, top_score])
+                self.db.execute(
+                    "INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)",
+                    [iso(at), query, top_score],
+                )
             self.record_access(ids, at)
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
         found = " AND result_ids != '[]'" if found_only else ""
-        return [row[0] for row in self.db.execute(
-            f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since])]
+        return [
+            row[0]
+            for row in self.db.execute(
+                f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since]
+            )
+        ]
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
@@ -143,5 +183,6 @@ class SearchTables(Connected):
             "   AND s.at > g.at AND NOT EXISTS (SELECT 1 FROM gaps g2"
             "     WHERE g2.query = s.query AND g2.at = s.at))"
             " GROUP BY lower(g.query) ORDER BY max(g.at) DESC, g.query LIMIT ?",
-            [since, limit]).fetchall()
+            [since, limit],
+        ).fetchall()
         return [(row[0], row[1]) for row in rows]

@@ -20,8 +20,9 @@ from dreamer.support.files import FILE_MODE
 
 
 @contextlib.contextmanager
-def hold(path: Path, *, wait: bool = True, busy: str = "",
-         error: type[DreamError] = WorkspaceError) -> Iterator[None]:
+def hold(
+    path: Path, *, wait: bool = True, busy: str = "", error: type[DreamError] = WorkspaceError
+) -> Iterator[None]:
     """Hold the exclusive lock on ``path``; without ``wait``, raise LockHeld(busy) if taken.
 
     ``busy`` may hold ``{pid}``: the process id a non-waiting holder wrote into the lock file.

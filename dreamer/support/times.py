@@ -14,8 +14,10 @@ def iso(moment: datetime) -> str:
     """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SSZ``."""
     moment = as_utc(moment)
     # Not strftime: its %Y drops the leading zeros of years before 1000 on glibc.
-    return (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z")
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
 
 
 def as_utc(moment: datetime) -> datetime:

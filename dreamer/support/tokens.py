@@ -91,14 +91,14 @@ def trim(text: str, budget: int) -> str:
     end = _offsets(ids)[budget]  # where token number budget starts: a character boundary
     prefix = text[:end]
     line = prefix.rfind("\n")
-    if text[end:end + 1] in ("\n", "\r") or prefix.endswith("\n"):
+    if text[end : end + 1] in ("\n", "\r") or prefix.endswith("\n"):
         pass  # already a whole line
     elif line >= len(prefix) // 2 and line > 0:
         prefix = prefix[:line]  # the last whole line, when that keeps at least half
-    elif not (prefix[-1:].isspace() or text[end:end + 1].isspace()):
+    elif not (prefix[-1:].isspace() or text[end : end + 1].isspace()):
         word = _LAST_SPACE.search(prefix)  # mid-word: back to the last whole word
         if word and word.start() > 0:
-            prefix = prefix[:word.start()]
+            prefix = prefix[: word.start()]
     prefix = prefix.rstrip()
     while count(prefix) > budget:  # re-encoding a prefix can, rarely, take one token more
         prefix = prefix[:-1]
@@ -118,7 +118,7 @@ def chunks(text: str, size: int, overlap: int) -> list[str]:
     out = []
     start = 0
     while start < len(ids):
-        window = text[offsets[start]:offsets[min(start + size, len(ids))]]
+        window = text[offsets[start] : offsets[min(start + size, len(ids))]]
         if window:
             out.append(window)
         if start + size >= len(ids):

@@ -86,8 +86,17 @@ HORMONE_MEANING = {
 DOMINANCE = 0.10  # how far above its resting level a hormone must be to steer a dream
 
 # Tags that delimit data in dream_user.md / dream_revise.md; inside data they are neutralised.
-_DATA_TAGS = ("dream_instructions", "current_state", "notes", "note", "crystals", "crystal",
-              "insights", "niche", "previous_draft")
+_DATA_TAGS = (
+    "dream_instructions",
+    "current_state",
+    "notes",
+    "note",
+    "crystals",
+    "crystal",
+    "insights",
+    "niche",
+    "previous_draft",
+)
 _TAG = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(_DATA_TAGS) + r")\b)", re.IGNORECASE)
 
 
@@ -215,20 +224,26 @@ def system_prompt() -> str:
 
 
 def _notes(inputs: DreamInputs) -> str:
-    return "\n".join(
-        f'<note at="{_attr(iso(n.at))}" importance="{n.importance:.2f}">'
-        f"{neutralise(n.text)}</note>"
-        for n in inputs.notes
-    ) or "(no new notes)"
+    return (
+        "\n".join(
+            f'<note at="{_attr(iso(n.at))}" importance="{n.importance:.2f}">'
+            f"{neutralise(n.text)}</note>"
+            for n in inputs.notes
+        )
+        or "(no new notes)"
+    )
 
 
 def _crystals(inputs: DreamInputs) -> str:
-    return "\n".join(
-        f'<crystal id="{c.id}" source="{_attr(c.source)}" type="{_attr(c.semantic_type)}" '
-        f'importance="{c.importance:.2f}" created="{_attr(c.created_at)}">'
-        f"{neutralise(c.text)}</crystal>"
-        for c in inputs.crystals
-    ) or "(no new crystals)"
+    return (
+        "\n".join(
+            f'<crystal id="{c.id}" source="{_attr(c.source)}" type="{_attr(c.semantic_type)}" '
+            f'importance="{c.importance:.2f}" created="{_attr(c.created_at)}">'
+            f"{neutralise(c.text)}</crystal>"
+            for c in inputs.crystals
+        )
+        or "(no new crystals)"
+    )
 
 
 def _json_data(value: Any, empty: str) -> str:
@@ -398,22 +413,38 @@ class ClaudeSynthesizer:
             if previous is None:
                 raise ValueError("a revision needs the previous draft")
             tool_use_id = "toolu_previous_draft"
-            messages.append({
-                "role": "assistant",
-                "content": [{"type": "tool_use", "id": tool_use_id, "name": TOOL_NAME,
-                             "input": _previous_input(previous)}],
-            })
-            messages.append({
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
-                             "is_error": True,
-                             "content": revise_prompt(critique or [], previous)}],
-            })
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": tool_use_id,
+                            "name": TOOL_NAME,
+                            "input": _previous_input(previous),
+                        }
+                    ],
+                }
+            )
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": tool_use_id,
+                            "is_error": True,
+                            "content": revise_prompt(critique or [], previous),
+                        }
+                    ],
+                }
+            )
         return {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
-            "system": [{"type": "text", "text": system_prompt(),
-                        "cache_control": {"type": "ephemeral"}}],
+            "system": [
+                {"type": "text", "text": system_prompt(), "cache_control": {"type": "ephemeral"}}
+            ],
             "tools": [tool()],
             "tool_choice": {"type": "tool", "name": TOOL_NAME},
             "messages": messages,
@@ -442,21 +473,25 @@ class ClaudeSynthesizer:
             raise _unusable(
                 f"the model answered without calling {TOOL_NAME} "
                 f"(stop reason {message.stop_reason}); run 'dream run' again",
-                text, usage,
+                text,
+                usage,
             )
         answer = calls[0].input
         raw = json.dumps(answer, indent=2, ensure_ascii=False)
         if message.stop_reason == "max_tokens":
             raise _unusable(
-                f"the model's answer was cut off at {MAX_TOKENS} tokens; "
-                "run 'dream run' again", raw, usage,
+                f"the model's answer was cut off at {MAX_TOKENS} tokens; run 'dream run' again",
+                raw,
+                usage,
             )
         problems = validate(answer)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise _unusable(
                 f"the model's answer does not fit the working-memory schema ({problems[0]}"
-                f"{more}); run 'dream run' again", raw, usage,
+                f"{more}); run 'dream run' again",
+                raw,
+                usage,
             )
         state = from_fields(answer, base=inputs.old)
         for key in section_keys():

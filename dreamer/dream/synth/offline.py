@@ -49,26 +49,68 @@ _USER = re.compile(
     re.IGNORECASE,
 )
 _LABELS = (
-    ("Friction", re.compile(r"\b(error|errors|fail(?:ed|s|ing|ure)?|bug|bugs|blocked|stuck|"
-                            r"broke|broken|crash(?:ed|es)?|frustrat\w*|problem|issue|annoy\w*|"
-                            r"slow|timeout|regression|angry|upset|worried)\b", re.I)),
-    ("Breakthrough", re.compile(r"\b(fixed|solved|resolved|works now|working now|shipped|"
-                                r"deployed|released|launched|merged|finally|breakthrough|"
-                                r"success(?:ful)?|"
-                                r"finished|completed|passed|won|landed)\b", re.I)),
-    ("Deadline", re.compile(r"\b(deadline|due|by (?:monday|tuesday|wednesday|thursday|friday|"
-                            r"saturday|sunday|tomorrow)|moved to|postponed)\b", re.I)),
-    ("Goal", re.compile(r"\b(goal|aim|plan(?:s|ning)? to|want(?:s)? to|hope to|objective|"
-                        r"milestone)\b", re.I)),
-    ("Task", re.compile(r"\b(todo|to do|need(?:s)? to|must|should|will|next|follow up|"
-                        r"remember to|pending|open task|waiting)\b", re.I)),
+    (
+        "Friction",
+        re.compile(
+            r"\b(error|errors|fail(?:ed|s|ing|ure)?|bug|bugs|blocked|stuck|"
+            r"broke|broken|crash(?:ed|es)?|frustrat\w*|problem|issue|annoy\w*|"
+            r"slow|timeout|regression|angry|upset|worried)\b",
+            re.I,
+        ),
+    ),
+    (
+        "Breakthrough",
+        re.compile(
+            r"\b(fixed|solved|resolved|works now|working now|shipped|"
+            r"deployed|released|launched|merged|finally|breakthrough|"
+            r"success(?:ful)?|"
+            r"finished|completed|passed|won|landed)\b",
+            re.I,
+        ),
+    ),
+    (
+        "Deadline",
+        re.compile(
+            r"\b(deadline|due|by (?:monday|tuesday|wednesday|thursday|friday|"
+            r"saturday|sunday|tomorrow)|moved to|postponed)\b",
+            re.I,
+        ),
+    ),
+    (
+        "Goal",
+        re.compile(
+            r"\b(goal|aim|plan(?:s|ning)? to|want(?:s)? to|hope to|objective|"
+            r"milestone)\b",
+            re.I,
+        ),
+    ),
+    (
+        "Task",
+        re.compile(
+            r"\b(todo|to do|need(?:s)? to|must|should|will|next|follow up|"
+            r"remember to|pending|open task|waiting)\b",
+            re.I,
+        ),
+    ),
 )
 _HEADING_HINTS = (
     ("past", re.compile(r"journal|log|history|archive|diary|done|past", re.I)),
-    ("bond", re.compile(r"who|about|user|\bme\b|\bi\b|prefer|like|how i|personal|family|"
-                        r"people|contact|rules|directive|style", re.I)),
-    ("active", re.compile(r"project|current|task|todo|now|focus|goal|deadline|milestone|"
-                          r"remind|open|plan|work", re.I)),
+    (
+        "bond",
+        re.compile(
+            r"who|about|user|\bme\b|\bi\b|prefer|like|how i|personal|family|"
+            r"people|contact|rules|directive|style",
+            re.I,
+        ),
+    ),
+    (
+        "active",
+        re.compile(
+            r"project|current|task|todo|now|focus|goal|deadline|milestone|"
+            r"remind|open|plan|work",
+            re.I,
+        ),
+    ),
 )
 _LABEL_PREFIX = re.compile(r"^(?:Friction|Breakthrough|Deadline|Goal|Task|Note):\s*")
 
@@ -79,8 +121,13 @@ class OfflineSynthesizer:
     name = "offline"
     model: str | None = None
 
-    def synthesize(self, inputs: DreamInputs, *, critique: list[str] | None = None,
-                   previous: Draft | None = None) -> Draft:
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
         """Write a candidate state; with a critique, a more conservative revision.
 
         Revision 1 fades only the older half of the fading lines and puts the old Bond first;
@@ -88,8 +135,9 @@ class OfflineSynthesizer:
         """
         level = _level(previous) + 1 if critique else 0
         conservative = level >= 2
-        squeeze = 0.9 if critique and any("budget" in c or "pointers" in c for c in critique) \
-            else 1.0
+        squeeze = (
+            0.9 if critique and any("budget" in c or "pointers" in c for c in critique) else 1.0
+        )
         budgets = {s.key: int(s.budget_tokens * squeeze) for s in sections()}
         ins: Insights = inputs.insights if isinstance(inputs.insights, Insights) else Insights()
         evidence = _evidence(inputs, ins)
@@ -102,20 +150,30 @@ class OfflineSynthesizer:
         bond = _bond(old, evidence, superseded, budgets["bond"], level)
         phenotype = _phenotype(inputs, evidence, ins, budgets["phenotype"])
         niche = _niche(inputs, budgets["niche"])
-        active, overflow = _active(old, evidence, fading, superseded,
-                                   budgets["active_context"], conservative)
+        active, overflow = _active(
+            old, evidence, fading, superseded, budgets["active_context"], conservative
+        )
         pointers = _pointers(old, fading, overflow, _past(evidence), budgets["crystal_pointers"])
         gaps = _gaps(old, ins, budgets["curiosity_gaps"])
         skills = _skills(old, ins, budgets["emerging_skills"])
         state = WorkingMemory(
-            bodies={"phenotype": phenotype, "bond": bond, "niche": niche,
-                    "active_context": active, "crystal_pointers": pointers,
-                    "curiosity_gaps": gaps, "emerging_skills": skills},
-            last_dream=old.last_dream, mood=old.mood, preamble=old.preamble,
+            bodies={
+                "phenotype": phenotype,
+                "bond": bond,
+                "niche": niche,
+                "active_context": active,
+                "crystal_pointers": pointers,
+                "curiosity_gaps": gaps,
+                "emerging_skills": skills,
+            },
+            last_dream=old.last_dream,
+            mood=old.mood,
+            preamble=old.preamble,
             extra=list(old.extra),
         )
-        raw = json.dumps({"revision": level, "fields": state.to_fields()}, ensure_ascii=False,
-                         indent=1)
+        raw = json.dumps(
+            {"revision": level, "fields": state.to_fields()}, ensure_ascii=False, indent=1
+        )
         return Draft(state=state, raw=raw, usage=Usage())
 
 
@@ -138,18 +196,30 @@ def _evidence(inputs: DreamInputs, ins: Insights) -> list[dict[str, Any]]:
     for crystal in inputs.crystals:
         if crystal.source in ("insight", "seed"):
             continue  # the dream's own output is never fresh evidence; seeds come whole below
-        items[_norm(crystal.text)] = {"text": crystal.text, "at": crystal.created_at,
-                                      "importance": crystal.importance,
-                                      "type": crystal.semantic_type, "hint": None}
+        items[_norm(crystal.text)] = {
+            "text": crystal.text,
+            "at": crystal.created_at,
+            "importance": crystal.importance,
+            "type": crystal.semantic_type,
+            "hint": None,
+        }
     for note in inputs.notes:
-        items.setdefault(_norm(note.text), {"text": note.text, "at": iso(note.at),
-                                            "importance": note.importance, "type": None,
-                                            "hint": None})
+        items.setdefault(
+            _norm(note.text),
+            {
+                "text": note.text,
+                "at": iso(note.at),
+                "importance": note.importance,
+                "type": None,
+                "hint": None,
+            },
+        )
     for item in hand_written(inputs.old.preamble):
         items.setdefault(_norm(item["text"]), item)
     # Newest first; hand-written lines (no time) last, in their original order.
-    return sorted(items.values(), key=lambda i: (i["at"], i["importance"], i.get("seq", 0)),
-                  reverse=True)
+    return sorted(
+        items.values(), key=lambda i: (i["at"], i["importance"], i.get("seq", 0)), reverse=True
+    )
 
 
 def hand_written(preamble: str) -> list[dict[str, Any]]:
@@ -169,16 +239,23 @@ def hand_written(preamble: str) -> list[dict[str, Any]]:
             current = None  # a blank line or a heading ends an item
             if stripped.startswith("#"):
                 heading = stripped.lstrip("#").strip()
-                hint = next((name for name, pattern in _HEADING_HINTS
-                             if pattern.search(heading)), None)
+                hint = next(
+                    (name for name, pattern in _HEADING_HINTS if pattern.search(heading)), None
+                )
             continue
         bullet = re.match(r"^([-*•]|\d+[.)])\s+", stripped)
         if current is not None and not bullet:
             current["text"] += " " + stripped  # a wrapped line continues its item
             continue
-        current = {"text": stripped[bullet.end():] if bullet else stripped, "at": "",
-                   "importance": 0.6, "type": None, "hint": hint,
-                   "heading": heading if hint else None, "seq": -len(items)}
+        current = {
+            "text": stripped[bullet.end() :] if bullet else stripped,
+            "at": "",
+            "importance": 0.6,
+            "type": None,
+            "hint": hint,
+            "heading": heading if hint else None,
+            "seq": -len(items),
+        }
         items.append(current)
     return [item for item in items if len(item["text"]) >= 12]
 
@@ -227,13 +304,25 @@ def _is_user_fact(item: dict[str, Any]) -> bool:
 # --- sections ---------------------------------------------------------------------------------
 
 
-def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[str],
-          budget: int, level: int) -> str:
-    new = [_bullet(i["text"]) for i in evidence if _is_user_fact(i)
-           and (i.get("hint") or not _SELF.match(i["text"]))
-           and _norm(i["text"]) not in superseded]
-    kept = [line for line in context_lines(old.body("bond"))
-            if level >= 2 or not _same(line, superseded)]
+def _bond(
+    old: WorkingMemory,
+    evidence: list[dict[str, Any]],
+    superseded: set[str],
+    budget: int,
+    level: int,
+) -> str:
+    new = [
+        _bullet(i["text"])
+        for i in evidence
+        if _is_user_fact(i)
+        and (i.get("hint") or not _SELF.match(i["text"]))
+        and _norm(i["text"]) not in superseded
+    ]
+    kept = [
+        line
+        for line in context_lines(old.body("bond"))
+        if level >= 2 or not _same(line, superseded)
+    ]
     # Newest first, so on a tight budget a fresh directive outlives a stale one; a revision
     # (answering a critique such as Bond drift) keeps the old Bond first instead.
     return _fit(kept + new if level else new + kept, budget)
@@ -242,13 +331,16 @@ def _bond(old: WorkingMemory, evidence: list[dict[str, Any]], superseded: set[st
 _GENERATED = ("- Temperament lately:", "- Mostly busy with:")
 
 
-def _phenotype(inputs: DreamInputs, evidence: list[dict[str, Any]], ins: Insights,
-               budget: int) -> str:
+def _phenotype(
+    inputs: DreamInputs, evidence: list[dict[str, Any]], ins: Insights, budget: int
+) -> str:
     """Self-observations, then two lines rewritten every dream: temperament and focus."""
-    mine = [_bullet(i["text"]) for i in evidence
-            if not i.get("hint") and _SELF.match(i["text"])]
-    old = [line for line in context_lines(inputs.old.body("phenotype"))
-           if not line.startswith(_GENERATED)]
+    mine = [_bullet(i["text"]) for i in evidence if not i.get("hint") and _SELF.match(i["text"])]
+    old = [
+        line
+        for line in context_lines(inputs.old.body("phenotype"))
+        if not line.startswith(_GENERATED)
+    ]
     fresh = [f"{_GENERATED[0]} {inputs.mood or 'steady'} (from the hormone levels)."]
     busy = [t["label"] for t in ins.topics if t["size"] >= 2][:3]
     if busy:
@@ -266,8 +358,10 @@ def _niche(inputs: DreamInputs, budget: int) -> str:
             value = ", ".join(f"{k}: {v}" for k, v in value.items())
         elif isinstance(value, list):
             value = ", ".join(
-                ", ".join(f"{k}: {v}" for k, v in item.items()) if isinstance(item, dict)
-                else str(item) for item in value
+                ", ".join(f"{k}: {v}" for k, v in item.items())
+                if isinstance(item, dict)
+                else str(item)
+                for item in value
             )
         lines.append(f"- {label}: {_clip(str(value), 30)}")
     return _fit(lines, budget)
@@ -280,30 +374,48 @@ def _label(text: str) -> str:
     return "Note"
 
 
-def _active(old: WorkingMemory, evidence: list[dict[str, Any]], fading_topics: list[dict],
-            superseded: set[str], budget: int, conservative: bool) -> tuple[str, list[str]]:
+def _active(
+    old: WorkingMemory,
+    evidence: list[dict[str, Any]],
+    fading_topics: list[dict],
+    superseded: set[str],
+    budget: int,
+    conservative: bool,
+) -> tuple[str, list[str]]:
     """The Active Context body and the lines that did not fit (future pointers)."""
     order = {"Deadline": 0, "Friction": 1, "Goal": 2, "Task": 3, "Breakthrough": 4, "Note": 5}
-    fresh = [i for i in evidence if _norm(i["text"]) not in superseded
-             and not (_is_user_fact(i) and not _LABELS[2][1].search(i["text"]))
-             and i.get("hint") != "past"
-             and (i.get("hint") or not _SELF.match(i["text"]))
-             and not i["text"].rstrip().endswith("?")]
+    fresh = [
+        i
+        for i in evidence
+        if _norm(i["text"]) not in superseded
+        and not (_is_user_fact(i) and not _LABELS[2][1].search(i["text"]))
+        and i.get("hint") != "past"
+        and (i.get("hint") or not _SELF.match(i["text"]))
+        and not i["text"].rstrip().endswith("?")
+    ]
     # Importance first, then label, then newest: what matters most survives the budget.
-    fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])],
-                              _neg(i["at"])))
+    fresh.sort(key=lambda i: (-round(i["importance"], 1), order[_label(i["text"])], _neg(i["at"])))
     fixes = [(i["at"], stems(i["text"])) for i in fresh if _label(i["text"]) == "Breakthrough"]
-    resolved = [i for i in fresh if _label(i["text"]) == "Friction"
-                and any(at > i["at"] and _resolves(fix, stems(i["text"])) for at, fix in fixes)]
-    new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh
-                 if i not in resolved]
+    resolved = [
+        i
+        for i in fresh
+        if _label(i["text"]) == "Friction"
+        and any(at > i["at"] and _resolves(fix, stems(i["text"])) for at, fix in fixes)
+    ]
+    new_lines = [f"- {_label(i['text'])}: {_clip(i['text'])}" for i in fresh if i not in resolved]
     fading = {f["line"] for f in fading_topics}
-    carried = [line.rstrip() for line in context_lines(old.body("active_context"))
-               if line.strip() not in fading and (conservative or not _same(line, superseded))]
+    carried = [
+        line.rstrip()
+        for line in context_lines(old.body("active_context"))
+        if line.strip() not in fading and (conservative or not _same(line, superseded))
+    ]
     # An old friction that this dream's breakthroughs fixed leaves Active Context too.
-    stale = [line for line in carried if line.lstrip("- ").startswith("Friction:")
-             and any(_resolves(fix, stems(_LABEL_PREFIX.sub("", line.lstrip("- "))))
-                     for _, fix in fixes)]
+    stale = [
+        line
+        for line in carried
+        if line.lstrip("- ").startswith("Friction:")
+        and any(_resolves(fix, stems(_LABEL_PREFIX.sub("", line.lstrip("- ")))) for _, fix in fixes)
+    ]
     carried = [line for line in carried if line not in stale]
     if not new_lines and not carried and evidence:
         new_lines = [_bullet(i["text"]) for i in evidence]
@@ -343,8 +455,9 @@ def _past(evidence: list[dict[str, Any]]) -> list[Pointer]:
     return pointers
 
 
-def _pointers(old: WorkingMemory, fading: list[dict], overflow: list[str], past: list[Pointer],
-              budget: int) -> str:
+def _pointers(
+    old: WorkingMemory, fading: list[dict], overflow: list[str], past: list[Pointer], budget: int
+) -> str:
     fresh = [Pointer(f["topic"], f["keywords"]) for f in fading if f["keywords"]]
     fresh += past
     for line in overflow:
@@ -360,8 +473,11 @@ def _pointers(old: WorkingMemory, fading: list[dict], overflow: list[str], past:
         seen.add(key)
         merged.append(pointer)
     merged = merged[:MAX_POINTERS]
-    stray = [line for line in old.body("crystal_pointers").split("\n")
-             if line.strip() and not parse_pointers(line)]
+    stray = [
+        line
+        for line in old.body("crystal_pointers").split("\n")
+        if line.strip() and not parse_pointers(line)
+    ]
     return _fit([p.render() for p in merged] + stray, budget)
 
 
@@ -374,11 +490,15 @@ def _gaps(old: WorkingMemory, ins: Insights, budget: int) -> str:
 def _skills(old: WorkingMemory, ins: Insights, budget: int) -> str:
     merged: dict[str, Skill] = {}
     for skill in ins.emerging_skills:
-        merged[skill["skill"].lower()] = Skill(skill["skill"], skill["confidence"],
-                                               skill["occurrences"])
+        merged[skill["skill"].lower()] = Skill(
+            skill["skill"], skill["confidence"], skill["occurrences"]
+        )
     for skill in old.skills():
         merged.setdefault(skill.skill.lower(), skill)
     ranked = sorted(merged.values(), key=lambda s: (-s.confidence, -s.occurrences, s.skill))
-    stray = [line for line in old.body("emerging_skills").split("\n")
-             if line.strip() and not parse_skills(line)]
+    stray = [
+        line
+        for line in old.body("emerging_skills").split("\n")
+        if line.strip() and not parse_skills(line)
+    ]
     return _fit([s.render() for s in ranked[:MAX_SKILLS]] + stray, budget)
