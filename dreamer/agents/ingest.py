@@ -333,7 +333,8 @@ def _jsonl_messages(path: Path, text: str) -> list[_Message]:
 def _message(item: Any, path: Path, where: str) -> _Message | None:
     if not isinstance(item, dict) or item.get("isMeta"):
         return None
-    body = item.get("message") if isinstance(item.get("message"), dict) else item
+    message = item.get("message")
+    body: dict[str, Any] = message if isinstance(message, dict) else item
     role = body.get("role") or item.get("type")
     if role not in ("user", "assistant") or "content" not in body:
         return None  # events such as summary, system or file-history-snapshot

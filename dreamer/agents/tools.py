@@ -85,7 +85,8 @@ def validate_input(name: str, arguments: Any) -> dict[str, Any]:
 def _describe(error: jsonschema.ValidationError) -> str:
     field = ".".join(str(part) for part in error.absolute_path)
     if error.validator == "additionalProperties":
-        allowed = ", ".join(error.schema.get("properties", {}))
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed = ", ".join(schema.get("properties", {}))
         return f"{error.message} (allowed: {allowed})"
     return f"{field}: {error.message}" if field else error.message
 

@@ -17,7 +17,7 @@ from dreamer.errors import DreamError
 class _Group(click.Group):
     """Maps DreamError to ``Error: message`` on stderr and the error's exit code."""
 
-    def invoke(self, ctx: click.Context):  # type: ignore[override]
+    def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except DreamError as e:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -116,7 +117,7 @@ class _ProgressBar:
     """A click progress bar on stderr, shown once the input turns out to be long."""
 
     def __init__(self) -> None:
-        self.bar = None
+        self.bar: Any = None  # a click progress bar, made once the input proves long
         self.shown = 0
 
     def __enter__(self) -> _ProgressBar:

@@ -261,7 +261,7 @@ def _topics(crystals: list[Crystal]) -> list[dict[str, Any]]:
             unassigned -= set(members)
     for cid in sorted(unassigned):
         groups.append(([cid], ""))
-    topics = []
+    topics: list[dict[str, Any]] = []
     for members, seed in groups:
         counts: dict[str, int] = {}
         surface: dict[str, str] = {}
@@ -411,16 +411,19 @@ def task_pattern(text: str) -> tuple[str, str] | None:
 def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
     groups: dict[tuple[str, str], list[Crystal]] = {}
+    wording: dict[tuple[str, str], str] = {}  # the newest wording of each group's object
     for crystal in recent:
         pattern = task_pattern(crystal.text)
         if pattern:
-            groups.setdefault((pattern[0], _stem(pattern[1])), []).append(crystal)
+            key = (pattern[0], _stem(pattern[1]))
+            groups.setdefault(key, []).append(crystal)
+            wording.setdefault(key, pattern[1])
     searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
-    skills = []
-    for (verb, _), members in groups.items():
+    skills: list[dict[str, Any]] = []
+    for (verb, stem), members in groups.items():
         if len(members) < 2:
             continue
-        obj = task_pattern(members[0].text)[1]  # newest wording of the object
+        obj = wording[(verb, stem)]
         recall = sum(min(c.access_count, 3) for c in members)
         recall += sum(1 for query in searches if _stem(obj) in {_stem(w) for w in keywords(query)})
         confidence = min(95, 35 + 15 * (len(members) - 1) + 5 * min(recall, 4))

@@ -106,7 +106,7 @@ def half_life_days(semantic_type: str, emotion: float, access_count: int) -> flo
 def emotion(levels: dict[str, float | None], rest: dict[str, float]) -> float:
     """Emotional weight at creation: the largest distance of a hormone from its rest level."""
     distances = [
-        abs(levels[name] - rest[name]) for name in HORMONES if levels.get(name) is not None
+        abs(level - rest[name]) for name in HORMONES if (level := levels.get(name)) is not None
     ]
     return min(1.0, max(distances, default=0.0))
 

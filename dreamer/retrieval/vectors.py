@@ -33,6 +33,11 @@ class VectorIndex:
 
     def __init__(self, dim: int):
         self.dim = dim
+        self._reset()
+
+    def _reset(self) -> None:
+        """Empty the index (and draw the sketch projection again, the same every time)."""
+        dim = self.dim
         self.size = 0
         self.max_id = 0
         self.ids = np.zeros(0, dtype=np.int64)
@@ -61,8 +66,8 @@ class VectorIndex:
     def refresh(self, store: Store) -> None:
         """Load the vectors of crystals added since the last call."""
         newest = store.max_crystal_id()
-        if newest < self.max_id:  # the database was replaced under us
-            self.__init__(self.dim)
+        if newest < self.max_id:  # the database was replaced under us: start over
+            self._reset()
         if newest == self.max_id:
             return
         # In slices: a bounded peak of memory.

@@ -309,7 +309,7 @@ class Service:
                 ensure_migrated(ws, now)
                 for job in enabled_jobs(ws):
                     every = interval(ws, job)
-                    first = next_due(ws, job, now)
+                    first = next_due(ws, job, now) or now  # enabled, so always due
                     scheduler.add_job(
                         self._fire,
                         IntervalTrigger(

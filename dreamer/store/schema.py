@@ -44,7 +44,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX crystals_created ON crystals(created_at)")
     db.execute("CREATE INDEX crystals_lifecycle ON crystals(lifecycle)")
     db.execute("CREATE INDEX crystals_source ON crystals(source)")
-    db["crystals"].enable_fts(["text"], create_triggers=True, tokenize=FTS_TOKENIZER)
+    db.table("crystals").enable_fts(["text"], create_triggers=True, tokenize=FTS_TOKENIZER)
     db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
     db.execute(
         """

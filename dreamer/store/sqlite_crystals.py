@@ -238,7 +238,16 @@ class CrystalTables(Connected):
             [due_before],
         ).fetchall()
         return [
-            FadeRow(*row[:7], levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]})
+            FadeRow(
+                id=row[0],
+                importance=row[1],
+                semantic_type=row[2],
+                created_at=row[3],
+                updated_at=row[4],
+                last_accessed_at=row[5],
+                access_count=row[6],
+                levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]},
+            )
             for row in rows
         ]
 

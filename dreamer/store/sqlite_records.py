@@ -89,7 +89,7 @@ class RecordTables(Connected):
             " ORDER BY at DESC, id DESC LIMIT 1",
             [until],
         ).fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None
 
     def hormones_at_row(self, row_id: int) -> HormoneRow | None:
         """The newest stored levels among rows with id at most ``row_id``."""
@@ -98,7 +98,7 @@ class RecordTables(Connected):
             " ORDER BY at DESC, id DESC LIMIT 1",
             [row_id],
         ).fetchone()
-        return tuple(row) if row else None  # type: ignore[return-value]
+        return tuple(row) if row else None
 
     def hormone_rows_after(
         self, after_id: int, until: str
@@ -106,7 +106,7 @@ class RecordTables(Connected):
         """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
         return [
             tuple(row)
-            for row in self.db.execute(  # type: ignore[misc]
+            for row in self.db.execute(
                 "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
                 " ORDER BY at, id",
                 [after_id, until],

@@ -128,7 +128,7 @@ class SearchTables(Connected):
             return []
         return [
             tuple(row)
-            for row in self.db.execute(  # type: ignore[misc]
+            for row in self.db.execute(
                 "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
                 f" FROM crystals WHERE id IN ({marks(ids)})",
                 list(ids),

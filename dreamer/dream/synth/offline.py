@@ -489,9 +489,9 @@ def _gaps(old: WorkingMemory, ins: Insights, budget: int) -> str:
 
 def _skills(old: WorkingMemory, ins: Insights, budget: int) -> str:
     merged: dict[str, Skill] = {}
-    for skill in ins.emerging_skills:
-        merged[skill["skill"].lower()] = Skill(
-            skill["skill"], skill["confidence"], skill["occurrences"]
+    for found in ins.emerging_skills:
+        merged[found["skill"].lower()] = Skill(
+            found["skill"], found["confidence"], found["occurrences"]
         )
     for skill in old.skills():
         merged.setdefault(skill.skill.lower(), skill)
