@@ -130,3 +130,20 @@ def test_corrupt_database_raises_store_corrupt_and_is_left_alone(tmp_path, garba
         Store(path)
     assert "\n" not in str(caught.value)
     assert path.read_bytes() == garbage
+
+
+def test_vectors_stored_before_embedders_were_recorded_are_marked_hashing(tmp_path, now):
+    path = tmp_path / "crystals.db"
+    store = Store(path)
+    add(store, "with a vector", now, embedding=b"\x00\x3c" * 384)
+    add(store, "without a vector", now)
+    store.close()
+    # Take the database back to before migration m030, as an older dreamer left it.
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE crystals DROP COLUMN embedder")
+    conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm030_vector_embedder'")
+    conn.commit()
+    conn.close()
+    upgraded = Store(path)
+    assert [c.embedder for c in upgraded.crystals()] == ["hashing-v1-384", None]
+    upgraded.close()
