@@ -376,6 +376,39 @@ def test_mixed_text_never_keeps_a_secret_and_is_idempotent(parts, glue):
     assert redact(result.text).text == result.text
 
 
+def test_a_replacement_that_changes_context_is_still_idempotent():
+    key = fake("sk-ant-api03-", 93, 5, ALNUM + "_-")
+    once = redact(f"password: swordfish {key}")
+    assert once.text == (
+        f"password: {placeholder('password', 'swordfish')} {placeholder('anthropic-key', key)}"
+    )
+    assert [f.kind for f in once.found] == ["password", "anthropic-key"]
+    assert redact(once.text).text == once.text
+
+
+@given(st.text(max_size=300))
+@settings(derandomize=True, max_examples=300, deadline=None)
+def test_any_text_is_redacted_idempotently(text):
+    once = redact(text)
+    assert redact(once.text).text == once.text
+    assert once.count == len(PLACEHOLDER.findall(once.text)) - len(PLACEHOLDER.findall(text))
+
+
+@given(st.text(alphabet=ALNUM + "+/=_-:@. \n", min_size=30, max_size=400))
+@settings(derandomize=True, max_examples=300, deadline=None)
+def test_token_like_noise_is_redacted_idempotently(text):
+    once = redact(text)
+    assert redact(once.text).text == once.text
+
+
+def test_text_whose_lowercase_is_longer_keeps_positions():
+    result = redact("İstanbul office: password: hunter22 (guest wifi)")
+    assert (
+        result.text
+        == f"İstanbul office: password: {placeholder('password', 'hunter22')} (guest wifi)"
+    )
+
+
 def test_count_and_empty_text():
     assert redact("").count == 0 and redact("").text == ""
     assert redact("pw=Blue-Sky-42").count == 1
