@@ -23,8 +23,9 @@ Kinds, most specific first (an earlier kind wins where two overlap):
     google-api-key, huggingface-token, npm-token, pypi-token, sendgrid-key, twilio-key,
     telegram-token, azure-storage-key, discord-token, mailchimp-key, square-token
     jwt                three base64url segments, the first two starting ``eyJ``
-    password           the password of any ``scheme://user:PASS@host`` URL, or a password given
-                       in words (below)
+    password           the password of any ``scheme://user:PASS@host`` URL, of ``curl -u
+                       user:PASS``, ``mysql -pPASS`` or ``sshpass -p PASS``, or one given in
+                       words (below)
     basic-auth         ``Authorization: Basic ...``
     token              ``Bearer ...``, or a token given in words
     aws-secret-key     40 base64 characters near ``aws_secret_access_key`` or after an access key
@@ -151,6 +152,18 @@ def _random_looking(value: str) -> bool:
     )
 
 
+def _written_out(value: str) -> bool:
+    """Not a stand-in for a password: PASS, ${PW}, <password>, ***, pw."""
+    if _REFERENCE.match(value):
+        return False
+    return not (value.isalpha() and (value.isupper() or value.lower() in _STOP_WORDS))
+
+
+def _user_password(value: str) -> bool:
+    """Written out, and not a number: ``docker run -u 1000:1000`` is a user and a group."""
+    return _written_out(value) and not value.isdigit()
+
+
 def _entropy(value: str) -> float:
     counts = Counter(value)
     return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
@@ -267,7 +280,28 @@ _SHAPES = (
     _shape("jwt", rf"eyJ[{_U}]{{5,}}\.eyJ[{_U}]{{5,}}\.[{_U}]*", not_after=_URLSAFE),
     # The password of a scheme://user:password@host URL: userinfo cannot hold a raw "/", and
     # the last "@" before the host ends it, so an unescaped "@" in the password is covered.
-    _shape("password", r"://[^\s:@/]*:([^\s/]+)@", group=1),
+    _shape("password", r"://[^\s:@/]*:([^\s/]+)@", group=1, check=_written_out),
+    # Passwords on command lines: curl -u user:pw, mysql -pPW, sshpass -p pw.
+    _shape(
+        "password",
+        r"-u[ \t]+[\"']?[^\s:\"'`]+:([^\s\"'`]+)",
+        group=1,
+        not_after=_URLSAFE,
+        check=_user_password,
+    ),
+    _shape(
+        "password",
+        r"--user[ \t=]+[\"']?[^\s:\"'`]+:([^\s\"'`]+)",
+        group=1,
+        check=_user_password,
+    ),
+    _shape(
+        "password",
+        r"mysql(?:dump|admin)?\b[^\n]*?[ \t]-p([^\s\"'`-][^\s\"'`]*)",
+        group=1,
+        check=_written_out,
+    ),
+    _shape("password", r"sshpass[ \t]+-p[ \t]*[\"']?([^\s\"'`]+)", group=1, check=_written_out),
     _shape(
         "basic-auth",
         rf"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([{_B64}]{{8,}}=*)",
@@ -287,6 +321,8 @@ def _shapes(text: str, lowered: str) -> Iterator[Span]:
 
 
 _AWS_SECRET = re.compile(rf"(?<![{_B64}=])[{_B64}]{{40}}(?![{_B64}=])")
+_CAPITALISED_WORD = re.compile(r"[A-Z][a-z]{5,}")
+_LONG_LOWER_RUN = re.compile(r"[a-z]{8}")
 _AWS_SECRET_NAME = re.compile(r"secret[_\s-]?access[_\s-]?key|aws[_\s-]?secret")
 
 
@@ -304,7 +340,14 @@ def _aws_secret_alone(text: str, lowered: str) -> Iterator[Span]:
     """A bare 40-character key: only when random-looking, so paths and SHA-1s stay."""
     for m in _AWS_SECRET.finditer(text):
         value = m.group()
-        if _random_looking(value) and value.count("/") < 3 and _entropy(value) >= 4.3:
+        if (
+            _random_looking(value)
+            and value.count("/") < 3
+            # Words make an identifier: BetaAsyncComputerToolset20260801, _ZNKSt10filesystem4path
+            and len(_CAPITALISED_WORD.findall(value)) < 2
+            and not _LONG_LOWER_RUN.search(value)
+            and _entropy(value) >= 4.3
+        ):
             yield m.start(), m.end(), "aws-secret-key"
 
 
@@ -338,19 +381,25 @@ _STOP_WORDS = frozenset(
     false yes see check ask use using somewhere elsewhere rotate rotating change changing update
     updating revoke revoked please n/a na case-sensitive read-only short-lived long-lived
     per-user per-project hardcoded hard-coded encrypted hashed plaintext plain-text
-    str bytes string text int bool any object secretstr password passwd pwd token secret key
-    apikey api_key""".split()
+    str bytes string text int bool any object secretstr password passwd pwd pw pass token secret
+    key apikey api_key user username login name value creds credentials auth""".split()
 )
 _REFERENCE = re.compile(
-    r"^(?:\$[({A-Za-z_]|[(!{]|%[A-Za-z_]+%|\{\{|<[^>]*>$|\*{3,}|[xX]{3,}$|\.\.\.|…|\[secret:"
-    r"|(?:os\.environ|os\.getenv|getenv|process\.env|env\.|ENV\[|secrets\.)|[\W_]+$)"
+    r"^(?:\$[({A-Za-z_]|%[A-Za-z_]+%|<[^>]*>|\*{3,}|[xX]{3,}$|.*(?:\.\.\.|…)$|[\W_]+$"
+    r"|[(!{\[\\]|[rbfuRBFU]{1,2}[\"']"  # an expression, a YAML tag, a regex or an f-string
+    r"|/|~/|\.\.?/"  # a path: password: /run/secrets/db, NOPASSWD: /bin/systemctl
+    r"|os\.environ|os\.getenv|getenv|process\.env|env\.|ENV\[|secrets\.)"
 )
-# Names and expressions in code, not values: getpass(), cfg["pw"], args.password, new_password.
+# Names and expressions in code, not values: getpass(), cfg["pw"], args.password, new_password,
+# and type names (token: AccessToken).
 _CODE = re.compile(
-    r"^(?:[A-Za-z_]+(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]+(?:\.[A-Za-z_]\w*)+$"
-    r"|[a-z]+(?:_[a-z]+)+$|[A-Z]+(?:_[A-Z]+)+$)"
+    r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]+(?:\.[A-Za-z_]\w*)+$"
+    r"|[a-z]+(?:_[a-z]+)+$|[A-Z]+(?:_[A-Z]+)+$|[A-Z][A-Za-z]*[a-z][A-Z][A-Za-z]*$)"
 )
+_NAME = re.compile(r"^(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)$")
+_CHAINED = re.compile(r"[ \t]*=(?!=)")  # chained assignment: userid = passwd = acct = ""
 _CAMEL = re.compile(r"[a-z][A-Z]")
+_WORD_THEN_STOP = re.compile(r"[A-Za-z]+(?:[.,;:!?<]|&\w+;)")
 _MORE_PROSE = re.compile(r"[ \t]+[a-z]")
 # "changed the root password to x" gives a value; "pass the token to fetchUser" does not.
 _SETTING_VERB = re.compile(r"\b(?:change|changed|set|reset|update|updated|rotated|switched)\b")
@@ -363,7 +412,7 @@ def _trim(value: str) -> str:
     value = _NEXT_PARAM.split(value, maxsplit=1)[0]
     while value:
         last = value[-1]
-        if last in ".,;:\"'":
+        if last in ".,;:\"'`":
             value = value[:-1]
         elif last in _CLOSERS and value.count(last) > value.count(_CLOSERS[last]):
             value = value[:-1]
@@ -381,14 +430,15 @@ def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bo
     if kind != "password" and value.isdigit():
         return False  # "token: 4096" is a count, not a token
     if quoted:
-        return True
-    if _CODE.match(value):
+        return not _NAME.match(value)  # ENV_API_KEY = "ANTHROPIC_API_KEY"
+    if _CODE.match(value) or _CHAINED.match(after):
         return False  # password=args.password, token = get_token(), api_key=api_key
     digit = any(c.isdigit() for c in value)
     # A hyphen joins words ("read-only"); any other symbol marks a made-up string.
     symbol = any(not c.isalnum() for c in value.replace("-", ""))
-    if form in ("verb", "to"):
-        return digit or symbol
+    if form in ("verb", "to", "flag"):
+        # "the token was supplied.</p>", "Password is correct.&quot;": a word ending a sentence
+        return (digit or symbol) and not _WORD_THEN_STOP.match(value)
     if not (digit or tight) and len(value) <= 12 and _MORE_PROSE.match(after):
         return False  # "token: GitHub's fine-grained one"; "pw=swordfish now" is still a value
     if kind != "password" and len(value) < 16:
@@ -441,7 +491,7 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         value_start += 1 if quoted else 0
         end = value_start + len(value)
         tight = tail.group("assign") == "="
-        if value and _given(value, kind, form, quoted, text[end : end + 3], tight):
+        if value and _given(value, kind, form, quoted, text[end : end + 4], tight):
             done = end
             yield value_start, end, kind
 
