@@ -397,6 +397,25 @@ def test_mixed_text_never_keeps_a_secret_and_is_idempotent(parts, glue):
     assert redact(result.text).text == result.text
 
 
+@pytest.mark.parametrize(
+    ("note", "caught"),
+    [
+        ("password: swordfish", True),
+        ("pw=swordfish now", True),
+        ("the password is hunter2", True),
+        ("the password is swordfish", False),  # a plain word cannot be told from prose
+        ("password: swordfish for the guest wifi", False),
+        ("token: swordfish", False),  # a short token needs a digit, symbol or inner capital
+        ("set the password to Tr0ub4dor", True),
+        ("compare the password to Tr0ub4dor", False),  # "to" only after a setting verb
+        ("the password is in 1Password", False),  # where it lives, not what it is
+        ("password is stored in vault", False),
+    ],
+)
+def test_the_rules_for_secrets_given_in_words(note, caught):
+    assert contains_secret(note) is caught
+
+
 def test_a_replacement_that_changes_context_is_still_idempotent():
     key = fake("sk-ant-api03-", 93, 5, ALNUM + "_-")
     once = redact(f"password: swordfish {key}")

@@ -5,7 +5,7 @@ tools) passes `redact` before it reaches storage or an LLM request.
 
 Placeholder rule: a secret becomes ``[secret:<kind>#<h>]`` where ``<h>`` is the first four hex
 digits of the SHA-256 of the secret's value. One value always gives one placeholder, so a secret
-that comes back is recognisably the same; two values differ (1 pair in 65,536 collides). Only the
+that comes back is recognisably the same; two values differ but for a 1-in-65,536 chance. Only the
 secret is replaced: a connection string keeps its scheme, user, host and database. Placeholders are
 never detected again, and redact repeats until nothing new is found, so
 ``redact(redact(t).text).text == redact(t).text``.
@@ -37,12 +37,20 @@ Secrets given in words: a keyword (password, passwd, passphrase, pwd, pw; api ke
 secret key; token, access/auth/refresh token; secret, client secret) then a value:
 ``password: v``, ``"password": "v"``, ``DB_PASSWORD=v``, ``--password v``, ``the staging password
 is v``, ``the api key for stripe was v``, ``changed the root password to v``. The value is kept
-when it says where a secret lives or what it is like rather than giving it: a stop word ("in
-1Password", "stored in vault", "required", "expired"), a reference (``$VAR``, ``${VAR}``,
-``<password>``, ``***``) or, after ``is``/``was``/``to``, a plain word with no digit, symbol or
-inner capital ("the password is swordfish" is not caught; "the password is hunter2" is). After
-``:`` or ``=`` a plain lowercase word followed by more prose is kept too ("token: expires
-tomorrow"). Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay.
+when it talks about a secret instead of giving one:
+- a stop word: "the password is in 1Password", "is stored in vault", "required", "expired";
+- a stand-in or a pointer: ``$VAR``, ``${VAR}``, ``<password>``, ``***``, ``sk-ant-...``, a path;
+- code: ``password=args.password``, ``token = get_token()``, ``token: AccessToken``,
+  ``api_key=api_key``, ``"ANTHROPIC_API_KEY"``;
+- after ``is``/``was``/``to``/a bare ``--flag``, a value with no digit and no symbol: so "the
+  password is hunter2" is caught and "the password is swordfish" is not (a plain word cannot be
+  told from prose; neither can a passphrase of several words); ``to`` counts only after a
+  setting verb ("changed/set/reset ... to");
+- after ``:`` (not a tight ``=``), a short plain word followed by more prose ("token: expires
+  tomorrow"); a password that is a plain word alone is a value ("password: swordfish",
+  "pw=swordfish now"), while a token, key or secret under 16 characters needs a digit, a symbol
+  or an inner capital.
+Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Finding", "Redaction", "contains_secret", "placeholder", "redact"]
+__all__ = ["PLACEHOLDER", "Finding", "Redaction", "contains_secret", "placeholder", "redact"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +142,7 @@ def contains_secret(text: str) -> bool:
 
 Span = tuple[int, int, str]
 
-PLACEHOLDER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")
+PLACEHOLDER = re.compile(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")  # what redact writes
 
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _WORD = _ALNUM | {"_"}
@@ -180,6 +188,7 @@ class _Shape:
     not_after: frozenset[str] = frozenset()  # the character before the match must not be one
     # Characters that must run, (min, max) long, right before the match (then part of it).
     run_before: tuple[frozenset[str], int, int] | None = None
+    hint: str = ""  # a lowercase word the text must hold, for patterns with no literal start
 
     def spans(self, text: str) -> Iterator[Span]:
         for m in self.pattern.finditer(text):
@@ -207,8 +216,9 @@ def _shape(
     check: Callable[[str], bool] | None = None,
     not_after: frozenset[str] = frozenset(),
     run_before: tuple[frozenset[str], int, int] | None = None,
+    hint: str = "",
 ) -> _Shape:
-    return _Shape(kind, re.compile(pattern, flags), group, check, not_after, run_before)
+    return _Shape(kind, re.compile(pattern, flags), group, check, not_after, run_before, hint)
 
 
 _AWS_KEY_ID = _shape(
@@ -235,7 +245,8 @@ _SHAPES = (
     _AWS_KEY_ID,
     _shape(
         "github-token",
-        r"gh(?:[pour]_[A-Za-z0-9_]{36,255}|s_[A-Za-z0-9_.\-]{36,1024})|github_pat_[A-Za-z0-9_]{22,255}",
+        r"gh(?:[pour]_[A-Za-z0-9_]{36,255}|s_[A-Za-z0-9_.\-]{36,1024})"  # ghs_: also ghs_APPID_JWT
+        r"|github_pat_[A-Za-z0-9_]{22,255}",
         not_after=_WORD,
     ),
     _shape(
@@ -306,17 +317,21 @@ _SHAPES = (
         "basic-auth",
         rf"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([{_B64}]{{8,}}=*)",
         group=1,
+        hint="authorization",
     ),
-    _shape("token", r"(?i:bearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)", group=1, check=_random_looking),
+    _shape(
+        "token",
+        r"(?i:bearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)",
+        group=1,
+        check=_random_looking,
+        hint="bearer",
+    ),
 )
-# Shapes whose pattern starts case-insensitively: run only when their word is in the text.
-_HINTED = {"basic-auth": "authorization", "token": "bearer"}
 
 
 def _shapes(text: str, lowered: str) -> Iterator[Span]:
     for shape in _SHAPES:
-        hint = _HINTED.get(shape.kind)
-        if hint is None or hint in lowered:
+        if shape.hint in lowered:  # "" is in every text
             yield from shape.spans(text)
 
 
