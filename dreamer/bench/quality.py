@@ -82,7 +82,7 @@ DATE_WORDS = frozenset(
 TOPIC_STOP = frozenset("a an the of on in to for and or with at by from my our is was".split())
 _TOPIC_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
-_EVENT_KINDS = ("note", "feel", "dream_md", "dream")
+_EVENT_KINDS = ("note", "feel", "dream_md", "memory_md", "dream")
 _TOP_KEYS = {"name", "description", "start", "end", "settings", "schedule", "events", "checks"}
 _SCHEDULE_KEYS = {"dream_times", "force", "consolidate_every_minutes"}
 _ORDER = {"event": 0, "tick": 1, "dream": 2, "check": 3}  # at one moment: notes, tick, dream
@@ -90,10 +90,10 @@ _ORDER = {"event": 0, "tick": 1, "dream": 2, "check": 3}  # at one moment: notes
 
 @dataclass(frozen=True)
 class Event:
-    """One thing that happens in a scenario: a note, a stimulus, a DREAM.md, an extra dream."""
+    """One thing that happens: a note, a stimulus, a DREAM.md, a MEMORY.md edit, an extra dream."""
 
     at: datetime
-    kind: str  # note | feel | dream_md | dream
+    kind: str  # note | feel | dream_md | memory_md | dream
     data: dict[str, Any]
 
 
@@ -335,8 +335,8 @@ def _event(r: _Reader, raw: Any, i: int, start: datetime, end: datetime) -> Even
             "reason": str(stim.get("reason", "")),
             "delta": r.number(stim.get("delta"), f"{where}.feel.delta", -1, 1),
         }
-    elif kind == "dream_md":
-        data["text"] = r.text(raw["dream_md"], f"{where}.dream_md")
+    elif kind in ("dream_md", "memory_md"):
+        data["text"] = r.text(raw[kind], f"{where}.{kind}")
     else:
         if raw["dream"] is not True:
             raise r.fail(f"{where}.dream", "write dream = true for an extra dream")
@@ -381,6 +381,9 @@ def _check(r: _Reader, raw: Any, i: int, start: datetime, end: datetime) -> Chec
         or not set(options["sections"]) <= set(section_keys())
     ):
         raise r.fail(f"{where}.sections", f"expected a list of {', '.join(section_keys())}")
+    markers = options.get("past_markers", [])
+    if not isinstance(markers, list) or not all(isinstance(m, str) and m for m in markers):
+        raise r.fail(f"{where}.past_markers", "expected a list of words or phrases")
     for key in spec.required:
         r.text(options.get(key), f"{where}.{key}")
     for key in ("max", "limit", "context_window", "min_words"):
@@ -479,6 +482,8 @@ def _apply(ws: Workspace, event: Event, at: datetime) -> None:
         feel(ws, event.data["hormone"], event.data["delta"], event.data["reason"], at)
     elif event.kind == "dream_md":
         ws.dream_md.write_text(event.data["text"], encoding="utf-8")
+    elif event.kind == "memory_md":  # a user's hand edit between dreams (or a seed to migrate)
+        ws.memory_md.write_text(event.data["text"], encoding="utf-8")
 
 
 def _dream(ws: Workspace, at: datetime, force: bool, synth: Synthesizer) -> dict[str, Any]:
