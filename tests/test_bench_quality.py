@@ -1,0 +1,461 @@
+"""`dream bench quality`: loading scenarios, every check kind both ways, the shipped scenarios."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from dreamer.bench.quality import (
+    format_report,
+    load_scenario,
+    run_scenario,
+    shipped_scenarios,
+)
+from dreamer.errors import UsageError
+from dreamer.state import WorkingMemory, parse
+from dreamer.synth import Draft, DreamInputs
+
+HEAD = """
+name = "tiny"
+start = "2026-03-02T00:00:00Z"
+end = "2026-03-03T23:30:00Z"
+
+[schedule]
+dream_times = []
+consolidate_every_minutes = 0
+"""
+
+NOTES = [
+    ("2026-03-02T09:00:00Z", "Refactored the invoice module: split the builder from the renderer."),
+    ("2026-03-02T10:00:00Z", "Refactored the payments module: a retry policy class."),
+    ("2026-03-02T11:00:00Z", "Decided with Dana to keep Postgres for the payout queue."),
+    ("2026-03-02T12:00:00Z", "The invoice export deadline moved to April 3."),
+]
+
+GOOD_STATE = """# Working Memory State
+
+## The Phenotype
+- Careful with money code: tests first.
+
+## The Bond
+- Dana prefers rebase merges (no longer squash merges).
+- Her manager is Priya Raman.
+
+## The Niche
+
+## Active Context
+- Deadline: the invoice export is due April 3 (moved from March 20).
+
+## Crystal Pointers
+- Past: Refactors of the invoice and payments modules → search: `refactored module`
+
+## Curiosity Gaps
+
+## Emerging Skills
+"""
+
+BAD_STATE = """# Working Memory State
+
+## The Bond
+- Dana prefers squash merges.
+- Please forget the staging password.
+
+## Active Context
+- Deadline: the invoice export is due March 20.
+- Note: Reformatted a SQL query for readability.
+
+## Crystal Pointers
+- Past: Decided → search: `decided`
+- Past: Refactored the invoice module: split the … → search: `refactored invoice`
+- Past: Refactored the payments module → search: `refactored payments`
+- Past: Kitchen renovation quotes from Bob → search: `zebra quasar`
+"""
+
+CHECKS = """
+[[checks]]
+id = "deadline"
+description = "The current deadline is in Active Context"
+kind = "must_contain"
+section = "active_context"
+any = ["April 3", "3 April"]
+
+[[checks]]
+id = "noise"
+description = "Routine notes are not in Active Context"
+kind = "must_not_contain"
+section = "active_context"
+phrase = "Reformatted a SQL query"
+
+[[checks]]
+id = "old-values"
+description = "Superseded values are not stated as current"
+kind = "must_not_be_current"
+any = ["March 20", "squash merges"]
+
+[[checks]]
+id = "manager-bootstrap"
+description = "The manager is in the bootstrap block"
+kind = "must_contain"
+section = "bootstrap"
+phrase = "Priya"
+
+[[checks]]
+id = "forget-request"
+description = "A forget request is not a line of The Bond"
+kind = "must_not_contain"
+section = "bond"
+phrase = "forget the staging password"
+
+[[checks]]
+id = "truncated"
+description = "No pointer topic is cut"
+kind = "pointers_not_truncated"
+
+[[checks]]
+id = "descriptive"
+description = "Pointer topics say what they are about"
+kind = "pointers_descriptive"
+
+[[checks]]
+id = "retrieve"
+description = "Pointer keywords find their crystals"
+kind = "pointers_retrieve"
+
+[[checks]]
+id = "refactors"
+description = "The refactors are one pointer"
+kind = "pointer_group"
+name = "module refactors"
+any = ["refactor", "refactored", "refactors"]
+
+[[checks]]
+id = "forgotten"
+description = "The staging password cannot be found"
+kind = "not_searchable"
+query = "staging password"
+phrase = "stg-Secret-123"
+
+[[checks]]
+id = "dreams"
+description = "No dream was rejected"
+kind = "dreams_ok"
+"""
+
+
+def _events(notes: list[tuple[str, str]]) -> str:
+    return "".join(
+        f"\n[[events]]\nat = {json.dumps(at)}\nnote = {json.dumps(text)}\nimportance = 0.6\n"
+        for at, text in notes
+    )
+
+
+def _memory(at: str, text: str) -> str:
+    return f"\n[[events]]\nat = {json.dumps(at)}\nmemory_md = {json.dumps(text)}\n"
+
+
+def _scenario(tmp_path, body: str, name: str = "tiny.toml", schedule: str = ""):
+    path = tmp_path / name
+    head = HEAD.replace("dream_times = []", schedule) if schedule else HEAD
+    path.write_text(head + body, encoding="utf-8")
+    return load_scenario(path)
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('name = "broken\n', "not valid TOML"),
+        ("[[checks]]\nid = 'x'\n", "events: missing"),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "must_contains"\n'
+            'phrase = "x"\n',
+            "unknown kind 'must_contains'",
+        ),
+        (
+            '[[events]]\nat = "2026-03-02T09:00:00Z"\nnote = "n"\nfeel = {hormone = "cortisol", '
+            'delta = 0.5}\n[[checks]]\nid = "a"\ndescription = "d"\nkind = "dreams_ok"\n',
+            "exactly one of",
+        ),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "must_contain"\n'
+            'section = "active"\nphrase = "x"\n',
+            "unknown section 'active'",
+        ),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "must_contain"\n'
+            'phrase = "x"\nany = ["y"]\n',
+            "exactly one of phrase",
+        ),
+        (
+            '[[events]]\nat = "2026-04-02T09:00:00Z"\nnote = "late"\n[[checks]]\nid = "a"\n'
+            'description = "d"\nkind = "dreams_ok"\n',
+            "outside the scenario",
+        ),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "dreams_ok"\n'
+            '[[checks]]\nid = "a"\ndescription = "e"\nkind = "dreams_ok"\n',
+            "duplicate id",
+        ),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "dreams_ok"\n'
+            'phrase = "x"\n',
+            "unknown key(s) phrase",
+        ),
+        (
+            _events(NOTES[:1]) + '[[checks]]\nid = "a"\ndescription = "d"\nkind = "must_contain"\n'
+            'phrase = "x"\nat = "not a time"\n',
+            "is not an ISO-8601 time",
+        ),
+    ],
+    ids=[
+        "toml",
+        "no-events",
+        "kind",
+        "two-kinds",
+        "section",
+        "phrase-and-any",
+        "outside",
+        "duplicate",
+        "extra-key",
+        "bad-time",
+    ],
+)
+def test_load_rejects_a_malformed_scenario_naming_file_and_field(tmp_path, body, message):
+    with pytest.raises(UsageError) as caught:
+        _scenario(tmp_path, body)
+    assert str(caught.value).startswith(str(tmp_path / "tiny.toml"))
+    assert message in str(caught.value)
+
+
+def test_load_rejects_a_missing_field_and_a_typo_at_the_top(tmp_path):
+    path = tmp_path / "typo.toml"
+    path.write_text(
+        'name = "x"\nstart = 2026-03-02\nend = 2026-03-03\nevents = []\nchekcs = []\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(UsageError, match=r"unknown key\(s\) chekcs"):
+        load_scenario(path)
+    path.write_text('name = "x"\nstart = 2026-03-02\nevents = []\nchecks = []\n', encoding="utf-8")
+    with pytest.raises(UsageError, match="end: missing"):
+        load_scenario(path)
+
+
+def test_json_scenario_loads_like_toml(tmp_path):
+    path = tmp_path / "tiny.json"
+    path.write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "start": "2026-03-02",
+                "end": "2026-03-03T23:00:00Z",
+                "events": [{"at": "2026-03-02T09:00:00Z", "note": "Hello", "importance": 0.5}],
+                "checks": [{"id": "a", "description": "d", "kind": "must_contain", "phrase": "x"}],
+            }
+        ),
+        encoding="utf-8",
+    )
+    scenario = load_scenario(path)
+    assert (scenario.name, len(scenario.events), scenario.checks[0].kind) == (
+        "tiny",
+        1,
+        "must_contain",
+    )
+    assert scenario.dream_times == ["23:00"] and scenario.force  # the schedule's defaults
+
+
+# --- the checks, both ways ----------------------------------------------------------------------
+
+
+def test_every_check_kind_passes_on_a_good_state(tmp_path):
+    body = _events(NOTES) + _memory("2026-03-03T08:00:00Z", GOOD_STATE) + CHECKS
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    assert [c.id for c in result.checks if not c.passed] == []
+    assert (result.passed, result.total, result.score) == (11, 11, 1.0)
+
+
+def test_every_check_kind_fails_on_a_bad_state_with_evidence(tmp_path):
+    notes = [*NOTES, ("2026-03-02T13:00:00Z", "Staging password is stg-Secret-123, for now.")]
+    body = _events(notes) + _memory("2026-03-03T08:00:00Z", BAD_STATE) + CHECKS
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    evidence = {c.id: c.evidence for c in result.checks if not c.passed}
+    assert set(evidence) == {c.id for c in result.checks} - {"dreams"}
+    assert "none of ['April 3', '3 April'] in active_context" in evidence["deadline"]
+    assert "Reformatted a SQL query for readability" in evidence["noise"]
+    assert "'March 20' stated as current in active_context" in evidence["old-values"]
+    assert "none of ['Priya'] in the 32k bootstrap block" in evidence["manager-bootstrap"]
+    assert "Please forget the staging password" in evidence["forget-request"]
+    assert "Refactored the invoice module: split the …" in evidence["truncated"]
+    assert "'Decided'" in evidence["descriptive"]
+    assert "`zebra quasar`" in evidence["retrieve"]
+    assert "2 pointers for 'module refactors'" in evidence["refactors"]
+    assert "stg-Secret-123" in evidence["forgotten"]
+    report = format_report([result])
+    assert "tiny: 1/11 checks passed" in report
+    assert "FAIL deadline" in report and "PASS dreams" in report
+    assert "at 2026-03-03T23:30:00Z: none of ['April 3', '3 April']" in report
+
+
+def test_a_check_at_a_moment_judges_the_state_of_that_moment(tmp_path):
+    body = (
+        _events(NOTES)
+        + _memory("2026-03-02T20:00:00Z", GOOD_STATE)
+        + _memory("2026-03-03T08:00:00Z", BAD_STATE)
+        + """
+[[checks]]
+id = "then"
+description = "The deadline was current on the evening of day one"
+kind = "must_contain"
+section = "active_context"
+phrase = "April 3"
+at = "2026-03-02T21:00:00Z"
+
+[[checks]]
+id = "now"
+description = "The deadline is current at the end"
+kind = "must_contain"
+section = "active_context"
+phrase = "April 3"
+"""
+    )
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    assert [(c.id, c.passed, c.at) for c in result.checks] == [
+        ("then", True, "2026-03-02T21:00:00Z"),
+        ("now", False, "2026-03-03T23:30:00Z"),
+    ]
+
+
+def test_must_not_be_current_accepts_an_old_value_marked_as_past(tmp_path):
+    state = GOOD_STATE.replace("(moved from March 20)", "(was March 20)")
+    body = (
+        _events(NOTES)
+        + _memory("2026-03-03T08:00:00Z", state)
+        + """
+[[checks]]
+id = "old"
+description = "March 20 is not current"
+kind = "must_not_be_current"
+phrase = "March 20"
+
+[[checks]]
+id = "strict"
+description = "March 20 is not current, even marked '(was'"
+kind = "must_not_be_current"
+phrase = "March 20"
+past_markers = ["previously"]
+"""
+    )
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    assert [(c.id, c.passed) for c in result.checks] == [("old", True), ("strict", False)]
+
+
+# --- dreams on schedule, with a fake synthesizer -------------------------------------------------
+
+
+class FakeSynthesizer:
+    """Writes a fixed state and remembers when it was asked."""
+
+    name = "fake"
+    model = None
+
+    def __init__(self, state: WorkingMemory):
+        self.state = state
+        self.calls: list[datetime] = []
+
+    def synthesize(self, inputs: DreamInputs, *, critique=None, previous=None) -> Draft:
+        """Return the fixed state."""
+        self.calls.append(inputs.now)
+        return Draft(state=self.state, raw="{}")
+
+
+def test_dreams_run_at_the_scheduled_times_with_the_given_synthesizer(tmp_path):
+    body = _events(NOTES) + CHECKS.split('[[checks]]\nid = "noise"')[0]
+    scenario = _scenario(tmp_path, body, schedule='dream_times = ["12:00", "23:00"]')
+    fake = FakeSynthesizer(parse(GOOD_STATE))
+    result = run_scenario(scenario, tmp_path / "work", synthesizer=fake)
+    assert [c.strftime("%d %H:%M") for c in fake.calls] == [
+        "02 12:00",
+        "02 23:00",
+        "03 12:00",
+        "03 23:00",
+    ]
+    assert [d["outcome"] for d in result.dreams] == ["committed"] * 4
+    assert result.checks[0].passed
+    assert "Last dream: 2026-03-03T23:00:00Z" in result.memory
+
+
+def test_without_force_a_quiet_day_skips_and_settings_reach_the_workspace(tmp_path):
+    body = _events(NOTES[:2]) + CHECKS.split('[[checks]]\nid = "noise"')[0]
+    lazy = 'dream_times = ["23:00"]\nforce = false'
+    fake = FakeSynthesizer(parse(GOOD_STATE))
+    result = run_scenario(
+        _scenario(tmp_path, body, schedule=lazy), tmp_path / "a", synthesizer=fake
+    )
+    assert [d["outcome"] for d in result.dreams] == ["skipped", "skipped"]  # 2 notes < 5
+    eager = '[settings]\n"memory.dream.minChunksForDream" = 2\n' + body
+    result = run_scenario(
+        _scenario(tmp_path, eager, "eager.toml", schedule=lazy),
+        tmp_path / "b",
+        synthesizer=FakeSynthesizer(parse(GOOD_STATE)),
+    )
+    assert [d["outcome"] for d in result.dreams] == ["committed", "skipped"]
+
+
+def test_a_rejected_dream_is_recorded_and_fails_dreams_ok(tmp_path):
+    body = (
+        _events(NOTES)
+        + '\n[[events]]\nat = "2026-03-02T18:00:00Z"\ndream = true\n'
+        + '\n[[checks]]\nid = "dreams"\ndescription = "No dream was rejected"\nkind = "dreams_ok"\n'
+    )
+    result = run_scenario(
+        _scenario(tmp_path, body), tmp_path / "work", synthesizer=FakeSynthesizer(WorkingMemory())
+    )
+    assert [d["outcome"] for d in result.dreams] == ["rejected"]
+    assert not result.checks[0].passed
+    assert (
+        "1 of 1 dreams not committed; first at 2026-03-02T18:00:00Z: rejected"
+        in result.checks[0].evidence
+    )
+
+
+def test_an_api_key_in_the_environment_does_not_leave_the_offline_synthesizer(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-not-a-real-key")
+    monkeypatch.setenv("DREAM_SYNTHESIZER", "claude")
+    body = (
+        _events(NOTES)
+        + '\n[[events]]\nat = "2026-03-02T18:00:00Z"\ndream = true\n'
+        + '\n[[checks]]\nid = "dreams"\ndescription = "No dream was rejected"\nkind = "dreams_ok"\n'
+    )
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    assert [(d["outcome"], d["synthesizer"]) for d in result.dreams] == [("committed", "offline")]
+
+
+def test_the_working_folder_must_be_fresh(tmp_path):
+    scenario = _scenario(tmp_path, _events(NOTES) + CHECKS)
+    (tmp_path / "work" / "tiny").mkdir(parents=True)
+    (tmp_path / "work" / "tiny" / "MEMORY.md").write_text("old", encoding="utf-8")
+    with pytest.raises(UsageError, match="is not empty"):
+        run_scenario(scenario, tmp_path / "work")
+
+
+# --- the shipped scenarios ----------------------------------------------------------------------
+
+
+def test_three_scenarios_ship():
+    assert [p.name for p in shipped_scenarios()] == ["family.toml", "month.toml", "outage.toml"]
+
+
+@pytest.mark.parametrize("path", shipped_scenarios(), ids=lambda p: p.stem)
+def test_a_shipped_scenario_runs_end_to_end(tmp_path, path):
+    # Not asserting a score: today's offline synthesizer is expected to fail many checks.
+    scenario = load_scenario(path)
+    result = run_scenario(scenario, tmp_path)
+    assert result.total == len(scenario.checks) >= 15
+    assert all(d["outcome"] == "committed" for d in result.dreams)
+    assert all(c.evidence for c in result.failed)
+    assert f"{result.name}: {result.passed}/{result.total} checks passed" in format_report([result])
