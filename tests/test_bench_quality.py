@@ -13,9 +13,9 @@ from dreamer.bench.quality import (
     run_scenario,
     shipped_scenarios,
 )
+from dreamer.dream.synth import Draft, DreamInputs
 from dreamer.errors import UsageError
-from dreamer.state import WorkingMemory, parse
-from dreamer.synth import Draft, DreamInputs
+from dreamer.memory.state import WorkingMemory, parse
 
 HEAD = """
 name = "tiny"

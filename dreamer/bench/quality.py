@@ -28,24 +28,20 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-# --- dreamer internals: every import from dreamer lives in this block (paths move with the
-# --- layered packages; fix them here and nowhere else)
-from dreamer import Workspace
-from dreamer.bootstrap import bootstrap
+from dreamer.agents.bootstrap import bootstrap
 from dreamer.config import HORMONES
-from dreamer.consolidate import tick as consolidation_tick
-from dreamer.dream import run as run_dream
+from dreamer.dream.cycle import run as run_dream
+from dreamer.dream.insights import stems
+from dreamer.dream.synth import Synthesizer
+from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
-from dreamer.hormones import feel
-from dreamer.insights import stems
 from dreamer.kinds import SEMANTIC_TYPES
-from dreamer.search import search as search_crystals
-from dreamer.state import WorkingMemory, parse, section_keys
-from dreamer.synth import Synthesizer
-from dreamer.synth.offline import OfflineSynthesizer
-from dreamer.times import as_utc, iso, parse_iso
-
-# --- end of dreamer internals
+from dreamer.memory.hormones import feel
+from dreamer.memory.state import WorkingMemory, parse, section_keys
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.search import search as search_crystals
+from dreamer.service.consolidation import tick as consolidation_tick
+from dreamer.support.times import as_utc, iso, parse_iso
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "scenarios"
 BOOTSTRAP_WINDOW = 32_000  # tokens: the small agent whose bootstrap block gets cut hardest
@@ -314,7 +310,7 @@ def _event(r: _Reader, raw: Any, i: int, start: datetime, end: datetime) -> Even
         raise r.fail(
             f"{where}.at", f"{iso(at)} is outside the scenario ({iso(start)} to {iso(end)})"
         )
-    kind, data = kinds[0], {}
+    kind, data = kinds[0], dict[str, Any]()
     if kind != "note" and ({"importance", "type"} & set(raw)):
         raise r.fail(where, "importance and type belong to a note")
     if kind == "note":

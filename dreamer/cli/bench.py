@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dreamer.bench import locomo as locomo_bench
+from dreamer.bench import quality as quality_bench
 from dreamer.bench import scale as scale_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
 
 
 @click.group()
 def bench() -> None:
-    """Measure search quality (LoCoMo) and speed at size; see docs/bench.md.
+    """Measure search quality (LoCoMo), memory quality and speed at size; see docs/bench.md.
 
     \b
     Examples:
       dream bench locomo ../shared/data/locomo10.json --json
+      dream bench quality
       dream bench scale --crystals 10000 --crystals 100000
     """
 
@@ -199,3 +204,52 @@ def _print_scale(report: dict[str, Any]) -> None:
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
     group.add_command(bench)
+
+
+@bench.command()
+@click.argument(
+    "scenarios",
+    nargs=-1,
+    metavar="[SCENARIO]...",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option("--keep", is_flag=True, help="Keep the scenario workspaces and print where.")
+@json_option
+@workspace_option
+def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: str | None) -> None:
+    """Replay scenarios of agent notes through dreams and check what MEMORY.md says.
+
+    Each scenario (see benchmarks/scenarios/README.md) runs in a fresh workspace in a temporary
+    folder inside -w, deleted unless --keep, with the offline synthesizer (no key read). Without
+    SCENARIO, runs benchmarks/scenarios. Exit 1 when any check fails, 2 for a malformed scenario.
+
+    \b
+    Examples:
+      dream bench quality
+      dream bench quality benchmarks/scenarios/month.toml --json
+    """
+    paths = list(scenarios) or quality_bench.shipped_scenarios()
+    if not paths:
+        raise click.UsageError("no scenario given and no benchmarks/scenarios folder; pass files")
+    loaded = [quality_bench.load_scenario(path) for path in paths]  # UsageError: exit 2
+    parent = Path(workspace).expanduser() if workspace else None
+    workdir = Path(tempfile.mkdtemp(prefix="dream-quality-", dir=parent))
+    try:
+        results = [quality_bench.run_scenario(scenario, workdir) for scenario in loaded]
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    if as_json:
+        emit_json(
+            {
+                "passed": sum(r.passed for r in results),
+                "total": sum(r.total for r in results),
+                "scenarios": [r.to_dict() for r in results],
+            }
+        )
+    else:
+        click.echo(quality_bench.format_report(results))
+        if keep:
+            click.echo(f"workspaces kept in {workdir}")
+    if any(result.failed for result in results):
+        sys.exit(1)
