@@ -42,6 +42,7 @@ class Settings:
     consolidation_interval_minutes: float = 30.0
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     session_memory: bool = True
+    redact_secrets: bool = True
     hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
     hormone_half_life_minutes: dict[str, float] = field(
         default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
@@ -170,6 +171,7 @@ _SPECS: list[_Spec] = [
         "session_memory",
         _to_bool,
     ),
+    _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
 ]
 for _name in HORMONES:
     _SPECS.append(

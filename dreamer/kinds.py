@@ -6,7 +6,7 @@ import re
 
 SEMANTIC_TYPES = ("experience", "directive", "world_fact", "mental_model")
 CRYSTAL_SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
-LIFECYCLES = ("generated", "consolidated", "archived", "frozen")
+LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten")
 # Who caused a hormone stimulus (or a decay snapshot).
 STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
 

@@ -53,7 +53,7 @@ def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
     assert answer == "Noted: the grant report is due March 30, draft by the 25th."
     fake.assert_all_used()
     first, second, third = fake.requests
-    # The model was offered the four tools and the bootstrap block.
+    # The model was offered the tools and the bootstrap block.
     assert first.json["tools"] == tools.tool_definitions()
     assert "# Your Memory" in first.json["system"]
     assert first.json["messages"] == [

@@ -279,7 +279,10 @@ def test_every_check_kind_passes_on_a_good_state(tmp_path):
 
 def test_every_check_kind_fails_on_a_bad_state_with_evidence(tmp_path):
     notes = [*NOTES, ("2026-03-02T13:00:00Z", "Staging password is stg-Secret-123, for now.")]
-    body = _events(notes) + _memory("2026-03-03T08:00:00Z", BAD_STATE) + CHECKS
+    # Raw storage, so the password lands and the not_searchable check has something to catch
+    # (with redaction on, as by default, it never lands at all).
+    raw = "\n[settings.memory.secrets]\nredact = false\n"
+    body = _events(notes) + _memory("2026-03-03T08:00:00Z", BAD_STATE) + CHECKS + raw
     result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
     evidence = {c.id: c.evidence for c in result.checks if not c.passed}
     assert set(evidence) == {c.id for c in result.checks} - {"dreams"}

@@ -22,13 +22,14 @@ def ok(result):
     return json.loads(result["content"])
 
 
-def test_definitions_are_the_four_tools_in_the_sdk_format():
+def test_definitions_are_the_five_tools_in_the_sdk_format():
     definitions = tools.tool_definitions()
     assert [d["name"] for d in definitions] == [
         "working_memory_note",
         "memory_search",
         "memory_get",
         "memory_feel",
+        "memory_forget",
     ]
     for definition in definitions:
         assert set(definition) == {"name", "description", "input_schema"}
@@ -155,7 +156,9 @@ def test_accepts_the_sdk_tool_use_block(ws, now):
             "delta: 3 is greater than the maximum of 1",
         ),
         ("memory_feel", {"hormone": "dopamine", "delta": 0.1}, "'reason' is a required"),
-        ("memory_forget", {"id": 1}, "unknown tool 'memory_forget'; the tools are"),
+        ("memory_purge", {"id": 1}, "unknown tool 'memory_purge'; the tools are"),
+        ("memory_forget", {"ids": []}, "ids: [] should be non-empty"),
+        ("memory_forget", {"ids": ["seven"]}, "ids.0: 'seven' is not of type 'integer'"),
         (None, {}, "no tool name"),
     ],
 )

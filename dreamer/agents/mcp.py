@@ -2,7 +2,7 @@
 
 What the server offers (official MCP Python SDK, low-level ``Server``):
 
-- tools: the four agent tools of ``dreamer.tools`` (same schemas, same handler), so bad input
+- tools: the agent tools of ``dreamer.tools`` (same schemas, same handler), so bad input
   is an ``isError`` tool result the model can read and fix, and the server keeps serving;
 - resources: ``dreamer://MEMORY.md`` (the committed state; empty before the first dream) and
   ``dreamer://scratch.md`` (the notes waiting for the next dream);

@@ -30,7 +30,7 @@ from dreamer.memory.workspace import DEFAULT_IMPORTANCE, Workspace
 from dreamer.support.resources import schema
 from dreamer.support.times import as_utc, utc_now
 
-TOOL_NAMES = ("working_memory_note", "memory_search", "memory_get", "memory_feel")
+TOOL_NAMES = ("working_memory_note", "memory_search", "memory_get", "memory_feel", "memory_forget")
 DEFAULT_SEARCH_LIMIT = 6
 # Keys of a schema file that describe the document rather than the tool's input.
 _DOCUMENT_KEYS = ("$schema", "$id", "title", "description")
@@ -54,7 +54,7 @@ def _validators() -> dict[str, jsonschema.protocols.Validator]:
 
 
 def tool_definitions() -> list[dict[str, Any]]:
-    """The four tools as the Anthropic Messages API takes them: name, description, input_schema."""
+    """The tools as the Anthropic Messages API takes them: name, description, input_schema."""
     definitions = []
     for name, spec in _schemas().items():
         input_schema = {k: v for k, v in spec.items() if k not in _DOCUMENT_KEYS}
@@ -139,14 +139,21 @@ def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[s
 
 def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     importance = args.get("importance", DEFAULT_IMPORTANCE)
+    found = ws.redact(args["note"]).found
     crystal_id = ws.note(args["note"], importance=importance, type=args.get("type"), at=now)
     crystal = ws.get(crystal_id)
-    return {
+    output: dict[str, Any] = {
         "id": crystal_id,
         "importance": crystal.importance,
         "type": crystal.semantic_type,
         "saved": "Noted. It is searchable now and joins working memory at the next dream.",
     }
+    if found:
+        output["redacted"] = (
+            f"{len(found)} secret(s) were replaced by [secret:...] placeholders before storing; "
+            "the values themselves were not kept."
+        )
+    return output
 
 
 def _search(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -196,9 +203,23 @@ def _feel(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     }
 
 
+def _forget(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    try:
+        report = ws.forget(args["ids"], reason=args.get("reason") or "asked by the agent", now=now)
+    except CrystalNotFound as e:
+        raise CrystalNotFound(
+            f"{e}; nothing was forgotten (check the ids with memory_search)"
+        ) from None
+    return {
+        **report.to_dict(),
+        "done": "Forgotten: the text is gone from memory and cannot be recalled.",
+    }
+
+
 _RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {
     "working_memory_note": _note,
     "memory_search": _search,
     "memory_get": _get,
     "memory_feel": _feel,
+    "memory_forget": _forget,
 }

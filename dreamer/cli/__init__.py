@@ -9,7 +9,7 @@ import sys
 
 import click
 
-from dreamer.cli import bench, dreaming, integrations, memory, service
+from dreamer.cli import bench, dreaming, forgetting, integrations, memory, service
 from dreamer.cli import intake as migration
 from dreamer.errors import DreamError
 
@@ -39,5 +39,5 @@ def main() -> None:
     """
 
 
-for _module in (memory, dreaming, service, migration, integrations, bench):
+for _module in (memory, dreaming, forgetting, service, migration, integrations, bench):
     _module.register(main)

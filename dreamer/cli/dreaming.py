@@ -18,6 +18,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
 from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
+from dreamer.support.files import atomic_write
 from dreamer.support.times import utc_now
 
 
@@ -292,7 +293,7 @@ def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -
         for hours, importance, text in DEMO_NOTES:
             ws.note(text, importance=importance, at=now - timedelta(hours=hours))
         ws.search("kubernetes helm chart values", now=now)  # finds nothing: a curiosity gap
-        ws.niche_json.write_text(json.dumps(DEMO_NICHE, indent=2) + "\n", encoding="utf-8")
+        atomic_write(ws.niche_json, json.dumps(DEMO_NICHE, indent=2) + "\n")  # owner-only
         result = run_dream(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
         click.echo(f"Demo workspace: {ws.root}")
         click.echo(f"{len(DEMO_NOTES)} sample notes over three days; {_describe(result)}\n")

@@ -74,7 +74,15 @@ def note(
                 f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
             ) from None
     with open_workspace(workspace) as ws:
+        found = ws.redact(text).found
         click.echo(ws.note(text, importance=importance, type=semantic_type, at=at))
+    if found:
+        kinds = ", ".join(dict.fromkeys(finding.kind for finding in found))
+        click.echo(
+            f"Redacted {len(found)} secret{'s' if len(found) > 1 else ''} ({kinds}) before "
+            "storing; only the [secret:...] placeholders were kept.",
+            err=True,
+        )
 
 
 @click.command()

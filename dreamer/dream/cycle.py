@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream import guards, insights
+from dreamer.dream import forget_requests, guards, insights
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
@@ -49,6 +49,7 @@ STEPS = (
     "readiness",
     "rotate",
     "index",
+    "forget",
     "gather",
     "synthesize",
     "pointers",
@@ -174,6 +175,8 @@ class _Dream:
         self.raw: str | None = None
         self.inputs_summary: dict[str, Any] = {}
         self.old_text = ""
+        self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
+        self.resolutions: list[forget_requests.Resolution] = []
 
     def step(self, name: str) -> None:
         self.hook(name)
@@ -225,6 +228,8 @@ class _Dream:
                     at=note.at,
                     source="scratch",
                 )
+        self.step("forget")
+        notes = self._honour_forget_requests(notes)
         watermark = self.ws.store.max_crystal_id()
         self.step("gather")
         inputs, consumed = self._gather(notes, watermark)
@@ -239,12 +244,34 @@ class _Dream:
             )
         return self._commit(state, inputs)
 
+    def _honour_forget_requests(self, notes: list[scratch.Note]) -> list[scratch.Note]:
+        """Forget what notes ask to forget; the requests and the forgotten leave the input."""
+        store = self.ws.store
+        asked = []
+        for note in notes:
+            request = forget_requests.parse(note.text)
+            crystal_id = store.find_by_hash(content_hash(note.text))
+            if request is not None and crystal_id is not None:
+                asked.append((store.get(crystal_id), request))
+        self.silenced = [request for _, request in asked]
+        if asked:
+            self.resolutions = forget_requests.resolve(
+                store, self.ws.memory_md, self.ws.scratch_path, asked, self.now
+            )
+        # A forgotten note's hash is gone from the store; a request is never stated.
+        return [
+            note
+            for note in notes
+            if forget_requests.parse(note.text) is None
+            and store.find_by_hash(content_hash(note.text)) is not None
+        ]
+
     def _gather(self, notes: list[scratch.Note], watermark: int) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
         self.old_text = wm.read_memory(ws.memory_md)
         old = wm.parse(self.old_text)
         new = store.new_crystals(watermark, INSIGHT_SCAN)
-        evidence = list(new)
+        evidence = [crystal for crystal in new if forget_requests.parse(crystal.text) is None]
         if store.get_meta(SEED_FLAG) == "1":
             evidence += store.crystals(sources=["seed"])
         found = insights.compute(store, notes, evidence, self.now, old)
@@ -271,6 +298,7 @@ class _Dream:
             "instructions": inputs.instructions is not None,
             "recovered": self.result.recovered,
             "reason": self.result.reason,
+            "forget_requests": [resolution.to_dict() for resolution in self.resolutions],
         }
         consumed = sorted(
             {c.id for c in new} | {c.id for c in evidence if c.lifecycle == "generated"}
@@ -285,6 +313,7 @@ class _Dream:
             self.step("pointers")
             state, fixes = verify_pointers(self.ws, draft.state, self.now)
             self.result.pointer_fixes.extend(fixes)
+            forget_requests.silence(state, self.silenced, [])
             self.step("guards")
             report = guards.check(state, inputs.old)
             self.result.report = report
@@ -308,6 +337,8 @@ class _Dream:
 
     def _dry_run(self, why: str) -> DreamResult:
         notes = scratch.parse(self.ws.scratch_path).notes
+        self.silenced = [r for note in notes if (r := forget_requests.parse(note.text))]
+        notes = [note for note in notes if forget_requests.parse(note.text) is None]
         watermark = self.ws.store.max_crystal_id()
         inputs, consumed = self._gather(notes, watermark)
         state, report = self._synthesize(inputs)

@@ -35,6 +35,7 @@ from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
 from dreamer.kinds import STIMULUS_SOURCES
 from dreamer.memory.parts import Parts
+from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
 SPIKE_THRESHOLD = 0.7
@@ -163,6 +164,8 @@ def feel(
             f"unknown stimulus source {source!r}; use one of {', '.join(STIMULUS_SOURCES)}"
         )
     moment = as_utc(now or utc_now())
+    if ws.settings.redact_secrets:  # a reason is free text: it passes the door like a note
+        reason = redact(reason).text
     current = levels(ws, moment)
     current[hormone] = _clamp(current[hormone] + delta)
     _store(ws, current, moment, hormone, delta, reason or "", source)

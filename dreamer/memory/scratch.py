@@ -31,7 +31,7 @@ import contextlib
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -259,6 +259,57 @@ def restore(path: Path) -> int:
         aside.unlink()
         fsync_dir(path.parent)
         return len(back)
+
+
+def rewrite(
+    path: Path, note: Callable[[str], str | None], stray: Callable[[str], str] = str
+) -> int:
+    """Rewrite the scratch and its rotated copy in place (redaction, forgetting); count changes.
+
+    ``note`` maps a note's text to its new text, or None to drop the note; ``stray`` maps
+    every other line. Times, importances and the order of lines are kept; each file is
+    replaced atomically, under the scratch lock.
+    """
+    changed = 0
+    with locked(path):
+        for target in (path, rotated_path(path)):
+            content = _read(target)
+            if not content:
+                continue
+            out, count = _rewritten(content, note, stray)
+            if count:
+                atomic_write(target, _encode(out))
+                changed += count
+    return changed
+
+
+def _rewritten(
+    content: str, note: Callable[[str], str | None], stray: Callable[[str], str]
+) -> tuple[str, int]:
+    parsed = parse_text(content)
+    starts = {entry.line: entry for entry in parsed.notes}
+    lines = content.split("\n")
+    ending = lines[-1] == ""
+    if ending:
+        lines.pop()
+    out: list[str] = []
+    changed, number = 0, 1
+    while number <= len(lines):
+        entry = starts.get(number)
+        if entry is None:
+            line = lines[number - 1]
+            new = line if (number == 1 and line == HEADER.rstrip("\n")) else stray(line)
+            changed += new != line
+            out.append(new)
+            number += 1
+            continue
+        text = note(entry.text)
+        if text != entry.text:
+            changed += 1
+        if text is not None:
+            out.append(render_note(text, entry.at, entry.importance).rstrip("\n"))
+        number += entry.text.count("\n") + 1
+    return "\n".join(out) + ("\n" if ending else ""), changed
 
 
 def _key(note: Note) -> tuple[datetime, float, str]:

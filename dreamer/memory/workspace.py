@@ -12,7 +12,7 @@ import contextlib
 import math
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,15 @@ from typing import Any
 from dreamer.config import Settings, load_settings
 from dreamer.errors import InvalidNote, UsageError, WorkspaceError
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import hormones, scratch
+from dreamer.memory import forgetting, hormones, scratch
+from dreamer.memory.forgetting import ForgetReport
 from dreamer.retrieval.embed import Embedder, default_embedder, to_blob
 from dreamer.retrieval.search import Hit
 from dreamer.retrieval.search import search as run_search
 from dreamer.store import Crystal, Store, open_store
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
+from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
 DEFAULT_IMPORTANCE = 0.7
@@ -73,8 +75,12 @@ class Workspace:
                     f"no dreamer workspace at {root}; create one with 'dream init -w {root}'"
                 )
             try:
+                new_root = not root.exists()
                 root.mkdir(parents=True, exist_ok=True)
                 memory.mkdir(mode=DIR_MODE, exist_ok=True)
+                # Owner-only whatever the umask; an existing folder the user chose is theirs.
+                for folder in (root, memory) if new_root else (memory,):
+                    folder.chmod(DIR_MODE)
             except OSError as e:
                 raise WorkspaceError(
                     f"cannot create a workspace at {root} ({e.strerror}); pick a writable folder"
@@ -168,6 +174,7 @@ class Workspace:
     ) -> int:
         """Write a note to the scratch and index it as a crystal; return the crystal id."""
         text, importance, semantic_type, moment = validate_note(text, importance, type, at)
+        text = self.redact(text).text
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
@@ -194,6 +201,7 @@ class Workspace:
         origin: str | None = None,
     ) -> int:
         """Make text a crystal unless it already is one (by content hash); return its id."""
+        text = self.redact(text).text
         vector = self.embedder.embed([text])[0]
         crystal_id, _created = self.store.add_crystal(
             text,
@@ -208,6 +216,24 @@ class Workspace:
             origin=origin,
         )
         return crystal_id
+
+    def redact(self, text: str) -> Redaction:
+        """Text as it may be stored: secrets replaced, unless memory.secrets.redact is off."""
+        return redact(text) if self.settings.redact_secrets else Redaction(text, ())
+
+    def forget(
+        self, ids: Sequence[int], *, reason: str = "by request", now: datetime | None = None
+    ) -> ForgetReport:
+        """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting)."""
+        with self.lock():  # never under a running dream's feet
+            return forgetting.forget(
+                self.store,
+                self.memory_md,
+                self.scratch_path,
+                [_crystal_id(i) for i in ids],
+                reason=reason,
+                now=as_utc(now) if now else utc_now(),
+            )
 
     def search(
         self,
@@ -232,7 +258,7 @@ class Workspace:
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
-        return self.store.get(int(crystal_id))
+        return self.store.get(_crystal_id(crystal_id))
 
 
 def validate_note(
@@ -262,3 +288,13 @@ def validate_note(
             raise InvalidNote(str(e)) from None
     # Rounded as the scratch writes it, so the WAL and the crystal agree.
     return text, round(float(importance), 3), type, moment.replace(microsecond=0)
+
+
+def _crystal_id(value: Any) -> int:
+    """A crystal id as an agent or a user may give it (an int, or digits), else UsageError."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise UsageError(f"a crystal id is a whole number, not {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"a crystal id is a whole number, not {value!r}") from None

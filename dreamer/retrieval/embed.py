@@ -45,6 +45,11 @@ def _stem(word: str) -> str:
     return word
 
 
+def stem(word: str) -> str:
+    """A light English stem of a lower-case word ("deploying" -> "deploy")."""
+    return _stem(word)
+
+
 class HashingEmbedder:
     """Offline feature-hashing embedder (default)."""
 

@@ -52,6 +52,7 @@ from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.vectors import cosines, index_for, nearest
 from dreamer.store import Store
 from dreamer.store.base import RankRow
+from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc
 
 SEARCH_TYPES = ("conversations", "facts", "both")
@@ -299,7 +300,7 @@ def search(
     if record:
         _record(
             store,
-            query,
+            redact(query).text if settings.redact_secrets else query,
             search_type,
             hits,
             now,
@@ -311,6 +312,7 @@ def search(
 def _record(
     store: Store, query: str, search_type: str, hits: list[Hit], now: datetime, gap: bool
 ) -> None:
+    # The query arrives redacted (unless redaction is off): the log keeps it.
     store.record_search(
         now, query, search_type, [hit.id for hit in hits], hits[0].score if hits else None, gap=gap
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -154,6 +154,40 @@ class Store(Protocol):
 
     def last_mention(self, words: Sequence[str]) -> str | None:
         """When the newest crystal holding all ``words`` (full-text) was created."""
+        ...
+
+    def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
+        """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was.
+
+        The row stays (its id is never reused) with lifecycle ``forgotten``; reading it by id
+        raises CrystalNotFound saying so, and no listing or search returns it.
+        """
+        ...
+
+    def replace_text(
+        self,
+        crystal_id: int,
+        text: str,
+        *,
+        embedding: bytes | None,
+        embedder: str | None,
+        action: str,
+        detail: Mapping[str, Any],
+        at: datetime,
+    ) -> None:
+        """Rewrite a crystal's text in place (e.g. redacted), with its new hash and vector."""
+        ...
+
+    def tombstone_count(self) -> int:
+        """How many crystals were forgotten."""
+        ...
+
+    def rewrite_texts(self, transform: Callable[[str], str]) -> int:
+        """Apply ``transform`` to every stored text outside the crystals; count changed rows."""
+        ...
+
+    def purge(self) -> None:
+        """Make what was deleted or rewritten unrecoverable from the files on disk."""
         ...
 
     def update_crystal(

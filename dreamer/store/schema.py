@@ -155,3 +155,22 @@ def m030_vector_embedder(db: sqlite_utils.Database) -> None:
     # Every vector stored before this migration came from the only embedder there was.
     db.execute("ALTER TABLE crystals ADD COLUMN embedder TEXT")
     db.execute("UPDATE crystals SET embedder = 'hashing-v1-384' WHERE embedding IS NOT NULL")
+
+
+@migrations()
+def m040_tombstones(db: sqlite_utils.Database) -> None:
+    # An explicit forget empties a crystal's row (text, vector) and keeps here what remains:
+    # its id, the hash of what it said, its dates and why. The crystal row stays, emptied, so
+    # its id is never reused.
+    db.execute(
+        """
+        CREATE TABLE tombstones (
+            crystal_id INTEGER PRIMARY KEY,
+            content_hash TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            forgotten_at TEXT NOT NULL,
+            reason TEXT NOT NULL
+        )
+        """
+    )

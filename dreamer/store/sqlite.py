@@ -48,6 +48,8 @@ def _connect(path: Path) -> sqlite_utils.Database:
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # A forget or a redaction must leave no bytes behind: freed pages are zeroed.
+        conn.execute("PRAGMA secure_delete = ON")
         db = sqlite_utils.Database(conn)
         if mode.lower() != "wal":
             raise StoreCorrupt(f"{path} could not switch to WAL mode (got {mode})")

@@ -65,6 +65,17 @@ class Connected:
                 [(iso(at), crystal_id) for crystal_id in ids],
             )
 
+    def purge(self) -> None:
+        """Make what was deleted unrecoverable: merge the full-text index, checkpoint the WAL.
+
+        With ``secure_delete`` on (every connection sets it), freed pages are zeroed; merging
+        FTS5's segments drops the deleted terms it still kept; a TRUNCATE checkpoint moves every
+        page into the database file and empties the WAL, so no old page image survives there.
+        """
+        with self.transaction():
+            self.db.execute("INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')")
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Any:
         """The first column of the first row, or None."""
         row = self.db.execute(sql, list(params)).fetchone()

@@ -13,6 +13,7 @@ from dreamer.store.sqlite_base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
+LIVE = "lifecycle != 'forgotten'"  # a forgotten crystal is an emptied row: never read as memory
 CHANGEABLE = frozenset(
     {
         "importance",
@@ -99,7 +100,13 @@ class CrystalTables(Connected):
             raise CrystalNotFound(
                 f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
             )
-        return Crystal(*row)
+        crystal = Crystal(*row)
+        if crystal.lifecycle == "forgotten":
+            raise CrystalNotFound(
+                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
+                "its text is gone by request"
+            )
+        return crystal
 
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
@@ -113,7 +120,7 @@ class CrystalTables(Connected):
         """The crystals with these ids (missing ids are left out), by id."""
         if not ids:
             return []
-        return self._select(f"id IN ({marks(ids)})", list(ids), "id")
+        return self._select(f"id IN ({marks(ids)}) AND {LIVE}", list(ids), "id")
 
     def crystals(
         self,
@@ -124,7 +131,7 @@ class CrystalTables(Connected):
         limit: int | None = None,
     ) -> list[Crystal]:
         """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
-        where, params = ["1"], []
+        where, params = [LIVE], []
         if sources is not None:
             where.append(f"source IN ({marks(sources)})")
             params += list(sources)
@@ -144,16 +151,76 @@ class CrystalTables(Connected):
     def touched_since(self, since: str, limit: int) -> list[Crystal]:
         """Crystals created or found by a search since ``since``, newest first."""
         return self._select(
-            "created_at >= ? OR last_accessed_at >= ?", [since, since], "id DESC", limit
+            f"(created_at >= ? OR last_accessed_at >= ?) AND {LIVE}",
+            [since, since],
+            "id DESC",
+            limit,
         )
 
     def latest_text(self, source: str, until: str) -> str | None:
         """The text of the newest crystal of ``source`` created at or before ``until``."""
         return self._one(
-            "SELECT text FROM crystals WHERE source = ? AND created_at <= ?"
+            f"SELECT text FROM crystals WHERE source = ? AND created_at <= ? AND {LIVE}"
             " ORDER BY created_at DESC, id DESC LIMIT 1",
             [source, until],
         )
+
+    def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
+        """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
+        with self.transaction():
+            crystal = self.get(crystal_id)
+            self.db.execute(
+                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
+                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    crystal.id,
+                    crystal.content_hash,
+                    crystal.source,
+                    crystal.created_at,
+                    iso(at),
+                    reason,
+                ],
+            )
+            # The hash column must stay unique: the same words may be noted again later.
+            self.db.execute(
+                "UPDATE crystals SET text = '', embedding = NULL, embedder = NULL, origin = NULL,"
+                " lifecycle = 'forgotten', content_hash = ?, updated_at = ? WHERE id = ?",
+                [f"forgotten:{crystal.id}", iso(at), crystal.id],
+            )
+            self.audit(crystal.id, "forgotten", {"reason": reason}, at)
+        return crystal
+
+    def replace_text(
+        self,
+        crystal_id: int,
+        text: str,
+        *,
+        embedding: bytes | None,
+        embedder: str | None,
+        action: str,
+        detail: Mapping[str, Any],
+        at: datetime,
+    ) -> None:
+        """Rewrite a crystal's text in place (e.g. redacted), with its new hash and vector."""
+        with self.transaction():
+            self.get(crystal_id)
+            self.db.execute(
+                "UPDATE crystals SET text = ?, content_hash = ?, embedding = ?, embedder = ?,"
+                " updated_at = ? WHERE id = ?",
+                [
+                    text,
+                    _unique_hash(self, text, crystal_id),
+                    embedding,
+                    embedder if embedding else None,
+                    iso(at),
+                    crystal_id,
+                ],
+            )
+            self.audit(crystal_id, action, detail, at)
+
+    def tombstone_count(self) -> int:
+        """How many crystals were forgotten."""
+        return int(self._one("SELECT count(*) FROM tombstones"))
 
     def update_crystal(
         self,
@@ -295,3 +362,10 @@ class CrystalTables(Connected):
                 list(ids),
             )
         ]
+
+
+def _unique_hash(tables: Connected, text: str, crystal_id: int) -> str:
+    """The content hash of text, or a per-crystal variant if another crystal says the same."""
+    digest = content_hash(text)
+    other = tables._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
+    return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,23 @@ SUMMARY_FIELDS = (
     "output_tokens",
     "cost_usd",
 )
+# Text columns that may quote a memory, by table (rewrite_texts).
+REWRITTEN = {
+    "dreams": (
+        "reason",
+        "inputs",
+        "old_state",
+        "new_state",
+        "draft",
+        "critiques",
+        "revisions",
+        "error",
+        "raw",
+    ),
+    "searches": ("query",),
+    "gaps": ("query",),
+    "hormones": ("reason",),
+}
 HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol", "oxytocin")
 
 
@@ -183,10 +200,31 @@ class RecordTables(Connected):
     def newest_dream(self) -> tuple[str, str, str | None] | None:
         """(started_at, outcome, reason) of the newest dream."""
         row = self.db.execute(
-            "SELECT started_at, outcome, reason FROM dreams"
+            "SELECT started_at, outcome, reason FROM dreams WHERE outcome != 'forgotten'"
             " ORDER BY started_at DESC, id DESC LIMIT 1"
         ).fetchone()
         return (row[0], row[1], row[2]) if row else None
+
+    def rewrite_texts(self, transform: Callable[[str], str]) -> int:
+        """Apply ``transform`` to every stored text outside the crystals; count changed rows.
+
+        The journal's states, drafts and raw answers, search queries, gaps and stimulus
+        reasons: what redaction or a forget must reach besides the crystals themselves.
+        """
+        changed = 0
+        with self.transaction():
+            for table, columns in REWRITTEN.items():
+                for row in self.db.execute(
+                    f"SELECT id, {', '.join(columns)} FROM {table}"
+                ).fetchall():
+                    new = [
+                        transform(value) if isinstance(value, str) else value for value in row[1:]
+                    ]
+                    if new != list(row[1:]):
+                        sets = ", ".join(f"{column} = ?" for column in columns)
+                        self.db.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*new, row[0]])
+                        changed += 1
+        return changed
 
     # --- scheduled runs ---------------------------------------------------------------------
 

@@ -130,7 +130,7 @@ class SearchTables(Connected):
             tuple(row)
             for row in self.db.execute(
                 "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
-                f" FROM crystals WHERE id IN ({marks(ids)})",
+                f" FROM crystals WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
                 list(ids),
             )
         ]

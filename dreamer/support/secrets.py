@@ -461,6 +461,16 @@ def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bo
     return True
 
 
+def _made_up(value: str) -> bool:
+    """A string no prose has: 8+ characters, letters and digits, and a symbol or mixed case."""
+    if len(value) < 8 or _CODE.match(value) or _REFERENCE.match(value):
+        return False
+    letters = [c for c in value if c.isalpha()]
+    symbol = any(not c.isalnum() for c in value.replace("-", ""))
+    mixed = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
+    return bool(letters) and any(c.isdigit() for c in value) and (symbol or mixed)
+
+
 def _keyword(text: str, lowered: str, m: re.Match[str]) -> tuple[int, str] | None:
     """Where the keyword found by ``m`` starts, and its family; None if it is no keyword."""
     word, start = m.group(), m.start()
@@ -497,7 +507,9 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         start, kind = keyword
         form = next(f for f in ("assign", "verb", "to", "flag") if tail.group(f) is not None)
         if form == "flag" and not _FLAG.search(text, max(0, start - 30), start):
-            continue
+            # "the db password hunter2-Blue! is old": a bare value only when made up.
+            if not (kind == "password" and _made_up(_trim(tail.group("value")))):
+                continue
         if form == "to" and not _SETTING_VERB.search(lowered, max(0, start - 40), start):
             continue
         raw, value_start = tail.group("value"), tail.start("value")

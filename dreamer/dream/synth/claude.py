@@ -54,6 +54,7 @@ from dreamer.memory.state import (
 )
 from dreamer.support import prompts
 from dreamer.support.resources import schema
+from dreamer.support.secrets import redact
 from dreamer.support.times import iso
 
 TOOL_NAME = "write_working_memory"
@@ -459,6 +460,8 @@ class ClaudeSynthesizer:
     ) -> Draft:
         """Return a draft; with critique and previous, a revision of previous that answers it."""
         kwargs = self.request(inputs, critique=critique, previous=previous)
+        # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
+        kwargs["messages"] = redacted(kwargs["messages"])
         try:
             message = self.client.messages.create(**kwargs)
         except anthropic.AnthropicError as e:
@@ -499,6 +502,17 @@ class ClaudeSynthesizer:
             state.bodies.setdefault(key, "")
         state.last_dream, state.mood = iso(inputs.now), inputs.mood
         return Draft(state=state, raw=raw, usage=usage)
+
+
+def redacted(value: Any) -> Any:
+    """``value`` with every string in it passed through the secret detector."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, list):
+        return [redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redacted(item) for key, item in value.items()}
+    return value
 
 
 def _unusable(message: str, raw: str, usage: Usage) -> ModelOutputInvalid:

@@ -1,0 +1,174 @@
+"""Explicit forgetting: the text of chosen crystals removed everywhere, bytes included.
+
+The engine never deletes on its own; this runs only when a user or an agent asks (``dream
+forget``, the ``memory_forget`` tool, or a forget request in a note that a dream resolves).
+For each crystal it:
+
+1. empties the crystal (text, vector) and keeps a tombstone: id, content hash, dates, why;
+2. drops the note from the scratch (and from a scratch rotated by a running dream);
+3. drops the lines of MEMORY.md that carry it, atomically, journaled as a ``forgotten`` row
+   (which holds the new state only: the old one would still carry the text);
+4. removes the lines that carry it from the journal's stored states, drafts and answers, and
+   from search queries, gaps and stimulus reasons;
+5. purges the database files (zeroed free pages, merged full-text index, emptied WAL).
+
+The audit log records the forget without the text. A line "carries" a text when one holds the
+other (ignoring case, spacing and a list marker), or when most of the line's words come from
+it (three or more, stems compared): a dream may reword a note, so the words decide.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from dreamer.memory import scratch
+from dreamer.memory.state import read_memory
+from dreamer.retrieval.embed import stem
+from dreamer.retrieval.vectors import clear_cache
+from dreamer.store import Store, content_hash
+from dreamer.support.files import atomic_write
+from dreamer.support.times import iso
+
+MIN_SHARED_WORDS = 3
+SHARED_SHARE = 0.6
+FORGOTTEN = "[forgotten]"
+MIN_QUOTE = 12  # characters: shorter texts are too common to be "the" text
+_WORD = re.compile(r"[^\W_]{3,}")
+_MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[^\]]*\]\s*)?(?:\w+:\s+)?")
+_STOP = frozenset(
+    "the and for are was were with that this from have has had not but you your our their "
+    "they she him her his its into about over than then them what when where which while "
+    "will would could should been being also just more most some such very".split()
+)
+
+
+@dataclass
+class ForgetReport:
+    """What one forget removed, by place (counts and ids, never the text)."""
+
+    forgotten: list[int] = field(default_factory=list)
+    scratch_notes: int = 0
+    memory_lines: int = 0
+    journal_rows: int = 0
+    dream_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def carries(line: str, text: str) -> bool:
+    """Whether a line of text quotes or restates ``text`` (see the module docstring)."""
+    body = _normal(_MARKER.sub("", line))
+    whole = _normal(text)
+    if not body or not whole:
+        return False
+    if (len(whole) >= MIN_QUOTE and whole in body) or (len(body) >= MIN_QUOTE and body in whole):
+        return True
+    mine, theirs = _stems(body), _stems(whole)
+    shared = len(mine & theirs)
+    return shared >= MIN_SHARED_WORDS and shared >= SHARED_SHARE * len(mine)
+
+
+def scrub(content: str, texts: Sequence[str]) -> str:
+    """``content`` without the lines that carry any of ``texts``."""
+    lines = content.split("\n")
+    kept = [line for line in lines if not any(carries(line, text) for text in texts)]
+    return "\n".join(kept) if len(kept) != len(lines) else content
+
+
+def map_stored(value: str, transform: Callable[[str], str]) -> str:
+    """Apply ``transform`` to a stored text: to each string of a JSON value, else to it whole.
+
+    Journal columns hold JSON; transforming its text directly could break the escaping.
+    """
+    if value[:1] in "[{":
+        try:
+            data = json.loads(value)
+        except json.JSONDecodeError:
+            return transform(value)
+        mapped = _map_json(data, transform)
+        return value if mapped == data else json.dumps(mapped, ensure_ascii=False)
+    return transform(value)
+
+
+def _map_json(data: Any, transform: Callable[[str], str]) -> Any:
+    if isinstance(data, str):
+        return transform(data)
+    if isinstance(data, list):
+        return [_map_json(item, transform) for item in data]
+    if isinstance(data, dict):
+        return {key: _map_json(item, transform) for key, item in data.items()}
+    return data
+
+
+def _scrub_piece(value: str, texts: Sequence[str]) -> str:
+    """One stored string without what carries ``texts`` (a one-line string goes whole)."""
+    if "\n" not in value and any(carries(value, text) for text in texts):
+        return FORGOTTEN
+    return scrub(value, texts)
+
+
+def forget(
+    store: Store,
+    memory_md: Path,
+    scratch_path: Path,
+    ids: Sequence[int],
+    *,
+    reason: str,
+    now: datetime,
+) -> ForgetReport:
+    """Forget these crystals everywhere (the caller holds the workspace lock)."""
+    crystals = [store.get(int(crystal_id)) for crystal_id in dict.fromkeys(ids)]  # all or none
+    report = ForgetReport()
+    texts = [crystal.text for crystal in crystals]
+    hashes = {crystal.content_hash for crystal in crystals}
+    for crystal in crystals:
+        store.forget_crystal(crystal.id, reason=reason, at=now)
+        report.forgotten.append(crystal.id)
+
+    def drop_note(text: str) -> str | None:
+        # Only the very note: another note that talks about it is the user's own words.
+        if content_hash(text) in hashes:
+            report.scratch_notes += 1
+            return None
+        return text
+
+    scratch.rewrite(scratch_path, drop_note)
+    old = read_memory(memory_md, errors="replace")
+    new = scrub(old, texts)
+    if new != old:
+        report.memory_lines = old.count("\n") - new.count("\n")
+        atomic_write(memory_md, new)
+        ids_text = ", ".join(f"#{crystal.id}" for crystal in crystals)
+        report.dream_id = store.record_dream(
+            {
+                "started_at": iso(now),
+                "finished_at": iso(now),
+                "outcome": "forgotten",
+                "reason": f"forgot crystal(s) {ids_text}: {report.memory_lines} line(s) of "
+                f"MEMORY.md removed ({reason})",
+                "new_state": new,
+                "inputs": {"forgotten": report.forgotten},
+            }
+        )
+    report.journal_rows = store.rewrite_texts(
+        lambda value: map_stored(value, lambda piece: _scrub_piece(piece, texts))
+    )
+    store.purge()
+    clear_cache()  # in-process vector indexes must not keep serving the emptied ids
+    return report

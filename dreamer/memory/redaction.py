@@ -1,0 +1,88 @@
+"""``dream redact --scan``: secrets already stored in a workspace, redacted in place.
+
+New text is redacted at the door (``Workspace.note``/``index``); this reaches what is already
+there, from before redaction existed or from while it was turned off: crystals (text, hash and
+vector rewritten, audited as ``redacted`` with counts only), the scratch and a rotated scratch,
+MEMORY.md, and the journal, search log, gaps and stimulus reasons. Then the database files are
+purged, so the old bytes are gone (see ``Store.purge``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from dreamer.memory import scratch
+from dreamer.memory.forgetting import map_stored
+from dreamer.memory.state import read_memory
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.vectors import clear_cache
+from dreamer.support.files import atomic_write
+from dreamer.support.secrets import redact
+
+
+@dataclass
+class ScanReport:
+    """What a scan found (and, unless a dry run, redacted), by place."""
+
+    secrets: int = 0
+    crystals: int = 0
+    scratch_lines: int = 0
+    memory_lines: int = 0
+    journal_rows: int = 0
+    dry_run: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
+    """Redact every stored secret in the workspace (under its lock); report what changed."""
+    report = ScanReport(dry_run=dry_run)
+
+    def text_of(value: str) -> str:
+        found = redact(value)
+        report.secrets += len(found.found)
+        return found.text
+
+    with ws.lock():
+        store = ws.store
+        for crystal in store.crystals():
+            found = redact(crystal.text)
+            if not found.found:
+                continue
+            report.crystals += 1
+            report.secrets += len(found.found)
+            if not dry_run:
+                vector = to_blob(ws.embedder.embed([found.text])[0])
+                kinds = sorted({finding.kind for finding in found.found})
+                store.replace_text(
+                    crystal.id,
+                    found.text,
+                    embedding=vector,
+                    embedder=ws.embedder.name,
+                    action="redacted",
+                    detail={"secrets": len(found.found), "kinds": kinds},
+                    at=now,
+                )
+        if dry_run:
+            for path in (ws.scratch_path, scratch.rotated_path(ws.scratch_path)):
+                for line in read_memory(path, errors="replace").split("\n"):
+                    if line != text_of(line):
+                        report.scratch_lines += 1
+        else:
+            report.scratch_lines = scratch.rewrite(ws.scratch_path, text_of, text_of)
+        old = read_memory(ws.memory_md, errors="replace")
+        new = text_of(old)  # whole: a private key spans lines
+        report.memory_lines = len(set(old.split("\n")) - set(new.split("\n")))
+        if new != old and not dry_run:
+            atomic_write(ws.memory_md, new)
+        if dry_run:
+            return report
+        report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
+        store.purge()
+        clear_cache()
+    return report
