@@ -61,7 +61,8 @@ def test_dream_forget_by_id_removes_the_text_everywhere(tmp_path, now):
         assert [n.text for n in scratch.parse(ws.scratch_path).notes] == [
             "Pending: the staging password rotates Friday"
         ]  # it names no secret: kept
-    assert SECRET.encode() not in on_disk(tmp_path / "ws")  # crystals.db, -wal, journal
+    blob = on_disk(tmp_path / "ws")  # crystals.db, -wal, -shm, journal, scratch
+    assert SECRET.encode() not in blob and PASSWORD_NOTE.encode() not in blob
     log = runner.invoke(main, ["log", "-w", str(tmp_path / "ws")])
     assert "forgotten" in log.output
 
