@@ -26,6 +26,7 @@ _DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
 _DEFAULT_HALF_LIFE = {"dopamine": 30.0, "cortisol": 60.0, "oxytocin": 45.0}
 SEARCH_SOURCES = ("memory", "sessions")
 SYNTHESIZERS = ("auto", "offline", "claude")
+EMBEDDERS = ("auto", "wordllama", "hashing")
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Settings:
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     session_memory: bool = True
     redact_secrets: bool = True
+    embedder: str = "auto"
     hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
     hormone_half_life_minutes: dict[str, float] = field(
         default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
@@ -172,6 +174,7 @@ _SPECS: list[_Spec] = [
         _to_bool,
     ),
     _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
+    _Spec("memory.search.embedder", "DREAM_EMBEDDER", "embedder", _to_choice(EMBEDDERS)),
 ]
 for _name in HORMONES:
     _SPECS.append(

@@ -75,7 +75,8 @@ def test_crystal_fields_round_trip(store, now):
     assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
     assert crystal.content_hash == content_hash("Ada lives in Lisbon")
     assert (crystal.origin, crystal.embedder) == ("MEMORY.md", "test-2")
-    assert store.vectors_of([crystal_id]) == [(crystal_id, blob(0.6, 0.8))]
+    assert store.vectors_of([crystal_id], "test-2") == [(crystal_id, blob(0.6, 0.8))]
+    assert store.vectors_of([crystal_id], "another-embedder") == []
 
 
 def test_a_vector_records_its_embedder_and_no_vector_records_none(store, now):
@@ -217,17 +218,25 @@ def test_full_text_matching_ranks_and_filters(store, now):
 
 
 def test_vectors_by_range_block_and_id(store, now):
-    ids = [add(store, f"v{i}", now, embedding=blob(1, 0)) for i in range(5)]
-    add(store, "no vector", now)
-    archived = add(store, "archived vector", now, embedding=blob(0, 1))
+    ids = [add(store, f"v{i}", now, embedding=blob(1, 0), embedder="e1") for i in range(5)]
+    plain = add(store, "no vector", now)
+    archived = add(store, "archived vector", now, embedding=blob(0, 1), embedder="e1")
+    other = add(store, "another embedder", now, embedding=blob(0, 1), embedder="e2")
     store.update_crystal(archived, {"lifecycle": "archived"}, action="archived", at=now)
-    blocks = list(store.vectors_between(ids[0], archived, 2))
+    blocks = list(store.vectors_between(ids[0], other, "e1", 2))
     assert [[row.id for row in block] for block in blocks] == [ids[1:3], ids[3:5], [archived]]
-    below = [row.id for block in store.vector_blocks(archived + 1, 4, 3) for row in block]
-    assert below == ids  # archived and vector-less crystals are left out
+    below = [row.id for block in store.vector_blocks(other + 1, "e1", 3) for row in block]
+    assert below == ids  # archived, vector-less and other embedders' crystals are left out
     after = store.vectors_after(ids[3], 10)
-    assert [row.id for row in after][:1] == [ids[4]] and len(after) == 3
-    assert after[1].embedding is None
+    assert [row.id for row in after][:1] == [ids[4]] and len(after) == 4
+    assert after[1].embedding is None and after[3].embedder == "e2"
+    # Re-embedding: what another embedder (or none) made, then set by the new one.
+    assert store.count_stale_vectors("e1") == 2
+    assert [crystal_id for crystal_id, _ in store.stale_vectors("e1", 10)] == [plain, other]
+    store.set_vectors([(plain, blob(1, 1)), (other, blob(1, 0))], "e1")
+    assert store.count_stale_vectors("e1") == 0
+    assert store.get(other).embedder == "e1"
+    assert store.vectors_of([plain], "e1") == [(plain, blob(1, 1))]
 
 
 def test_fade_candidates(store, now):

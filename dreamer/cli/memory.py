@@ -11,6 +11,7 @@ from dreamer.config import describe
 from dreamer.errors import InvalidNote
 from dreamer.kinds import SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT
+from dreamer.retrieval.reindex import reindex as run_reindex
 from dreamer.retrieval.search import SEARCH_TYPES
 
 
@@ -166,7 +167,35 @@ def config(as_json: bool, workspace: str | None) -> None:
         click.echo(f"{row['key']:<44} {str(row['value']):<22} ({row['source']}; {row['env']})")
 
 
+@click.command()
+@json_option
+@workspace_option
+def reindex(as_json: bool, workspace: str | None) -> None:
+    """Give every crystal a vector from the current embedder (memory.search.embedder).
+
+    Search compares only vectors of one embedder; after a change of embedder, older crystals
+    are found by their words alone until re-embedded. Consolidation ticks do this in the
+    background, a batch at a time; this does all of it now, with a progress bar.
+
+    \b
+    Examples:
+      dream reindex
+      DREAM_EMBEDDER=hashing dream reindex -w ~/agents/ada
+    """
+    with open_workspace(workspace, create=False) as ws:
+        total = ws.store.count_stale_vectors(ws.embedder.name)
+        with click.progressbar(
+            length=total, label=f"Embedding with {ws.embedder.name}", file=sys.stderr
+        ) as bar:
+            done = run_reindex(ws.store, ws.embedder, progress=bar.update)
+        name = ws.embedder.name
+    if as_json:
+        emit_json({"embedder": name, "reindexed": done})
+    else:
+        click.echo(f"Re-embedded {done} crystal(s) with {name}.")
+
+
 def register(group: click.Group) -> None:
     """Add this module's commands to the dream command."""
-    for command in (init, note, search, get, config):
+    for command in (init, note, search, get, reindex, config):
         group.add_command(command)

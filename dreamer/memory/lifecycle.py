@@ -34,7 +34,9 @@ transactions of ``BATCH`` changes; a tick makes at most ``MAX_CHANGES_PER_TICK``
 
 from __future__ import annotations
 
+import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -54,7 +56,10 @@ USE_BOOST = 0.1
 STEP = 0.05
 ARCHIVE_FLOOR = 0.1
 MIN_ARCHIVE_AGE_DAYS = 7.0
-MERGE_SIMILARITY = 0.92
+MERGE_SIMILARITY = 0.92  # vectors shortlist near-duplicates ...
+SAME_WORDS = 0.9  # ... and the words confirm them (difflib ratio of the word sequences)
+_WORDS = re.compile(r"[^\W_]+")
+_ARTICLES = frozenset({"a", "an", "the"})
 MAX_NEW_PER_TICK = 500  # a backlog (e.g. after a big import) is merged over several ticks
 BLOCK = 20_000
 BATCH = 500  # crystal changes per write transaction
@@ -177,16 +182,17 @@ def _merge(ws: Parts, store: Store, now: datetime, report: LifecycleReport) -> N
     rows = store.vectors_after(checked, MAX_NEW_PER_TICK)
     if not rows:
         return
-    dim = ws.embedder.dim
+    dim, name = ws.embedder.dim, ws.embedder.name
     fresh = [
         row
         for row in rows
         if row.lifecycle != "archived"
         and row.embedding is not None
+        and row.embedder == name
         and len(row.embedding) == 2 * dim
     ]
     if fresh:
-        _apply_merges(store, fresh, _nearest(store, fresh, dim), now, report)
+        _apply_merges(store, fresh, _nearest(store, fresh, dim, name), now, report)
     store.set_meta("lifecycle.merge_checked_id", str(rows[-1].id))
 
 
@@ -196,14 +202,14 @@ def _vectors(blobs: list[bytes], dim: int) -> np.ndarray:
     )
 
 
-def _nearest(store: Store, fresh: list[VectorRow], dim: int) -> list[tuple[float, int]]:
+def _nearest(store: Store, fresh: list[VectorRow], dim: int, name: str) -> list[tuple[float, int]]:
     """For each fresh crystal, (similarity, id) of its closest older same-kind crystal."""
     ids = np.array([row.id for row in fresh], dtype=np.int64)
     kinds = np.array([row.source == "sessions" for row in fresh])
     matrix = _vectors([row.embedding for row in fresh], dim)
     best_sim = np.full(len(fresh), -1.0, dtype=np.float32)
     best_id = np.zeros(len(fresh), dtype=np.int64)
-    for block in store.vector_blocks(int(ids.max()), 2 * dim, BLOCK):
+    for block in store.vector_blocks(int(ids.max()), name, BLOCK):
         block_ids = np.array([row.id for row in block], dtype=np.int64)
         block_kinds = np.array([row.source == "sessions" for row in block])
         sims = _vectors([row.embedding for row in block], dim) @ matrix.T  # (block, fresh)
@@ -215,6 +221,19 @@ def _nearest(store: Store, fresh: list[VectorRow], dim: int) -> list[tuple[float
         best_sim[better] = top_sim[better]
         best_id[better] = block_ids[top[better]]
     return list(zip(best_sim.tolist(), best_id.tolist(), strict=True))
+
+
+def same_words(first: str, second: str) -> bool:
+    """Near-duplicates by their words: the same numbers, and the words nearly all in order.
+
+    Vectors only shortlist: a bag of word vectors cannot tell "prefers tabs over spaces" from
+    "prefers spaces over tabs", nor a deadline of April 3 from April 7.
+    """
+    a, b = _WORDS.findall(first.lower()), _WORDS.findall(second.lower())
+    if [w for w in a if w.isdigit()] != [w for w in b if w.isdigit()]:
+        return False
+    a, b = [w for w in a if w not in _ARTICLES], [w for w in b if w not in _ARTICLES]
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= SAME_WORDS
 
 
 def _apply_merges(
@@ -236,6 +255,8 @@ def _apply_merges(
         new, other = store.get(new_id), store.get(other_id)
         if new.lifecycle == "archived" or other.lifecycle == "archived":
             continue
+        if not same_words(new.text, other.text):
+            continue  # close in meaning is not a duplicate: "tabs over spaces" is not the reverse
         if new.lifecycle == "frozen" and other.lifecycle == "frozen":
             continue
         # the newer one loses unless it matters more, and a frozen crystal never loses

@@ -22,7 +22,7 @@ from dreamer.errors import InvalidNote, UsageError, WorkspaceError
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import forgetting, hormones, scratch
 from dreamer.memory.forgetting import ForgetReport
-from dreamer.retrieval.embed import Embedder, default_embedder, to_blob
+from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.search import Hit
 from dreamer.retrieval.search import search as run_search
 from dreamer.store import Crystal, Store, open_store
@@ -48,7 +48,7 @@ class Workspace:
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
         self.root = root
         self.settings = settings
-        self.embedder = embedder or default_embedder()
+        self.embedder = embedder or embedder_for(settings.embedder)
         self._store: Store | None = None
         self._store_lock = threading.Lock()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import zlib
 from typing import Protocol, runtime_checkable
 
@@ -108,6 +109,25 @@ def from_blob(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
 
-def default_embedder() -> Embedder:
-    """The embedder a workspace uses unless told otherwise."""
-    return HashingEmbedder()
+_made: dict[str, Embedder] = {}
+_made_lock = threading.Lock()
+
+
+def embedder_for(choice: str = "auto") -> Embedder:
+    """The embedder a setting names, one per process: ``auto`` is WordLlama when installed.
+
+    ``auto`` falls back to the hashing embedder (words and word pieces only) when the static
+    embedder's package is missing; ``wordllama`` insists on it.
+    """
+    with _made_lock:
+        if choice not in _made:
+            if choice == "hashing":
+                _made[choice] = HashingEmbedder()
+            else:
+                from dreamer.retrieval import static
+
+                if choice == "auto" and not static.available():
+                    _made[choice] = HashingEmbedder()
+                else:
+                    _made[choice] = static.StaticEmbedder()
+        return _made[choice]

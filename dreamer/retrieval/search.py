@@ -256,7 +256,7 @@ def search(
     if len(contextual) >= limit:
         # The words found enough: the vector re-ranks their candidates, read straight from the
         # store (cheap at any size, and a one-shot `dream search` never loads every vector).
-        semantic, best_similarity = cosines(store, vector, list(contextual), embedder.dim)
+        semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
     else:
         # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
         semantic, best_similarity = nearest(

@@ -22,6 +22,10 @@ LOAD_BATCH = 20000
 MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 
 
+# Bumped by whoever gives old crystals new vectors (a reindex): indexes built before reload.
+GENERATION_KEY = "vectors.generation"
+
+
 class VectorIndex:
     """Crystal vectors of one database, loaded once and extended as crystals are added.
 
@@ -31,8 +35,9 @@ class VectorIndex:
     new note does not copy the whole matrix.
     """
 
-    def __init__(self, dim: int):
+    def __init__(self, dim: int, embedder: str):
         self.dim = dim
+        self.embedder = embedder  # only vectors this embedder made are loaded
         self._reset()
 
     def _reset(self) -> None:
@@ -40,6 +45,7 @@ class VectorIndex:
         dim = self.dim
         self.size = 0
         self.max_id = 0
+        self.generation: str | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.sessions = np.zeros(0, dtype=bool)
         self.vectors = np.zeros((0, dim), dtype=np.float16)
@@ -66,13 +72,15 @@ class VectorIndex:
     def refresh(self, store: Store) -> None:
         """Load the vectors of crystals added since the last call."""
         newest = store.max_crystal_id()
-        if newest < self.max_id:  # the database was replaced under us: start over
+        generation = store.get_meta(GENERATION_KEY)
+        # The database was replaced under us, or old crystals got new vectors: start over.
+        if newest < self.max_id or generation != self.generation:
             self._reset()
+            self.generation = generation
         if newest == self.max_id:
             return
         # In slices: a bounded peak of memory.
-        for block in store.vectors_between(self.max_id, newest, LOAD_BATCH):
-            # A vector of another size was written by another embedder: it cannot be compared.
+        for block in store.vectors_between(self.max_id, newest, self.embedder, LOAD_BATCH):
             rows = [row for row in block if len(row.embedding) == 2 * self.dim]
             if not rows:
                 continue
@@ -98,7 +106,7 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     with _indexes_lock:
         index = _indexes.get(key)
         if index is None:
-            index = _indexes[key] = VectorIndex(embedder.dim)
+            index = _indexes[key] = VectorIndex(embedder.dim, embedder.name)
         index.refresh(store)
     return index
 
@@ -130,12 +138,13 @@ def nearest(
 
 
 def cosines(
-    store: Store, vector: np.ndarray, ids: list[int], dim: int
+    store: Store, vector: np.ndarray, ids: list[int], embedder: Embedder
 ) -> tuple[list[tuple[int, float]], float]:
     """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
     if not ids or not vector.any():
         return [], 0.0
-    rows = [row for row in store.vectors_of(ids) if len(row[1]) == 2 * dim]
+    dim = embedder.dim
+    rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
     if not rows:
         return [], 0.0
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)

@@ -31,6 +31,7 @@ from dreamer.config import HORMONES
 from dreamer.memory import hormones, lifecycle
 from dreamer.memory.hormones import SPIKE_THRESHOLD
 from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.reindex import TICK_LIMIT, reindex
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -47,6 +48,7 @@ class ConsolidationReport:
     mood: str
     spikes: list[dict[str, Any]] = field(default_factory=list)
     lifecycle: lifecycle.LifecycleReport = field(default_factory=lifecycle.LifecycleReport)
+    reindexed: int = 0  # crystals given a vector by the current embedder
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -55,13 +57,15 @@ class ConsolidationReport:
             "levels": self.levels,
             "mood": self.mood,
             "spikes": self.spikes,
+            "reindexed": self.reindexed,
             "lifecycle": self.lifecycle.to_dict(),
         }
 
     def summary(self) -> str:
         """One line for the run log."""
         spikes = ", ".join(spike["hormone"] for spike in self.spikes) or "none"
-        return f"spikes: {spikes}; {self.lifecycle.summary()}"
+        line = f"spikes: {spikes}; {self.lifecycle.summary()}"
+        return line + (f"; {self.reindexed} re-embedded" if self.reindexed else "")
 
 
 @contextlib.contextmanager
@@ -92,6 +96,7 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
                 }
             )
         report.lifecycle = lifecycle.run(ws, now)
+        report.reindexed = reindex(ws.store, ws.embedder, limit=TICK_LIMIT)
     return report
 
 

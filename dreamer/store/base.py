@@ -71,6 +71,7 @@ class VectorRow:
     source: str
     lifecycle: str
     embedding: bytes
+    embedder: str | None = None
 
 
 def content_hash(text: str) -> str:
@@ -228,18 +229,30 @@ class Store(Protocol):
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
         ...
 
-    def vector_blocks(self, below_id: int, size: int, block: int) -> Iterator[list[VectorRow]]:
-        """Active crystals below ``below_id`` whose vectors have ``size`` bytes, in blocks."""
+    def vector_blocks(self, below_id: int, embedder: str, block: int) -> Iterator[list[VectorRow]]:
+        """Active crystals below ``below_id`` with vectors made by ``embedder``, in blocks."""
         ...
 
     def vectors_between(
-        self, after_id: int, up_to_id: int, block: int
+        self, after_id: int, up_to_id: int, embedder: str, block: int
     ) -> Iterator[list[VectorRow]]:
-        """Crystals with vectors and ids in (after_id, up_to_id], in blocks, by id."""
+        """Crystals with vectors made by ``embedder`` and ids in (after_id, up_to_id], by id."""
         ...
 
-    def vectors_of(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
-        """(id, vector) of the given crystals that have one."""
+    def vectors_of(self, ids: Sequence[int], embedder: str) -> list[tuple[int, bytes]]:
+        """(id, vector) of the given crystals that have one made by ``embedder``."""
+        ...
+
+    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
+        """(id, text) of live crystals whose vector another embedder made, or that have none."""
+        ...
+
+    def count_stale_vectors(self, embedder: str) -> int:
+        """How many live crystals need a vector from ``embedder``."""
+        ...
+
+    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
+        """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
         ...
 
     # --- full-text search -------------------------------------------------------------------

@@ -321,47 +321,75 @@ class CrystalTables(Connected):
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
         rows = self.db.execute(
-            "SELECT id, source, lifecycle, embedding FROM crystals WHERE id > ?"
+            "SELECT id, source, lifecycle, embedding, embedder FROM crystals WHERE id > ?"
             " ORDER BY id LIMIT ?",
             [after_id, limit],
         ).fetchall()
         return [VectorRow(*row) for row in rows]
 
-    def vector_blocks(self, below_id: int, size: int, block: int) -> Iterator[list[VectorRow]]:
-        """Active crystals below ``below_id`` whose vectors have ``size`` bytes, in blocks."""
+    def vector_blocks(self, below_id: int, embedder: str, block: int) -> Iterator[list[VectorRow]]:
+        """Active crystals below ``below_id`` with vectors made by ``embedder``, in blocks."""
         cursor = self.db.execute(
-            "SELECT id, source, lifecycle, embedding FROM crystals WHERE id < ?"
-            " AND lifecycle != 'archived' AND embedding IS NOT NULL AND length(embedding) = ?"
-            " ORDER BY id",
-            [below_id, size],
+            "SELECT id, source, lifecycle, embedding, embedder FROM crystals WHERE id < ?"
+            " AND lifecycle NOT IN ('archived', 'forgotten') AND embedder = ? ORDER BY id",
+            [below_id, embedder],
         )
         while rows := cursor.fetchmany(block):
             yield [VectorRow(*row) for row in rows]
 
     def vectors_between(
-        self, after_id: int, up_to_id: int, block: int
+        self, after_id: int, up_to_id: int, embedder: str, block: int
     ) -> Iterator[list[VectorRow]]:
-        """Crystals with vectors and ids in (after_id, up_to_id], in blocks, by id."""
+        """Crystals with vectors made by ``embedder`` and ids in (after_id, up_to_id], by id."""
         cursor = self.db.execute(
-            "SELECT id, source, lifecycle, embedding FROM crystals WHERE id > ? AND id <= ?"
-            " AND embedding IS NOT NULL ORDER BY id",
-            [after_id, up_to_id],
+            "SELECT id, source, lifecycle, embedding, embedder FROM crystals"
+            " WHERE id > ? AND id <= ? AND embedder = ? ORDER BY id",
+            [after_id, up_to_id, embedder],
         )
         while rows := cursor.fetchmany(block):
             yield [VectorRow(*row) for row in rows]
 
-    def vectors_of(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
-        """(id, vector) of the given crystals that have one."""
+    def vectors_of(self, ids: Sequence[int], embedder: str) -> list[tuple[int, bytes]]:
+        """(id, vector) of the given crystals that have one made by ``embedder``."""
         if not ids:
             return []
         return [
             (row[0], row[1])
             for row in self.db.execute(
-                f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)})"
-                " AND embedding IS NOT NULL",
-                list(ids),
+                f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)}) AND embedder = ?",
+                [*ids, embedder],
             )
         ]
+
+    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
+        """(id, text) of live crystals whose vector another embedder made, or that have none."""
+        return [
+            (row[0], row[1])
+            for row in self.db.execute(
+                f"SELECT id, text FROM crystals WHERE {LIVE}"
+                " AND (embedder IS NULL OR embedder != ?) ORDER BY id LIMIT ?",
+                [embedder, limit],
+            )
+        ]
+
+    def count_stale_vectors(self, embedder: str) -> int:
+        """How many live crystals need a vector from ``embedder``."""
+        return int(
+            self._one(
+                f"SELECT count(*) FROM crystals WHERE {LIVE}"
+                " AND (embedder IS NULL OR embedder != ?)",
+                [embedder],
+            )
+        )
+
+    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
+        """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
+        with self.transaction():
+            self.db.conn.executemany(
+                "UPDATE crystals SET embedding = ?, embedder = ?"
+                " WHERE id = ? AND lifecycle != 'forgotten'",
+                [(blob, embedder, crystal_id) for crystal_id, blob in vectors],
+            )
 
 
 def _unique_hash(tables: Connected, text: str, crystal_id: int) -> str:

@@ -1,0 +1,51 @@
+"""Re-embedding: every crystal's vector made by the workspace's current embedder.
+
+Vectors record the embedder that made them (name and version), and search compares only
+vectors of the current embedder, so after a change of embedder (a new default, an upgrade, a
+setting) older crystals are found by their words only until they are re-embedded. That
+happens in the background, a batch per consolidation tick, or at once with ``dream reindex``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dreamer.retrieval.embed import Embedder, to_blob
+from dreamer.retrieval.vectors import GENERATION_KEY, clear_cache
+from dreamer.store import Store
+
+BATCH = 256  # crystals embedded and written per transaction
+TICK_LIMIT = 5_000  # crystals a consolidation tick re-embeds; the rest wait for the next
+
+
+def reindex(
+    store: Store,
+    embedder: Embedder,
+    *,
+    limit: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Give up to ``limit`` stale crystals (all by default) a vector from ``embedder``."""
+    done = 0
+    while limit is None or done < limit:
+        size = BATCH if limit is None else min(BATCH, limit - done)
+        stale = store.stale_vectors(embedder.name, size)
+        if not stale:
+            break
+        vectors = embedder.embed([text for _, text in stale])
+        store.set_vectors(
+            [
+                (crystal_id, to_blob(vector))
+                for (crystal_id, _), vector in zip(stale, vectors, strict=True)
+            ],
+            embedder.name,
+        )
+        done += len(stale)
+        if progress:
+            progress(len(stale))
+    if done:
+        # Indexes other processes built hold the old vectors: tell them to reload.
+        generation = int(store.get_meta(GENERATION_KEY) or 0) + 1
+        store.set_meta(GENERATION_KEY, str(generation))
+        clear_cache()
+    return done
