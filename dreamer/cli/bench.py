@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from dreamer.bench import locomo as locomo_bench
+from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
 from dreamer.bench import scale as scale_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
@@ -253,3 +254,33 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
             click.echo(f"workspaces kept in {workdir}")
     if any(result.failed for result in results):
         sys.exit(1)
+
+
+@bench.command()
+@click.argument("probe", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--distractors",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A file of other notes, one per line, to hide the probe's notes among.",
+)
+@json_option
+@workspace_option
+def paraphrase(probe: Path, distractors: Path | None, as_json: bool, workspace: str | None) -> None:
+    """Recall by meaning: hit@1 and hit@5 on questions that share no word with their note.
+
+    Scores dreamer's search, plain BM25 and the embedder alone in the same run, with the probe's
+    notes alone and among the distractors, in temporary workspaces inside -w (deleted after).
+    The probe format is in benchmarks/paraphrase/README.md.
+
+    \b
+    Example:
+      dream bench paraphrase benchmarks/paraphrase/test.jsonl \\
+        --distractors benchmarks/paraphrase/distractors.txt
+    """
+    parent = Path(workspace).expanduser() if workspace else None
+    report = paraphrase_bench.run(probe, distractors, parent)
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(paraphrase_bench.format_report(report))

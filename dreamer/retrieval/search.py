@@ -14,10 +14,13 @@
    transcripts (``CONTEXT_SOURCES``): a note an agent writes is meant to stand on its own.
    A silent neighbour of a strong match becomes a candidate itself.
 3. Semantic: cosine similarity between the query's embedding and the crystals', from an
-   in-process matrix that grows incrementally (crystal text never changes, so neither does its
-   vector). Lexical scores are divided by the best one, and ``VECTOR_WEIGHT × cosine`` is added.
-   When the words found at least ``limit`` candidates the vector only re-ranks them; otherwise
-   (a paraphrase, a typo, no shared word) every vector is scanned for candidates of its own.
+   in-process matrix that grows incrementally (only vectors the current embedder made).
+   Lexical scores are divided by what the query could attain at best (``attainable``: the sum
+   of its present terms' ``idf × (k1 + 1)``, BM25's ceiling), not by the best match found, so a
+   single weak shared word stays weak and meaning can outrank it; then ``weight × cosine`` is
+   added, the weight per source (``Fusion.vector_weight``: transcripts 0.25, notes 0.4). When
+   the words found ``limit`` candidates and the best reaches ``scan_below`` of the ceiling,
+   the vector only re-ranks them; otherwise every vector is scanned for candidates too.
 4. Boost: ``score × (1 + IMPORTANCE_BOOST × importance + RECENCY_BOOST × 2^(-age / half-life))``
    (× ``ARCHIVED_FACTOR`` for archived crystals). The age is measured from the newest crystal
    in the store (or ``now`` if earlier), not from ``now`` alone: a memory is "recent" relative
@@ -27,9 +30,10 @@
 
 Measured on LoCoMo (``dream bench locomo``; docs/bench.md), categories 1-4: the stemmed BM25
 step alone gives recall@5/@10 0.547/0.627; the context step lifts that to 0.625/0.720 (plain
-BM25: 0.523/0.587). Reciprocal-rank fusion with the hashing vectors cost 0.07 recall@10, which is
-why the vector is added with a small weight instead; the recency boost (0 to 0.2) moves recall
-by under 0.005 either way.
+BM25: 0.523/0.587). The fusion weights were tuned on conversations 0-4 and the paraphrase dev
+probe, and checked on conversations 5-9 (recall@10 ingest 0.706 -> 0.714, notes 0.622 -> 0.639)
+and the held-out test probe; more weight on vectors finds more paraphrases but loses LoCoMo
+recall on the notes path (docs/bench.md has the trade-off).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
@@ -39,8 +43,9 @@ recorded as a curiosity gap.
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -66,7 +71,6 @@ CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids a
 EPISODE_WEIGHT = 0.2  # share of the best score in the same episode
 EPISODE_SECONDS = 1800.0
 CONTEXT_SOURCES = frozenset({"sessions"})  # transcripts have turns; a note stands on its own
-VECTOR_WEIGHT = 0.1
 IMPORTANCE_BOOST = 0.3
 RECENCY_BOOST = 0.1
 RECENCY_HALF_LIFE_DAYS = 30.0
@@ -226,9 +230,47 @@ def _in_context(
     return {int(i): float(score) for i, score in zip(ids[keep], total[keep], strict=True)}
 
 
+def _kinds(store: Store, known: dict[int, tuple[Any, ...]], ids: list[int]) -> dict[int, bool]:
+    """Whether each crystal is a session transcript turn (rows read once, kept in known)."""
+    missing = [i for i in ids if i not in known]
+    known.update((row[0], row) for row in _rows(store, missing))
+    return {i: known[i][1] in CONTEXT_SOURCES for i in ids if i in known}
+
+
 def _julian(moment: datetime) -> float:
     """A time as SQLite's julianday() gives it, to compare with stored times in numpy."""
     return as_utc(moment).timestamp() / 86400.0 + 2440587.5
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How word scores and meaning scores combine into one ranking (see the module doc)."""
+
+    # Word scores are divided by what the query could attain (its terms' BM25 ceiling), so one
+    # weak shared word stays weak; "found" divides by the best match found instead.
+    normalise: str = "attainable"
+    vector_weight: dict[str, float] = field(
+        default_factory=lambda: {"sessions": 0.25, "notes": 0.4}
+    )
+    # Below this share of the attainable word score, every vector is scanned for candidates.
+    scan_below: float = 0.5
+
+
+FUSION = Fusion()
+BM25_K1 = 1.2  # FTS5's bm25() constant: a term's score approaches idf * (k1 + 1)
+
+
+def attainable(store: Store, terms: list[str]) -> float:
+    """The highest BM25 score any crystal could get for these terms (FTS5's formula)."""
+    total = max(store.max_crystal_id(), 1)
+    score = 0.0
+    for count in store.term_frequencies(terms).values():
+        if count:
+            # As FTS5 does, a term in half the crystals or more weighs 1e-6. (The count may
+            # run ahead of the total read a moment earlier, while others write.)
+            ratio = (total - count + 0.5) / (count + 0.5)
+            score += (math.log(ratio) if ratio > 1 else 1e-6) * (BM25_K1 + 1.0)
+    return score
 
 
 def search(
@@ -241,6 +283,7 @@ def search(
     limit: int = 6,
     search_type: str = "both",
     record: bool = True,
+    fusion: Fusion = FUSION,
 ) -> list[Hit]:
     """Find the crystals that best answer query; log the search and count the accesses."""
     if limit < 1:
@@ -253,19 +296,25 @@ def search(
     known: dict[int, tuple[Any, ...]] = {}
     contextual = _in_context(store, lexical, known)
     vector = embedder.embed([query])[0]
-    if len(contextual) >= limit:
+    top = max(contextual.values(), default=0.0)
+    ceiling = attainable(store, terms) if fusion.normalise == "attainable" and top else top
+    scale = max(ceiling, top)
+    if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
         # The words found enough: the vector re-ranks their candidates, read straight from the
         # store (cheap at any size, and a one-shot `dream search` never loads every vector).
         semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
     else:
-        # Too few word matches (a paraphrase, a typo): scan every vector for candidates.
+        # Too few or too weak word matches (a paraphrase, a typo): scan every vector.
         semantic, best_similarity = nearest(
             index_for(store, embedder), vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
         )
-    top = max(contextual.values(), default=0.0)
-    fused = {crystal_id: score / top for crystal_id, score in contextual.items()} if top else {}
+        extra = cosines(store, vector, list(contextual), embedder)[0] if contextual else []
+        semantic = list({**dict(extra), **dict(semantic)}.items())
+    fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
+    kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
     for crystal_id, similarity in semantic:
-        fused[crystal_id] = fused.get(crystal_id, 0.0) + VECTOR_WEIGHT * similarity
+        weight = fusion.vector_weight["sessions" if kinds.get(crystal_id) else "notes"]
+        fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity
     hits: list[Hit] = []
     if fused:
         known.update((row[0], row) for row in _rows(store, [i for i in fused if i not in known]))

@@ -329,25 +329,31 @@ class CrystalTables(Connected):
 
     def vector_blocks(self, below_id: int, embedder: str, block: int) -> Iterator[list[VectorRow]]:
         """Active crystals below ``below_id`` with vectors made by ``embedder``, in blocks."""
-        cursor = self.db.execute(
-            "SELECT id, source, lifecycle, embedding, embedder FROM crystals WHERE id < ?"
-            " AND lifecycle NOT IN ('archived', 'forgotten') AND embedder = ? ORDER BY id",
-            [below_id, embedder],
-        )
-        while rows := cursor.fetchmany(block):
-            yield [VectorRow(*row) for row in rows]
+        # A cursor read across yields must not meet another thread's COMMIT or ROLLBACK on
+        # this shared connection: readers and writers take turns.
+        with self._write_lock:
+            cursor = self.db.execute(
+                "SELECT id, source, lifecycle, embedding, embedder FROM crystals WHERE id < ?"
+                " AND lifecycle NOT IN ('archived', 'forgotten') AND embedder = ? ORDER BY id",
+                [below_id, embedder],
+            )
+            while rows := cursor.fetchmany(block):
+                yield [VectorRow(*row) for row in rows]
 
     def vectors_between(
         self, after_id: int, up_to_id: int, embedder: str, block: int
     ) -> Iterator[list[VectorRow]]:
         """Crystals with vectors made by ``embedder`` and ids in (after_id, up_to_id], by id."""
-        cursor = self.db.execute(
-            "SELECT id, source, lifecycle, embedding, embedder FROM crystals"
-            " WHERE id > ? AND id <= ? AND embedder = ? ORDER BY id",
-            [after_id, up_to_id, embedder],
-        )
-        while rows := cursor.fetchmany(block):
-            yield [VectorRow(*row) for row in rows]
+        # A cursor read across yields must not meet another thread's COMMIT or ROLLBACK on
+        # this shared connection: readers and writers take turns.
+        with self._write_lock:
+            cursor = self.db.execute(
+                "SELECT id, source, lifecycle, embedding, embedder FROM crystals"
+                " WHERE id > ? AND id <= ? AND embedder = ? ORDER BY id",
+                [after_id, up_to_id, embedder],
+            )
+            while rows := cursor.fetchmany(block):
+                yield [VectorRow(*row) for row in rows]
 
     def vectors_of(self, ids: Sequence[int], embedder: str) -> list[tuple[int, bytes]]:
         """(id, vector) of the given crystals that have one made by ``embedder``."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -11,9 +10,6 @@ from dreamer.store.base import RankRow
 from dreamer.store.schema import FTS_TOKENIZER
 from dreamer.store.sqlite_base import Connected, marks
 from dreamer.support.times import iso
-
-# One scratch table per connection; threads may share a connection.
-_stems_lock = threading.Lock()
 
 
 def fts_expression(terms: Sequence[str], joiner: str = " OR ") -> str:
@@ -77,20 +73,24 @@ class SearchTables(Connected):
 
     def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary)."""
-        stems = self._stems(list(terms))
-        if not stems:
-            return {term: 0 for term in terms}
-        frequency = dict(
-            self.db.execute(
-                f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(stems)})",
-                list(stems.values()),
-            ).fetchall()
-        )
+        # A vocabulary cursor is aborted if this connection writes the index meanwhile.
+        with self._write_lock:
+            stems = self._stems(list(terms))
+            if not stems:
+                return {term: 0 for term in terms}
+            frequency = dict(
+                self.db.execute(
+                    f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(stems)})",
+                    list(stems.values()),
+                ).fetchall()
+            )
         return {term: frequency.get(stems.get(term, term), 0) for term in terms}
 
     def _stems(self, terms: list[str]) -> dict[str, str]:
         """The stem FTS5 indexes each word under, by tokenizing it with the index's tokenizer."""
-        with _stems_lock:
+        # Writes to temp tables: they take turns with this connection's transactions, or one
+        # thread's statement lands inside (and is aborted with) another thread's transaction.
+        with self._write_lock:
             db = self.db
             db.execute(
                 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
