@@ -170,10 +170,15 @@ def test_cli_locomo_json_prints_recall_and_reference(runner, tiny, tmp_path):
     )
     assert list(scratch.iterdir()) == []  # its workspaces are gone afterwards
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
-    assert set(report["search"]["overall"]) >= {"recall@5", "recall@10"}
-    assert set(report["bm25"]["2"]) >= {"recall@5", "recall@10"}
-    assert report["anomalies"]["malformed_dropped"] == 1
+    reports = json.loads(result.output)
+    assert set(reports) == {"ingest", "notes"}  # both paths by default
+    for kind, report in reports.items():
+        assert report["path"] == kind
+        assert set(report["search"]["overall"]) >= {"recall@5", "recall@10"}
+        assert set(report["bm25"]["2"]) >= {"recall@5", "recall@10"}
+        assert report["anomalies"]["malformed_dropped"] == 1
+    notes = runner.invoke(main, ["bench", "locomo", str(tiny), "--path", "notes", "--json", "-q"])
+    assert json.loads(notes.output)["path"] == "notes"
 
 
 def test_cli_locomo_table_and_bad_k(runner, tiny):

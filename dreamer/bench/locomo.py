@@ -206,18 +206,25 @@ def _recall(found: list[set[str]], evidence: list[str], k: int) -> float:
     return sum(1 for dia_id in evidence if dia_id in seen) / len(evidence)
 
 
-def _fill(ws: Workspace, turns: list[Turn]) -> dict[int, set[str]]:
-    """Index every turn as a session crystal in one transaction; map crystal id -> turn ids."""
+PATHS = ("ingest", "notes")
+
+
+def _fill(ws: Workspace, turns: list[Turn], path: str = "ingest") -> dict[int, set[str]]:
+    """Store every turn, as ingest does (a session crystal) or as an agent's note
+    (``Workspace.note``, one per turn); map crystal id -> turn ids."""
     by_crystal: dict[int, set[str]] = {}
     with ws.store.transaction():
         for turn in turns:
-            crystal_id = ws.index(
-                turn.document(),
-                importance=0.5,
-                semantic_type="experience",
-                at=turn.at,
-                source="sessions",
-            )
+            if path == "notes":
+                crystal_id = ws.note(turn.document(), importance=0.5, at=turn.at)
+            else:
+                crystal_id = ws.index(
+                    turn.document(),
+                    importance=0.5,
+                    semantic_type="experience",
+                    at=turn.at,
+                    source="sessions",
+                )
             # Identical text in one session (a repeated "Bye!") is one crystal: both turns count.
             by_crystal.setdefault(crystal_id, set()).add(turn.dia_id)
     return by_crystal
@@ -246,12 +253,15 @@ def run(
     embedder: Embedder | None = None,
     parent: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    path_kind: str = "ingest",
 ) -> dict[str, Any]:
     """Score dreamer's search and the BM25 reference on a LoCoMo file; return the report.
 
     The per-conversation workspaces live in a fresh temporary folder (inside ``parent`` if
     given) that is deleted afterwards.
     """
+    if path_kind not in PATHS:
+        raise UsageError(f"unknown path {path_kind!r}; use one of {', '.join(PATHS)}")
     ks = sorted(set(ks or [5, 10]))
     if not ks or ks[0] < 1:
         raise UsageError("k must be whole numbers of 1 or more, e.g. --k 5,10")
@@ -274,7 +284,7 @@ def run(
                 )
             ws = Workspace.open(Path(tmp) / f"conv-{number}", environ={}, embedder=embedder)
             try:
-                by_crystal = _fill(ws, conversation.turns)
+                by_crystal = _fill(ws, conversation.turns, path_kind)
                 turns_total += len(conversation.turns)
                 crystals_total += len(by_crystal)
                 # Asked the day after the last session, as an agent would be.
@@ -318,6 +328,7 @@ def run(
     latencies.sort()
     return {
         "data": str(path),
+        "path": path_kind,
         "conversations": len(conversations),
         "turns": turns_total,
         "crystals": crystals_total,

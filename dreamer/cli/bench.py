@@ -48,26 +48,45 @@ def _progress(quiet: bool):
 @click.option(
     "--k", "k", default="5,10", show_default=True, metavar="K[,K...]", help="Cut-offs for recall@k."
 )
+@click.option(
+    "--path",
+    "paths",
+    type=click.Choice(["ingest", "notes", "both"]),
+    default="both",
+    show_default=True,
+    help="How turns are stored: as ingested transcripts, as notes, or both (two reports).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
-def locomo(path: Path, k: str, quiet: bool, as_json: bool, workspace: str | None) -> None:
+def locomo(
+    path: Path, k: str, paths: str, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
     """Recall@k of dreamer's search on a LoCoMo file, next to a plain BM25 reference.
 
     Each conversation goes into a fresh workspace (one crystal per turn) in a temporary folder
     inside -w (default: the system's temporary folder), deleted afterwards; every question with
-    evidence is asked through the search agents use. No existing workspace changes.
+    evidence is asked through the search agents use. No existing workspace changes. The ingest
+    path stores turns as session transcripts (as 'dream ingest' does); the notes path writes
+    each turn with Workspace.note (as an agent's notes).
 
     \b
-    Example:
+    Examples:
       dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
+      dream bench locomo ../shared/data/locomo10.json --path notes
     """
     parent = Path(workspace).expanduser() if workspace else None
-    report = locomo_bench.run(path, _ks(k), parent=parent, progress=_progress(quiet))
+    chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
+    reports = [
+        locomo_bench.run(path, _ks(k), parent=parent, progress=_progress(quiet), path_kind=kind)
+        for kind in chosen
+    ]
     if as_json:
-        emit_json(report)
+        emit_json(reports[0] if len(reports) == 1 else {r["path"]: r for r in reports})
         return
-    _print_locomo(report)
+    for report in reports:
+        click.echo(f"== {report['path']} path")
+        _print_locomo(report)
 
 
 def _print_locomo(report: dict[str, Any]) -> None:
