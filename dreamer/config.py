@@ -26,6 +26,14 @@ _DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
 _DEFAULT_HALF_LIFE = {"dopamine": 30.0, "cortisol": 60.0, "oxytocin": 45.0}
 SEARCH_SOURCES = ("memory", "sessions")
 SYNTHESIZERS = ("auto", "offline", "claude")
+# The command-line flags whose names are not the setting's attribute with dashes, so an error
+# names the flag the user typed.
+FLAG_NAMES = {
+    "dream_interval_minutes": "--dream-interval",
+    "consolidation_interval_minutes": "--consolidation-interval",
+    "min_chunks_for_dream": "--min-chunks",
+}
+MAX_MINUTES = 525_600  # intervals are minutes; past a year one is surely a typo (1e308 overflows)
 EMBEDDERS = ("auto", "wordllama", "hashing")
 
 
@@ -80,6 +88,10 @@ def _to_positive_float(value: Any, where: str) -> float:
         raise InvalidSetting(f"{where} must be a number, not {value!r}") from None
     if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
         raise InvalidSetting(f"{where} must be a number above 0, not {value!r}")
+    if number > MAX_MINUTES:
+        raise InvalidSetting(
+            f"{where} must be at most {MAX_MINUTES} (a year, in minutes), not {value!r}"
+        )
     return number
 
 
@@ -271,7 +283,8 @@ def load_settings(
             continue
         if attr not in _BY_ATTR:
             raise InvalidSetting(f"unknown setting override {attr!r}")
-        _apply(settings, _BY_ATTR[attr], raw, f"--{attr.replace('_', '-')}", "flag")
+        flag = FLAG_NAMES.get(attr, f"--{attr.replace('_', '-')}")
+        _apply(settings, _BY_ATTR[attr], raw, flag, "flag")
     return settings
 
 

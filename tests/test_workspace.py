@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
@@ -77,7 +78,7 @@ def test_default_embedder_is_deterministic_and_offline():
     [
         ({"text": ""}, "empty"),
         ({"text": " \n\t"}, "empty"),
-        ({"text": None}, "empty"),
+        ({"text": None}, "a note is text"),
         ({"text": "bad \ud800 surrogate"}, "surrogates"),
         ({"importance": 1.01}, "from 0 to 1"),
         ({"importance": -0.01}, "from 0 to 1"),
@@ -154,3 +155,47 @@ def test_search_limit_above_the_cap_is_a_usage_error(ws, now):
 def test_crystal_and_scratch_agree_on_importance(ws, now):
     crystal = ws.get(ws.note("precise importance", importance=0.12345, at=now))
     assert crystal.importance == scratch.parse(ws.scratch_path).notes[0].importance == 0.123
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda ws: ws.note(123), "a note is text (str), not int"),
+        (lambda ws: ws.note(None), "a note is text (str), not None"),
+        (lambda ws: ws.search(None), "a query is text (str), not None"),
+        (lambda ws: ws.search("x", limit=True), "limit is a whole number"),
+        (lambda ws: ws.search("x", limit=2.5), "limit is a whole number"),
+        (lambda ws: ws.get(1.5), "a crystal id is a whole number, not 1.5"),
+        (lambda ws: ws.forget([None]), "a crystal id is a whole number, not None"),
+    ],
+)
+def test_the_python_api_checks_its_types(ws, call, message):
+    from dreamer.errors import UsageError
+
+    with pytest.raises(UsageError, match=re.escape(message)):
+        call(ws)
+
+
+def test_ingest_refuses_what_is_not_a_regular_file(ws, now, tmp_path):
+    import os
+
+    from dreamer.agents.ingest import ingest
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    report = ingest(ws, [fifo, "/dev/zero"], now)  # a FIFO would block, /dev/zero never ends
+    assert [result.error for result in report.files] == [
+        f"{fifo}: not a regular file; pass a file or a folder",
+        "/dev/zero: not a regular file; pass a file or a folder",
+    ]
+
+
+def test_absurd_intervals_name_the_flag_typed(tmp_path, runner):
+    from dreamer.cli import main
+
+    ws = str(tmp_path / "ws")
+    runner.invoke(main, ["init", "-w", ws])
+    zero = runner.invoke(main, ["tick", "--dream-interval", "0", "-w", ws])
+    assert zero.exit_code == 2 and "--dream-interval must be a number above 0" in zero.output
+    huge = runner.invoke(main, ["tick", "--consolidation-interval", "1e308", "-w", ws])
+    assert huge.exit_code == 2 and "--consolidation-interval must be at most 525600" in huge.output

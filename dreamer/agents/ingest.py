@@ -50,6 +50,7 @@ TOOL_TOKENS = 200
 SESSION_IMPORTANCE = 0.5
 MEMORY_FILE_IMPORTANCE = 0.75
 TEXT_IMPORTANCE = 0.6
+MAX_FILE_BYTES = 200 * 2**20  # read whole: past this, a file must be split first
 FOLDER_SUFFIXES = (".jsonl", ".json", ".md", ".markdown", ".txt")
 MEMORY_TYPES = {
     "user": "world_fact",
@@ -179,8 +180,13 @@ def _expand(paths: Iterable[str | os.PathLike[str]], report: IngestReport) -> li
                     and not any(part.startswith(".") for part in p.relative_to(path).parts)
                 )
             )
-        elif path.exists():
+        elif path.is_file():
             files.append(path)
+        elif path.exists():
+            # A device, FIFO or socket: /dev/zero never ends and a FIFO blocks forever.
+            report.files.append(
+                FileResult(str(path), error=f"{path}: not a regular file; pass a file or a folder")
+            )
         else:
             report.files.append(FileResult(str(path), error=f"{path}: no such file or folder"))
     return list(dict.fromkeys(files))
@@ -195,6 +201,12 @@ def _size(path: Path) -> int:
 
 def _read(path: Path) -> str:
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise IngestFailed(
+                f"{path}: {size // 2**20} MB is over the {MAX_FILE_BYTES // 2**20} MB a file may"
+                " have; split it (e.g. with split -C 50m) and ingest the parts"
+            )
         data = path.read_bytes()
     except OSError as e:
         raise IngestFailed(f"{path}: cannot read it ({e.strerror}); check its permissions") from e

@@ -243,8 +243,12 @@ class Workspace:
         *,
         now: datetime | None = None,
     ) -> list[Hit]:
-        """Hybrid search over the crystals (see dreamer.search)."""
-        if isinstance(limit, int) and limit > MAX_SEARCH_LIMIT:
+        """Hybrid search over the crystals (see dreamer.retrieval.search)."""
+        if not isinstance(query, str):
+            raise UsageError(f"a query is text (str), not {type_name(query)}")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise UsageError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r}")
+        if limit > MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
         return run_search(
             self.store,
@@ -265,7 +269,9 @@ def validate_note(
     text: Any, importance: Any, type: Any, at: Any
 ) -> tuple[str, float, str | None, datetime]:
     """Check a note's fields; return them normalised or raise InvalidNote naming the fix."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str):
+        raise InvalidNote(f"a note is text (str), not {type_name(text)}; pass the words to keep")
+    if not text.strip():
         raise InvalidNote("the note is empty; pass the text to remember")
     try:
         text.encode("utf-8")
@@ -288,6 +294,11 @@ def validate_note(
             raise InvalidNote(str(e)) from None
     # Rounded as the scratch writes it, so the WAL and the crystal agree.
     return text, round(float(importance), 3), type, moment.replace(microsecond=0)
+
+
+def type_name(value: Any) -> str:
+    """A value's type as a user reads it in an error ("int", "NoneType" as "None")."""
+    return "None" if value is None else type(value).__name__
 
 
 def _crystal_id(value: Any) -> int:
