@@ -712,10 +712,13 @@ CHECKS: dict[str, _Kind] = {
 
 
 def shipped_scenarios() -> list[Path]:
-    """The scenarios in benchmarks/scenarios of a source checkout (empty when installed)."""
-    if not SCENARIO_DIR.is_dir():
-        return []
-    return sorted(p for p in SCENARIO_DIR.iterdir() if p.suffix in (".toml", ".json"))
+    """The scenarios in benchmarks/scenarios of a source checkout (empty elsewhere)."""
+    # Beside the package in a source checkout; else under the current folder (an installed
+    # dreamer run from a checkout of the repository).
+    for folder in (SCENARIO_DIR, Path.cwd() / "benchmarks" / "scenarios"):
+        if folder.is_dir():
+            return sorted(p for p in folder.iterdir() if p.suffix in (".toml", ".json"))
+    return []
 
 
 def format_report(results: list[ScenarioResult]) -> str:
