@@ -195,3 +195,37 @@ def test_redact_scan_cleans_a_workspace_written_without_redaction(tmp_path, now)
     with Workspace.open(tmp_path / "ws") as ws:
         assert "[secret:github-token#" in ws.search("CI token release", now=now)[0].text
         assert "[secret:" in ws.memory_md.read_text()
+
+
+def test_a_claude_dream_never_states_what_a_request_asked_to_forget(tmp_path, now):
+    from fake_anthropic import FakeAnthropic
+
+    from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
+
+    fake = FakeAnthropic()
+    with raw_workspace(tmp_path) as ws:
+        for i, text in enumerate([PASSWORD_NOTE, *OTHER]):
+            ws.note(text, at=now - timedelta(hours=5 - i))
+        ws.note("Please forget the staging password", at=now - timedelta(minutes=5))
+        # A careless model states it anyway, and repeats the request: neither may land.
+        fake.tool_use(
+            TOOL_NAME,
+            {
+                "bond": "- Maya prefers concise answers with the code first.\n"
+                "- Priya is Maya's manager and approves releases.",
+                "active_context": f"- The staging password is {SECRET}.\n"
+                "- User asked to forget the staging password.\n"
+                "- The analytics report is due on April 3.",
+            },
+        )
+        result = run_dream(
+            ws,
+            now=now,
+            force=True,
+            synthesizer=ClaudeSynthesizer(ws.settings, client=fake.client()),
+        )
+        memory = ws.memory_md.read_text()
+    assert result.committed
+    assert SECRET not in memory and "staging password" not in memory.lower()
+    assert "April 3" in memory and "Priya" in memory
+    assert SECRET not in json.dumps(fake.last.json)  # and the request itself never carried it

@@ -64,6 +64,7 @@ def test_every_command_that_writes_leaves_owner_only_files(tmp_path):
         ("tick", "-w", str(ws)),
         ("restore", "1", "-w", str(ws)),
         ("forget", "1", "-w", str(ws)),
+        ("reindex", "-w", str(ws)),
         ("redact", "--scan", "-w", str(ws)),
         ("migrate", "-w", str(hand)),
     ]
