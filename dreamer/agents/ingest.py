@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from dreamer.agents import claude_code
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
 from dreamer.store import content_hash
@@ -119,8 +120,15 @@ def ingest(
     paths: Iterable[str | os.PathLike[str]],
     now: datetime,
     progress: Progress | None = None,
+    *,
+    live: bool = False,
 ) -> IngestReport:
-    """Ingest files and folders as crystals; a failing file is reported, the rest still go in."""
+    """Ingest files and folders as crystals; a failing file is reported, the rest still go in.
+
+    A Claude Code session is read from where the last ingest of it stopped. By default it is
+    taken whole; with ``live`` (a hook reading a session still being written) its last turn
+    waits until a later prompt closes it or the file has been quiet for ``SETTLED_SECONDS``.
+    """
     now = as_utc(now)
     report = IngestReport()
     files = _expand(paths, report)
@@ -129,8 +137,13 @@ def ingest(
     for path in files:
         result = FileResult(str(path))
         report.files.append(result)
+        cursor: tuple[str, claude_code.Cursor] | None = None
         try:
-            result.kind, pieces = read_pieces(path, now)
+            if is_claude_session(path):
+                result.kind = "claude-code"
+                pieces, cursor = _claude_pieces(ws, path, now, live)
+            else:
+                result.kind, pieces = read_pieces(path, now)
         except IngestFailed as e:
             result.error = str(e)
         else:
@@ -139,11 +152,100 @@ def ingest(
                 if progress:
                     progress(base + int(size * share), total)
 
-            _store(ws, pieces, result, advance)
+            with ws.store.transaction():  # the exchanges and the cursor land together
+                _store(ws, pieces, result, advance)
+                if cursor is not None:
+                    ws.store.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
         done += sizes[path]
         if progress:
             progress(done, total)
     return report
+
+
+# --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
+
+CLAUDE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+    }
+)
+SETTLED_SECONDS = 600  # a session untouched this long is over: its last open turn is emitted
+
+
+def is_claude_session(path: Path) -> bool:
+    """Whether a .jsonl file is a Claude Code session (its lines carry sessionId and a type)."""
+    if path.suffix.lower() != ".jsonl":
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = [handle.readline() for _ in range(20)]
+    except OSError:
+        return False
+    for line in head:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") in CLAUDE_TYPES and "sessionId" in entry:
+            return True
+    return False
+
+
+def _claude_bookkeeping(path: Path, folder: Path) -> bool:
+    """A file of a Claude Code project that is no memory: index, metas, dumps, raw sessions."""
+    parts = path.relative_to(folder).parts
+    return (
+        path.suffix.lower() == ".jsonl"  # the sessions come from the reader's own listing
+        or path.name == "sessions-index.json"
+        or path.name.endswith(".meta.json")
+        or "tool-results" in parts
+    )
+
+
+def is_claude_project(folder: Path) -> bool:
+    """Whether a folder is a Claude Code project folder (~/.claude/projects/<project>)."""
+    if (folder / "sessions-index.json").is_file():
+        return True
+    return any(is_claude_session(path) for path in sorted(folder.glob("*.jsonl"))[:5])
+
+
+def _claude_pieces(
+    ws: Workspace, path: Path, now: datetime, live: bool
+) -> tuple[list[Piece], tuple[str, claude_code.Cursor]]:
+    """The exchanges completed since the last ingest of this file, and its new cursor."""
+    key = f"ingest.claude-code:{path.resolve()}"
+    saved = ws.store.get_meta(key)
+    cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
+    try:
+        settled = now.timestamp() - path.stat().st_mtime >= SETTLED_SECONDS
+        exchanges, cursor = claude_code.read_session(path, cursor, final=settled or not live)
+    except (OSError, claude_code.UnreadableTranscript) as e:
+        raise IngestFailed(str(e)) from None
+    pieces = []
+    for exchange in exchanges:
+        origin = f"claude-code:{exchange.session_id}:{exchange.uuid}"
+        if exchange.git_branch:
+            origin += f"@{exchange.git_branch}"
+        for number, window in enumerate(_windows(exchange.text()), start=1):
+            at = min(as_utc(exchange.at), now)
+            pieces.append(
+                Piece(
+                    window,
+                    at,
+                    "sessions",
+                    "experience",
+                    SESSION_IMPORTANCE,
+                    origin if number == 1 else f"{origin}#{number}",
+                )
+            )
+    return pieces, (key, cursor)
 
 
 def read_pieces(path: Path, now: datetime) -> tuple[str, list[Piece]]:
@@ -171,15 +273,19 @@ def _expand(paths: Iterable[str | os.PathLike[str]], report: IngestReport) -> li
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            files.extend(
-                sorted(
-                    p
-                    for p in path.rglob("*")
-                    if p.is_file()
-                    and p.suffix.lower() in FOLDER_SUFFIXES
-                    and not any(part.startswith(".") for part in p.relative_to(path).parts)
-                )
-            )
+            claude = is_claude_project(path)
+            walked = {
+                p
+                for p in path.rglob("*")
+                if p.is_file()
+                and p.suffix.lower() in FOLDER_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                and not (claude and _claude_bookkeeping(p, path))
+            }
+            if claude:
+                # Its sessions and subagents, as the reader lists them (no compaction runs).
+                walked |= set(claude_code.project_sessions(path))
+            files.extend(sorted(walked))
         elif path.is_file():
             files.append(path)
         elif path.exists():
