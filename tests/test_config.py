@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from dreamer import Workspace
@@ -222,8 +224,45 @@ def test_dream_workspace_is_the_default_workspace(tmp_path, monkeypatch, runner)
     assert (flagged / "memory").is_dir()
 
 
-def test_current_folder_is_the_last_resort(tmp_path, monkeypatch, runner):
-    monkeypatch.chdir(tmp_path)
-    result = runner.invoke(main, ["init"], catch_exceptions=False)
+def test_never_memory_in_the_current_repository_by_surprise(tmp_path, monkeypatch, runner):
+    import os
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    monkeypatch.chdir(repo / "src")
+    result = runner.invoke(main, ["note", "deploys go out on Tuesdays"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "memory" / "scratch.md").exists()
+    assert not (repo / "memory").exists() and not (repo / "src" / "memory").exists()
+    data = Path(os.environ["XDG_DATA_HOME"]) / "dreamer" / "workspaces"
+    [made] = list(data.iterdir())
+    assert made.name.startswith("repo-") and (made / "memory" / "scratch.md").exists()
+    # A linked worktree of the same repository shares that memory.
+    worktree = tmp_path / "wt"
+    (repo / ".git" / "worktrees" / "wt").mkdir(parents=True)
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {repo}/.git/worktrees/wt\n")
+    monkeypatch.chdir(worktree)
+    found = runner.invoke(main, ["search", "deploys"], catch_exceptions=False)
+    assert "deploys go out on Tuesdays" in found.output
+
+
+def test_a_pointer_in_the_project_names_the_workspace(tmp_path, monkeypatch, runner):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".dreamer").mkdir()
+    (repo / ".dreamer" / "workspace").write_text("../shared-memory\n")
+    (repo / "deep" / "er").mkdir(parents=True)
+    monkeypatch.chdir(repo / "deep" / "er")
+    assert runner.invoke(main, ["note", "pointer note"]).exit_code == 0
+    assert (tmp_path / "shared-memory" / "memory" / "scratch.md").exists()
+
+
+def test_reading_commands_never_create_a_workspace(tmp_path, monkeypatch, runner):
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "agnets" / "ada"
+    for command in (["search", "x"], ["status"], ["log"], ["bootstrap"], ["get", "1"]):
+        result = runner.invoke(main, [*command, "-w", str(typo)])
+        assert result.exit_code == 1, (command, result.output)
+        assert result.output.startswith("Error: no dreamer workspace at"), result.output
+    assert not typo.exists()

@@ -14,7 +14,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def workspace_option(func: F) -> F:
-    """Add ``-w/--workspace PATH`` (default $DREAM_WORKSPACE, else the current folder)."""
+    """Add ``-w/--workspace PATH`` (default: see dreamer.memory.location)."""
     return click.option(
         "-w",
         "--workspace",
@@ -23,7 +23,10 @@ def workspace_option(func: F) -> F:
         type=click.Path(path_type=str),
         envvar="DREAM_WORKSPACE",
         default=None,
-        help="Workspace folder [default: $DREAM_WORKSPACE, else the current folder].",
+        help=(
+            "Workspace folder [default: $DREAM_WORKSPACE, a .dreamer/workspace pointer, else a"
+            " per-project folder in your data dir; see docs/memory.md]."
+        ),
     )(func)
 
 

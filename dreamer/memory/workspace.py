@@ -20,7 +20,7 @@ from typing import Any
 from dreamer.config import Settings, load_settings
 from dreamer.errors import InvalidNote, UsageError, WorkspaceError
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import forgetting, hormones, scratch
+from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.search import Hit
@@ -36,10 +36,8 @@ MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one 
 
 
 def resolve_root(path: str | os.PathLike[str] | None) -> Path:
-    """The workspace folder: the path given, else $DREAM_WORKSPACE, else the current folder."""
-    if path is None or str(path) == "":
-        path = os.environ.get("DREAM_WORKSPACE") or os.getcwd()
-    return Path(path).expanduser().absolute()
+    """The workspace folder: the path given, else as ``dreamer.memory.location`` resolves it."""
+    return location.resolve(path)[0]
 
 
 class Workspace:
