@@ -15,7 +15,10 @@ def walk(
     group: click.Group, path: tuple[str, ...] = ()
 ) -> list[tuple[tuple[str, ...], click.Command]]:
     found = []
-    for name, command in sorted(group.commands.items()):
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # lazy groups load their commands here
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         found.append(((*path, name), command))
         if isinstance(command, click.Group):
             found.extend(walk(command, (*path, name)))
@@ -56,3 +59,32 @@ def test_every_command_takes_workspace(path):
 def test_short_help_flag_works(runner):
     result = runner.invoke(main, ["note", "-h"], catch_exceptions=False)
     assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_the_command_table_names_every_command_where_it_lives():
+    import importlib
+
+    import click
+
+    from dreamer.cli import COMMANDS
+
+    for name, where in COMMANDS.items():
+        module, attribute = where.split(":")
+        command = getattr(importlib.import_module(f"dreamer.cli.{module}"), attribute)
+        assert isinstance(command, click.Command) and command.name == name, name
+
+
+def test_a_note_does_not_import_the_scheduler_the_benchmarks_or_mcp(tmp_path):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dreamer.cli import main\n"
+        f"try:\n    main(['note', '-w', {str(tmp_path / 'ws')!r}, 'hello'])\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = [m for m in ('apscheduler', 'dreamer.bench.scale', 'mcp', 'anthropic')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in out.stdout, out.stdout + out.stderr

@@ -1,21 +1,61 @@
 """The ``dream`` command. Thin: parse, call the core, turn DreamError into a one-line message.
 
-Each area of commands lives in its own module and registers itself on ``main``.
+Each area of commands lives in its own module; ``COMMANDS`` says where each command is, and a
+command's module is imported only when that command runs (or ``--help`` lists them all), so
+``dream note`` does not pay for the scheduler, the benchmarks or the MCP SDK.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
-from dreamer.cli import bench, dreaming, forgetting, integrations, memory, service
-from dreamer.cli import intake as migration
 from dreamer.errors import DreamError
+
+COMMANDS = {
+    "init": "memory:init",
+    "note": "memory:note",
+    "search": "memory:search",
+    "get": "memory:get",
+    "reindex": "memory:reindex",
+    "config": "memory:config",
+    "run": "dreaming:run_command",
+    "log": "dreaming:log_command",
+    "show": "dreaming:show_command",
+    "diff": "dreaming:diff_command",
+    "restore": "dreaming:restore_command",
+    "demo": "dreaming:demo_command",
+    "forget": "forgetting:forget",
+    "redact": "forgetting:redact",
+    "serve": "service:serve",
+    "tick": "service:tick",
+    "consolidate": "service:consolidate",
+    "status": "service:status",
+    "hormones": "service:hormones_command",
+    "feel": "service:feel",
+    "migrate": "intake:migrate",
+    "bootstrap": "intake:bootstrap",
+    "ingest": "intake:ingest",
+    "mcp": "integrations:mcp",
+    "bench": "bench:bench",
+}
 
 
 class _Group(click.Group):
-    """Maps DreamError to ``Error: message`` on stderr and the error's exit code."""
+    """Loads commands on demand; maps DreamError to ``Error: message`` and its exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module, attribute = where.split(":")
+        command = getattr(importlib.import_module(f"dreamer.cli.{module}"), attribute)
+        return command if isinstance(command, click.Command) else None
 
     def invoke(self, ctx: click.Context):
         try:
@@ -37,7 +77,3 @@ def main() -> None:
       dream search "editor theme"
       dream run                             consolidate the scratch into MEMORY.md
     """
-
-
-for _module in (memory, dreaming, forgetting, service, migration, integrations, bench):
-    _module.register(main)

@@ -221,11 +221,6 @@ def _print_scale(report: dict[str, Any]) -> None:
         click.echo(f"workspaces kept in {report['kept']}")
 
 
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    group.add_command(bench)
-
-
 @bench.command()
 @click.argument(
     "scenarios",

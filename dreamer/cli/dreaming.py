@@ -299,16 +299,3 @@ def demo_command(ctx: click.Context, path: Path | None, workspace: str | None) -
         click.echo(f"{len(DEMO_NOTES)} sample notes over three days; {_describe(result)}\n")
         click.echo(read_memory(ws.memory_md))
         click.echo(f'Next: dream log -w {ws.root}   dream search -w {ws.root} "deadline"')
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    for command in (
-        run_command,
-        log_command,
-        show_command,
-        diff_command,
-        restore_command,
-        demo_command,
-    ):
-        group.add_command(command)

@@ -105,9 +105,3 @@ def redact(scan: bool, dry_run: bool, as_json: bool, workspace: str | None) -> N
         f"{report.scratch_lines} scratch line(s), {report.memory_lines} MEMORY.md line(s), "
         f"{report.journal_rows} journal row(s)."
     )
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    group.add_command(forget)
-    group.add_command(redact)

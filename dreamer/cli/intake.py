@@ -135,10 +135,3 @@ class _ProgressBar:
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
             self.bar.__exit__(*exc)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    group.add_command(migrate)
-    group.add_command(bootstrap)
-    group.add_command(ingest)

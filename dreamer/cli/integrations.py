@@ -30,8 +30,3 @@ def mcp(workspace: str | None) -> None:
     with open_workspace(workspace) as ws:
         ws.init()
         serve(ws)
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    group.add_command(mcp)

@@ -193,9 +193,3 @@ def reindex(as_json: bool, workspace: str | None) -> None:
         emit_json({"embedder": name, "reindexed": done})
     else:
         click.echo(f"Re-embedded {done} crystal(s) with {name}.")
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    for command in (init, note, search, get, reindex, config):
-        group.add_command(command)

@@ -256,9 +256,3 @@ def feel(hormone: str, delta: float, reason: str, workspace: str | None) -> None
         ", ".join(f"{name} {level:.2f}" for name, level in levels.items())
         + f" ({hormone_levels.mood(levels)})"
     )
-
-
-def register(group: click.Group) -> None:
-    """Add this module's commands to the dream command."""
-    for command in (serve, tick, consolidate, status, hormones_command, feel):
-        group.add_command(command)
