@@ -65,8 +65,13 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
     seen: dict = {}
 
     async def scenario(session: ClientSession) -> None:
+        seen["instructions"] = session.initialize_result.instructions
         listed = await session.list_tools()
         seen["tools"] = {tool.name: tool.input_schema for tool in listed.tools}
+        seen["annotations"] = {tool.name: tool.annotations for tool in listed.tools}
+        seen["outputs"] = {tool.name: tool.output_schema for tool in listed.tools}
+        templates = await session.list_resource_templates()
+        seen["templates"] = [t.uri_template for t in templates.resource_templates]
 
         noted = await session.call_tool(
             "working_memory_note",
@@ -82,6 +87,10 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
 
         got = await session.call_tool("memory_get", {"id": seen["note"]["id"]})
         seen["get"] = json.loads(text_of(got))
+        crystal = await session.read_resource(f"dreamer://crystal/{seen['note']['id']}")
+        seen["crystal"] = json.loads(crystal.contents[0].text)
+        with pytest.raises(MCPError, match="no memory with id 999"):
+            await session.read_resource("dreamer://crystal/999")
 
         memory = await session.read_resource("dreamer://MEMORY.md")
         seen["memory_md"] = memory.contents[0].text
@@ -98,6 +107,22 @@ def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
     run_session(tmp_path, root, scenario)
 
     assert seen["tools"] == {d["name"]: d["input_schema"] for d in tools.tool_definitions()}
+    assert "memory_search" in seen["instructions"] and "memory_forget" in seen["instructions"]
+    notes = seen["annotations"]
+    assert notes["memory_search"].read_only_hint and notes["memory_get"].read_only_hint
+    assert notes["memory_forget"].destructive_hint and not notes["memory_forget"].read_only_hint
+    assert all(a.title and a.open_world_hint is False for a in notes.values())
+    assert all(schema and schema["type"] == "object" for schema in seen["outputs"].values())
+    assert seen["templates"] == ["dreamer://crystal/{id}"]
+    assert seen["crystal"] == seen["get"]
+    import jsonschema
+
+    for name, result in (
+        ("memory_search", seen["search"]),
+        ("memory_get", seen["get"]),
+        ("working_memory_note", seen["note"]),
+    ):
+        jsonschema.validate(result, seen["outputs"][name])  # the results keep their promise
     hits = seen["search"]["results"]
     assert hits[0]["id"] == seen["note"]["id"]
     assert hits[0]["text"] == "Ada's grant report is due 2026-03-30"

@@ -197,3 +197,27 @@ def test_an_unexpected_failure_is_an_error_result_and_is_logged(ws, now, caplog)
     assert result["is_error"] is True
     assert "memory_search failed unexpectedly (ProgrammingError" in result["content"]
     assert "tool memory_search failed" in caplog.text
+
+
+def test_every_successful_result_fits_its_output_schema(ws, now):
+    import jsonschema
+
+    from dreamer.support.resources import schema
+
+    outputs = schema("tools/outputs")
+    noted = ok(
+        call(ws, "working_memory_note", {"note": "Ada's key is sk-ant-api03-" + "x9" * 40}, now)
+    )
+    calls = {
+        "working_memory_note": noted,
+        "memory_search": ok(call(ws, "memory_search", {"query": "Ada key"}, now)),
+        "memory_get": ok(call(ws, "memory_get", {"id": noted["id"]}, now)),
+        "memory_feel": ok(
+            call(ws, "memory_feel", {"hormone": "dopamine", "delta": 0.2, "reason": "shipped"}, now)
+        ),
+        "memory_forget": ok(call(ws, "memory_forget", {"ids": [noted["id"]]}, now)),
+    }
+    assert set(calls) == set(outputs) - {"$schema", "$id", "description"}
+    for name, result in calls.items():
+        jsonschema.validate(result, outputs[name])
+    assert "redacted" in noted

@@ -2,8 +2,11 @@
 
 What the server offers (official MCP Python SDK, low-level ``Server``):
 
-- tools: the agent tools of ``dreamer.tools`` (same schemas, same handler), so bad input
-  is an ``isError`` tool result the model can read and fix, and the server keeps serving;
+- instructions: when to note, search and forget;
+- tools: the agent tools of ``dreamer.agents.tools`` (same schemas, same handler), with titles,
+  read-only/destructive hints and output schemas; bad input is an ``isError`` tool result
+  the model can read and fix, and the server keeps serving;
+- resource template ``dreamer://crystal/{id}``: one crystal as JSON;
 - resources: ``dreamer://MEMORY.md`` (the committed state; empty before the first dream) and
   ``dreamer://scratch.md`` (the notes waiting for the next dream);
 - prompts: ``bootstrap`` (argument ``context_window``, in tokens): the block an agent puts in
@@ -29,23 +32,73 @@ from dreamer.agents import tools
 from dreamer.agents.bootstrap import bootstrap_block, parse_window
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer.support.resources import schema
 from dreamer.support.version import __version__
 
 SERVER_NAME = "dreamer"
 MEMORY_URI = "dreamer://MEMORY.md"
 SCRATCH_URI = "dreamer://scratch.md"
 BOOTSTRAP_PROMPT = "bootstrap"
+CRYSTAL_TEMPLATE = "dreamer://crystal/{id}"
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
+INSTRUCTIONS = """\
+dreamer is this agent's long-term memory. It outlives the conversation.
+- working_memory_note: write down what will matter later, right away: facts about the user and
+  the people around them, preferences and corrections, decisions, deadlines, anything the user
+  asks you to remember. One fact per note; importance 0.8+ for what must not be lost.
+- memory_search: before asking the user to repeat anything, when they refer to earlier work,
+  and to follow a "Past: topic -> search: `keywords`" pointer in the working memory. Read a
+  result whole with memory_get (or the resource dreamer://crystal/{id}).
+- memory_forget: only when the user asks you to forget something; search first, then forget
+  exactly those ids. To correct a fact, write a new note instead.
+- The resource dreamer://MEMORY.md is the working memory; the prompt "bootstrap" gives it
+  sized for your context window. Notes join it at the next dream (every two hours)."""
+# Hints for clients: which tools only read, which may destroy. All act on this memory only.
+ANNOTATIONS = {
+    "working_memory_note": types.ToolAnnotations(
+        title="Write a note to memory",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+    "memory_search": types.ToolAnnotations(
+        title="Search memory", read_only_hint=True, open_world_hint=False
+    ),
+    "memory_get": types.ToolAnnotations(
+        title="Read one memory", read_only_hint=True, open_world_hint=False
+    ),
+    "memory_feel": types.ToolAnnotations(
+        title="Register a feeling",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=False,
+        open_world_hint=False,
+    ),
+    "memory_forget": types.ToolAnnotations(
+        title="Forget memories for good",
+        read_only_hint=False,
+        destructive_hint=True,
+        idempotent_hint=True,
+        open_world_hint=False,
+    ),
+}
 
 
 def build_server(ws: Workspace) -> Server[Any]:
     """An MCP server (not yet running) whose tools, resources and prompt act on ws."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        outputs = schema("tools/outputs")
         return types.ListToolsResult(
             tools=[
                 types.Tool(
-                    name=d["name"], description=d["description"], input_schema=d["input_schema"]
+                    name=d["name"],
+                    title=ANNOTATIONS[d["name"]].title if d["name"] in ANNOTATIONS else None,
+                    description=d["description"],
+                    input_schema=d["input_schema"],
+                    output_schema=outputs.get(d["name"]),
+                    annotations=ANNOTATIONS.get(d["name"]),
                 )
                 for d in tools.tool_definitions()
             ]
@@ -90,6 +143,8 @@ def build_server(ws: Workspace) -> Server[Any]:
     ) -> types.ReadResourceResult:
         paths = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
         uri = str(params.uri)
+        if uri.startswith("dreamer://crystal/"):
+            return _crystal(ws, uri)
         if uri not in paths:
             raise MCPError(
                 RESOURCE_NOT_FOUND, f"no resource {uri!r}; read {MEMORY_URI} or {SCRATCH_URI}"
@@ -101,6 +156,18 @@ def build_server(ws: Workspace) -> Server[Any]:
             raise MCPError(INTERNAL_ERROR, f"cannot read {path} ({e.strerror})") from e
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+        )
+
+    async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name="crystal",
+                    uri_template=CRYSTAL_TEMPLATE,
+                    mime_type="application/json",
+                    description="One memory, whole, by the id memory_search returned.",
+                )
+            ]
         )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
@@ -141,13 +208,40 @@ def build_server(ws: Workspace) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=__version__,
+        instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
+        on_list_resource_templates=list_resource_templates,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )
+
+
+def _crystal(ws: Workspace, uri: str) -> types.ReadResourceResult:
+    """A dreamer://crystal/{id} resource: the crystal as JSON, as memory_get gives it."""
+    result = tools.handle(
+        ws, {"id": "resource", "name": "memory_get", "input": {"id": _id_of(uri)}}
+    )
+    if result["is_error"]:
+        raise MCPError(RESOURCE_NOT_FOUND, result["content"].removeprefix("Error: "))
+    return types.ReadResourceResult(
+        contents=[
+            types.TextResourceContents(
+                uri=uri, mime_type="application/json", text=result["content"]
+            )
+        ]
+    )
+
+
+def _id_of(uri: str) -> int:
+    tail = uri.removeprefix("dreamer://crystal/")
+    if not tail.isdigit() or int(tail) < 1:
+        raise MCPError(
+            RESOURCE_NOT_FOUND, f"no resource {uri!r}; use dreamer://crystal/<id>, e.g. /42"
+        )
+    return int(tail)
 
 
 async def serve_stdio(ws: Workspace) -> None:
