@@ -39,6 +39,7 @@ COMMANDS = {
     "bootstrap": "intake:bootstrap",
     "ingest": "intake:ingest",
     "mcp": "integrations:mcp",
+    "hook": "integrations:hook",
     "bench": "bench:bench",
 }
 
