@@ -146,6 +146,10 @@ def test_a_failed_transaction_leaves_nothing(store, now):
     store.set_meta("k", "v2")
     assert store.get_meta("k") == "v2"
     assert store.get_meta("absent", "default") == "default"
+    store.set_meta("ingest.a", "1")
+    store.set_meta("ingest.b", "2")
+    store.set_meta("ingestion", "3")
+    assert store.meta_items("ingest.") == [("ingest.a", "1"), ("ingest.b", "2")]
 
 
 def test_listing_and_counting(store, now):

@@ -40,6 +40,7 @@ COMMANDS = {
     "ingest": "intake:ingest",
     "mcp": "integrations:mcp",
     "hook": "integrations:hook",
+    "claude": "claude:claude",
     "bench": "bench:bench",
 }
 

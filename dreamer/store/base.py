@@ -319,6 +319,10 @@ class Store(Protocol):
         """Set a value in the meta table."""
         ...
 
+    def meta_items(self, prefix: str) -> list[tuple[str, str]]:
+        """The (key, value) pairs of the meta table whose key starts with ``prefix``."""
+        ...
+
     def audit(
         self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
     ) -> None:

@@ -73,6 +73,14 @@ class RecordTables(Connected):
                 [key, value],
             )
 
+    def meta_items(self, prefix: str) -> list[tuple[str, str]]:
+        """The (key, value) pairs of the meta table whose key starts with ``prefix``."""
+        rows = self.db.execute(
+            "SELECT key, value FROM meta WHERE substr(key, 1, ?) = ? ORDER BY key",
+            [len(prefix), prefix],
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
     # --- hormones ---------------------------------------------------------------------------
 
     def add_hormone_row(

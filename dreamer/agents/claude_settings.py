@@ -1,0 +1,161 @@
+"""Claude Code settings: dreamer's hooks and MCP registration, added and removed cleanly.
+
+Where Claude Code keeps them (its settings documentation):
+
+- hooks: ``~/.claude/settings.json`` (scope ``user``), ``<project>/.claude/settings.json``
+  (``project``, shared through git), ``<project>/.claude/settings.local.json`` (``local``),
+  as ``{"hooks": {"SessionStart": [{"matcher": ..., "hooks": [{"type": "command",
+  "command": ...}]}]}}``;
+- MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` top-level
+  ``mcpServers`` (``user``) or under ``projects.<path>.mcpServers`` (``local``).
+
+dreamer's entries are the ones whose command runs ``dream hook`` (or ``dream mcp``), so
+installing twice changes nothing and uninstalling removes those and nothing else: the other
+hooks, servers and keys of the file stay as they were, in their order.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+SCOPES = ("user", "project", "local")
+HOOK_EVENTS = {
+    "SessionStart": "session-start",
+    "PreCompact": "pre-compact",
+    "SessionEnd": "session-end",
+}
+SERVER = "dreamer"
+_OURS = re.compile(r"(^|[/\\\s\"'])dream(\.exe)?[\"']?\s+hook\s")
+
+
+def settings_path(scope: str, home: Path, project: Path) -> Path:
+    """The settings file that holds hooks for a scope."""
+    if scope == "user":
+        return home / ".claude" / "settings.json"
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return project / ".claude" / name
+
+
+def mcp_path(scope: str, home: Path, project: Path) -> Path:
+    """The file that registers MCP servers for a scope."""
+    return project / ".mcp.json" if scope == "project" else home / ".claude.json"
+
+
+def is_ours(hook: Any) -> bool:
+    """Whether a hook entry runs ``dream hook``."""
+    return isinstance(hook, dict) and bool(_OURS.search(" " + str(hook.get("command", ""))))
+
+
+def with_hooks(
+    settings: dict[str, Any], dream: str, workspace: Path | None = None
+) -> dict[str, Any]:
+    """Settings with dreamer's hooks (the old ones of dreamer replaced, others untouched)."""
+    out = without_hooks(settings)
+    hooks = out.setdefault("hooks", {})
+    pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
+    for event, name in HOOK_EVENTS.items():
+        command = f"{dream} hook {name}{pin}"
+        hooks.setdefault(event, []).append(
+            {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
+        )
+    return out
+
+
+def without_hooks(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings with dreamer's hooks removed, and containers they alone filled."""
+    out = copy.deepcopy(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                inner = [hook for hook in group["hooks"] if not is_ours(hook)]
+                if not inner and group["hooks"]:
+                    continue  # the group held only dreamer's hook
+                group = {**group, "hooks": inner}
+            kept.append(group)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        del out["hooks"]
+    return out
+
+
+def hooks_installed(settings: dict[str, Any]) -> list[str]:
+    """The events for which dreamer's hook is in these settings."""
+    hooks = settings.get("hooks")
+    found = []
+    for event in HOOK_EVENTS:
+        groups = hooks.get(event, []) if isinstance(hooks, dict) else []
+        if any(is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])):
+            found.append(event)
+    return found
+
+
+def _servers(data: dict[str, Any], scope: str, project: Path) -> dict[str, Any] | None:
+    if scope == "local":
+        return data.get("projects", {}).get(str(project), {}).get("mcpServers")
+    return data.get("mcpServers")
+
+
+def with_server(
+    data: dict[str, Any], scope: str, project: Path, dream: str, workspace: Path | None
+) -> dict[str, Any]:
+    """The MCP file with the dreamer server registered for a scope."""
+    out = copy.deepcopy(data)
+    holder = out
+    if scope == "local":
+        holder = out.setdefault("projects", {}).setdefault(str(project), {})
+    args = ["mcp"] + (["-w", str(workspace)] if workspace else [])
+    holder.setdefault("mcpServers", {})[SERVER] = {"type": "stdio", "command": dream, "args": args}
+    return out
+
+
+def without_server(data: dict[str, Any], scope: str, project: Path) -> dict[str, Any]:
+    """The MCP file without the dreamer server (and without containers it alone filled)."""
+    out = copy.deepcopy(data)
+    holder = out.get("projects", {}).get(str(project), {}) if scope == "local" else out
+    servers = holder.get("mcpServers") if isinstance(holder, dict) else None
+    if isinstance(servers, dict) and SERVER in servers:
+        del servers[SERVER]
+        if not servers:
+            del holder["mcpServers"]
+        if scope == "local" and not holder:
+            del out["projects"][str(project)]
+            if not out["projects"]:
+                del out["projects"]
+    return out
+
+
+def server_registered(data: dict[str, Any], scope: str, project: Path) -> bool:
+    """Whether the dreamer server is registered in this MCP file for a scope."""
+    servers = _servers(data, scope, project)
+    return isinstance(servers, dict) and SERVER in servers
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A JSON settings file ({} when it does not exist); ValueError names a broken one."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    data = json.loads(text) if text.strip() else {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return data
+
+
+def dump(data: dict[str, Any]) -> str:
+    """JSON as Claude Code writes it (two-space indent, a final newline)."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,203 @@
+"""``dream claude``: install, inspect and remove dreamer's Claude Code hooks and MCP server."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from dreamer.agents import claude_settings as cs
+from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.errors import UsageError
+from dreamer.memory import location
+from dreamer.support.files import atomic_write
+
+_SCOPE = click.option(
+    "--scope",
+    type=click.Choice(cs.SCOPES),
+    default="project",
+    show_default=True,
+    help="user: ~/.claude; project: .claude/settings.json and .mcp.json (shared via git); "
+    "local: .claude/settings.local.json and this project in ~/.claude.json.",
+)
+
+
+@click.group()
+def claude() -> None:
+    """Connect dreamer to Claude Code: hooks that capture sessions, and the MCP server.
+
+    \b
+    Examples:
+      dream claude install --scope project --dry-run
+      dream claude install
+      dream claude status
+      dream claude uninstall
+    """
+
+
+def _places(scope: str) -> tuple[Path, Path, Path]:
+    home = Path(os.environ.get("HOME") or Path.home())
+    cwd = Path.cwd().resolve()
+    project = location.repository_root(cwd) or cwd
+    return home, project, cs.settings_path(scope, home, project)
+
+
+def _dream() -> str:
+    beside = Path(sys.executable).with_name("dream")
+    return str(beside) if beside.exists() else (shutil.which("dream") or "dream")
+
+
+def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
+    """Show the JSON diff of path; write new unless dry_run; True when something changed."""
+    try:
+        old = cs.load(path)
+    except ValueError as e:
+        raise UsageError(f"{path} is not valid JSON ({e}); fix it, then run this again") from e
+    before, after = (cs.dump(old) if old else ""), cs.dump(new) if new else ""
+    if before == after:
+        return False
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=str(path),
+        tofile=str(path),
+    )
+    click.echo("".join(diff), nl=False)
+    if not dry_run:
+        mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, after)
+        path.chmod(mode)  # a settings file keeps the mode it had (a shared one stays readable)
+    return True
+
+
+@claude.command()
+@_SCOPE
+@click.option("--dry-run", is_flag=True, help="Show the changes only.")
+@workspace_option
+def install(scope: str, dry_run: bool, workspace: str | None) -> None:
+    """Add dreamer's hooks (SessionStart, PreCompact, SessionEnd) and register its MCP server.
+
+    Shows each file's JSON diff; running it again changes nothing. 'dream claude uninstall'
+    removes exactly what this adds. With -w, hooks and server use that workspace; without,
+    each project's own (see docs/memory.md).
+
+    \b
+    Example:
+      dream claude install --scope user
+    """
+    home, project, settings = _places(scope)
+    dream = _dream()
+    pinned = Path(workspace).expanduser().absolute() if workspace else None
+    try:
+        hooks_new = cs.with_hooks(cs.load(settings), dream, pinned)
+        mcp_file = cs.mcp_path(scope, home, project)
+        mcp_new = cs.with_server(cs.load(mcp_file), scope, project, dream, pinned)
+    except ValueError as e:
+        raise UsageError(f"{e}; fix the file, then run this again") from e
+    changed = _change(settings, hooks_new, dry_run=dry_run, shared=scope == "project")
+    changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=scope == "project")
+    verb = "Would install" if dry_run else "Installed"
+    click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
+
+
+@claude.command()
+@_SCOPE
+@click.option("--dry-run", is_flag=True, help="Show the changes only.")
+@workspace_option
+def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
+    """Remove dreamer's hooks and MCP server from a scope, and nothing else.
+
+    \b
+    Example:
+      dream claude uninstall --scope project
+    """
+    home, project, settings = _places(scope)
+    mcp_file = cs.mcp_path(scope, home, project)
+    try:
+        hooks_new = cs.without_hooks(cs.load(settings))
+        mcp_new = cs.without_server(cs.load(mcp_file), scope, project)
+    except ValueError as e:
+        raise UsageError(f"{e}; fix the file, then run this again") from e
+    changed = _remove(settings, hooks_new, dry_run)
+    changed |= _remove(mcp_file, mcp_new, dry_run)
+    click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
+
+
+def _remove(path: Path, new: dict, dry_run: bool) -> bool:
+    if not path.exists():
+        return False
+    if not new and cs.load(path):
+        # The file held dreamer's entries only: install made it, so uninstall takes it away.
+        click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+        if not dry_run:
+            path.unlink()
+        return True
+    return _change(path, new, dry_run=dry_run, shared=False)
+
+
+@claude.command()
+@json_option
+@workspace_option
+def status(as_json: bool, workspace: str | None) -> None:
+    """Show the hooks and MCP server per scope, the workspace for this folder, its activity.
+
+    \b
+    Example:
+      dream claude status --json
+    """
+    report: dict = {"scopes": {}}
+    for scope in cs.SCOPES:
+        home, project, settings = _places(scope)
+        try:
+            hooks = cs.hooks_installed(cs.load(settings))
+            mcp = cs.server_registered(cs.load(cs.mcp_path(scope, home, project)), scope, project)
+        except (ValueError, OSError) as e:
+            hooks, mcp = [], False
+            report.setdefault("errors", []).append(str(e))
+        report["scopes"][scope] = {"settings": str(settings), "hooks": hooks, "mcp": mcp}
+    root, how = location.resolve(workspace)
+    report["workspace"] = {
+        "path": str(root),
+        "chosen_by": how,
+        "exists": (root / "memory").is_dir(),
+    }
+    if report["workspace"]["exists"]:
+        from dreamer.memory.workspace import Workspace
+
+        with Workspace.open(root, create=False) as ws:
+            captures = {}
+            for key, value in ws.store.meta_items("ingest.claude-code:"):
+                captures[key.split(":", 1)[1]] = json.loads(value).get("last_at")
+            dreams = ws.store.dream_entries(1)
+            from dreamer.memory import scratch
+
+            report["workspace"].update(
+                last_capture=captures,
+                last_dream=dreams[0] if dreams else None,
+                pending_notes=len(scratch.parse(ws.scratch_path).notes),
+            )
+    if as_json:
+        emit_json(report)
+        return
+    for scope, info in report["scopes"].items():
+        events = ", ".join(info["hooks"]) or "none"
+        click.echo(f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}")
+    ws_info = report["workspace"]
+    click.echo(
+        f"workspace: {ws_info['path']} ({ws_info['chosen_by']}"
+        f"{'' if ws_info['exists'] else ', not created yet'})"
+    )
+    if ws_info["exists"]:
+        last = ws_info["last_dream"]
+        click.echo(
+            f"pending notes: {ws_info['pending_notes']}; last dream: "
+            f"{last['started_at'] + ' ' + last['outcome'] if last else 'none yet'}"
+        )
+        for session, when in sorted(ws_info["last_capture"].items()):
+            click.echo(f"captured {Path(session).name}: up to {when}")
