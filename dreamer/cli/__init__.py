@@ -68,7 +68,7 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="dreamer")
+@click.version_option(package_name="dreamer-memory")
 def main() -> None:
     """dreamer: long-term memory for LLM agents, consolidated in the background.
 
