@@ -104,3 +104,39 @@ def test_a_broken_settings_file_is_an_error_and_left_alone(place, runner):
     result = runner.invoke(main, ["claude", "install"])
     assert result.exit_code == 2 and result.output.startswith("Error:")
     assert "fix the file" in result.output and settings.read_text() == "{ not json"
+
+
+def test_the_shipped_plugin_is_complete_and_install_writes_it(tmp_path, runner):
+    import os
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    plugin = root / "plugin" / "dreamer"
+    manifest = json.loads((plugin / ".claude-plugin" / "plugin.json").read_text())
+    assert manifest["name"] == "dreamer"
+    hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(hooks) == {"SessionStart", "PreCompact", "SessionEnd"}
+    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
+    assert all("${CLAUDE_PLUGIN_ROOT}" in command for command in commands)
+    assert os.access(plugin / "bin" / "dream-hook", os.X_OK)
+    assert json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["dreamer"]["args"] == [
+        "mcp"
+    ]
+    slash = sorted(p.stem for p in (plugin / "commands").glob("*.md"))
+    assert slash == ["dream", "dream-diff", "dream-log", "dream-restore", "remember"]
+    for page in (plugin / "commands").glob("*.md"):
+        assert re.match(r"---\ndescription: .+\n", page.read_text()), page.name
+    market = json.loads((root / ".claude-plugin" / "marketplace.json").read_text())
+    assert (root / market["plugins"][0]["source"]).resolve() == plugin.resolve()
+
+    out = tmp_path / "dreamer-plugin"
+    dry = runner.invoke(main, ["claude", "install", "--plugin", "--out", str(out), "--dry-run"])
+    assert dry.exit_code == 0 and "would write" in dry.output and not out.exists()
+    done = runner.invoke(main, ["claude", "install", "--plugin", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert written == sorted(p.relative_to(plugin) for p in plugin.rglob("*") if p.is_file())
+    assert os.access(out / "bin" / "dream-hook", os.X_OK)
+    again = runner.invoke(main, ["claude", "install", "--plugin", "--out", str(out)])
+    assert again.exit_code == 2 and "exists already" in again.output

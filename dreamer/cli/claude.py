@@ -16,6 +16,7 @@ from dreamer.cli.common import emit_json, json_option, workspace_option
 from dreamer.errors import UsageError
 from dreamer.memory import location
 from dreamer.support.files import atomic_write
+from dreamer.support.resources import plugin_dir
 
 _SCOPE = click.option(
     "--scope",
@@ -79,18 +80,35 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
 @claude.command()
 @_SCOPE
 @click.option("--dry-run", is_flag=True, help="Show the changes only.")
+@click.option(
+    "--plugin",
+    is_flag=True,
+    help="Instead, write dreamer's Claude Code plugin folder (hooks, MCP, slash commands).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("dreamer-plugin"),
+    show_default=True,
+    help="Where --plugin writes the folder (it must not exist yet).",
+)
 @workspace_option
-def install(scope: str, dry_run: bool, workspace: str | None) -> None:
+def install(scope: str, dry_run: bool, plugin: bool, out: Path, workspace: str | None) -> None:
     """Add dreamer's hooks (SessionStart, PreCompact, SessionEnd) and register its MCP server.
 
     Shows each file's JSON diff; running it again changes nothing. 'dream claude uninstall'
     removes exactly what this adds. With -w, hooks and server use that workspace; without,
-    each project's own (see docs/memory.md).
+    each project's own (see docs/memory.md). With --plugin, writes the plugin folder instead
+    (load it with 'claude --plugin-dir DIR', or add this repository as a marketplace).
 
     \b
-    Example:
+    Examples:
       dream claude install --scope user
+      dream claude install --plugin --out ~/claude-plugins/dreamer
     """
+    if plugin:
+        _write_plugin(out, dry_run)
+        return
     home, project, settings = _places(scope)
     dream = _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
@@ -104,6 +122,18 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
     changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=scope == "project")
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
+
+
+def _write_plugin(out: Path, dry_run: bool) -> None:
+    source = plugin_dir()
+    files = sorted(p.relative_to(source) for p in source.rglob("*") if p.is_file())
+    out = out.expanduser()
+    if out.exists():
+        raise UsageError(f"{out} exists already; pass --out with a new folder")
+    for name in files:
+        click.echo(f"{'would write' if dry_run else 'wrote'} {out / name}")
+    if not dry_run:
+        shutil.copytree(source, out)
 
 
 @claude.command()

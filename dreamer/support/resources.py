@@ -27,3 +27,11 @@ def schema(name: str) -> dict[str, Any]:
     """A JSON schema from ``schemas/``, e.g. ``schema("working_memory")``."""
     path = resource_dir("schemas") / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def plugin_dir() -> Path:
+    """The Claude Code plugin folder dreamer ships (``plugin/dreamer`` in the repository)."""
+    for candidate in (_PACKAGE / "plugin", _PACKAGE.parent / "plugin" / "dreamer"):
+        if (candidate / ".claude-plugin" / "plugin.json").is_file():
+            return candidate
+    raise FileNotFoundError("dreamer's Claude Code plugin folder is missing; reinstall dreamer")
