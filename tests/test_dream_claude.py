@@ -286,3 +286,20 @@ def test_dream_run_reports_an_api_error_in_one_line(
     assert "Traceback" not in result.output
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
+
+
+def test_dream_log_and_status_show_tokens_and_cost_to_date(ws, now, fake, runner):
+    from dreamer.cli import main
+
+    write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
+    fake.tool_use(TOOL_NAME, GOOD, usage={"input_tokens": 3000, "output_tokens": 400})
+    assert run(ws, now=now, synthesizer=claude(ws, fake)).committed
+    log = runner.invoke(main, ["log", "-w", str(ws.root)], catch_exceptions=False)
+    expected = (3000 * 3 + 400 * 15) / 1e6
+    assert "3000/400 tok" in log.output and f"${expected:.4f}" in log.output
+    assert "total: 1 dreams, 3000 input and 400 output tokens" in log.output
+    status = runner.invoke(main, ["status", "-w", str(ws.root)], catch_exceptions=False)
+    assert f"LLM to date: ${expected:.4f} over 1 dreams (3000 input, 400 output tokens)" in (
+        status.output
+    )
+    assert ws.store.dream_totals()["cost_usd"] == pytest.approx(expected)

@@ -313,3 +313,37 @@ def test_dream_journal_and_runs(store, now):
     store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
     store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
     assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
+
+
+def test_dream_totals_add_up_every_dream(store, now):
+    assert store.dream_totals() == {
+        "dreams": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
+        "cost_usd": 0.0,
+    }
+    store.record_dream(
+        {
+            "started_at": iso(now),
+            "outcome": "committed",
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "cache_read_tokens": 50,
+            "cost_usd": 0.01,
+        }
+    )
+    store.record_dream({"started_at": iso(now), "outcome": "skipped"})
+    store.record_dream(
+        {
+            "started_at": iso(now),
+            "outcome": "rejected",
+            "input_tokens": 20,
+            "output_tokens": 5,
+            "cost_usd": 0.002,
+        }
+    )
+    totals = store.dream_totals()
+    assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (3, 120, 15)
+    assert totals["cache_read_tokens"] == 50 and totals["cost_usd"] == pytest.approx(0.012)

@@ -138,6 +138,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         rows = ws.store.dream_entries(limit)
+        totals = ws.store.dream_totals()
     if as_json:
         emit_json(rows)
         return
@@ -145,11 +146,17 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         click.echo("No dreams yet; run 'dream run' (or 'dream run --force').")
         return
     for row in rows:
+        tokens = f"{row['input_tokens'] or 0}/{row['output_tokens'] or 0} tok"
         click.echo(
             f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
             f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
-            f"critiques {row['critiques']:<2} {row['reason'] or ''}"
+            f"critiques {row['critiques']:<2} {tokens:>14} ${row['cost_usd'] or 0:.4f}  "
+            f"{row['reason'] or ''}"
         )
+    click.echo(
+        f"total: {totals['dreams']} dreams, {totals['input_tokens']} input and "
+        f"{totals['output_tokens']} output tokens, ${totals['cost_usd']:.4f}"
+    )
 
 
 @click.command(name="show")

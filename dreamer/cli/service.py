@@ -198,6 +198,11 @@ def status(as_json: bool, workspace: str | None) -> None:
             f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
             f"({dream['reason']}); cost {cost}"
         )
+    spent = info["llm_to_date"]
+    click.echo(
+        f"LLM to date: ${spent['cost_usd']:.4f} over {spent['dreams']} dreams "
+        f"({spent['input_tokens']} input, {spent['output_tokens']} output tokens)"
+    )
 
 
 @click.command(name="hormones")

@@ -191,6 +191,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "hormones": levels,
         "mood": hormones.mood(levels),
         "last_dream": last[0] if last else None,
+        "llm_to_date": ws.store.dream_totals(),
     }
 
 

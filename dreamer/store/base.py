@@ -385,6 +385,10 @@ class Store(Protocol):
         """One dream, every field (JSON fields decoded), or DreamNotFound."""
         ...
 
+    def dream_totals(self) -> dict[str, float | int]:
+        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
+        ...
+
     def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
         """The id of the newest dream with one of these outcomes."""
         ...

@@ -199,6 +199,23 @@ class RecordTables(Connected):
             raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
         return _decode(dict(zip([d[0] for d in cursor.description], values, strict=True)))
 
+    def dream_totals(self) -> dict[str, float | int]:
+        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
+        row = self.db.execute(
+            "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
+            " coalesce(sum(cost_usd), 0.0) FROM dreams"
+        ).fetchone()
+        keys = (
+            "dreams",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "cost_usd",
+        )
+        return dict(zip(keys, row, strict=True))
+
     def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
         """The id of the newest dream with one of these outcomes."""
         return self._one(
