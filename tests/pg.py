@@ -49,11 +49,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 from urllib.parse import quote
 
-__all__ = ["PgServer", "PostgresUnavailable", "start_postgres"]
+__all__ = ["PgServer", "PostgresUnavailable", "start_postgres", "unavailable"]
 
+REQUIRE_ENV = "DREAMER_REQUIRE_POSTGRES"
 SUPERUSER = "postgres"
 PORT = 5432  # only names the socket file (.s.PGSQL.5432); every server has its own socket folder
 DEFAULT_START_TIMEOUT = 60.0
@@ -195,6 +196,17 @@ def start_postgres(tmp_dir: Path | str, *, timeout: float | None = None) -> PgSe
         for folder in owned_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def unavailable(reason: str, *, allow_module_level: bool = False) -> NoReturn:
+    """In a test: skip it (or its module) because PostgreSQL is unavailable for `reason`, or
+    fail it when `DREAMER_REQUIRE_POSTGRES` is set, so that in CI a broken set-up cannot pass as
+    a run of skips."""
+    import pytest
+
+    if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
+        pytest.fail(f"PostgreSQL is required ({REQUIRE_ENV} is set) but {reason}", pytrace=False)
+    pytest.skip(f"PostgreSQL unavailable: {reason}", allow_module_level=allow_module_level)
 
 
 # --- where the binaries are, and who runs them --------------------------------------------------
