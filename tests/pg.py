@@ -101,8 +101,9 @@ class PgServer:
         self.version = version
         self._owned_dirs = owned_dirs
         self._stopped = False
+        self._owner_pid = os.getpid()
         self.url = self.url_for(SUPERUSER)
-        atexit.register(self.stop)
+        atexit.register(self._stop_at_exit)
 
     @property
     def pid(self) -> int:
@@ -119,12 +120,16 @@ class PgServer:
         if self._stopped:
             return
         self._stopped = True
-        atexit.unregister(self.stop)
+        atexit.unregister(self._stop_at_exit)
         try:
             _terminate(self.process)
         finally:
             for folder in self._owned_dirs:
                 shutil.rmtree(folder, ignore_errors=True)
+
+    def _stop_at_exit(self) -> None:
+        if os.getpid() == self._owner_pid:  # not in a forked child that exits normally
+            self.stop()
 
     def __enter__(self) -> PgServer:
         return self
@@ -159,19 +164,22 @@ def start_postgres(tmp_dir: Path | str, *, timeout: float | None = None) -> PgSe
 
     owned_dirs: list[Path] = []
     try:
-        root = _make_root(Path(tmp_dir), account)
-        owned_dirs.append(root)
-        bindir = install / "bin"
-        if account is not None:
-            bindir = _mirror_install(install, root / "pg")
-        socket_dir = root / "socket"
-        if len(str(socket_dir / f".s.PGSQL.{PORT}")) > _MAX_SOCKET_PATH:
-            socket_dir = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
-            owned_dirs.append(socket_dir)
-        else:
-            socket_dir.mkdir(mode=0o700)
-        if account is not None:
-            os.chown(socket_dir, account.uid, account.gid)
+        try:
+            root = _make_root(Path(tmp_dir), account)
+            owned_dirs.append(root)
+            bindir = install / "bin"
+            if account is not None:
+                bindir = _mirror_install(install, root / "pg")
+            socket_dir = root / "socket"
+            if len(str(socket_dir / f".s.PGSQL.{PORT}")) > _MAX_SOCKET_PATH:
+                socket_dir = Path(tempfile.mkdtemp(prefix="pg-", dir="/tmp"))
+                owned_dirs.append(socket_dir)
+            else:
+                socket_dir.mkdir(mode=0o700)
+            if account is not None:
+                os.chown(socket_dir, account.uid, account.gid)
+        except OSError as exc:
+            raise PostgresUnavailable(f"cannot prepare the server's folders: {exc}") from exc
         data_dir = root / "data"
         log_path = root / "postgres.log"
 
