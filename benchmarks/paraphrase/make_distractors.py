@@ -1,13 +1,18 @@
 """Write distractors.txt: plausible agent notes that answer none of the probe's questions.
 
-Deterministic (seeded), so the file is reproducible byte for byte:
+Deterministic (seeded with ``random.Random(7)``), so the file is reproducible byte for byte:
 
-    python benchmarks/paraphrase/make_distractors.py > benchmarks/paraphrase/distractors.txt
+    python benchmarks/paraphrase/make_distractors.py benchmarks/paraphrase/distractors.txt
+
+With no path it writes to standard output. Either way the bytes are the same on every platform
+(UTF-8, ``\\n`` line endings), so tests/test_paraphrase_probe.py can compare them exactly.
 """
 
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 PEOPLE = [
     "Hannah",
@@ -162,8 +167,8 @@ TEMPLATES = [
 ]
 
 
-def main() -> None:
-    """Print at least 400 distinct notes, one per line."""
+def distractors() -> list[str]:
+    """440 distinct notes, in a fixed order."""
     rng = random.Random(7)
     seen: set[str] = set()
     lines: list[str] = []
@@ -185,8 +190,17 @@ def main() -> None:
         if text not in seen:
             seen.add(text)
             lines.append(text)
-    print("\n".join(lines))
+    return lines
+
+
+def main(argv: list[str]) -> None:
+    """Write the notes, one per line, to the path in argv (or to standard output)."""
+    data = "".join(line + "\n" for line in distractors()).encode("utf-8")
+    if argv:
+        Path(argv[0]).write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
