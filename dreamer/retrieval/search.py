@@ -32,8 +32,8 @@ Measured on LoCoMo (``dream bench locomo``; docs/bench.md), categories 1-4: the 
 step alone gives recall@5/@10 0.547/0.627; the context step lifts that to 0.625/0.720 (plain
 BM25: 0.523/0.587). The fusion weights were tuned on conversations 0-4 and the paraphrase dev
 probe, and checked on conversations 5-9 (recall@10 ingest 0.706 -> 0.714, notes 0.622 -> 0.639)
-and the held-out test probe; more weight on vectors finds more paraphrases but loses LoCoMo
-recall on the notes path (docs/bench.md has the trade-off).
+and a held-out paraphrase probe; more weight on vectors finds more paraphrases but loses LoCoMo
+recall on the notes path (docs/bench.md has the trade-off and the probe's figures).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
