@@ -300,3 +300,40 @@ def test_markdown_subset_escapes_everything():
     assert html.endswith("<hr>")
     assert "<a" not in html and "<i>" not in html
     assert re.fullmatch(r"(?s).*", to_html(""))
+
+
+def test_many_stimuli_become_ticks_under_the_lines(now):
+    since = now - timedelta(days=30)
+    marks = [
+        report.StimulusMark("cortisol", since + timedelta(hours=6 * i), 0.4, 1, 0.3, ["bug"])
+        for i in range(report_svg.MARKS_ON_LINES + 1)
+    ]
+    tree = parse(
+        "<!DOCTYPE html>" + report_svg.hormone_chart({"cortisol": []}, marks, since, now, 0.7)
+    )
+    ticks = tree.find_all(lambda e: "rug" in e.attrs.get("class", ""))
+    assert len(ticks) == len(marks) and ticks[0].tag == "line"
+    assert ticks[0].attrs["data-delta"] == "0.300" and "bug" in ticks[0].title()
+
+
+@pytest.mark.parametrize(
+    "days, wide, narrow",
+    [
+        (
+            3,
+            ["Mar 10", "12:00", "Mar 11", "12:00", "Mar 12", "12:00"],
+            ["Mar 10", "Mar 11", "Mar 12"],
+        ),
+        (
+            90,
+            ["Dec 22", "Jan 05", "Jan 19", "Feb 02", "Feb 16", "Mar 02"],
+            ["Jan 2026", "Feb", "Mar"],
+        ),
+        (365, ["May", "Jul", "Sep", "Nov", "Jan 2026", "Mar"], ["Jul", "Jan 2026"]),
+    ],
+)
+def test_time_axis_labels_fit_a_phone_and_a_desktop(now, days, wide, narrow):
+    # At most seven labels for a desktop, three for a phone; weeks start on Monday.
+    axis = report_svg.TimeAxis(now - timedelta(days=days), now)
+    assert [label for _, label in axis.ticks(7)] == wide
+    assert [label for _, label in axis.ticks(3)] == narrow

@@ -63,6 +63,9 @@ svg.chart .lane{stroke:var(--line);stroke-width:1}
 svg.chart .spike{stroke:var(--muted);stroke-dasharray:4 4;stroke-width:1}
 svg.chart .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
 svg.chart .stim{stroke:var(--card);stroke-width:1}
+svg.chart .rug{stroke-width:1.5;opacity:.8}
+svg.chart .rug.h-dopamine{stroke:var(--dopamine)}svg.chart .rug.h-cortisol{stroke:var(--cortisol)}
+svg.chart .rug.h-oxytocin{stroke:var(--oxytocin)}
 svg.chart .dot{stroke:var(--card);stroke-width:1}
 svg.chart a .dot{cursor:pointer}
 svg.chart .cost{fill:none;stroke:var(--accent);stroke-width:2}
@@ -155,6 +158,10 @@ def summary(data: ReportData) -> str:
         at = dream_time(last)
         last_value = f'<span class="badge o-{esc(last["outcome"])}">{esc(last["outcome"])}</span>'
         last_sub = f"#{last['id']} · {esc(_ago(at, data.now))} · {esc(when(at))}"
+        committed = [d for d in data.dreams if d["outcome"] == "committed"]
+        if last["outcome"] != "committed" and committed:
+            wrote = dream_time(committed[-1])
+            last_sub += f"<br>last written: #{committed[-1]['id']}, {esc(_ago(wrote, data.now))}"
     else:
         last_value, last_sub = "none yet", "run <code>dream run</code>"
     if data.next_dream is None:
@@ -210,7 +217,9 @@ def hormone_section(data: ReportData) -> str:
         f'<span><i class="h-{name}"></i>{name} {data.levels[name]:.2f}</span>' for name in HORMONES
     )
     stimuli = sum(mark.count for mark in data.stimuli)
-    legend += f"<span>▲▼ {stimuli:,} stimuli (hover or tap a marker)</span>"
+    where = "ticks under the lines" if len(data.stimuli) > svg.MARKS_ON_LINES else "▲▼ on the lines"
+    noun = "stimulus" if stimuli == 1 else "stimuli"
+    legend += f"<span>{stimuli:,} {noun}: {where}</span>"
     chart = svg.hormone_chart(
         data.hormone_series, data.stimuli, data.period.since, data.period.until, SPIKE_THRESHOLD
     )

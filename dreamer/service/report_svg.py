@@ -22,6 +22,8 @@ from typing import Any
 from dreamer.support.times import parse_iso
 
 SPAN = 1000  # the inner layer's width in its own units: x percent times 10
+MARKS_ON_LINES = 60  # up to this many stimulus markers sit on the lines; more go under them
+RUG_ROW = 8  # pixels per hormone row of stimulus ticks under the plot
 HOUR, DAY = 3600, 86400
 TICK_STEPS = (HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY)
 OUTCOMES = ("committed", "rejected", "failed", "restored", "skipped")
@@ -77,14 +79,11 @@ class TimeAxis:
         """Round moments within the period, at most ``most``, with short labels."""
         step = next((s for s in TICK_STEPS if self.seconds / s <= most), None)
         out = []
-        if step is None:  # longer periods: months
-            months = max(1, math.ceil(self.seconds / (30 * DAY) / most))
-            moment = datetime(self.since.year, self.since.month, 1, tzinfo=UTC)
-            while moment <= self.until:
-                if moment >= self.since:
-                    out.append((moment, moment.strftime("%b %Y" if moment.month == 1 else "%b")))
-                month = moment.month - 1 + months
-                moment = moment.replace(year=moment.year + month // 12, month=month % 12 + 1)
+        if step is None:  # longer periods: month starts, every 1, 2, 3, 6 or 12 months
+            for months in (1, 2, 3, 6, 12, 24, 60):
+                out = self._month_ticks(months)
+                if len(out) <= most:
+                    break
             return out
         epoch = datetime(1970, 1, 5, tzinfo=UTC)  # a Monday, so weekly ticks fall on Mondays
         offset = (self.since - epoch).total_seconds()
@@ -96,8 +95,19 @@ class TimeAxis:
             moment += timedelta(seconds=step)
         return out
 
-    def draw(self, top: float, bottom: float) -> str:
-        """Vertical grid lines and their labels below ``bottom``.
+    def _month_ticks(self, months: int) -> list[tuple[datetime, str]]:
+        out = []
+        moment = datetime(self.since.year, 1, 1, tzinfo=UTC)  # steps count from January
+        while moment <= self.until:
+            if moment >= self.since:
+                out.append((moment, moment.strftime("%b %Y" if moment.month == 1 else "%b")))
+            month = moment.month - 1 + months
+            moment = moment.replace(year=moment.year + month // 12, month=month % 12 + 1)
+        return out
+
+    def draw(self, top: float, bottom: float, labels_at: float | None = None) -> str:
+        """Vertical grid lines from ``top`` to ``bottom``, labelled at ``labels_at`` (default:
+        just below ``bottom``).
 
         Two sets of labels: up to seven for wide screens, three for phones (the stylesheet
         shows one), so labels never collide whatever the width.
@@ -112,7 +122,7 @@ class TimeAxis:
                         f'<line class="grid" x1="{x}%" y1="{top}" x2="{x}%" y2="{bottom}"/>'
                     )
                 parts.append(
-                    f'<text class="tick {css}" x="{x}%" y="{bottom + 15}"'
+                    f'<text class="tick {css}" x="{x}%" y="{labels_at or bottom + 15}"'
                     f' text-anchor="{anchor}">{esc(label)}</text>'
                 )
         return "".join(parts)
@@ -160,7 +170,10 @@ def hormone_chart(
         + '"/>'
         for name, points in series.items()
     ]
-    out = [axis.draw(top, bottom)]
+    rug = len(marks) > MARKS_ON_LINES
+    rug_top = bottom + 6
+    height = rug_top + RUG_ROW * len(series) + 20 if rug else bottom + 22
+    out = [axis.draw(top, bottom, height - 7)]
     out += [_hline(y(level), f"{level:g}") for level in (0.5, 1.0)]
     out.append(_hline(y(0.0), ""))
     out.append(
@@ -168,9 +181,8 @@ def hormone_chart(
         f'<text class="tick" x="100%" y="{y(spike) - 4}" text-anchor="end">'
         f"spike {spike:g}</text>"
     )
+    rows = {name: rug_top + RUG_ROW * index for index, name in enumerate(series)}
     for mark in marks:
-        up = mark.net_delta >= 0
-        shape = "M0,-7L-4.5,2L4.5,2Z" if up else "M0,7L-4.5,-2L4.5,-2Z"
         what = (
             f"{mark.hormone} {mark.net_delta:+.2f}"
             if mark.count == 1
@@ -178,14 +190,25 @@ def hormone_chart(
         )
         reasons = "; ".join(mark.reasons)
         title = f"{when(mark.at)}: {what} → {mark.level:.2f}" + (f" ({reasons})" if reasons else "")
-        out.append(
-            f'<svg x="{axis.pct(mark.at)}%" y="{y(mark.level)}" overflow="visible">'
-            f'<path class="stim h-{esc(mark.hormone)}" data-hormone="{esc(mark.hormone)}"'
-            f' data-at="{esc(mark.at.isoformat())}" data-count="{mark.count}"'
-            f' data-delta="{mark.net_delta:.3f}" d="{shape}"><title>{esc(title)}</title></path>'
-            "</svg>"
+        data = (
+            f'data-hormone="{esc(mark.hormone)}" data-at="{esc(mark.at.isoformat())}"'
+            f' data-count="{mark.count}" data-delta="{mark.net_delta:.3f}"'
         )
-    return _chart("hormones", "Hormone levels over time, stimuli marked", bottom + 22, layer, out)
+        x = axis.pct(mark.at)
+        if rug:  # many stimuli: a tick each in the hormone's row under the plot
+            row = rows.get(mark.hormone, rug_top)
+            out.append(
+                f'<line class="stim rug h-{esc(mark.hormone)}" {data} x1="{x}%" y1="{row}"'
+                f' x2="{x}%" y2="{row + RUG_ROW - 2}"><title>{esc(title)}</title></line>'
+            )
+            continue
+        shape = "M0,-7L-4.5,2L4.5,2Z" if mark.net_delta >= 0 else "M0,7L-4.5,-2L4.5,-2Z"
+        out.append(
+            f'<svg x="{x}%" y="{y(mark.level)}" overflow="visible">'
+            f'<path class="stim h-{esc(mark.hormone)}" {data} d="{shape}">'
+            f"<title>{esc(title)}</title></path></svg>"
+        )
+    return _chart("hormones", "Hormone levels over time, stimuli marked", height, layer, out)
 
 
 def dream_chart(
