@@ -128,16 +128,24 @@ class TimeAxis:
         return "".join(parts)
 
 
-def _chart(name: str, label: str, height: float, layer: Iterable[str], marks: Iterable[str]) -> str:
-    """The outer SVG: the stretched inner layer first, then marks and text over it."""
+def _chart(
+    name: str,
+    label: str,
+    height: float,
+    under: Iterable[str],
+    layer: Iterable[str],
+    over: Iterable[str],
+) -> str:
+    """The outer SVG: grid and labels, then the stretched inner layer, then marks over it."""
     return (
         f'<svg class="chart" data-chart="{name}" width="100%" height="{round(height)}"'
         f' role="img" aria-label="{esc(label)}">'
-        f'<svg class="layer" width="100%" height="{round(height)}"'
+        + "".join(under)
+        + f'<svg class="layer" width="100%" height="{round(height)}"'
         f' viewBox="0 0 {SPAN} {round(height)}" preserveAspectRatio="none">'
         + "".join(layer)
         + "</svg>"
-        + "".join(marks)
+        + "".join(over)
         + "</svg>"
     )
 
@@ -173,14 +181,15 @@ def hormone_chart(
     rug = len(marks) > MARKS_ON_LINES
     rug_top = bottom + 6
     height = rug_top + RUG_ROW * len(series) + 20 if rug else bottom + 22
-    out = [axis.draw(top, bottom, height - 7)]
-    out += [_hline(y(level), f"{level:g}") for level in (0.5, 1.0)]
-    out.append(_hline(y(0.0), ""))
-    out.append(
+    under = [axis.draw(top, bottom, height - 7)]
+    under += [_hline(y(level), f"{level:g}") for level in (0.5, 1.0)]
+    under.append(_hline(y(0.0), ""))
+    under.append(
         f'<line class="spike" x1="0" y1="{y(spike)}" x2="100%" y2="{y(spike)}"/>'
         f'<text class="tick" x="100%" y="{y(spike) - 4}" text-anchor="end">'
         f"spike {spike:g}</text>"
     )
+    out: list[str] = []
     rows = {name: rug_top + RUG_ROW * index for index, name in enumerate(series)}
     for mark in marks:
         what = (
@@ -208,7 +217,7 @@ def hormone_chart(
             f'<path class="stim h-{esc(mark.hormone)}" {data} d="{shape}">'
             f"<title>{esc(title)}</title></path></svg>"
         )
-    return _chart("hormones", "Hormone levels over time, stimuli marked", height, layer, out)
+    return _chart("hormones", "Hormone levels over time, stimuli marked", height, under, layer, out)
 
 
 def dream_chart(
@@ -221,14 +230,15 @@ def dream_chart(
     lane_h = 40.0
     lane_y = {outcome: lane_h * (i + 1) - 6 for i, outcome in enumerate(lanes)}
     bottom = lane_h * len(lanes) + 4
-    out = [axis.draw(0, bottom)]
+    under = [axis.draw(0, bottom)]
     for outcome in lanes:
         count = sum(1 for d in dreams if d["outcome"] == outcome)
-        out.append(
+        under.append(
             f'<line class="lane" x1="0" y1="{lane_y[outcome]}" x2="100%" y2="{lane_y[outcome]}"/>'
             f'<text class="lab" x="0" y="{lane_y[outcome] - 12}" data-outcome="{esc(outcome)}"'
             f' data-count="{count}">{esc(outcome)} · {count:,}</text>'
         )
+    out: list[str] = []
     most = max((dream_tokens(d) for d in dreams), default=0) or 1
     skipped: dict[int, list[dict[str, Any]]] = {}
     for dream in dreams:
@@ -262,7 +272,7 @@ def dream_chart(
             f'<circle class="dot o-skipped" cx="{axis.pct(last)}%" cy="{lane_y["skipped"]}"'
             f' r="3" data-count="{len(group)}"><title>{esc(title)}</title></circle>'
         )
-    return _chart("dreams", "Dreams over time by outcome", bottom + 22, [], out)
+    return _chart("dreams", "Dreams over time by outcome", bottom + 22, under, [], out)
 
 
 def cost_chart(
@@ -290,14 +300,14 @@ def cost_chart(
         f'<path class="cost" vector-effect="non-scaling-stroke" d="{line}"'
         f' data-total="{total:.6f}"/>',
     ]
-    out = [axis.draw(top, bottom)]
-    out += [_hline(y(value), _short_money(value)) for value in (ceiling / 2, ceiling)]
-    out.append(_hline(y(0.0), ""))
-    out.append(
+    under = [axis.draw(top, bottom)]
+    under += [_hline(y(value), _short_money(value)) for value in (ceiling / 2, ceiling)]
+    under.append(_hline(y(0.0), ""))
+    out = [
         f'<text class="lab" x="100%" y="{max(top + 12, y(total) - 8)}" text-anchor="end">'
         f"{esc(money(total))}</text>"
-    )
-    return _chart("cost", "LLM cost to date", bottom + 22, layer, out)
+    ]
+    return _chart("cost", "LLM cost to date", bottom + 22, under, layer, out)
 
 
 def lifecycle_chart(
@@ -310,12 +320,12 @@ def lifecycle_chart(
     span = timedelta(days=days)
     unit = "day" if days == 1 else "week"
     layer: list[str] = []
-    out = [axis.draw(0, bottom)]
+    under = [axis.draw(0, bottom)]
     for index, (event, label) in enumerate(LIFECYCLE_ROWS):
         base = row_h * (index + 1) - 4
         counts = [counts.get(event, 0) for _, counts in buckets]
         peak, total = max(counts, default=0), sum(counts)
-        out.append(
+        under.append(
             f'<line class="lane" x1="0" y1="{base}" x2="100%" y2="{base}"/>'
             f'<text class="lab" x="0" y="{base - bar_h - 6}" data-event="{event}"'
             f' data-total="{total}">{esc(label)} · {total:,}'
@@ -341,7 +351,7 @@ def lifecycle_chart(
                 f' data-day="{day}" data-event="{event}" data-count="{count}">'
                 f"<title>{esc(title)}</title></rect>"
             )
-    return _chart("lifecycle", "Crystal lifecycle over time", bottom + 22, layer, out)
+    return _chart("lifecycle", "Crystal lifecycle over time", bottom + 22, under, layer, [])
 
 
 def level_bar(name: str, level: float) -> str:
