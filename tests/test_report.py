@@ -78,7 +78,7 @@ def test_every_link_leads_to_a_diff_inside_the_page(built):
 
 
 def test_the_summary_counts_cost_tokens_and_what_was_removed(built):
-    _, _, tree = built
+    facts, _, tree = built
     cards = {
         card.children[0].all_text(): card.all_text()
         for card in tree.find_all(lambda e: e.attrs.get("class") == "card")
@@ -91,9 +91,14 @@ def test_the_summary_counts_cost_tokens_and_what_was_removed(built):
         + 3 * (WASTED.input_tokens + WASTED.output_tokens)
     )
     assert f"{tokens:,} tokens" in cards["LLM cost to date"]
+    assert "5 dreams" in cards["LLM cost to date"]  # the forget's journal row is no dream
     assert "1 · 1" in cards["forgotten · redacted"]
+    assert "skipped" in cards["last dream"]
+    assert f"last written: #{facts.free_dreams[-1]}" in cards["last dream"]
     assert "1 frozen" in cards["crystals"] and "1 archived" in cards["crystals"]
-    assert "1 / 2" not in cards["pointers that lead"]  # MEMORY.md holds more than the two
+    pointers = _by(tree, id="pointers")[0].find_all(lambda e: "data-retrieves" in e.attrs)
+    leading = sum(e.attrs["data-retrieves"] == "yes" for e in pointers)
+    assert f"{leading} / {len(pointers)}" in cards["pointers that lead"]
 
 
 def test_the_dream_chart_carries_each_dreams_numbers(built):

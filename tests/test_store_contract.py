@@ -344,6 +344,7 @@ def test_dream_totals_add_up_every_dream(store, now):
             "cost_usd": 0.002,
         }
     )
+    store.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# x"})
     totals = store.dream_totals()
     assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (3, 120, 15)
     assert totals["cache_read_tokens"] == 50 and totals["cost_usd"] == pytest.approx(0.012)
