@@ -178,7 +178,8 @@ def job_states(ws: Workspace, now: datetime) -> list[JobState]:
 def status(ws: Workspace, now: datetime) -> dict[str, Any]:
     """Everything ``dream status`` shows: jobs, pending notes, crystals, hormones, last dream."""
     levels = hormones.levels(ws, now)
-    last = ws.store.dream_entries(1)
+    # A forget's journal row (outcome "forgotten") is no dream; the newest few hold one.
+    last = [row for row in ws.store.dream_entries(5) if row["outcome"] != "forgotten"]
     in_scratch = len(scratch.parse(ws.scratch_path).notes)
     return {
         "workspace": str(ws.root),
