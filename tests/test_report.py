@@ -14,7 +14,7 @@ from report_fixture import BILLED, NOW, START, WASTED
 
 from dreamer import Workspace
 from dreamer.cli import main
-from dreamer.service import report, report_svg
+from dreamer.service import report, report_data, report_svg
 from dreamer.service import schedule as scheduler
 from dreamer.service.report_markdown import to_html
 
@@ -310,7 +310,7 @@ def test_markdown_subset_escapes_everything():
 def test_many_stimuli_become_ticks_under_the_lines(now):
     since = now - timedelta(days=30)
     marks = [
-        report.StimulusMark("cortisol", since + timedelta(hours=6 * i), 0.4, 1, 0.3, ["bug"])
+        report_data.StimulusMark("cortisol", since + timedelta(hours=6 * i), 0.4, 1, 0.3, ["bug"])
         for i in range(report_svg.MARKS_ON_LINES + 1)
     ]
     tree = parse(

@@ -14,15 +14,14 @@ memory (pointers are checked with searches that are not logged):
 - the crystal pointers of MEMORY.md, each checked: do its keywords still find its topic?
 - MEMORY.md itself, rendered from a small Markdown subset with everything escaped.
 
-The page (``report_page``) has no script, no external font, image or link: charts are inline
-SVG (``report_svg``). Time is a parameter: ``now`` and the period come from the caller. The
-file is written atomically and owner-only.
+What it gathers is a ``report_data.ReportData``; the page (``report_page``) has no script, no
+external font, image or link: charts are inline SVG (``report_svg``). Time is a parameter:
+``now`` and the period come from the caller. The file is written atomically and owner-only.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,14 @@ from dreamer.memory import hormones, scratch
 from dreamer.memory import state as working_memory
 from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
-from dreamer.service import schedule
+from dreamer.service import report_page, schedule
+from dreamer.service.report_data import (
+    LISTED_DREAMS,
+    Period,
+    PointerCheck,
+    ReportData,
+    StimulusMark,
+)
 from dreamer.support.files import atomic_write
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -45,70 +51,7 @@ HORMONE_BUCKETS = 300  # points per hormone line, whatever the period
 DIFF_BUDGET_CHARS = 400_000  # diffs embedded in the page, newest dream first
 DIFF_MAX_CHARS = 20_000  # one diff longer than this is cut (the rest: `dream diff N`)
 WEEKLY_AFTER_DAYS = 120  # a longer period draws crystal lifecycle per week, not per day
-LISTED_DREAMS = 120  # dreams listed one by one (skipped ones are only counted)
 REMOVED_ACTIONS = ("forgotten", "redacted")
-
-
-@dataclass
-class Period:
-    """The time the charts cover."""
-
-    since: datetime
-    until: datetime
-
-    @property
-    def seconds(self) -> float:
-        """Its length in seconds (at least one)."""
-        return max(1.0, (self.until - self.since).total_seconds())
-
-
-@dataclass
-class StimulusMark:
-    """The stimuli of one hormone within one bucket of time, drawn as one marker."""
-
-    hormone: str
-    at: datetime
-    level: float  # the level right after the largest of them
-    count: int
-    net_delta: float
-    reasons: list[str]
-
-
-@dataclass
-class PointerCheck:
-    """A crystal pointer from MEMORY.md and whether its keywords still find its topic."""
-
-    topic: str
-    keywords: str
-    retrieves: bool
-
-
-@dataclass
-class ReportData:
-    """Everything the page shows, gathered at ``now``."""
-
-    workspace: str
-    now: datetime
-    period: Period
-    crystals: dict[str, int]
-    scratch_notes: int
-    pending: int
-    min_chunks: int
-    last_dream: dict[str, Any] | None
-    next_dream: datetime | None
-    totals: dict[str, Any]
-    removed: dict[str, int]
-    levels: dict[str, float]
-    mood: str
-    hormone_series: dict[str, list[tuple[datetime, float]]]
-    stimuli: list[StimulusMark]
-    strongest: list[dict[str, Any]]
-    dreams: list[dict[str, Any]]
-    diffs: dict[int, str]
-    lifecycle: list[tuple[datetime, dict[str, int]]]
-    lifecycle_days: int  # days per bar
-    pointers: list[PointerCheck]
-    memory_md: str
 
 
 def period_for(ws: Workspace, now: datetime, since: datetime | None) -> Period:
@@ -304,8 +247,6 @@ def check_pointers(ws: Workspace, memory_text: str, now: datetime) -> list[Point
 
 def build(ws: Workspace, now: datetime, since: datetime | None = None) -> str:
     """The report page's HTML."""
-    from dreamer.service import report_page
-
     return report_page.render(gather(ws, now, since))
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from dreamer.config import HORMONES
 from dreamer.memory.hormones import SPIKE_THRESHOLD
 from dreamer.service import report_svg as svg
-from dreamer.service.report import LISTED_DREAMS, ReportData
+from dreamer.service.report_data import LISTED_DREAMS, ReportData
 from dreamer.service.report_markdown import to_html
 from dreamer.service.report_svg import dream_time, dream_tokens, esc, money, when
 from dreamer.support.times import parse_iso
