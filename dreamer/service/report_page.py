@@ -106,6 +106,7 @@ th{font-size:.75rem;color:var(--muted);text-transform:uppercase;letter-spacing:.
 td code,.memory code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;
 background:var(--bg);padding:1px 4px;border-radius:4px;overflow-wrap:anywhere}
 .ok{color:var(--committed);font-weight:700}.no{color:var(--failed);font-weight:700}
+td.ok,td.no{white-space:nowrap}
 .memory{overflow-wrap:anywhere}
 .memory h3{font-size:1.15rem;margin:.4rem 0}.memory h4{font-size:1rem;margin:1rem 0 .3rem;
 padding-top:.6rem;border-top:1px solid var(--line)}
@@ -352,7 +353,7 @@ def pointer_section(data: ReportData) -> str:
             + "</tr>"
             for p in data.pointers
         )
-        body = f"<table><tr><th>topic</th><th>search</th><th>still leads?</th></tr>{rows}</table>"
+        body = f"<table><tr><th>topic</th><th>search</th><th>leads?</th></tr>{rows}</table>"
     return f'<section id="pointers"><h2>Crystal pointers</h2>{body}</section>'
 
 
