@@ -246,3 +246,32 @@ def test_cli_scale_json_prints_latencies(runner, tmp_path):
     assert row["consolidate"]["seconds"] >= 0 and "archived" in row["consolidate"]
     assert report["peak_rss_mb"] > 0
     assert list(tmp_path.iterdir()) == []  # the benchmark workspace is gone afterwards
+
+
+def test_cli_bench_report_times_a_workspace_with_history(runner, tmp_path):
+    result = runner.invoke(
+        main,
+        [
+            "bench",
+            "report",
+            "--crystals",
+            "300",
+            "--days",
+            "3",
+            "--json",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    figures = json.loads(result.output)
+    assert figures["days"] == 3 and 0 < figures["crystals"] <= 300
+    assert figures["dreams"] == 36  # one every 2 hours
+    assert figures["hormone_rows"] >= 3 * 48  # a consolidation every 30 minutes, plus stimuli
+    assert figures["build_seconds"] > 0 and figures["cli_seconds"] > 0
+    assert figures["bytes"] > 10_000 and figures["cli_bytes"] > 10_000
+    assert figures["diffs"] > 0
+    assert "cores" in figures["machine"] and "SQLite" in figures["machine"]
+    assert list(tmp_path.iterdir()) == []  # the workspace is gone unless --keep

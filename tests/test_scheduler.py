@@ -15,6 +15,7 @@ from dreamer.dream.synth import Draft
 from dreamer.errors import SynthesisError
 from dreamer.memory import state as wm
 from dreamer.service import schedule as scheduler
+from dreamer.support.times import iso
 
 
 def _notes(ws, now, count=6):
@@ -241,3 +242,12 @@ def test_a_fired_job_opens_its_own_connection_and_records_the_run(tmp_path, now,
     assert service.running() == {}
     with Workspace.open(root) as ws:
         assert [row[0] for row in _runs(ws)] == [job]
+
+
+def test_status_last_dream_is_a_dream_not_a_forget(ws, now):
+    ws.init()
+    ws.store.record_dream({"started_at": iso(now), "outcome": "committed", "new_state": "# a"})
+    ws.store.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# b"})
+    info = scheduler.status(ws, now)
+    assert info["last_dream"]["outcome"] == "committed"
+    assert info["llm_to_date"]["dreams"] == 1

@@ -344,6 +344,142 @@ def test_dream_totals_add_up_every_dream(store, now):
             "cost_usd": 0.002,
         }
     )
+    store.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# x"})
     totals = store.dream_totals()
     assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (3, 120, 15)
     assert totals["cache_read_tokens"] == 50 and totals["cost_usd"] == pytest.approx(0.012)
+
+
+# --- history, for reports ---------------------------------------------------------------------
+
+
+def test_activity_span_covers_crystals_hormones_and_dreams(store, now):
+    assert store.activity_span() is None
+    add(store, "a note", now)
+    levels = {"dopamine": 0.5, "cortisol": 0.1, "oxytocin": 0.2}
+    store.add_hormone_row(now - timedelta(days=2), levels, None, None, "decay", "decay")
+    store.record_dream({"started_at": iso(now + timedelta(hours=3)), "outcome": "skipped"})
+    assert store.activity_span() == (iso(now - timedelta(days=2)), iso(now + timedelta(hours=3)))
+
+
+def test_hormone_rows_between_are_oldest_first_and_bounded(store, now):
+    levels = {"dopamine": 0.5, "cortisol": 0.1, "oxytocin": 0.2}
+    for hours in (5, 1, 3, 9):
+        store.add_hormone_row(
+            now + timedelta(hours=hours), levels, "dopamine", 0.3, f"at {hours}", "cli"
+        )
+    rows = store.hormone_rows_between(iso(now + timedelta(hours=1)), iso(now + timedelta(hours=5)))
+    assert [row["reason"] for row in rows] == ["at 1", "at 3", "at 5"]
+    assert rows[0] == {
+        "at": iso(now + timedelta(hours=1)),
+        "hormone": "dopamine",
+        "delta": 0.3,
+        "reason": "at 1",
+        "source": "cli",
+        "dopamine": 0.5,
+        "cortisol": 0.1,
+        "oxytocin": 0.2,
+    }
+
+
+def test_lifecycle_by_day_counts_each_stage_on_its_day(store, now):
+    day = now.replace(hour=10)
+    first = add(store, "one", day)
+    second = add(store, "two", day)
+    add(store, "three", day + timedelta(days=1))
+    add(store, "four", day + timedelta(days=1), lifecycle="archived")  # created archived
+    store.update_crystal(
+        first,
+        {"lifecycle": "consolidated", "consolidated_at": iso(day + timedelta(days=1))},
+        action="consolidated",
+        at=day + timedelta(days=1),
+    )
+    store.update_crystal(
+        first, {"lifecycle": "archived"}, action="archived", at=day + timedelta(days=2)
+    )
+    store.update_crystal(
+        second, {"lifecycle": "frozen"}, action="frozen", at=day + timedelta(days=2)
+    )
+    store.update_crystal(second, {"importance": 0.1}, action="faded", at=day + timedelta(days=2))
+    days = store.lifecycle_by_day(iso(day - timedelta(days=1)), iso(day + timedelta(days=3)))
+    d0, d1, d2 = (iso(day + timedelta(days=n))[:10] for n in range(3))
+    assert days == {
+        d0: {"created": 2, "consolidated": 0, "archived": 0, "frozen": 0},
+        d1: {"created": 2, "consolidated": 1, "archived": 1, "frozen": 0},
+        d2: {"created": 0, "consolidated": 0, "archived": 1, "frozen": 1},
+    }
+    assert list(
+        store.lifecycle_by_day(iso(day + timedelta(days=2)), iso(day + timedelta(days=3)))
+    ) == [d2]
+
+
+def test_audit_action_counts_zero_for_actions_never_taken(store, now):
+    crystal_id = add(store, "a secret-looking note", now)
+    store.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now)
+    store.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now + timedelta(days=1))
+    assert store.audit_action_counts(["forgotten", "redacted"]) == {"forgotten": 0, "redacted": 2}
+    since = iso(now + timedelta(hours=1))
+    assert store.audit_action_counts(["redacted"], since=since) == {"redacted": 1}
+    assert store.audit_action_counts([]) == {}
+
+
+def test_dream_rows_carry_tokens_cost_and_counts_oldest_first(store, now):
+    committed = store.record_dream(
+        {
+            "started_at": iso(now + timedelta(hours=2)),
+            "outcome": "committed",
+            "synthesizer": "claude",
+            "input_tokens": 1200,
+            "output_tokens": 300,
+            "cache_read_tokens": 800,
+            "cost_usd": 0.0123,
+            "consumed": [1, 2, 3],
+            "critiques": [["too short", "lost a pointer"], []],
+            "revisions": ["# revised"],
+            "old_state": "# old",
+            "new_state": "# new",
+        }
+    )
+    skipped = store.record_dream({"started_at": iso(now), "outcome": "skipped", "reason": "few"})
+    store.record_dream({"started_at": iso(now + timedelta(days=5)), "outcome": "skipped"})
+    rows = store.dream_rows(iso(now), iso(now + timedelta(days=1)))
+    assert [row["id"] for row in rows] == [skipped, committed]
+    assert rows[0]["consumed"] == rows[0]["critiques"] == rows[0]["revisions"] == 0
+    assert not rows[0]["has_text"]
+    row = rows[1]
+    assert (row["input_tokens"], row["output_tokens"], row["cache_read_tokens"]) == (1200, 300, 800)
+    assert row["cost_usd"] == pytest.approx(0.0123)
+    assert (row["consumed"], row["critiques"], row["revisions"], bool(row["has_text"])) == (
+        3,
+        2,
+        1,
+        True,
+    )
+    assert "new_state" not in row
+
+
+def test_dream_states_hold_the_texts_a_diff_needs(store, now):
+    first = store.record_dream(
+        {
+            "started_at": iso(now),
+            "outcome": "rejected",
+            "old_state": "# old",
+            "draft": "# draft",
+            "revisions": ["# try 1", "# try 2"],
+        }
+    )
+    second = store.record_dream(
+        {"started_at": iso(now), "outcome": "committed", "old_state": "# a", "new_state": "# b"}
+    )
+    states = store.dream_states([second, first, 999])
+    assert [s["id"] for s in states] == [first, second]
+    assert states[0] == {
+        "id": first,
+        "outcome": "rejected",
+        "old_state": "# old",
+        "new_state": None,
+        "draft": "# draft",
+        "revisions": ["# try 1", "# try 2"],
+    }
+    assert states[1]["new_state"] == "# b" and states[1]["revisions"] == []
+    assert store.dream_states([]) == []

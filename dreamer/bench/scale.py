@@ -72,6 +72,7 @@ _PROJECTS = (
     "wedding planning",
     "home network",
 )
+PROJECTS = _PROJECTS  # what synthetic notes are about (the report bench points at them)
 _THINGS = (
     "dashboard",
     "cron job",
@@ -250,10 +251,12 @@ def synthetic_memory_md(size: int, rng: random.Random) -> str:
     return "".join(parts)
 
 
-def _stream(n: int, rng: random.Random, now: datetime) -> Iterator[tuple[str, str, datetime]]:
+def _stream(
+    n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
+) -> Iterator[tuple[str, str, datetime]]:
     """(text, source, time) of n crystals, oldest first; a session's turns come together."""
-    start = now - timedelta(days=SPAN_DAYS)
-    step = SPAN_DAYS * 86400.0 / max(n, 1)
+    start = now - timedelta(days=span_days)
+    step = span_days * 86400.0 / max(n, 1)
     made = 0
     while made < n:
         at = start + timedelta(seconds=made * step)
@@ -270,11 +273,14 @@ def _stream(n: int, rng: random.Random, now: datetime) -> Iterator[tuple[str, st
             made += 1
 
 
-def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
-    """Add n synthetic crystals in batches (one transaction and one embed call per batch)."""
+def bulk_load(
+    ws: Workspace, n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
+) -> int:
+    """Add n synthetic crystals over ``span_days`` in batches (one transaction and one embed
+    call per batch); the oldest 40% are archived, the last two days' still new."""
     created = 0
     batch: list[tuple[str, str, datetime]] = []
-    archive_before = now - timedelta(days=SPAN_DAYS * 0.6)
+    archive_before = now - timedelta(days=span_days * 0.6)
     fresh_after = now - timedelta(days=2)
 
     def flush() -> None:
@@ -303,7 +309,7 @@ def bulk_load(ws: Workspace, n: int, rng: random.Random, now: datetime) -> int:
                 created += new
         batch.clear()
 
-    for item in _stream(n, rng, now):
+    for item in _stream(n, rng, now, span_days):
         batch.append(item)
         if len(batch) >= BATCH:
             flush()

@@ -34,6 +34,7 @@ COMMANDS = {
     "consolidate": "service:consolidate",
     "status": "service:status",
     "hormones": "service:hormones_command",
+    "report": "report:report",
     "feel": "service:feel",
     "migrate": "intake:migrate",
     "bootstrap": "intake:bootstrap",

@@ -13,8 +13,10 @@ import click
 from dreamer.bench import locomo as locomo_bench
 from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
+from dreamer.bench import report as report_bench
 from dreamer.bench import scale as scale_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.support.times import utc_now
 
 
 @click.group()
@@ -26,6 +28,7 @@ def bench() -> None:
       dream bench locomo ../shared/data/locomo10.json --json
       dream bench quality
       dream bench scale --crystals 10000 --crystals 100000
+      dream bench report --crystals 100000 --days 90
     """
 
 
@@ -298,3 +301,53 @@ def paraphrase(probe: Path, distractors: Path | None, as_json: bool, workspace: 
         emit_json(report)
     else:
         click.echo(paraphrase_bench.format_report(report))
+
+
+@bench.command(name="report")
+@click.option(
+    "--crystals",
+    type=click.IntRange(min=1),
+    default=100_000,
+    show_default=True,
+    help="How many crystals the synthetic workspace holds.",
+)
+@click.option(
+    "--days",
+    type=click.IntRange(min=1),
+    default=90,
+    show_default=True,
+    help="How many days of history (a dream every 2 h, a consolidation every 30 min).",
+)
+@click.option("--keep", is_flag=True, help="Keep the workspace and print where.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def report_command(
+    crystals: int, days: int, keep: bool, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
+    """Time 'dream report' on a synthetic workspace with long history; print its size too.
+
+    Builds the workspace (crystals, hormone history, about 12 dreams a day) in a temporary
+    folder inside -w (default: the system's), deleted unless --keep. No existing workspace
+    changes; no key is read.
+
+    \b
+    Examples:
+      dream bench report
+      dream bench report --crystals 10000 --days 30 --json
+    """
+    parent = Path(workspace).expanduser() if workspace else None
+    result = report_bench.run(
+        utc_now().replace(microsecond=0),
+        crystals=crystals,
+        days=days,
+        parent=parent,
+        keep=keep,
+        progress=_progress(quiet),
+    )
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(report_bench.format_report(result))
+        if keep:
+            click.echo(f"workspace kept in {result['kept']}")

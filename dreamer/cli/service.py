@@ -49,11 +49,21 @@ def _log_to_stderr(verbose: bool) -> None:
     help="Seconds a running job gets to finish after SIGINT/SIGTERM.",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
+@click.option(
+    "--report-every",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Rewrite <workspace>/memory/report.html (see 'dream report') after every N dreams "
+    "that ran (skips do not count); 0 never.",
+)
 @interval_options
 def serve(
     workspaces: tuple[str, ...],
     grace: float,
     verbose: bool,
+    report_every: int,
     dream_interval_minutes: float | None,
     consolidation_interval_minutes: float | None,
 ) -> None:
@@ -69,6 +79,7 @@ def serve(
       dream serve -w ~/agents/ada
       dream serve -w ~/agents/ada -w ~/agents/bob
       dream serve -w /tmp/try --consolidation-interval 0.1 --dream-interval 0.5
+      dream serve -w ~/agents/ada --report-every 1    (a fresh report after each dream)
     """
     _log_to_stderr(verbose)
     overrides = {
@@ -80,7 +91,10 @@ def serve(
         with open_workspace(path, create=False, overrides=overrides) as ws:
             ws.init()
             roots.append(ws.root)
-    sys.exit(scheduler.Service(roots, grace_seconds=grace, overrides=overrides).serve())
+    service = scheduler.Service(
+        roots, grace_seconds=grace, overrides=overrides, report_every=report_every
+    )
+    sys.exit(service.serve())
 
 
 @click.command()

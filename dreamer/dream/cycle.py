@@ -492,6 +492,11 @@ def _hits(ws: Workspace, query: str, now: datetime) -> list[Any]:
     return search(ws.store, ws.embedder, ws.settings, query, now=now, limit=5, record=False)
 
 
+def pointer_leads_somewhere(ws: Workspace, pointer: wm.Pointer, now: datetime) -> bool:
+    """Whether a pointer's keywords still find crystals about its topic (searches not logged)."""
+    return _leads_somewhere(ws, pointer.keywords, pointer.topic, now)
+
+
 def _leads_somewhere(ws: Workspace, keywords: str, topic: str, now: datetime) -> bool:
     wanted = insights.stems(keywords) or insights.stems(topic)
     if not wanted:

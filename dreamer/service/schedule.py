@@ -178,7 +178,8 @@ def job_states(ws: Workspace, now: datetime) -> list[JobState]:
 def status(ws: Workspace, now: datetime) -> dict[str, Any]:
     """Everything ``dream status`` shows: jobs, pending notes, crystals, hormones, last dream."""
     levels = hormones.levels(ws, now)
-    last = ws.store.dream_entries(1)
+    # A forget's journal row (outcome "forgotten") is no dream; the newest few hold one.
+    last = [row for row in ws.store.dream_entries(5) if row["outcome"] != "forgotten"]
     in_scratch = len(scratch.parse(ws.scratch_path).notes)
     return {
         "workspace": str(ws.root),
@@ -284,8 +285,12 @@ class Service:
         grace_seconds: float = 5.0,
         environ: dict[str, str] | None = None,
         overrides: dict[str, Any] | None = None,
+        report_every: int = 0,
     ):
         self.roots = [Path(root) for root in roots]
+        # Rewrite <workspace>/memory/report.html after every this many dreams (0: never).
+        self.report_every = report_every
+        self._dreams_since_report: dict[str, int] = {}
         self.overrides = overrides
         self.clock = clock
         self.synthesizer = synthesizer
@@ -340,10 +345,32 @@ class Service:
             self._running[(root, job)] = now
         try:
             with self._open(Path(root)) as ws:
-                run_job(ws, job, now, clock=self.clock, synthesizer=self.synthesizer)
+                record = run_job(ws, job, now, clock=self.clock, synthesizer=self.synthesizer)
+                if job == "dream":
+                    self._after_dream(ws, record)
         finally:
             with self._running_lock:
                 self._running.pop((root, job), None)
+
+    def _after_dream(self, ws: Workspace, record: RunRecord) -> None:
+        """Rewrite the workspace's report after every ``report_every`` dreams (skips excluded)."""
+        if self.report_every < 1 or record.outcome == "skipped":
+            return
+        key = str(ws.root)
+        self._dreams_since_report[key] = self._dreams_since_report.get(key, 0) + 1
+        if self._dreams_since_report[key] < self.report_every:
+            return
+        self._dreams_since_report[key] = 0
+        # Imported here: the report reads the schedule (next dream), so this module cannot
+        # import it at the top.
+        from dreamer.service import report
+
+        try:
+            path = report.write(ws, as_utc(self.clock()))
+        except (DreamError, OSError) as e:  # a report must never stop the dreams
+            log.warning("%s report: not written (%s)", ws.root, e)
+            return
+        log.info("%s report: rewritten at %s", ws.root, path)
 
     def running(self) -> dict[tuple[str, str], datetime]:
         """The jobs running right now: {(workspace, job): started_at}."""

@@ -406,3 +406,38 @@ class Store(Protocol):
     def last_run(self, job: str) -> tuple[str, str, str | None] | None:
         """(started_at, outcome, detail) of the newest run of ``job``."""
         ...
+
+    # --- history, for reports (read-only) ---------------------------------------------------
+
+    def activity_span(self) -> tuple[str, str] | None:
+        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
+        ...
+
+    def hormone_rows_between(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Hormone history rows (stimuli, decay snapshots) in [since, until], oldest first.
+
+        Keys as ``hormone_history``: at, hormone, delta, reason, source and the three levels.
+        """
+        ...
+
+    def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
+        """Per UTC day in [since, until]: crystals created, consolidated, archived, frozen."""
+        ...
+
+    def audit_action_counts(
+        self, actions: Sequence[str], since: str | None = None
+    ) -> dict[str, int]:
+        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
+        ...
+
+    def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Journal rows started in [since, until], oldest first, with tokens, cost and counts.
+
+        Counts: ``consumed`` crystals, ``critiques``, ``revisions``; ``has_text`` is 1 when the
+        row holds a state or a candidate to diff. No state texts (see ``dream_states``).
+        """
+        ...
+
+    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
+        ...

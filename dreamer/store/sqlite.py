@@ -16,13 +16,14 @@ import sqlite_utils
 from dreamer.errors import StoreCorrupt, WorkspaceError
 from dreamer.store.schema import migrations
 from dreamer.store.sqlite_crystals import CrystalTables
+from dreamer.store.sqlite_history import HistoryTables
 from dreamer.store.sqlite_records import RecordTables
 from dreamer.store.sqlite_search import SearchTables
 from dreamer.support.files import FILE_MODE
 from dreamer.support.locks import hold
 
 
-class SQLiteStore(CrystalTables, SearchTables, RecordTables):
+class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
     """An open crystals.db: the ``Store`` interface on SQLite."""
 
     def __init__(self, path: Path):

@@ -202,7 +202,9 @@ class RecordTables(Connected):
     def dream_totals(self) -> dict[str, float | int]:
         """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
         row = self.db.execute(
-            "SELECT count(*), coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            # A forget that rewrote MEMORY.md is journaled too, but it is no dream.
+            "SELECT coalesce(sum(outcome != 'forgotten'), 0), coalesce(sum(input_tokens), 0),"
+            " coalesce(sum(output_tokens), 0),"
             " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
             " coalesce(sum(cost_usd), 0.0) FROM dreams"
         ).fetchone()

@@ -1,0 +1,142 @@
+"""Time series over a workspace's history, for reports: read-only queries, nothing written."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from dreamer.store.sqlite_base import Connected, marks
+from dreamer.store.sqlite_records import HISTORY_FIELDS
+
+# Lifecycle stages a day's audit rows can move crystals into, as the report counts them.
+LIFECYCLE_EVENTS = ("created", "consolidated", "archived", "frozen")
+DREAM_ROW_FIELDS = (
+    "id",
+    "started_at",
+    "finished_at",
+    "outcome",
+    "reason",
+    "synthesizer",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "consumed",
+    "critiques",
+    "revisions",
+    "has_text",
+)
+
+
+class HistoryTables(Connected):
+    """Hormone, crystal-lifecycle, audit and journal history between two times."""
+
+    def activity_span(self) -> tuple[str, str] | None:
+        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
+        row = self.db.execute(
+            "SELECT min(first), max(last) FROM ("
+            " SELECT min(created_at) AS first, max(created_at) AS last FROM crystals"
+            " UNION ALL SELECT min(at), max(at) FROM hormones"
+            " UNION ALL SELECT min(started_at), max(started_at) FROM dreams)"
+        ).fetchone()
+        return (row[0], row[1]) if row and row[0] else None
+
+    def hormone_rows_between(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Hormone history rows (stimuli, decay snapshots) in [since, until], oldest first."""
+        rows = self.db.execute(
+            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE at >= ? AND at <= ?"
+            " ORDER BY at, id",
+            [since, until],
+        ).fetchall()
+        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
+
+    def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
+        """Per UTC day (``YYYY-MM-DD``) in [since, until]: crystals created, consolidated,
+        archived and frozen that day.
+
+        Created and consolidated come from the crystals' own dates; archived and frozen from
+        the audit log (a change into that stage, or a crystal created in it). Days with none of
+        these are left out.
+        """
+        out: dict[str, dict[str, int]] = {}
+
+        def add(day: str, event: str, count: int) -> None:
+            out.setdefault(day, dict.fromkeys(LIFECYCLE_EVENTS, 0))[event] += count
+
+        for day, count in self.db.execute(
+            "SELECT substr(created_at, 1, 10), count(*) FROM crystals"
+            " WHERE created_at >= ? AND created_at <= ? GROUP BY 1",
+            [since, until],
+        ):
+            add(day, "created", count)
+        for day, count in self.db.execute(
+            "SELECT substr(consolidated_at, 1, 10), count(*) FROM crystals"
+            " WHERE consolidated_at >= ? AND consolidated_at <= ? GROUP BY 1",
+            [since, until],
+        ):
+            add(day, "consolidated", count)
+        # A change's detail holds {"lifecycle": [old, new]}; a creation's {"lifecycle": stage}.
+        for day, stage, count in self.db.execute(
+            "SELECT substr(at, 1, 10), coalesce(json_extract(detail, '$.lifecycle[1]'),"
+            " json_extract(detail, '$.lifecycle')) AS stage, count(*) FROM audit"
+            " WHERE at >= ? AND at <= ? AND instr(detail, '\"lifecycle\"') > 0"
+            " AND (instr(detail, '\"archived\"') > 0 OR instr(detail, '\"frozen\"') > 0)"
+            " GROUP BY 1, 2",
+            [since, until],
+        ):
+            if stage in ("archived", "frozen"):
+                add(day, stage, count)
+        return dict(sorted(out.items()))
+
+    def audit_action_counts(
+        self, actions: Sequence[str], since: str | None = None
+    ) -> dict[str, int]:
+        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
+        if not actions:
+            return {}
+        where = f"action IN ({marks(actions)})" + (" AND at >= ?" if since else "")
+        params = [*actions, *([since] if since else [])]
+        counts = dict.fromkeys(actions, 0)
+        for action, count in self.db.execute(
+            f"SELECT action, count(*) FROM audit WHERE {where} GROUP BY action", params
+        ):
+            counts[action] = count
+        return counts
+
+    def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Journal rows started in [since, until], oldest first: outcome, tokens, cost, and the
+        counts of consumed crystals, critiques and revisions (no states: see ``dream_states``).
+
+        ``has_text`` is 1 when the row holds a state or candidate a diff can be made of.
+        """
+        rows = self.db.execute(
+            "SELECT id, started_at, finished_at, outcome, reason, synthesizer, model,"
+            " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,"
+            " coalesce(json_array_length(consumed), 0),"
+            " coalesce((SELECT sum(json_array_length(value)) FROM json_each(critiques)), 0),"
+            " coalesce(json_array_length(revisions), 0),"
+            " (new_state IS NOT NULL OR draft IS NOT NULL"
+            "  OR coalesce(json_array_length(revisions), 0) > 0)"
+            " FROM dreams WHERE started_at >= ? AND started_at <= ? ORDER BY started_at, id",
+            [since, until],
+        ).fetchall()
+        return [dict(zip(DREAM_ROW_FIELDS, row, strict=True)) for row in rows]
+
+    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
+        if not ids:
+            return []
+        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
+        out = []
+        for start in range(0, len(ids), 500):  # SQLite caps how many values one query binds
+            chunk = [int(i) for i in ids[start : start + 500]]
+            for values in self.db.execute(
+                f"SELECT {', '.join(fields)} FROM dreams WHERE id IN ({marks(chunk)})", chunk
+            ):
+                row = dict(zip(fields, values, strict=True))
+                row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
+                out.append(row)
+        return sorted(out, key=lambda row: row["id"])
