@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -266,3 +269,54 @@ def test_reading_commands_never_create_a_workspace(tmp_path, monkeypatch, runner
         assert result.exit_code == 1, (command, result.output)
         assert result.output.startswith("Error: no dreamer workspace at"), result.output
     assert not typo.exists()
+
+
+def _git(*args: str, cwd) -> None:
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "PATH": os.environ["PATH"],
+            "GIT_CONFIG_GLOBAL": "/dev/null",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.org",
+        },
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_real_worktrees_share_the_memory_of_their_repository(tmp_path):
+    from dreamer.memory import location
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", "-b", "main", ".", cwd=repo)
+    _git("commit", "-q", "--allow-empty", "-m", "start", cwd=repo)
+    _git("worktree", "add", "-q", str(tmp_path / "elsewhere" / "wt"), cwd=repo)
+    (repo / "sub").mkdir()
+    main = location.resolve(None, environ={}, cwd=repo / "sub")
+    linked = location.resolve(None, environ={}, cwd=tmp_path / "elsewhere" / "wt")
+    assert main == linked and main[1] == "default" and main[0].name.startswith("repo-")
+    # A bare repository's worktrees share one memory too, keyed by the bare folder.
+    bare = tmp_path / "store.git"
+    _git("clone", "-q", "--bare", str(repo), str(bare), cwd=tmp_path)
+    _git("worktree", "add", "-q", str(tmp_path / "b1"), "main", cwd=bare)
+    _git("worktree", "add", "-q", "-b", "other", str(tmp_path / "b2"), cwd=bare)
+    first = location.resolve(None, environ={}, cwd=tmp_path / "b1")[0]
+    assert first == location.resolve(None, environ={}, cwd=tmp_path / "b2")[0]
+    assert first.name.startswith("store.git-") and first != main[0]
+
+
+def test_a_workspace_made_by_a_write_is_announced_so_a_typo_is_seen(tmp_path, runner):
+    typo = tmp_path / "agnets" / "ada"
+    result = runner.invoke(main, ["note", "first note", "-w", str(typo)], catch_exceptions=False)
+    assert result.exit_code == 0
+    assert result.stdout == "1\n"  # the id alone on stdout, for scripts
+    assert f"Created a new dreamer workspace at {typo} (from -w)" in result.stderr
+    again = runner.invoke(main, ["note", "second note", "-w", str(typo)], catch_exceptions=False)
+    assert again.stderr == ""

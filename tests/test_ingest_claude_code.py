@@ -44,7 +44,8 @@ def test_the_project_folder_ingests_cleanly(tmp_path, runner, project):
         assert bad not in everything, bad  # markup, API errors, compaction, dumps, thinking
     assert sources == {"sessions"}
     assert all(origin.startswith("claude-code:") for origin in origins)
-    assert any(f"@{project['branch']}" in origin for origin in origins)  # the branch is kept
+    # The session, the exchange, the branch and the folder it happened in are kept.
+    assert any(origin.endswith(f"@{project['branch']} in {project['cwd']}") for origin in origins)
     assert "Task for subagent" in everything  # a delegated prompt is not the user speaking
 
 
@@ -67,3 +68,28 @@ def test_a_growing_session_stores_each_exchange_exactly_once(ws, now, project):
     ingest(whole, [path], now)
     assert sorted(texts(whole)) == sorted(stored)  # the same as reading it in one go
     whole.close()
+
+
+def test_two_ingests_of_one_session_take_turns(tmp_path, project):
+    """A hook and a catch-up must not read the same cursor at once: the second one waits."""
+    import subprocess
+    import sys
+
+    from dreamer import Workspace
+    from dreamer.support.locks import hold
+
+    root = tmp_path / "ws"
+    Workspace.open(root).close()
+    command = [sys.executable, "-m", "dreamer.cli", "ingest", "--live", str(project["main"])]
+    with hold(root / "memory" / "ingest.lock"):
+        waiting = subprocess.Popen(
+            [*command, "-w", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        time.sleep(1.5)
+        assert waiting.poll() is None  # still waiting for the lock
+        with Workspace.open(root) as ws:
+            assert texts(ws) == []
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    with Workspace.open(root) as ws:
+        assert any("flaky retry test" in text for text in texts(ws))

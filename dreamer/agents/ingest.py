@@ -2,9 +2,19 @@
 
 What each kind of file becomes:
 
-- **Session transcripts** become ``sessions`` crystals (importance 0.5, type ``experience``),
-  one per exchange (a user message and everything until the next one), cut into 400-token
-  windows with 80 tokens of overlap when longer, each dated by the exchange's own timestamp.
+- **Claude Code sessions** (a ``.jsonl`` whose lines carry ``sessionId`` and a Claude Code
+  ``type``; a folder with ``sessions-index.json`` or such sessions is a project folder, read
+  with its subagents and without its index, ``.meta.json`` files and ``tool-results/`` dumps)
+  go through ``dreamer.agents.claude_code``: one ``sessions`` crystal per complete exchange,
+  windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window][@<gitBranch>][ in
+  <cwd>]``. Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
+  stored with the exchanges in one transaction, so a growing session ingested any number of
+  times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
+  (a hook and a catch-up) from reading the same cursor at once.
+- **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
+  ``experience``), one per exchange (a user message and everything until the next one), cut
+  into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
+  own timestamp.
   Read: an Anthropic messages JSON array (or ``{"messages": [...]}``), and JSON Lines chat logs
   with ``role``/``content`` per line or Claude Code's shape (``type`` user/assistant,
   ``message.role``, ``message.content`` as a string or blocks, ``timestamp``; meta lines and
@@ -43,6 +53,7 @@ from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
 from dreamer.store import content_hash
 from dreamer.support import tokens
+from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
 
 CHUNK_TOKENS = 400
@@ -137,29 +148,48 @@ def ingest(
     for path in files:
         result = FileResult(str(path))
         report.files.append(result)
-        cursor: tuple[str, claude_code.Cursor] | None = None
-        try:
-            if is_claude_session(path):
-                result.kind = "claude-code"
-                pieces, cursor = _claude_pieces(ws, path, now, live)
-            else:
-                result.kind, pieces = read_pieces(path, now)
-        except IngestFailed as e:
-            result.error = str(e)
+
+        def advance(share: float, base: int = done, size: int = sizes[path]) -> None:
+            if progress:
+                progress(base + int(size * share), total)
+
+        if is_claude_session(path):
+            # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
+            # the cursor, one at a time, or both would store the same exchanges.
+            with hold(ws.memory_dir / "ingest.lock"):
+                _ingest_file(ws, path, result, now, live, advance, claude=True)
         else:
-
-            def advance(share: float, base: int = done, size: int = sizes[path]) -> None:
-                if progress:
-                    progress(base + int(size * share), total)
-
-            with ws.store.transaction():  # the exchanges and the cursor land together
-                _store(ws, pieces, result, advance)
-                if cursor is not None:
-                    ws.store.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
+            _ingest_file(ws, path, result, now, live, advance, claude=False)
         done += sizes[path]
         if progress:
             progress(done, total)
     return report
+
+
+def _ingest_file(
+    ws: Workspace,
+    path: Path,
+    result: FileResult,
+    now: datetime,
+    live: bool,
+    advance: Callable[[float], Any],
+    *,
+    claude: bool,
+) -> None:
+    cursor: tuple[str, claude_code.Cursor] | None = None
+    try:
+        if claude:
+            result.kind = "claude-code"
+            pieces, cursor = _claude_pieces(ws, path, now, live)
+        else:
+            result.kind, pieces = read_pieces(path, now)
+    except IngestFailed as e:
+        result.error = str(e)
+        return
+    with ws.store.transaction():  # the exchanges and the cursor land together
+        _store(ws, pieces, result, advance)
+        if cursor is not None:
+            ws.store.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
 
 
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
@@ -230,19 +260,18 @@ def _claude_pieces(
         raise IngestFailed(str(e)) from None
     pieces = []
     for exchange in exchanges:
-        origin = f"claude-code:{exchange.session_id}:{exchange.uuid}"
-        if exchange.git_branch:
-            origin += f"@{exchange.git_branch}"
+        where = f"@{exchange.git_branch}" if exchange.git_branch else ""
+        where += f" in {exchange.cwd}" if exchange.cwd else ""
         for number, window in enumerate(_windows(exchange.text()), start=1):
-            at = min(as_utc(exchange.at), now)
+            part = f"#{number}" if number > 1 else ""
             pieces.append(
                 Piece(
                     window,
-                    at,
+                    min(as_utc(exchange.at), now),
                     "sessions",
                     "experience",
                     SESSION_IMPORTANCE,
-                    origin if number == 1 else f"{origin}#{number}",
+                    f"claude-code:{exchange.session_id}:{exchange.uuid}{part}{where}",
                 )
             )
     return pieces, (key, cursor)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,13 +37,31 @@ def json_option(func: F) -> F:
 
 
 def open_workspace(
-    path: str | None, *, create: bool = True, overrides: dict[str, Any] | None = None
+    path: str | None,
+    *,
+    create: bool = True,
+    overrides: dict[str, Any] | None = None,
+    announce: bool = True,
 ) -> Workspace:
     """Open the workspace a command names (created on first write unless create=False).
 
     ``overrides`` are settings given as flags; they beat the environment and dreamer.toml.
+    A workspace made here is announced on stderr, so a mistyped ``-w`` is never silent.
     """
-    return Workspace.open(path, create=create, overrides=overrides)
+    root, how = location.resolve(path)
+    fresh = create and not (root / "memory").is_dir()
+    ws = Workspace.open(root, create=create, overrides=overrides)
+    if fresh and announce:
+        click.echo(f"Created a new dreamer workspace at {root} ({_CHOSEN[how]}).", err=True)
+    return ws
+
+
+_CHOSEN = {
+    "flag": "from -w",
+    "env": "from $DREAM_WORKSPACE",
+    "pointer": "from the project's .dreamer/workspace",
+    "default": "this project's default; see 'dream claude status'",
+}
 
 
 def interval_options(func: F) -> F:

@@ -73,25 +73,35 @@ def bootstrap(context_window: str | None, as_json: bool, workspace: str | None) 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=str))
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Sessions may still be growing (as when Claude Code's hooks run): a Claude Code "
+    "session's last turn waits until it is over, unless the file has been quiet for 10 minutes.",
+)
 @json_option
 @workspace_option
-def ingest(paths: tuple[str, ...], as_json: bool, workspace: str | None) -> None:
+def ingest(paths: tuple[str, ...], live: bool, as_json: bool, workspace: str | None) -> None:
     """Store session transcripts, memory files and other text as searchable crystals.
 
     PATH may be a file or a folder (its .jsonl, .json, .md, .markdown and .txt files).
-    Transcripts (Anthropic messages JSON, JSONL chat logs such as Claude Code's) become
-    'sessions' crystals with their own timestamps; Markdown with name/description/type
+    Transcripts (Anthropic messages JSON, JSONL chat logs) become 'sessions' crystals with
+    their own timestamps. A Claude Code project folder (~/.claude/projects/<project>/) or
+    session file is read with its subagents, without markup, errors, compaction summaries or
+    tool-output dumps, and from where the last ingest of it stopped: each exchange is stored
+    once however often a growing session is ingested. Markdown with name/description/type
     frontmatter becomes 'memory' crystals. Ingesting the same file again adds nothing.
     A file that cannot be read is reported and the others still go in (exit code 1).
 
     \b
     Examples:
       dream ingest ~/.claude/projects/-home-ada-src-ferrous/
+      dream ingest --live ~/.claude/projects/-home-ada-src-ferrous/abc123.jsonl
       dream ingest notes.md memory/feedback_testing.md --json
     """
     with open_workspace(workspace) as ws:
         with _ProgressBar() as progress:
-            report = run_ingest(ws, paths, utc_now(), progress=progress)
+            report = run_ingest(ws, paths, utc_now(), progress=progress, live=live)
     if as_json:
         emit_json(report.to_dict())
     else:

@@ -24,7 +24,7 @@ def init(workspace: str | None) -> None:
     Example:
       dream init -w ~/agents/ada
     """
-    with open_workspace(workspace) as ws:
+    with open_workspace(workspace, announce=False) as ws:
         ws.init()
         click.echo(f"Initialized dreamer workspace at {ws.root}")
 

@@ -4,8 +4,9 @@ In order: the path given (``-w``), ``$DREAM_WORKSPACE``, a ``.dreamer/workspace`
 in the current folder or a folder above it (up to the repository's root; it holds a path,
 absolute or relative to the folder that holds ``.dreamer/``), else a per-project default in the
 user's data folder (platformdirs: ``~/.local/share/dreamer/workspaces/<name>-<hash>`` on Linux),
-keyed by the canonical root of the git repository, so every worktree of a repository shares
-one memory; outside a repository, keyed by the current folder. dreamer never writes
+keyed by the canonical root of the git repository (its main working tree; a bare repository's
+own folder), so every worktree of a repository shares one memory; outside a repository, keyed
+by the current folder. dreamer never writes
 ``./memory/`` into a repository by surprise.
 """
 
@@ -20,25 +21,44 @@ POINTER = Path(".dreamer") / "workspace"
 
 
 def repository_root(start: Path) -> Path | None:
-    """The main working tree of the git repository holding ``start`` (worktrees resolve to it)."""
+    """The main working tree of the git repository holding ``start`` (worktrees resolve to it).
+
+    What ``git rev-parse --git-common-dir`` gives, read from the files git writes (a hook must
+    not wait for a subprocess, and git need not be installed): a linked worktree's ``.git`` file
+    names its git dir, whose ``commondir`` file leads to the repository's own git dir. A
+    ``<root>/.git`` common dir gives ``<root>``; a bare repository's gives the bare folder itself.
+    A submodule (a git dir without ``commondir``) is a project of its own.
+    """
     for folder in (start, *start.parents):
         marker = folder / ".git"
         if marker.is_dir():
             return folder
         if marker.is_file():  # a linked worktree (or submodule): "gitdir: <path>"
-            try:
-                text = marker.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                return folder
-            if not text.startswith("gitdir:"):
-                return folder
-            target = Path(text[len("gitdir:") :].strip())
-            target = (folder / target).resolve() if not target.is_absolute() else target
-            # <main>/.git/worktrees/<name>: the worktree belongs to <main>.
-            if target.parent.name == "worktrees" and target.parent.parent.name == ".git":
-                return target.parent.parent.parent
-            return folder
+            return _common_root(folder, marker)
     return None
+
+
+def _common_root(folder: Path, marker: Path) -> Path:
+    try:
+        text = marker.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return folder
+    if not text.startswith("gitdir:"):
+        return folder
+    gitdir = Path(text[len("gitdir:") :].strip())
+    gitdir = (folder / gitdir).resolve() if not gitdir.is_absolute() else gitdir
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        common = ""
+    if common:
+        shared = Path(common)
+        shared = (gitdir / shared).resolve() if not shared.is_absolute() else shared
+    elif gitdir.parent.name == "worktrees":  # commondir unreadable: git's own layout tells
+        shared = gitdir.parent.parent
+    else:
+        return folder  # a submodule, or a git dir kept elsewhere for this one tree
+    return shared.parent if shared.name == ".git" else shared
 
 
 def _pointer(start: Path, stop: Path | None) -> Path | None:
