@@ -35,6 +35,9 @@ _REQUEST = re.compile(
     r"\s+(?P<target>[^.!?\n]+)",
     re.IGNORECASE,
 )
+# What follows a clause break is a reason or an aside, not part of what to forget:
+# "forget my weight, I don't want it stored" asks to forget "my weight".
+_CLAUSE = re.compile(r"[,;:—–()\"“”]|\s-\s|\s+(?:because|since|as|it's|it is|it has)\s", re.I)
 _NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not)\s+forget\b|\bforget\s+to\b", re.I)
 _WORD = re.compile(r"[^\W_]+")
 # Words that say how or when something was written, not what it was.
@@ -88,7 +91,8 @@ def parse(text: str) -> ForgetRequest | None:
     match = _REQUEST.search(text)
     if not match:
         return None
-    target = " ".join(match["target"].split()).strip(" ,")
+    target = _CLAUSE.split(match["target"], maxsplit=1)[0]
+    target = " ".join(target.split()).strip(" ,")
     words = [w for w in _WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
     if not words:
         return None
@@ -96,9 +100,19 @@ def parse(text: str) -> ForgetRequest | None:
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words))
 
 
+def _same_word(wanted: str, have: set[str]) -> bool:
+    # Stems of one word can still differ ("weight" / "weighed" → "weigh"): a shared start of
+    # five letters or more counts as the same word.
+    return wanted in have or any(
+        min(len(wanted), len(other)) >= 5 and (wanted.startswith(other) or other.startswith(wanted))
+        for other in have
+    )
+
+
 def matches(request: ForgetRequest, text: str) -> bool:
     """Whether ``text`` holds every content word of the request (stems compared)."""
-    return request.keywords <= _stems(text)
+    have = _stems(text)
+    return all(_same_word(wanted, have) for wanted in request.keywords)
 
 
 def resolve(
