@@ -27,6 +27,7 @@ from dreamer.retrieval.embed import stem
 from dreamer.store import Crystal, Store
 
 MAX_TARGETS = 3  # more matches than this: ambiguous, ask the user
+RECENT = 500  # newest crystals a request is also compared with, word forms and all
 _LEAD = r"(?:^|[.!?;:\n]\s*|\b(?:please|pls|kindly|(?:can|could|would) you|and|also|so)\s+)"
 _REQUEST = re.compile(
     _LEAD + r"(?:forget(?:\s+about)?|(?:do\s+not|don'?t|stop)\s+(?:remember(?:ing)?|keep(?:ing)?)"
@@ -126,9 +127,13 @@ def resolve(
     out = []
     for asker, request in requests:
         found = store.fts_match(list(request.words), [], 200)
+        # Full-text search matches whole stems ("weight" misses "weighed"): the newest
+        # crystals are looked at as well, with word forms compared by ``matches``.
+        ids = {crystal_id for crystal_id, _ in found}
+        ids |= {c.id for c in store.crystals(newest_first=True, limit=RECENT)}
         candidates = [
             crystal
-            for crystal in store.crystals_by_id([crystal_id for crystal_id, _ in found])
+            for crystal in store.crystals_by_id(sorted(ids))
             if crystal.id != asker.id
             and crystal.created_at <= asker.created_at
             and parse(crystal.text) is None

@@ -85,7 +85,8 @@ _PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 _DEADLINE = re.compile(
-    r"\b(deadline|due|moved to|postponed|pushed to|rescheduled|launch date|ship date|"
+    r"\b(deadline|due|moved to|moves to|moving to|changed to|postponed|pushed to|rescheduled|"
+    r"launch date|ship date|"
     r"by (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|\d))\b",
     re.IGNORECASE,
 )
@@ -116,6 +117,9 @@ _KIND_WORDS = {
     "due",
     "moved",
     "postponed",
+    "moves",
+    "moving",
+    "changed",
     "pushed",
     "rescheduled",
     "launch",
@@ -457,8 +461,15 @@ def _when(stamp: str | None, fallback: datetime) -> datetime:
         return fallback
 
 
+def written_at(store: Store, line: str, old: WorkingMemory, now: datetime) -> datetime:
+    """When a state line was first written: its newest crystal, else the last dream."""
+    words = keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3]
+    said = store.last_mention(words) if words else None
+    return _when(said or old.last_dream, now)
+
+
 def _upcoming(
-    notes: list[Note], crystals: list[Crystal], old: WorkingMemory, now: datetime
+    store: Store, notes: list[Note], crystals: list[Crystal], old: WorkingMemory, now: datetime
 ) -> list[dict[str, Any]]:
     """New notes and Active Context lines naming a date that is still ahead."""
     items: list[tuple[str, str | None]] = [(n.text, iso(n.at)) for n in notes]
@@ -466,7 +477,8 @@ def _upcoming(
     items += [(line.strip(), None) for line in context_lines(old.body("active_context"))]
     out: dict[str, dict[str, Any]] = {}
     for text, at in items:
-        when = dates.ahead(text, _when(at or old.last_dream, now), now)
+        written = _when(at, now) if at else written_at(store, text, old, now)
+        when = dates.ahead(text, written, now)
         if when is not None:
             out.setdefault(
                 " ".join(text.split()), {"text": text, "date": when.isoformat(), "at": at}
@@ -700,13 +712,12 @@ def _fading(
     recent = store.touched_since(since, limit=400)
     evidence = [stems(n.text) for n in notes] + [stems(c.text) for c in crystals + recent]
     evidence += [stems(query) for query in store.search_queries(since)]
-    written = _when(old.last_dream, now)
     fading = []
     for line in lines:
         line_stems = stems(line)
         if not line_stems or _supported(line_stems, evidence):
             continue
-        if dates.ahead(line, written, now) is not None:
+        if dates.ahead(line, written_at(store, line, old, now), now) is not None:
             continue  # an event or deadline still ahead never fades before its date
         words = keywords(topic_of(line)) or keywords(line)
         last = store.last_mention(words[:3])
@@ -774,7 +785,7 @@ def compute(
         emerging_skills=_skills(store, now),
         fading_topics=_fading(store, old, notes, crystals, now),
         answered_questions=answered,
-        upcoming=_upcoming(notes, crystals, old, now),
+        upcoming=_upcoming(store, notes, crystals, old, now),
         people=_people(notes, crystals),
     )
 
