@@ -3,8 +3,9 @@
 Used to keep what lies ahead in view: an event or deadline with a date still to come is never
 "fading", and leaves Active Context only once its date has passed. English forms only:
 ``2026-03-16``, ``March 16``, ``16 March``, ``Mar 16``, a range (``April 9 to 13``,
-``April 9-13``), weekdays (the next one after the note), ``today``, ``tomorrow``,
-``next week``. A month and day without a year take the year that puts them nearest the note
+``April 9-13``), weekdays (the next one after the note; "every Friday" and "on Thursdays" are
+habits, not dates), ``today``, ``tomorrow``, ``next week``. A month and day without a year
+take the year that puts them nearest the note
 (a note of December 30 saying "January 4" means the next year).
 """
 
@@ -43,7 +44,11 @@ _MONTH_DAY = re.compile(
     re.IGNORECASE,
 )
 _DAY_MONTH = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH})\b", re.I)
-_WEEKDAY = re.compile(r"\b(?P<next>next\s+)?(?P<day>" + "|".join(WEEKDAYS) + r")s?\b", re.I)
+_WEEKDAY = re.compile(
+    r"\b(?P<every>(?:every|each)\s+)?(?P<next>next\s+)?(?P<day>" + "|".join(WEEKDAYS) + r")"
+    r"(?P<plural>s)?\b",
+    re.I,
+)
 _RELATIVE = re.compile(r"\b(today|tonight|tomorrow|next week)\b", re.IGNORECASE)
 
 
@@ -91,6 +96,8 @@ def mentioned(text: str, written: datetime | date) -> list[date]:
         after = text[match.end() :].lstrip(" ,")
         if any(a <= match.start() < b for a, b in taken) or _MONTH_DAY.match(after):
             continue  # "Monday March 16": the date already says it
+        if match["every"] or match["plural"]:
+            continue  # "every Friday", "on Thursdays": a habit, not an event ahead
         ahead = (WEEKDAYS.index(match["day"].lower()) - day.weekday()) % 7 or 7
         found.append((match.start(), day + timedelta(days=ahead)))
     for match in _RELATIVE.finditer(text):

@@ -337,11 +337,25 @@ _KIND_STEMS = frozenset(_stem(w) for w in _KIND_WORDS)
 
 
 def _subject(text: str) -> set[str]:
-    return stems(text) - _KIND_STEMS
+    """What a statement is about: its content stems, without kind words, names or roles
+    (two notes that both name the user's manager are not about the same thing)."""
+    names = {w.lower() for w in re.findall(r"\b[A-Z][a-z][\w'’-]*", text)}
+    return stems(text) - _KIND_STEMS - {_stem(w) for w in names | set(ROLES)}
+
+
+_CHANGED = re.compile(
+    r"\b(no longer|anymore|instead|now|switched|switches|moved|moves|changed|changes|postponed|"
+    r"pushed|rescheduled|correction|corrected|from now on|new|replaced|replaces|rather than)\b",
+    re.IGNORECASE,
+)
 
 
 def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pairs (older, newer) of same-kind statements about the same subject that differ."""
+    """Pairs (older, newer) of same-kind statements about the same subject that differ.
+
+    Only a newer statement that says something changed ("no longer", "moved to", "now",
+    "Correction:") supersedes: two directives about one subject may both hold.
+    """
     typed = [(item, _kind(item["text"])) for item in items]
     typed = [(item, kind) for item, kind in typed if kind]
     typed.sort(key=lambda pair: (pair[0]["at"] or "", pair[0]["text"]))
@@ -349,6 +363,8 @@ def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     superseded: set[str] = set()
     for j, (newer, kind) in enumerate(typed):
+        if not _CHANGED.search(newer["text"]):
+            continue
         newer_subject = subjects[j]
         for i in range(j - 1, -1, -1):
             older, older_kind = typed[i]
@@ -526,9 +542,14 @@ _ROLE_NAME = re.compile(rf"\b{_OWNER}\s+(?P<role>{_ROLE}),?\s+(?P<name>{_NAME})"
 _NOT_NAMES = STOP | {"please", "correction", "decided", "open", "question", "deadline"}
 
 
-def _people(notes: list[Note], crystals: list[Crystal]) -> list[dict[str, Any]]:
-    """People named once with a role ("Priya Raman, my manager") and later role mentions."""
-    texts = [(c.text, c.created_at) for c in crystals] + [(n.text, iso(n.at)) for n in notes]
+def _people(notes: list[Note], crystals: list[Crystal], old: WorkingMemory) -> list[dict[str, Any]]:
+    """People named once with a role ("Priya Raman, my manager") and later role mentions.
+
+    The old Bond counts too (with no time, so before every note): a person named in an
+    earlier dream is still linked when a later note says "my manager".
+    """
+    texts = [(re.sub(r"^\s*[-*•]\s+", "", line), "") for line in context_lines(old.body("bond"))]
+    texts += [(c.text, c.created_at) for c in crystals] + [(n.text, iso(n.at)) for n in notes]
     texts.sort(key=lambda pair: pair[1])
     found: dict[str, dict[str, Any]] = {}
     for text, at in texts:
@@ -575,6 +596,10 @@ _DETERMINERS = frozenset(
     "out".split()
 )
 _SUBJECTS = frozenset("i we also then finally again".split())
+_PREPOSITIONS = frozenset(
+    "with for from to in on at by of into after before about between during against via "
+    "while because so".split()
+)
 
 
 def task_action(text: str) -> tuple[str, list[str]] | None:
@@ -596,8 +621,12 @@ def task_action(text: str) -> tuple[str, list[str]] | None:
     following = tokens[position + 1 : position + 7]
     if token.endswith("ing") and not (following and following[0] in _DETERMINERS):
         return None
+    # The object ends at the first preposition: "Decided with Dana" has none.
+    end = next((i for i, w in enumerate(following) if w in _PREPOSITIONS), len(following))
     words = [
-        w for w in following if len(w) >= 3 and w not in STOP and not w.isdigit() and _nameable(w)
+        w
+        for w in following[:end]
+        if len(w) >= 3 and w not in STOP and not w.isdigit() and _nameable(w)
     ]
     return (verb, words) if words else None
 
@@ -609,7 +638,13 @@ def task_pattern(text: str) -> tuple[str, str] | None:
 
 
 def _plural(word: str) -> str:
-    return word if word.endswith("s") else word + "s"
+    if word.endswith("s"):
+        return word
+    if word.endswith(("x", "sh", "ch")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
 
 
 def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
@@ -628,15 +663,15 @@ def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
             counts: dict[str, int] = {}
             wording: dict[str, str] = {}
             for _, words in left:
-                for word in dict.fromkeys(_stem(w) for w in words):
+                for word in dict.fromkeys(_stem(w) for w in words[:2]):
                     counts[word] = counts.get(word, 0) + 1
                 for w in words:
                     wording.setdefault(_stem(w), w)
             best = max(counts, key=lambda w: (counts[w], w), default=None)
             if best is None or counts[best] < 2:
                 break
-            group = [(c, w) for c, w in left if best in {_stem(x) for x in w}]
-            left = [(c, w) for c, w in left if best not in {_stem(x) for x in w}]
+            group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
+            left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
             crystals = [c for c, _ in group]
             heads = {_stem(words[0]) for _, words in group}
             obj = wording[best] if len(heads) == 1 else _plural(wording[best])
@@ -786,7 +821,7 @@ def compute(
         fading_topics=_fading(store, old, notes, crystals, now),
         answered_questions=answered,
         upcoming=_upcoming(store, notes, crystals, old, now),
-        people=_people(notes, crystals),
+        people=_people(notes, crystals, old),
     )
 
 

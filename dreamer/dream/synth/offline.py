@@ -277,14 +277,16 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: _Context) -> list[dict[st
         items.setdefault(_norm(item["text"]), item)
     out = [item for item in items.values() if forget_requests.parse(item["text"]) is None]
     for item in out:
+        item["original"] = item["text"]
         item["text"] = _current(_linked(item["text"], ctx.people))
+        # A routine note that happened to move a hormone ("it passed") is still routine.
         item["routine"] = (
             item["importance"] < ROUTINE_BELOW
             and not item.get("hint")
-            and not item.get("cause")
-            and ctx.date_of(item["text"]) is None
             and not keep_rules.pinned(item["text"], ctx.rules)
         )
+        if item["routine"]:
+            item["cause"] = None
     # Newest first; hand-written lines (no time) last, in their original order.
     return sorted(out, key=lambda i: (i["at"], i["importance"], i.get("seq", 0)), reverse=True)
 
@@ -413,12 +415,14 @@ def _is_bond(item: dict[str, Any], ctx: _Context) -> bool:
     text = item["text"]
     if item.get("cause") == "oxytocin":
         return True  # a moment of closeness reaches The Bond
-    if item["routine"] or questions(text) or _SELF.match(text) or _NOT_BOND.search(text):
+    if item["routine"] or questions(text) or _SELF.match(text):
         return False
     if ctx.date_of(text) is not None:
-        return False  # an event ahead belongs to Active Context
-    if any(person["text"] == text for person in ctx.people):
-        return True
+        return False  # an event ahead: Active Context
+    if any(_norm(person["text"]) == _norm(item.get("original", text)) for person in ctx.people):
+        return True  # someone named with their role: who is around the user
+    if _NOT_BOND.search(text):
+        return False  # a task or a project event
     if _PREFERENCE.search(text):
         return True
     return item["type"] == "world_fact" and bool(_PERSONAL.search(text))
@@ -616,6 +620,7 @@ def _past(evidence: list[dict[str, Any]]) -> list[Pointer]:
 
 
 TOPIC_WORDS = 9
+_OLD = "\x00old pointer: "  # marks an old pointer among the sources of a merge
 _TOPIC_STOP = STOP | {"now", "then", "again", "also"}
 
 
@@ -672,10 +677,14 @@ def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointe
 
 def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
     """One pointer for notes of one topic, e.g. "Refactored modules: invoice, payments, …"."""
+    lines = [(p, src) for p, src in members if not src.startswith(_OLD)] or members
+    if len(lines) == 1:
+        return lines[0][0]
+    members = lines
     actions = [
         task_action(_LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", src))) for _, src in members
     ]
-    if all(actions):
+    if all(actions) and len({a[0] for a in actions if a}) == 1:
         done = [a for a in actions if a]
         verb = done[0][0]
         shared = [w for w in done[0][1] if all(w in a[1] for a in done)]
@@ -719,7 +728,7 @@ def _pointers(
         for w in re.findall(r"[A-Z][\w-]+", line)
     }
     common |= {p["name"].split()[0].lower() for p in ctx.people}
-    merged = _merge(fresh + [(p, f"{p.topic} {p.keywords}") for p in old.pointers()], common)
+    merged = _merge(fresh + [(p, f"{_OLD}{p.topic} {p.keywords}") for p in old.pointers()], common)
     merged = past + merged
     out: list[Pointer] = []
     seen: set[frozenset[str]] = set()
