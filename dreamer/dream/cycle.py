@@ -287,8 +287,10 @@ class _Dream:
         for key, lines in more.items():
             cut[key] = cut.get(key, []) + lines
         if write:
-            for key, lines in cut.items():
-                for line in lines:
+            # Every line of an overflowing section becomes a crystal, the kept ones too: a
+            # later dream may fade them, and the user's words must stay findable.
+            for key in cut:
+                for line in dict.fromkeys([*old.body(key).split("\n"), *cut[key]]):
                     text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
                     if text:
                         self.ws.index(

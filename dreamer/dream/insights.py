@@ -258,7 +258,8 @@ def _first_line(text: str, words: int = 10) -> str:
 
 LABELS = frozenset(
     "past friction breakthrough deadline goal task note decided decision update todo done open "
-    "question upcoming auto hormonal event spike peaked correction".split()
+    "question upcoming auto hormonal event spike peaked correction clipped characters memory_get "
+    "whole".split()
 )
 
 

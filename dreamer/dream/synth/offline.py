@@ -393,7 +393,7 @@ def _same(line: str, texts: set[str]) -> bool:
 
 _PREFERENCE = re.compile(
     r"\b(prefers?|preferred|likes?|loves?|hates?|dislikes?|no longer wants?|favou?rite|"
-    r"allergic|allergy|call me|never|always|from now on|every time)\b",
+    r"allergic|allergy|call me|never|always|from now on|every time|switched to|now uses?)\b",
     re.IGNORECASE,
 )
 _PERSONAL = re.compile(
@@ -615,7 +615,8 @@ def _past(evidence: list[dict[str, Any]]) -> list[Pointer]:
             for word in keywords(text):
                 counts[word] = counts.get(word, 0) + 1
         top = sorted(counts, key=lambda w: (-counts[w], w))[:3]
-        pointers.append(Pointer(_topic(heading + ": " + texts[0]), " ".join(top)))
+        # The heading names the group, the first entry makes the topic specific.
+        pointers.append(Pointer(f"{heading}: {_topic(texts[0])}", " ".join(top)))
     return pointers
 
 
