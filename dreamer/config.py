@@ -35,6 +35,12 @@ FLAG_NAMES = {
 }
 MAX_MINUTES = 525_600  # intervals are minutes; past a year one is surely a typo (1e308 overflows)
 EMBEDDERS = ("auto", "wordllama", "hashing")
+# Prompt caching of a Claude dream: auto marks the system prompt with the 1-hour TTL only when
+# dreams are at most an hour apart (else a mark could never be read) and the dream's data with
+# the 5-minute TTL, which its revisions read; off sends no mark at all.
+CACHE_CHOICES = ("auto", "off")
+DEFAULT_INPUT_TOKENS = 24_000
+MIN_INPUT_TOKENS = 2_000
 
 
 @dataclass
@@ -45,6 +51,8 @@ class Settings:
     dream_interval_minutes: float = 120.0
     min_chunks_for_dream: int = 5
     max_revisions: int = 2
+    input_tokens: int = DEFAULT_INPUT_TOKENS  # the data a dream request may carry
+    cache: str = "auto"
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
@@ -104,6 +112,16 @@ def _to_count(value: Any, where: str) -> int:
         raise InvalidSetting(f"{where} must be a whole number, not {value!r}") from None
     if number < 0 or (isinstance(value, float) and not value.is_integer()):
         raise InvalidSetting(f"{where} must be a whole number of 0 or more, not {value!r}")
+    return number
+
+
+def _to_budget(value: Any, where: str) -> int:
+    number = _to_count(value, where)
+    if number < MIN_INPUT_TOKENS:
+        raise InvalidSetting(
+            f"{where} must be at least {MIN_INPUT_TOKENS} tokens (the state alone needs ~4,500), "
+            f"not {value!r}"
+        )
     return number
 
 
@@ -169,6 +187,8 @@ _SPECS: list[_Spec] = [
         _to_count,
     ),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
+    _Spec("memory.dream.inputTokens", "DREAM_INPUT_TOKENS", "input_tokens", _to_budget),
+    _Spec("memory.dream.cache", "DREAM_CACHE", "cache", _to_choice(CACHE_CHOICES)),
     _Spec("memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)),
     _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),
     _Spec("memory.dream.apiKey", "ANTHROPIC_API_KEY", "api_key", _to_text),

@@ -461,11 +461,17 @@ def test_three_scenarios_ship(monkeypatch):
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
-def test_a_shipped_scenario_runs_end_to_end(tmp_path, path):
-    # Not asserting a score: today's offline synthesizer is expected to fail many checks.
+def test_a_shipped_scenario_passes_every_check_offline(tmp_path, path):
     scenario = load_scenario(path)
     result = run_scenario(scenario, tmp_path)
     assert result.total == len(scenario.checks) >= 15
     assert all(d["outcome"] == "committed" for d in result.dreams)
-    assert all(c.evidence for c in result.failed)
+    assert not result.failed, format_report([result])
     assert f"{result.name}: {result.passed}/{result.total} checks passed" in format_report([result])
+
+
+def test_the_held_out_scenario_loads_and_runs(tmp_path):
+    # Written after tuning, never tuned on: its score is reported, not asserted (docs/bench.md).
+    path = SCENARIOS / "heldout" / "bakery.toml"
+    result = run_scenario(load_scenario(path), tmp_path)
+    assert result.total >= 15 and all(d["outcome"] == "committed" for d in result.dreams)

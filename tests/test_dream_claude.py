@@ -24,6 +24,7 @@ from dreamer.errors import (
     ModelTimeout,
 )
 from dreamer.memory import scratch
+from dreamer.memory.state import parse
 
 FIRST_NOTES = [
     "Maya is the product lead at Acme and prefers short, direct answers",
@@ -108,7 +109,7 @@ def test_a_good_answer_commits(ws, now, fake):
     assert scratch_texts(ws) == []  # consumed: they are crystals now
     assert all(c.lifecycle == "consolidated" for c in ws.store.crystals(sources=["scratch"]))
     # What went to the model: every note, as data.
-    sent = fake.last.json["messages"][0]["content"]
+    sent = fake.last.json["messages"][0]["content"][0]["text"]
     notes_block = sent.split("<notes", 1)[1].split("</notes>", 1)[0]
     assert all(text in notes_block for text in FIRST_NOTES)
     entry = ws.store.get_dream(result.dream_id)
@@ -162,18 +163,26 @@ def test_sections_claude_leaves_out_carry_over_into_memory_md(dreamt, now, fake)
 
 
 def test_a_collapsed_answer_is_critiqued_and_a_good_revision_commits(dreamt, now, fake):
+    before = parse(dreamt.memory_md.read_text())
     fake.tool_use(TOOL_NAME, COLLAPSED)
+    # A revision builds on the draft: it must resend what the draft emptied.
     fake.tool_use(
         TOOL_NAME,
-        {"active_context": "- Acme report now due 2026-03-24; section 1 finished, bar chart next."},
+        {
+            "bond": before.body("bond"),
+            "phenotype": before.body("phenotype"),
+            "active_context": "- Acme report now due 2026-03-24; section 1 finished, bar chart "
+            "next.",
+        },
     )
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     assert result.committed and result.revisions == 1
     assert any("empty synthesis" in c for c in result.critiques[0])
     revision = fake.last.json["messages"]
-    assert revision[1]["content"][0]["input"] == COLLAPSED
+    # The replayed call is the draft's changes from the old state (each section once).
+    replayed = revision[1]["content"][0]["input"]
+    assert replayed and all(COLLAPSED[key] == value for key, value in replayed.items())
     assert "empty synthesis" in revision[2]["content"][0]["content"]
-    # The revision left the other sections out, so the old Bond carried over.
     assert "works from Lisbon" in dreamt.memory_md.read_text()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dreamer.dream import guards
 from dreamer.memory import state as wm
+from dreamer.memory.state import WorkingMemory
 
 
 def make(**bodies: str) -> wm.WorkingMemory:
@@ -102,3 +103,74 @@ def test_report_is_json_ready():
     data = report.to_dict()
     assert data["ok"] is False and data["failed"] == ["empty"]
     assert set(data["measures"]) >= {"tokens", "chars", "substance_chars", "pointers"}
+
+
+# --- meaning, not spelling (Bond drift on weighted stems) --------------------------------------
+
+VERBOSE_BOND = (
+    "- Dana Okafor is a backend engineer on Ledgerly's billing team, accordingly she works in "
+    "the ledgerly-core monorepo.\n"
+    "- Dana wants status updates in Slack #billing-dev, never by email.\n"
+    "- Dana likes short answers: the command or the diff first, the explanation after.\n"
+    "- Priya Raman, Dana's manager, expects a written status every Friday before 16:00.\n"
+    "- Dana prefers rebase merges, so the per-commit history survives git bisect."
+)
+TERSE_BOND = (
+    "- Dana Okafor: backend engineer, Ledgerly billing (ledgerly-core).\n"
+    "- Status in Slack #billing-dev, not email; Fridays a written one for Priya Raman.\n"
+    "- Answer short: command/diff, then why.\n- Rebase merge (bisect)."
+)
+
+
+def _bond_state(body: str) -> WorkingMemory:
+    return WorkingMemory({"bond": body})
+
+
+def test_a_terse_but_correct_bond_is_not_drift():
+    report = guards.check(_bond_state(TERSE_BOND), _bond_state(VERBOSE_BOND))
+    assert "bond_drift" not in report.failed, report.critiques
+    # Stems make "answers" keep "answer"; rarity makes a name outweigh "accordingly".
+    assert guards.rarity("Priya") > guards.rarity("accordingly")
+
+
+def test_a_bond_replaced_by_unrelated_text_is_rejected_and_the_lost_terms_are_named():
+    unrelated = "- Enjoys hiking in the Alps.\n- Collects vintage synthesizers."
+    report = guards.check(_bond_state(unrelated), _bond_state(VERBOSE_BOND))
+    assert "bond_drift" in report.failed
+    critique = next(c for c in report.critiques if c.startswith("Bond drift"))
+    assert "lost:" in critique and "raman" in critique and "okafor" in critique
+
+
+def test_a_change_the_notes_state_is_not_drift():
+    old = "- Maya Lindqvist, product lead at Acme, owns the quarterly report.\n- Prefers tea."
+    new = "- Tom Becker is the new owner; he prefers email over calls."
+    notes = ["Maya handed the quarterly report over to Tom Becker; Tom is the new owner."]
+    notes.append("Tom prefers email over calls.")
+    context = guards.Context(evidence=notes)
+    assert "bond_drift" in guards.check(_bond_state(new), _bond_state(old)).failed
+    report = guards.check(_bond_state(new), _bond_state(old), context)
+    assert "bond_drift" not in report.failed, report.critiques
+    assert report.measures["bond_change_stated"] is True
+
+
+def test_a_budget_critique_says_by_how_much():
+    state = WorkingMemory({key: "" for key in wm.section_keys()})
+    state.bodies["bond"] = "- " + "word " * 700
+    critique = next(c for c in guards.check(state).critiques if "The Bond" in c)
+    assert "over its budget of 500" in critique and "shorten it by at least" in critique
+
+
+def test_mass_drop_is_measured_against_what_the_budgets_allow():
+    huge = WorkingMemory(
+        {
+            "active_context": "\n".join(
+                f"- hand-written line {i} about topic {i}" for i in range(900)
+            )
+        }
+    )
+    within = WorkingMemory(
+        {"active_context": "\n".join(huge.body("active_context").split("\n")[:120])}
+    )
+    report = guards.check(within, huge)
+    assert "mass_drop" not in report.failed
+    assert report.measures["chars"]["old"] < guards.state_chars(huge)

@@ -142,6 +142,9 @@ def test_to_dict_is_json_with_the_documented_keys(ws, now):
         "curiosity_gaps",
         "emerging_skills",
         "fading_topics",
+        "answered_questions",
+        "upcoming",
+        "people",
     ]
     json.dumps(data)
     assert set(data["topics"][0]) == {"label", "keywords", "crystal_ids", "size"}

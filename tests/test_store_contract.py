@@ -279,6 +279,14 @@ def test_hormone_history(store, now):
     ]
     assert len(store.hormone_history(10)) == 3
     assert store.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == ["shipped it"]
+    # A dream weighs what the hormones did since the last one: the stimuli of a period.
+    period = store.stimuli_between(iso(now), iso(now + timedelta(hours=1)), 10)
+    assert [(row["hormone"], row["delta"], row["source"]) for row in period] == [
+        ("dopamine", 0.2, "api")
+    ]
+    assert store.stimuli_between(iso(now - timedelta(seconds=1)), iso(now), 10)[0]["reason"] == (
+        "shipped it"
+    )
 
 
 def test_dream_journal_and_runs(store, now):

@@ -22,12 +22,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, insights
+from dreamer.dream import forget_requests, guards, insights, keep_rules, overflow
+from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
@@ -40,7 +42,7 @@ from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
 from dreamer.support.files import atomic_write
-from dreamer.support.times import iso
+from dreamer.support.times import iso, parse_iso
 
 STEPS = (
     "lock",
@@ -50,6 +52,7 @@ STEPS = (
     "rotate",
     "index",
     "forget",
+    "overflow",
     "gather",
     "synthesize",
     "pointers",
@@ -57,11 +60,9 @@ STEPS = (
     "write",
     "journal",
     "consolidate",
-    "discard",
+    "settle",
 )
-MAX_CRYSTALS = 40  # crystals handed to the synthesizer
-CLIP_CHARS = 600  # each one clipped to this many characters
-INSIGHT_SCAN = 500  # new crystals the insights look at
+DAY = timedelta(days=1)
 
 StepHook = Callable[[str], None]
 
@@ -84,6 +85,8 @@ class DreamResult:
     pointer_fixes: list[str] = field(default_factory=list)
     synthesizer: str | None = None
     model: str | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)  # budget, tokens by block, left, hormones
+    left_pending: int = 0  # pending notes this dream could not take (they wait for the next)
 
     @property
     def committed(self) -> bool:
@@ -176,6 +179,7 @@ class _Dream:
         self.inputs_summary: dict[str, Any] = {}
         self.old_text = ""
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
+        self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
         self.resolutions: list[forget_requests.Resolution] = []
 
     def step(self, name: str) -> None:
@@ -230,10 +234,12 @@ class _Dream:
                 )
         self.step("forget")
         notes = self._honour_forget_requests(notes)
+        self.step("overflow")
+        old = self._overflow(write=True)
         watermark = self.ws.store.max_crystal_id()
         self.step("gather")
-        inputs, consumed = self._gather(notes, watermark)
-        self.result.consumed, self.result.notes = consumed, len(notes)
+        inputs, consumed = self._gather(notes, watermark, old)
+        self.result.consumed, self.result.notes = consumed, len(inputs.notes)
         state, report = self._synthesize(inputs)
         if not report.ok:
             raise DreamRejected(
@@ -266,30 +272,106 @@ class _Dream:
             and store.find_by_hash(content_hash(note.text)) is not None
         ]
 
-    def _gather(self, notes: list[scratch.Note], watermark: int) -> tuple[DreamInputs, list[int]]:
-        ws, store = self.ws, self.ws.store
-        self.old_text = wm.read_memory(ws.memory_md)
+    def _overflow(self, *, write: bool) -> wm.WorkingMemory:
+        """The old state within its budgets; lines past them become crystals and a pointer."""
+        self.old_text = wm.read_memory(self.ws.memory_md)
         old = wm.parse(self.old_text)
-        new = store.new_crystals(watermark, INSIGHT_SCAN)
-        evidence = [crystal for crystal in new if forget_requests.parse(crystal.text) is None]
+        trimmed, cut = overflow.trim(old)
+        if not cut:
+            return old
+        titles = {s.key: s.title for s in wm.sections()}
+        pointers = [
+            p for key, lines in cut.items() if (p := overflow.pointer_for(titles[key], lines))
+        ]
+        trimmed, more = overflow.trim(overflow.with_pointers(trimmed, pointers))
+        for key, lines in more.items():
+            cut[key] = cut.get(key, []) + lines
+        if write:
+            # Every line of an overflowing section becomes a crystal, the kept ones too: a
+            # later dream may fade them, and the user's words must stay findable.
+            for key in cut:
+                for line in dict.fromkeys([*old.body(key).split("\n"), *cut[key]]):
+                    text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
+                    if text:
+                        self.ws.index(
+                            text,
+                            importance=0.5,
+                            semantic_type=None,
+                            at=self.now,
+                            source="memory",
+                            lifecycle="consolidated",
+                            origin=f"MEMORY.md {titles[key]}",
+                        )
+        self.overflowed = {titles[key]: len(lines) for key, lines in cut.items()}
+        return trimmed
+
+    def _since(self) -> datetime:
+        """When the last committed dream ran (a day ago when none has)."""
+        last = self.ws.store.latest_dream_id(("committed",))
+        if last is not None:
+            try:
+                return parse_iso(self.ws.store.get_dream(last)["started_at"])
+            except (ValueError, KeyError, TypeError):
+                pass
+        return self.now - DAY
+
+    def _gather(
+        self, notes: list[scratch.Note], watermark: int, old: wm.WorkingMemory
+    ) -> tuple[DreamInputs, list[int]]:
+        ws, store = self.ws, self.ws.store
+        budget = ws.settings.input_tokens
+        pool = store.new_crystals(watermark, bounded.POOL)
+        beyond = max(0, store.count_new() - len(pool))
         if store.get_meta(SEED_FLAG) == "1":
-            evidence += store.crystals(sources=["seed"])
-        found = insights.compute(store, notes, evidence, self.now, old)
+            have = {c.id for c in pool}
+            pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+        requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
+        evidence = [c for c in pool if forget_requests.parse(c.text) is None]
         levels = hormones.levels(ws, self.now)
-        inputs = DreamInputs(
+        instructions = _read(ws.dream_md) or None
+        period = hormones.period(ws, self._since(), self.now)
+        probe = DreamInputs(
             now=self.now,
             old=old,
-            notes=notes,
-            crystals=select(evidence),
-            insights=found,
+            notes=[],
+            crystals=[],
+            insights=None,
             hormones=levels,
             mood=hormones.mood(levels),
             niche=_niche(ws),
-            instructions=_read(ws.dream_md) or None,
+            instructions=instructions,
+            period=period,
         )
+        fixed = bounded.blocks_for(probe, budget)
+        used = bounded.measure({k: v for k, v in fixed.items() if k not in ("notes", "insights")})
+        room = max(0, budget - used["total"] - int(budget * bounded.INSIGHTS_SHARE))
+        chosen = bounded.select(evidence, room, self.now, old.substance().split("\n"))
+        hashes = {c.content_hash for c in chosen.chosen}
+        given = [note for note in notes if content_hash(note.text) in hashes]
+        found = insights.compute(store, given, chosen.chosen, self.now, old)
+        inputs = dataclasses.replace(
+            probe,
+            notes=given,
+            crystals=chosen.chosen,
+            insights=found,
+            left=bounded.left_summary(chosen.left, beyond),
+            causes=_causes(period, chosen.chosen),
+        )
+        inputs.blocks = bounded.blocks_for(inputs, budget)
+        measured = bounded.measure(inputs.blocks)
+        self.result.left_pending = len(chosen.left) + beyond
+        self.result.inputs = {
+            "budget": budget,
+            "tokens": measured,
+            "given": len(chosen.chosen),
+            "covered": len(chosen.covered),
+            "left_pending": inputs.left,
+            "hormones": {**period, "cause_notes": inputs.causes},
+            "overflow": self.overflowed,
+        }
         self.inputs_summary = {
-            "notes": len(notes),
-            "new_crystals": len(new),
+            "notes": len(given),
+            "new_crystals": len(pool),
             "crystals_given": [c.id for c in inputs.crystals],
             "insights": found.to_dict(),
             "hormones": levels,
@@ -299,32 +381,40 @@ class _Dream:
             "recovered": self.result.recovered,
             "reason": self.result.reason,
             "forget_requests": [resolution.to_dict() for resolution in self.resolutions],
+            **self.result.inputs,
         }
-        consumed = sorted(
-            {c.id for c in new} | {c.id for c in evidence if c.lifecycle == "generated"}
-        )
-        return inputs, consumed
+        return inputs, sorted(set(chosen.consumed) | set(requests))
 
     def _synthesize(self, inputs: DreamInputs) -> tuple[wm.WorkingMemory, guards.GuardReport]:
         """Draft, check, and revise on critique (at most settings.max_revisions times)."""
         self.step("synthesize")
         draft = self._call(inputs, None, None)
+        rules = keep_rules.parse(inputs.instructions or "")
+        context = guards.Context(
+            evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
+        )
         while True:
             self.step("pointers")
             state, fixes = verify_pointers(self.ws, draft.state, self.now)
             self.result.pointer_fixes.extend(fixes)
             forget_requests.silence(state, self.silenced, [])
+            keep_rules.silence(state, rules)
             self.step("guards")
-            report = guards.check(state, inputs.old)
+            report = guards.check(state, inputs.old, context)
             self.result.report = report
             if report.ok:
                 return state, report
-            self.result.critiques.append(report.critiques)
+            critiques = report.critiques + [
+                f"{fix} (write pointers whose keywords occur in the topic's notes)"
+                for fix in fixes
+                if fix.startswith("dropped")
+            ]
+            self.result.critiques.append(critiques)
             if self.result.revisions >= self.ws.settings.max_revisions:
                 return state, report
             self.result.revisions += 1
             self.step("synthesize")
-            draft = self._call(inputs, report.critiques, draft)
+            draft = self._call(inputs, critiques, draft)
 
     def _call(
         self, inputs: DreamInputs, critique: list[str] | None, previous: Draft | None
@@ -339,15 +429,16 @@ class _Dream:
         notes = scratch.parse(self.ws.scratch_path).notes
         self.silenced = [r for note in notes if (r := forget_requests.parse(note.text))]
         notes = [note for note in notes if forget_requests.parse(note.text) is None]
+        old = self._overflow(write=False)
         watermark = self.ws.store.max_crystal_id()
-        inputs, consumed = self._gather(notes, watermark)
+        inputs, consumed = self._gather(notes, watermark, old)
         state, report = self._synthesize(inputs)
         state.last_dream, state.mood = iso(self.now), inputs.mood
         self.result.outcome, self.result.reason = "dry-run", why
         self.result.state_text = compose(
             state, inputs.old, seed_pending=self.ws.store.get_meta(SEED_FLAG) == "1"
         )
-        self.result.consumed, self.result.notes = consumed, len(notes)
+        self.result.consumed, self.result.notes = consumed, len(inputs.notes)
         return self.result
 
     # --- the end ----------------------------------------------------------------------------
@@ -375,8 +466,17 @@ class _Dream:
                     at=self.now,
                     reason=f"dream {self.result.dream_id}",
                 )
-        self.step("discard")
-        scratch.discard_rotated(ws.scratch_path)
+        self.step("settle")
+        # The notes this dream could not take go back to the scratch for the next one.
+        consumed = set(self.result.consumed)
+
+        def waiting(note: scratch.Note) -> bool:
+            crystal_id = store.find_by_hash(content_hash(note.text))
+            if crystal_id is None or crystal_id in consumed:
+                return False
+            return store.get(crystal_id).lifecycle == "generated"
+
+        scratch.settle(ws.scratch_path, waiting)
         self.result.outcome = "committed"
         return self.result
 
@@ -430,29 +530,33 @@ class _Dream:
 # --- helpers ------------------------------------------------------------------------------------
 
 
-def select(crystals: list[Crystal], limit: int = MAX_CRYSTALS) -> list[Crystal]:
-    """The most important, newest crystals, skipping near-duplicates, each text clipped."""
-    ranked = sorted(crystals, key=lambda c: (-round(c.importance, 1), _desc(c.created_at), c.id))
-    chosen: list[Crystal] = []
-    seen: list[set[str]] = []
-    for crystal in ranked:
-        words = insights.stems(crystal.text)
-        if any(words and len(words & other) / len(words | other) >= 0.8 for other in seen):
-            continue
-        seen.append(words)
-        text = (
-            crystal.text
-            if len(crystal.text) <= CLIP_CHARS
-            else crystal.text[:CLIP_CHARS].rsplit(" ", 1)[0] + " …"
-        )
-        chosen.append(dataclasses.replace(crystal, text=text))
-        if len(chosen) >= limit:
-            break
-    return chosen
+def _causes(period: dict[str, Any], crystals: list[Crystal]) -> dict[str, list[int]]:
+    """For each hormone that peaked: the given memories written when its stimuli came.
 
-
-def _desc(stamp: str) -> tuple[int, ...]:
-    return tuple(-ord(ch) for ch in stamp)
+    A note's own words stimulate at the note's moment; a stimulus from outside (``dream
+    feel``) is tied to the most important memory written up to 30 minutes around it.
+    """
+    out: dict[str, list[int]] = {}
+    mine = [c for c in crystals if c.source != "auto"]
+    for name, peak in (period.get("peaks") or {}).items():
+        ids: list[int] = []
+        for cause in peak["causes"]:
+            at = parse_iso(cause["at"])
+            near = []
+            for crystal in mine:
+                try:
+                    gap = abs((parse_iso(crystal.created_at) - at).total_seconds())
+                except ValueError:
+                    continue
+                if gap <= 1800:
+                    near.append((gap > 1, -crystal.importance, gap, crystal.id))
+            if near:
+                best = min(near)[3]
+                if best not in ids:
+                    ids.append(best)
+        if ids:
+            out[name] = ids
+    return out
 
 
 def verify_pointers(

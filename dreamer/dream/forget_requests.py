@@ -27,6 +27,7 @@ from dreamer.retrieval.embed import stem
 from dreamer.store import Crystal, Store
 
 MAX_TARGETS = 3  # more matches than this: ambiguous, ask the user
+RECENT = 500  # newest crystals a request is also compared with, word forms and all
 _LEAD = r"(?:^|[.!?;:\n]\s*|\b(?:please|pls|kindly|(?:can|could|would) you|and|also|so)\s+)"
 _REQUEST = re.compile(
     _LEAD + r"(?:forget(?:\s+about)?|(?:do\s+not|don'?t|stop)\s+(?:remember(?:ing)?|keep(?:ing)?)"
@@ -35,6 +36,9 @@ _REQUEST = re.compile(
     r"\s+(?P<target>[^.!?\n]+)",
     re.IGNORECASE,
 )
+# What follows a clause break is a reason or an aside, not part of what to forget:
+# "forget my weight, I don't want it stored" asks to forget "my weight".
+_CLAUSE = re.compile(r"[,;:—–()\"“”]|\s-\s|\s+(?:because|since|as|it's|it is|it has)\s", re.I)
 _NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not)\s+forget\b|\bforget\s+to\b", re.I)
 _WORD = re.compile(r"[^\W_]+")
 # Words that say how or when something was written, not what it was.
@@ -88,7 +92,8 @@ def parse(text: str) -> ForgetRequest | None:
     match = _REQUEST.search(text)
     if not match:
         return None
-    target = " ".join(match["target"].split()).strip(" ,")
+    target = _CLAUSE.split(match["target"], maxsplit=1)[0]
+    target = " ".join(target.split()).strip(" ,")
     words = [w for w in _WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
     if not words:
         return None
@@ -96,9 +101,19 @@ def parse(text: str) -> ForgetRequest | None:
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words))
 
 
+def _same_word(wanted: str, have: set[str]) -> bool:
+    # Stems of one word can still differ ("weight" / "weighed" → "weigh"): a shared start of
+    # five letters or more counts as the same word.
+    return wanted in have or any(
+        min(len(wanted), len(other)) >= 5 and (wanted.startswith(other) or other.startswith(wanted))
+        for other in have
+    )
+
+
 def matches(request: ForgetRequest, text: str) -> bool:
     """Whether ``text`` holds every content word of the request (stems compared)."""
-    return request.keywords <= _stems(text)
+    have = _stems(text)
+    return all(_same_word(wanted, have) for wanted in request.keywords)
 
 
 def resolve(
@@ -112,9 +127,13 @@ def resolve(
     out = []
     for asker, request in requests:
         found = store.fts_match(list(request.words), [], 200)
+        # Full-text search matches whole stems ("weight" misses "weighed"): the newest
+        # crystals are looked at as well, with word forms compared by ``matches``.
+        ids = {crystal_id for crystal_id, _ in found}
+        ids |= {c.id for c in store.crystals(newest_first=True, limit=RECENT)}
         candidates = [
             crystal
-            for crystal in store.crystals_by_id([crystal_id for crystal_id, _ in found])
+            for crystal in store.crystals_by_id(sorted(ids))
             if crystal.id != asker.id
             and crystal.created_at <= asker.created_at
             and parse(crystal.text) is None

@@ -8,7 +8,15 @@ A candidate passes when:
 - it is not a mass drop: when the previous state was at least 2,000 characters, the new one is
   at least half as long (the rendered state is compared, never a hand-written preamble);
 - it has substance: at least 50 characters of text under the headings;
-- The Bond keeps at least 30% of the terms of the previous Bond (when that had 5 or more).
+- The Bond keeps at least 30% of the previous Bond's terms (when that had 5 or more), judged
+  on word stems ("answers" keeps "answer") weighted by rarity (a name or a rare word counts more
+  than "accordingly"); a Bond that changed because the dream's notes state a change (a new
+  owner, a preference that is "no longer" true) is not drift when the new Bond is what the
+  notes and the old Bond say.
+
+The mass-drop guard measures against what the budgets allow: a hand-edited state larger than
+its section budgets counts only as much as fits them (``overflow.trim``; the cycle moves the
+rest into crystals), so such a workspace can commit instead of failing forever.
 
 ``check`` returns a ``GuardReport`` whose critiques are one-line, actionable sentences: they go
 to the synthesizer for a revision, to the journal, and to ``dream run --dry-run``.
@@ -16,13 +24,17 @@ to the synthesizer for a revision, to the journal, and to ``dream run --dry-run`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
 
-from dreamer.dream.insights import keywords
+from dreamer.dream import overflow
+from dreamer.dream.insights import STOP
 from dreamer.memory.state import WorkingMemory, render, sections, total_budget
+from dreamer.retrieval.embed import stem as _stem
 from dreamer.support import tokens
 from dreamer.support.resources import schema
 
@@ -32,6 +44,24 @@ MAX_POINTERS = 20
 MIN_SUBSTANCE_CHARS = 50
 BOND_KEEP_RATIO = 0.3
 BOND_MIN_TERMS = 5
+BOND_SUPPORTED = 0.7  # with a stated change: the share of the new Bond the evidence supports
+LOST_NAMED = 8  # how many lost terms a Bond-drift critique names
+
+_WORD = re.compile(r"[^\W_][\w'’-]*[^\W_]|[^\W_]", re.UNICODE)
+_CHANGE = re.compile(
+    r"\b(new (?:owner|user|lead|manager|contact|client|boss|maintainer)|now (?:owns|leads|"
+    r"prefers?|wants?|uses?|works)|took over|takes over|handed (?:\w+ )?over|hands? (?:\w+ )?"
+    r"over|replaces?|replaced|no longer|not anymore|switched|instead|from now on|changed|"
+    r"moved to|renamed|is now|are now)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Context:
+    """What the guards may know beyond the two states: the texts this dream was given."""
+
+    evidence: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -68,7 +98,9 @@ def state_chars(state: WorkingMemory) -> int:
     return len(render(bare))
 
 
-def check(candidate: WorkingMemory, old: WorkingMemory | None = None) -> GuardReport:
+def check(
+    candidate: WorkingMemory, old: WorkingMemory | None = None, context: Context | None = None
+) -> GuardReport:
     """Run every guard on candidate against the previous state old."""
     old = old or WorkingMemory()
     report = GuardReport()
@@ -77,7 +109,7 @@ def check(candidate: WorkingMemory, old: WorkingMemory | None = None) -> GuardRe
     _budgets(candidate, report)
     _mass(candidate, old, report)
     _substance(candidate, report)
-    _bond(candidate, old, report)
+    _bond(candidate, old, report, context or Context())
     return report
 
 
@@ -129,21 +161,23 @@ def _budgets(candidate: WorkingMemory, report: GuardReport) -> None:
         if n > s.budget_tokens:
             report.add(
                 "budget",
-                f"{s.title} is {n} tokens, over its budget of "
-                f"{s.budget_tokens}; shorten it or move detail to pointers",
+                f"{s.title} is {n} tokens, {n - s.budget_tokens} over its budget of "
+                f"{s.budget_tokens}; shorten it by at least {n - s.budget_tokens} tokens or "
+                "move detail to pointers",
             )
     report.measures["tokens"] = used
     total = sum(used.values())
     if total > total_budget():
         report.add(
             "budget",
-            f"the state is {total} tokens, over the total budget of "
+            f"the state is {total} tokens, {total - total_budget()} over the total budget of "
             f"{total_budget()}; shorten the longest sections",
         )
 
 
 def _mass(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> None:
-    before, after = state_chars(old), state_chars(candidate)
+    # Against what the budgets allow: lines past a section's budget cannot be written back.
+    before, after = state_chars(overflow.trim(old)[0]), state_chars(candidate)
     report.measures["chars"] = {"old": before, "new": after}
     if before >= MASS_FLOOR_CHARS and after < MASS_DROP_RATIO * before:
         report.add(
@@ -164,17 +198,63 @@ def _substance(candidate: WorkingMemory, report: GuardReport) -> None:
         )
 
 
-def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> None:
-    old_terms = set(keywords(old.body("bond")))
+@lru_cache(maxsize=4096)
+def rarity(word: str) -> float:
+    """How much a word says: 1 for a common word, up to 3 for a rare one, +1 for a name.
+
+    The tokenizer's pieces stand in for frequency (a frequent word is one token, "penicillin"
+    three); a capitalised word inside a line is most likely a name.
+    """
+    from dreamer.support import tokens  # the tokenizer loads on first use
+
+    name = word[:1].isupper() and word[1:2].islower()
+    pieces = len(tokens.encoding().encode(" " + word.lower(), disallowed_special=()))
+    return min(3.0, float(pieces)) + (1.0 if name else 0.0)
+
+
+def bond_terms(body: str) -> dict[str, tuple[float, str]]:
+    """The Bond's content terms: stem -> (weight, a surface form)."""
+    out: dict[str, tuple[float, str]] = {}
+    for line in body.split("\n"):
+        words = _WORD.findall(line)
+        for position, word in enumerate(words):
+            lower = word.strip("'’-").lower()
+            if len(lower) < 3 or lower in STOP or lower.isdigit():
+                continue
+            weight = rarity(word if position else word.lower())
+            stem = _stem(lower)
+            if weight > out.get(stem, (0.0, ""))[0]:
+                out[stem] = (weight, lower)
+    return out
+
+
+def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport, ctx: Context) -> None:
+    old_terms = bond_terms(old.body("bond"))
     if len(old_terms) < BOND_MIN_TERMS:
         return
-    new_terms = set(keywords(candidate.body("bond")))
-    kept = len(old_terms & new_terms) / len(old_terms)
+    new_terms = bond_terms(candidate.body("bond"))
+    total = sum(weight for weight, _ in old_terms.values())
+    kept = sum(weight for stem, (weight, _) in old_terms.items() if stem in new_terms) / total
     report.measures["bond_kept"] = round(kept, 3)
-    if kept < BOND_KEEP_RATIO:
-        report.add(
-            "bond_drift",
-            f"Bond drift: The Bond keeps {kept:.0%} of its previous terms "
-            f"(at least {BOND_KEEP_RATIO:.0%}); keep what is still true "
-            "about the user and change only what a newer note contradicts",
-        )
+    if kept >= BOND_KEEP_RATIO:
+        return
+    changes = [text for text in ctx.evidence if _CHANGE.search(text)]
+    if changes and new_terms:
+        known = set(old_terms) | {s for text in ctx.evidence for s in bond_terms(text)}
+        weight = sum(w for w, _ in new_terms.values())
+        supported = sum(w for stem, (w, _) in new_terms.items() if stem in known) / weight
+        report.measures["bond_supported"] = round(supported, 3)
+        if supported >= BOND_SUPPORTED:
+            report.measures["bond_change_stated"] = True
+            return
+    lost = sorted(
+        ((w, surface) for stem, (w, surface) in old_terms.items() if stem not in new_terms),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    names = ", ".join(surface for _, surface in lost[:LOST_NAMED])
+    report.add(
+        "bond_drift",
+        f"Bond drift: The Bond keeps {kept:.0%} of its previous terms, by weight "
+        f"(at least {BOND_KEEP_RATIO:.0%}); lost: {names}; keep what is still true about "
+        "the user and change only what a newer note contradicts",
+    )

@@ -23,11 +23,22 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
         {"skill": "Recalling deploy checklist", "occurrences": 4, "confidence": 60,
          "crystal_ids": []}
       ],
-      "fading_topics": [     # old Active Context lines with no recent support
+      "fading_topics": [     # old Active Context lines with no recent support and no date
         {"topic": "Kitchen renovation quotes", "keywords": "kitchen renovation quotes",
          "line": "- Kitchen renovation quotes due", "last_seen": "2026-03-01T08:00:00Z" | None}
+      ],
+      "answered_questions": [  # open questions a later note answered (no longer gaps)
+        {"question": "...", "answer": "...", "at": "2026-03-14T11:00:00Z"}
+      ],
+      "upcoming": [          # new notes and state lines with a date still ahead
+        {"text": "...", "date": "2026-03-16", "at": "2026-03-08T10:30:00Z" | None}
+      ],
+      "people": [            # someone named once with a role, linked to later role mentions
+        {"name": "Priya Raman", "role": "manager", "text": "...", "mentions": 2}
       ]
     }
+
+Insights are suggestions: the Claude prompt says so, and a synthesizer may reject any.
 
 Every list is deterministic for the same inputs (ties broken by id or text).
 """
@@ -39,6 +50,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from dreamer.dream import dates
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.retrieval.embed import _stem
@@ -73,7 +85,8 @@ _PREFERENCE = re.compile(
     re.IGNORECASE,
 )
 _DEADLINE = re.compile(
-    r"\b(deadline|due|moved to|postponed|pushed to|rescheduled|launch date|ship date|"
+    r"\b(deadline|due|moved to|moves to|moving to|changed to|postponed|pushed to|rescheduled|"
+    r"launch date|ship date|"
     r"by (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|\d))\b",
     re.IGNORECASE,
 )
@@ -104,6 +117,9 @@ _KIND_WORDS = {
     "due",
     "moved",
     "postponed",
+    "moves",
+    "moving",
+    "changed",
     "pushed",
     "rescheduled",
     "launch",
@@ -202,6 +218,9 @@ class Insights:
     curiosity_gaps: list[dict[str, Any]] = field(default_factory=list)
     emerging_skills: list[dict[str, Any]] = field(default_factory=list)
     fading_topics: list[dict[str, Any]] = field(default_factory=list)
+    answered_questions: list[dict[str, Any]] = field(default_factory=list)
+    upcoming: list[dict[str, Any]] = field(default_factory=list)
+    people: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict in the documented shape."""
@@ -237,6 +256,25 @@ def _first_line(text: str, words: int = 10) -> str:
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
+LABELS = frozenset(
+    "past friction breakthrough deadline goal task note decided decision update todo done open "
+    "question upcoming auto hormonal event spike peaked correction clipped characters memory_get "
+    "whole".split()
+)
+
+
+def _nameable(word: str) -> bool:
+    """A word that may name a topic: not a label, a date, a number or a generic word."""
+    lower = word.lower()
+    return not (
+        lower in LABELS
+        or lower in dates.MONTHS
+        or lower.rstrip("s") in dates.WEEKDAYS
+        or any(ch.isdigit() for ch in lower)
+        or lower in STOP
+    )
+
+
 # --- topics -----------------------------------------------------------------------------------
 
 
@@ -270,9 +308,9 @@ def _topics(crystals: list[Crystal]) -> list[dict[str, Any]]:
                 counts[stem] = counts.get(stem, 0) + 1
                 surface.setdefault(stem, word)
         ranked = sorted(counts, key=lambda s: (s != seed, -counts[s], frequency.get(s, 0), s))
-        top = [surface[s] for s in ranked[:4]]
-        if not top:
-            continue
+        top = [surface[s] for s in ranked if _nameable(surface[s])][:4]
+        if len(top) < 2:
+            continue  # a topic is never one word, a label or a date
         topics.append(
             {
                 "label": " ".join(top[:2]),
@@ -300,11 +338,25 @@ _KIND_STEMS = frozenset(_stem(w) for w in _KIND_WORDS)
 
 
 def _subject(text: str) -> set[str]:
-    return stems(text) - _KIND_STEMS
+    """What a statement is about: its content stems, without kind words, names or roles
+    (two notes that both name the user's manager are not about the same thing)."""
+    names = {w.lower() for w in re.findall(r"\b[A-Z][a-z][\w'’-]*", text)}
+    return stems(text) - _KIND_STEMS - {_stem(w) for w in names | set(ROLES)}
+
+
+_CHANGED = re.compile(
+    r"\b(no longer|anymore|instead|now|switched|switches|moved|moves|changed|changes|postponed|"
+    r"pushed|rescheduled|correction|corrected|from now on|new|replaced|replaces|rather than)\b",
+    re.IGNORECASE,
+)
 
 
 def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Pairs (older, newer) of same-kind statements about the same subject that differ."""
+    """Pairs (older, newer) of same-kind statements about the same subject that differ.
+
+    Only a newer statement that says something changed ("no longer", "moved to", "now",
+    "Correction:") supersedes: two directives about one subject may both hold.
+    """
     typed = [(item, _kind(item["text"])) for item in items]
     typed = [(item, kind) for item, kind in typed if kind]
     typed.sort(key=lambda pair: (pair[0]["at"] or "", pair[0]["text"]))
@@ -312,6 +364,8 @@ def _contradictions(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     superseded: set[str] = set()
     for j, (newer, kind) in enumerate(typed):
+        if not _CHANGED.search(newer["text"]):
+            continue
         newer_subject = subjects[j]
         for i in range(j - 1, -1, -1):
             older, older_kind = typed[i]
@@ -352,27 +406,171 @@ def questions(text: str) -> list[str]:
     return out
 
 
+_ANSWER = re.compile(
+    r"\b(decided|decision|decide|found|answer(?:ed)?|resolved|chose|chosen|going with|settled|"
+    r"turns out|confirmed|agreed|approved|we will|we'll|will use|booked|done)\b",
+    re.IGNORECASE,
+)
+_QUESTION_WORDS = frozenset(
+    _stem(w) for w in "open question find out need figure whether why ask unclear".split()
+)
+
+
+def answer_to(question: str, asked: str, statements: list[tuple[str, str]]) -> tuple[str, str]:
+    """(text, at) of the first statement after ``asked`` that answers ``question``, or ("", "")."""
+    wanted = stems(question) - _QUESTION_WORDS
+    if len(wanted) < 2:
+        return "", ""
+    for text, at in sorted(statements, key=lambda pair: pair[1]):
+        if (asked and at <= asked) or questions(text):
+            continue
+        shared = wanted & stems(text)
+        if len(shared) >= 2 and len(shared) >= 0.3 * len(wanted):
+            if _ANSWER.search(text) or len(shared) >= 0.6 * len(wanted):
+                return text, at
+    return "", ""
+
+
 def _gaps(
-    store: Store, notes: list[Note], crystals: list[Crystal], now: datetime
-) -> list[dict[str, Any]]:
+    store: Store,
+    notes: list[Note],
+    crystals: list[Crystal],
+    now: datetime,
+    old: WorkingMemory,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(open questions, answered questions): a later note that answers one closes it."""
     seen: set[str] = set()
     gaps: list[dict[str, Any]] = []
+    answered: list[dict[str, Any]] = []
+    texts = [(n.text, iso(n.at)) for n in notes] + [(c.text, c.created_at) for c in crystals]
+    statements = [(text, at) for text, at in texts if not questions(text)]
 
     def add(question: str, source: str, at: str) -> None:
         key = " ".join(question.lower().split())
-        if key not in seen:
-            seen.add(key)
+        if key in seen:
+            return
+        seen.add(key)
+        reply, when = answer_to(question, at, statements) if source != "search" else ("", "")
+        if reply:
+            answered.append({"question": question, "answer": reply, "at": when})
+        elif source != "state":
             gaps.append({"question": question, "source": source, "at": at})
 
-    texts = [(n.text, iso(n.at)) for n in notes] + [(c.text, c.created_at) for c in crystals]
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
         for question in questions(text):
             add(question, "note", at)
+    for line in context_lines(old.body("curiosity_gaps")):
+        add(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip(), "state", "")
     # A gap stays open until a later search for the same words found something (a search
     # that finds nothing writes a gap row at the same moment).
     for query, at in store.open_gaps(iso(now - GAP_WINDOW), MAX_GAPS):
         add(f"What is known about “{query}”? (a search found nothing)", "search", at)
-    return gaps[:MAX_GAPS]
+    return gaps[:MAX_GAPS], answered
+
+
+# --- upcoming and people ----------------------------------------------------------------------
+
+
+def _when(stamp: str | None, fallback: datetime) -> datetime:
+    try:
+        return parse_iso(stamp) if stamp else fallback
+    except ValueError:
+        return fallback
+
+
+def written_at(store: Store, line: str, old: WorkingMemory, now: datetime) -> datetime:
+    """When a state line was first written: its newest crystal, else the last dream."""
+    words = keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3]
+    said = store.last_mention(words) if words else None
+    return _when(said or old.last_dream, now)
+
+
+def _upcoming(
+    store: Store, notes: list[Note], crystals: list[Crystal], old: WorkingMemory, now: datetime
+) -> list[dict[str, Any]]:
+    """New notes and Active Context lines naming a date that is still ahead."""
+    items: list[tuple[str, str | None]] = [(n.text, iso(n.at)) for n in notes]
+    items += [(c.text, c.created_at) for c in crystals]
+    items += [(line.strip(), None) for line in context_lines(old.body("active_context"))]
+    out: dict[str, dict[str, Any]] = {}
+    for text, at in items:
+        written = _when(at, now) if at else written_at(store, text, old, now)
+        when = dates.ahead(text, written, now)
+        if when is not None:
+            out.setdefault(
+                " ".join(text.split()), {"text": text, "date": when.isoformat(), "at": at}
+            )
+    return sorted(out.values(), key=lambda item: (item["date"], item["text"]))
+
+
+ROLES = {
+    "manager": "manager",
+    "boss": "manager",
+    "lead": "lead",
+    "mother": "mother",
+    "mom": "mother",
+    "mum": "mother",
+    "father": "father",
+    "dad": "father",
+    "husband": "husband",
+    "wife": "wife",
+    "partner": "partner",
+    "son": "son",
+    "daughter": "daughter",
+    "sister": "sister",
+    "brother": "brother",
+    "teacher": "teacher",
+    "therapist": "therapist",
+    "doctor": "doctor",
+    "colleague": "colleague",
+    "friend": "friend",
+    "neighbour": "neighbour",
+    "neighbor": "neighbour",
+    "contact": "contact",
+    "coach": "coach",
+    "cofounder": "cofounder",
+    "co-founder": "cofounder",
+    "accountant": "accountant",
+    "landlord": "landlord",
+    "advisor": "advisor",
+    "supervisor": "supervisor",
+}
+_ROLE = "|".join(sorted(ROLES, key=len, reverse=True))
+_NAME = r"[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+){0,2}"
+_OWNER = r"(?:my|our|his|her|their|the|[A-Z][\w-]+['’]s)"
+_NAME_ROLE = re.compile(rf"(?P<name>{_NAME}),\s+{_OWNER}\s+(?P<role>{_ROLE})\b")
+_ROLE_NAME = re.compile(rf"\b{_OWNER}\s+(?P<role>{_ROLE}),?\s+(?P<name>{_NAME})")
+_NOT_NAMES = STOP | {"please", "correction", "decided", "open", "question", "deadline"}
+
+
+def _people(notes: list[Note], crystals: list[Crystal], old: WorkingMemory) -> list[dict[str, Any]]:
+    """People named once with a role ("Priya Raman, my manager") and later role mentions.
+
+    The old Bond counts too (with no time, so before every note): a person named in an
+    earlier dream is still linked when a later note says "my manager".
+    """
+    texts = [(re.sub(r"^\s*[-*•]\s+", "", line), "") for line in context_lines(old.body("bond"))]
+    texts += [(c.text, c.created_at) for c in crystals] + [(n.text, iso(n.at)) for n in notes]
+    texts.sort(key=lambda pair: pair[1])
+    found: dict[str, dict[str, Any]] = {}
+    for text, at in texts:
+        for pattern in (_NAME_ROLE, _ROLE_NAME):
+            for match in pattern.finditer(text):
+                name = match["name"].strip()
+                first = name.split()[0].lower()
+                if first in _NOT_NAMES or first in dates.MONTHS or first in dates.WEEKDAYS:
+                    continue
+                role = ROLES[match["role"].lower()]
+                found.setdefault(name, {"name": name, "role": role, "text": text, "at": at})
+    for person in found.values():
+        words = [w for w, r in ROLES.items() if r == person["role"]]
+        mention = re.compile(rf"\b{_OWNER}\s+(?:{'|'.join(words)})\b", re.IGNORECASE)
+        person["mentions"] = sum(
+            1
+            for text, at in texts
+            if at > person["at"] and mention.search(text) and person["name"] not in text
+        )
+    return sorted(found.values(), key=lambda p: (p["at"], p["name"]))
 
 
 # --- emerging skills --------------------------------------------------------------------------
@@ -394,47 +592,101 @@ def _gerund(word: str) -> str | None:
     return None
 
 
-def task_pattern(text: str) -> tuple[str, str] | None:
-    """(verb in -ing form, object keyword) of a note that reports a task, if it does."""
-    tokens = [w.strip("'’-").lower() for w in _WORD.findall(text.split("\n", 1)[0])]
-    for position, token in enumerate(tokens[:4]):
-        verb = _gerund(token)
-        if verb is None:
-            continue
-        for following in tokens[position + 1 : position + 6]:
-            if len(following) >= 3 and following not in STOP and not following.isdigit():
-                return verb, following
+_DETERMINERS = frozenset(
+    "the a an our my their his her its this that these those some all two three every each up "
+    "out".split()
+)
+_SUBJECTS = frozenset("i we also then finally again".split())
+_PREPOSITIONS = frozenset(
+    "with for from to in on at by of into after before about between during against via "
+    "while because so".split()
+)
+
+
+def task_action(text: str) -> tuple[str, list[str]] | None:
+    """(verb in -ing form, content words of its object) when a note reports doing something.
+
+    Only a verb that leads the note counts ("Refactored the payments module", "I deployed
+    staging"); a word ending in -ing counts only when an object follows it ("Reviewing the
+    PR"), so "Billing API returns 500" is no action: skills come from repeated actions, not
+    nouns.
+    """
+    tokens = [w.strip("'’-").lower() for w in _WORD.findall(text.split("\n", 1)[0])][:12]
+    position = 1 if len(tokens) > 1 and tokens[0] in _SUBJECTS else 0
+    if position >= len(tokens):
         return None
-    return None
+    token = tokens[position]
+    verb = _gerund(token)
+    if verb is None:
+        return None
+    following = tokens[position + 1 : position + 7]
+    if token.endswith("ing") and not (following and following[0] in _DETERMINERS):
+        return None
+    # The object ends at the first preposition: "Decided with Dana" has none.
+    end = next((i for i, w in enumerate(following) if w in _PREPOSITIONS), len(following))
+    words = [
+        w
+        for w in following[:end]
+        if len(w) >= 3 and w not in STOP and not w.isdigit() and _nameable(w)
+    ]
+    return (verb, words) if words else None
+
+
+def task_pattern(text: str) -> tuple[str, str] | None:
+    """(verb in -ing form, first object keyword) of a note that reports a task, if it does."""
+    action = task_action(text)
+    return (action[0], action[1][0]) if action else None
+
+
+def _plural(word: str) -> str:
+    if word.endswith("s"):
+        return word
+    if word.endswith(("x", "sh", "ch")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
 
 
 def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
-    groups: dict[tuple[str, str], list[Crystal]] = {}
-    wording: dict[tuple[str, str], str] = {}  # the newest wording of each group's object
+    by_verb: dict[str, list[tuple[Crystal, list[str]]]] = {}
     for crystal in recent:
-        pattern = task_pattern(crystal.text)
-        if pattern:
-            key = (pattern[0], _stem(pattern[1]))
-            groups.setdefault(key, []).append(crystal)
-            wording.setdefault(key, pattern[1])
+        action = task_action(crystal.text)
+        if action:
+            by_verb.setdefault(action[0], []).append((crystal, action[1]))
     searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
     skills: list[dict[str, Any]] = []
-    for (verb, stem), members in groups.items():
-        if len(members) < 2:
-            continue
-        obj = wording[(verb, stem)]
-        recall = sum(min(c.access_count, 3) for c in members)
-        recall += sum(1 for query in searches if _stem(obj) in {_stem(w) for w in keywords(query)})
-        confidence = min(95, 35 + 15 * (len(members) - 1) + 5 * min(recall, 4))
-        skills.append(
-            {
-                "skill": f"{verb.capitalize()} {obj}",
-                "occurrences": len(members),
-                "confidence": confidence,
-                "crystal_ids": sorted(c.id for c in members),
-            }
-        )
+    for verb, members in by_verb.items():
+        # Greedy: the object word most of the verb's notes share makes one skill, and so on.
+        left = list(members)
+        while len(left) >= 2:
+            counts: dict[str, int] = {}
+            wording: dict[str, str] = {}
+            for _, words in left:
+                for word in dict.fromkeys(_stem(w) for w in words[:2]):
+                    counts[word] = counts.get(word, 0) + 1
+                for w in words:
+                    wording.setdefault(_stem(w), w)
+            best = max(counts, key=lambda w: (counts[w], w), default=None)
+            if best is None or counts[best] < 2:
+                break
+            group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
+            left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
+            crystals = [c for c, _ in group]
+            heads = {_stem(words[0]) for _, words in group}
+            obj = wording[best] if len(heads) == 1 else _plural(wording[best])
+            recall = sum(min(c.access_count, 3) for c in crystals)
+            recall += sum(1 for query in searches if best in {_stem(w) for w in keywords(query)})
+            confidence = min(95, 35 + 15 * (len(crystals) - 1) + 5 * min(recall, 4))
+            skills.append(
+                {
+                    "skill": f"{verb.capitalize()} {obj}",
+                    "occurrences": len(crystals),
+                    "confidence": confidence,
+                    "crystal_ids": sorted(c.id for c in crystals),
+                }
+            )
     skills += _recalled(store, now)
     skills.sort(key=lambda s: (-s["occurrences"], -s["confidence"], s["skill"]))
     return skills[:MAX_SKILLS]
@@ -501,6 +753,8 @@ def _fading(
         line_stems = stems(line)
         if not line_stems or _supported(line_stems, evidence):
             continue
+        if dates.ahead(line, written_at(store, line, old, now), now) is not None:
+            continue  # an event or deadline still ahead never fades before its date
         words = keywords(topic_of(line)) or keywords(line)
         last = store.last_mention(words[:3])
         fading.append(
@@ -556,10 +810,28 @@ def compute(
             parse_iso(old.last_dream)
         except ValueError:
             old = WorkingMemory(dict(old.bodies), None, old.mood, old.preamble, list(old.extra))
+    gaps, answered = _gaps(store, notes, crystals, now, old)
+    contradictions = _contradictions(_evidence(notes, crystals, old))
+    for pair in contradictions:
+        _date_state_sides(store, pair, old)
     return Insights(
         topics=_topics(crystals),
-        contradictions=_contradictions(_evidence(notes, crystals, old)),
-        curiosity_gaps=_gaps(store, notes, crystals, now),
+        contradictions=contradictions,
+        curiosity_gaps=gaps,
         emerging_skills=_skills(store, now),
         fading_topics=_fading(store, old, notes, crystals, now),
+        answered_questions=answered,
+        upcoming=_upcoming(store, notes, crystals, old, now),
+        people=_people(notes, crystals, old),
     )
+
+
+def _date_state_sides(store: Store, pair: dict[str, Any], old: WorkingMemory) -> None:
+    """A side that came from the old state is dated when it was said, not at the last dream."""
+    for side, other in (("older", "newer"), ("newer", "older")):
+        item = pair[side]
+        if item["source"] != "state":
+            continue
+        own = [w for w in keywords(item["text"]) if w not in set(keywords(pair[other]["text"]))]
+        said = store.last_mention(own[:3]) if own else None
+        pair[side] = {**item, "at": said, "in_state_since": old.last_dream}

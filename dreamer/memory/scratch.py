@@ -327,3 +327,24 @@ def discard_rotated(path: Path) -> None:
         if aside.exists():
             aside.unlink()
             fsync_dir(path.parent)
+
+
+def settle(path: Path, keep: Callable[[Note], bool]) -> int:
+    """After a committed dream: put back the rotated notes ``keep`` picks, drop the rest.
+
+    The notes a dream could not take (its input budget was full) go back in front of the
+    scratch for the next dream. The rotated file is first rewritten to hold only them (one
+    atomic write), then restored: a crash in between leaves exactly those notes to recover.
+    """
+    aside = rotated_path(path)
+    with locked(path):
+        if not aside.exists():
+            return 0
+        back = [note for note in parse_text(_read(aside)).notes if keep(note)]
+        if not back:
+            aside.unlink()
+            fsync_dir(path.parent)
+            return 0
+        body = "".join(render_note(note.text, note.at, note.importance) for note in back)
+        atomic_write(aside, _encode(HEADER + "\n" + body))
+    return restore(path)

@@ -367,6 +367,10 @@ class Store(Protocol):
         """The newest history rows, newest first."""
         ...
 
+    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
+        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
+        ...
+
     def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
         """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
         ...

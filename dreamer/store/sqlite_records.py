@@ -148,6 +148,15 @@ class RecordTables(Connected):
         ).fetchall()
         return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
 
+    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
+        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
+        rows = self.db.execute(
+            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE hormone IS NOT NULL"
+            " AND at > ? AND at <= ? ORDER BY at, id LIMIT ?",
+            [since, until, int(limit)],
+        ).fetchall()
+        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
+
     def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
         """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
         return [

@@ -48,6 +48,10 @@ class DreamInputs:
     mood: str  # hormonal description for the status line
     niche: dict[str, Any] | None = None  # memory/niche.json
     instructions: str | None = None  # memory/DREAM.md
+    left: dict[str, int] = field(default_factory=dict)  # pending, did not fit: count by source
+    period: dict[str, Any] | None = None  # what the hormones did since the last dream
+    causes: dict[str, list[int]] = field(default_factory=dict)  # hormone -> crystals behind it
+    blocks: dict[str, str] = field(default_factory=dict)  # the data as rendered in the budget
 
 
 @dataclass

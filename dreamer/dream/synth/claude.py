@@ -6,14 +6,19 @@ The only module in dreamer that imports ``anthropic``. One request per draft:
   ``schemas/working_memory.json`` (sections as string fields, pointers and skills as arrays);
   ``tool_choice`` forces it, so the answer is structured. Fields the model leaves out carry
   over unchanged from the old state (a quiet dream is a cheap dream).
-- ``system``: ``prompts/dream_system.md``, marked ``cache_control: ephemeral`` (tools and system
-  are identical from dream to dream, so later dreams read them from the cache).
-- ``messages``: ``prompts/dream_user.md`` with the old state, notes, crystals, insights and
-  niche data inside XML-style tags, stated to be data; any of our tags inside the data is
-  neutralised (``<`` becomes ``&lt;``) so a note cannot close its block and speak as us. The
+- ``system``: ``prompts/dream_system.md``. Caching (``memory.dream.cache``, ``cache_marks``):
+  a cache entry lives 5 minutes or, at twice the write price, an hour, so the system prompt is
+  marked (1-hour TTL) only when dreams are at most an hour apart; the first user message, the
+  prefix every revision of the dream repeats, is marked with the 5-minute TTL.
+- ``messages``: ``prompts/dream_user.md`` with the data blocks ``dreamer.dream.inputs`` rendered
+  within the input budget (the old state, each pending note once, what was left pending, the
+  hormones since the last dream, compact insights, niche data) inside XML-style tags, stated to
+  be data; our tags inside the data are neutralised so a note cannot close its block. The
   user's ``memory/DREAM.md`` goes in ``<dream_instructions>``, the one block that instructs.
-- A revision replays the previous draft as the assistant's tool call and answers it with an
-  error ``tool_result`` holding ``prompts/dream_revise.md`` (the critiques and the full draft).
+- A revision replays the draft once, as the assistant's tool call (the sections it changed),
+  and answers it with an error ``tool_result`` holding ``prompts/dream_revise.md`` (the
+  critiques). The revision's answer builds on the draft: a section it leaves out keeps the
+  draft's version.
 
 The answer is validated with jsonschema; a miss raises ``ModelOutputInvalid`` with the raw
 answer. SDK errors become dreamer's own errors here, ``from`` the SDK's. Every call's tokens
@@ -23,9 +28,7 @@ and an estimated cost go in ``Draft.usage`` (and in ``error.usage`` when the ans
 from __future__ import annotations
 
 import copy
-import html
 import json
-import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
@@ -34,6 +37,7 @@ import anthropic
 import jsonschema
 
 from dreamer.config import Settings
+from dreamer.dream import inputs as data
 from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.errors import (
     InvalidSetting,
@@ -44,10 +48,10 @@ from dreamer.errors import (
     ModelTimeout,
     SynthesisError,
 )
+from dreamer.memory.hormones import DOMINANCE
 from dreamer.memory.state import (
     WorkingMemory,
     from_fields,
-    render,
     section_keys,
     sections,
     total_budget,
@@ -63,15 +67,18 @@ TIMEOUT_SECONDS = 120.0
 
 # Estimated price in USD per million tokens (input, output) by model family, from Anthropic's
 # published list for the current generation (Opus 4.5+, Sonnet 4.x, Haiku 4.5). Cache writes
-# (5-minute TTL) cost 1.25x input, cache reads 0.1x input. A family not listed costs 0.0: the
-# tokens are still recorded, and the journal shows the cost as unknown rather than guessed.
+# with the 5-minute TTL cost 1.25x input, with the 1-hour TTL 2x, cache reads 0.1x input.
+# A family not listed costs 0.0: the tokens are still recorded, and the journal shows the
+# cost as unknown rather than guessed.
 PRICES: dict[str, tuple[float, float]] = {
     "opus": (5.0, 25.0),
     "sonnet": (3.0, 15.0),
     "haiku": (1.0, 5.0),
 }
 CACHE_WRITE_FACTOR = 1.25
+CACHE_WRITE_1H_FACTOR = 2.0
 CACHE_READ_FACTOR = 0.10
+LONG_TTL_MINUTES = 60  # a 1-hour cache entry can be read only by a dream within the hour
 
 # Which sections each hormone steers (issue 3): the dominant one's sections change most.
 HORMONE_SECTIONS: dict[str, tuple[str, ...]] = {
@@ -84,21 +91,6 @@ HORMONE_MEANING = {
     "cortisol": "stress: deadlines, failures, unresolved problems",
     "oxytocin": "bonding: closeness, trust and care with the user",
 }
-DOMINANCE = 0.10  # how far above its resting level a hormone must be to steer a dream
-
-# Tags that delimit data in dream_user.md / dream_revise.md; inside data they are neutralised.
-_DATA_TAGS = (
-    "dream_instructions",
-    "current_state",
-    "notes",
-    "note",
-    "crystals",
-    "crystal",
-    "insights",
-    "niche",
-    "previous_draft",
-)
-_TAG = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(_DATA_TAGS) + r")\b)", re.IGNORECASE)
 
 
 # --- the tool ---------------------------------------------------------------------------------
@@ -168,12 +160,17 @@ def usage_of(model: str, raw_usage: Any) -> Usage:
         cache_read_tokens=int(getattr(raw_usage, "cache_read_input_tokens", 0) or 0),
         cache_write_tokens=int(getattr(raw_usage, "cache_creation_input_tokens", 0) or 0),
     )
+    # The API splits cache writes by TTL; an hour's entry costs more to write.
+    split = getattr(raw_usage, "cache_creation", None)
+    long_writes = int(getattr(split, "ephemeral_1h_input_tokens", 0) or 0) if split else 0
+    long_writes = min(long_writes, usage.cache_write_tokens)
     rates = price(model)
     if rates is not None:
         per_input, per_output = rates[0] / 1e6, rates[1] / 1e6
         usage.cost_usd = round(
             usage.input_tokens * per_input
-            + usage.cache_write_tokens * per_input * CACHE_WRITE_FACTOR
+            + (usage.cache_write_tokens - long_writes) * per_input * CACHE_WRITE_FACTOR
+            + long_writes * per_input * CACHE_WRITE_1H_FACTOR
             + usage.cache_read_tokens * per_input * CACHE_READ_FACTOR
             + usage.output_tokens * per_output,
             6,
@@ -184,13 +181,7 @@ def usage_of(model: str, raw_usage: Any) -> Usage:
 # --- the prompt -------------------------------------------------------------------------------
 
 
-def neutralise(text: str) -> str:
-    """Data text with our delimiter tags defused, so it cannot end its block."""
-    return _TAG.sub("&lt;", text)
-
-
-def _attr(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+neutralise = data.neutralise
 
 
 def dominant_hormone(levels: Mapping[str, float], rest: Mapping[str, float]) -> str | None:
@@ -224,95 +215,67 @@ def system_prompt() -> str:
     )
 
 
-def _notes(inputs: DreamInputs) -> str:
+def weighting(inputs: DreamInputs, rest: Mapping[str, float]) -> str:
+    """Where this dream should spend its effort: the hormone that peaked since the last dream.
+
+    Levels at dream time say little (a stimulus of the morning has decayed to rest by night),
+    so the period's peaks decide; without a period (a direct call), the levels now.
+    """
+    period = inputs.period or {}
+    dominant = period.get("dominant") if period else dominant_hormone(inputs.hormones, rest)
+    if not dominant:
+        return "No hormone stands out: weigh all sections evenly."
+    why = ""
+    peak = (period.get("peaks") or {}).get(dominant)
+    if peak:
+        reasons = "; ".join(dict.fromkeys(c["reason"] for c in peak["causes"]))
+        why = f" It peaked at {peak['peak']:.2f} at {peak['at']} ({neutralise(reasons)})."
     return (
-        "\n".join(
-            f'<note at="{_attr(iso(n.at))}" importance="{n.importance:.2f}">'
-            f"{neutralise(n.text)}</note>"
-            for n in inputs.notes
-        )
-        or "(no new notes)"
+        f"Dominant hormone: **{dominant}** ({HORMONE_MEANING[dominant]}).{why} Spend this "
+        f"dream on {_titles(HORMONE_SECTIONS[dominant])}; keep what caused it (see <hormones>), "
+        "and change the other sections only where the data requires it."
     )
 
 
-def _crystals(inputs: DreamInputs) -> str:
-    return (
-        "\n".join(
-            f'<crystal id="{c.id}" source="{_attr(c.source)}" type="{_attr(c.semantic_type)}" '
-            f'importance="{c.importance:.2f}" created="{_attr(c.created_at)}">'
-            f"{neutralise(c.text)}</crystal>"
-            for c in inputs.crystals
-        )
-        or "(no new crystals)"
-    )
-
-
-def _json_data(value: Any, empty: str) -> str:
-    if value is None:
-        return empty
-    if hasattr(value, "to_dict"):
-        value = value.to_dict()
-    return neutralise(json.dumps(value, indent=1, ensure_ascii=False, default=str))
-
-
-def _state_text(state: WorkingMemory, empty: str) -> str:
-    if not state.substance():
-        return empty
-    return neutralise(render(state).strip())
-
-
-def user_prompt(inputs: DreamInputs, rest: Mapping[str, float]) -> str:
+def user_prompt(inputs: DreamInputs, rest: Mapping[str, float], budget: int | None = None) -> str:
     """The first user message of a dream: instructions, hormones, then delimited data."""
     levels = ", ".join(
         f"{name} {inputs.hormones.get(name, 0.0):.2f} (rest {rest.get(name, 0.0):.2f})"
         for name in HORMONE_SECTIONS
     )
-    dominant = dominant_hormone(inputs.hormones, rest)
-    if dominant:
-        weighting = (
-            f"Dominant hormone: **{dominant}** ({HORMONE_MEANING[dominant]}). Spend this dream "
-            f"on {_titles(HORMONE_SECTIONS[dominant])}; change the other sections only where "
-            "the data requires it."
-        )
-    else:
-        weighting = "No hormone stands out: weigh all sections evenly."
-    instructions = (inputs.instructions or "").strip()
+    blocks = inputs.blocks or data.blocks_for(inputs, budget or Settings().input_tokens)
     return prompts.render(
         "dream_user",
         now=iso(inputs.now),
         tool_name=TOOL_NAME,
         hormones=levels,
         mood=inputs.mood or "unknown",
-        weighting=weighting,
-        instructions=neutralise(instructions) if instructions else "(none: no memory/DREAM.md)",
-        current_state=_state_text(inputs.old, "(empty: this is the first dream)"),
-        note_count=len(inputs.notes),
-        notes=_notes(inputs),
-        crystal_count=len(inputs.crystals),
-        crystals=_crystals(inputs),
-        insights=_json_data(inputs.insights, "(none)"),
-        niche=_json_data(inputs.niche, "(none: no memory/niche.json)"),
+        weighting=weighting(inputs, rest),
+        instructions=blocks["instructions"],
+        current_state=blocks["state"],
+        period=blocks["hormones"],
+        note_count=len(inputs.crystals) or len(inputs.notes),
+        notes=blocks["notes"],
+        left_pending=blocks["left"],
+        insights=blocks["insights"],
+        niche=blocks["niche"],
     )
 
 
 def revise_prompt(critique: list[str], previous: Draft) -> str:
     """The tool_result that sends a rejected draft back with the guards' reasons."""
     reasons = "\n".join(f"- {neutralise(reason)}" for reason in critique) or "- (no reason given)"
-    return prompts.render(
-        "dream_revise",
-        critiques=reasons,
-        tool_name=TOOL_NAME,
-        previous_draft=_state_text(previous.state, "(empty)"),
-    )
+    return prompts.render("dream_revise", critiques=reasons, tool_name=TOOL_NAME)
 
 
-def _previous_input(previous: Draft) -> dict[str, Any]:
-    """What the model sent last time (its raw tool input), else the draft in schema shape."""
-    try:
-        value = json.loads(previous.raw)
-    except (TypeError, ValueError):
-        value = None
-    return value if isinstance(value, dict) else previous.state.to_fields()
+def draft_changes(previous: Draft, old: WorkingMemory) -> dict[str, Any]:
+    """The draft as the tool input that makes it from the old state: its changed sections.
+
+    The replayed call carries each changed section once; what it leaves out is the old state's,
+    which the first message holds. A draft identical to the old state replays as ``{}``.
+    """
+    fields, before = previous.state.to_fields(), old.to_fields()
+    return {key: value for key, value in fields.items() if value != before.get(key)}
 
 
 # --- errors -----------------------------------------------------------------------------------
@@ -381,6 +344,24 @@ def _translate(e: anthropic.AnthropicError, model: str) -> SynthesisError:
 # --- the synthesizer --------------------------------------------------------------------------
 
 
+def cache_marks(settings: Settings) -> dict[str, dict[str, str] | None]:
+    """The cache_control marks of a dream's request: for the system prompt and for its data.
+
+    A mark is worth its write surcharge only if something reads it. The system prompt (with
+    the tools) is the same for every dream, so it is marked with the 1-hour TTL when dreams are
+    at most an hour apart, and not at all otherwise (a 5-minute entry would expire long before
+    the next dream). The first user message is what every revision of the same dream repeats,
+    so it is marked with the 5-minute TTL. ``memory.dream.cache = "off"`` marks nothing.
+    """
+    if settings.cache == "off":
+        return {"system": None, "data": None}
+    hourly = settings.dream_interval_minutes <= LONG_TTL_MINUTES
+    return {
+        "system": {"type": "ephemeral", "ttl": "1h"} if hourly else None,
+        "data": {"type": "ephemeral", "ttl": "5m"},
+    }
+
+
 class ClaudeSynthesizer:
     """Writes the candidate state with Claude through a forced ``write_working_memory`` call."""
 
@@ -398,6 +379,8 @@ class ClaudeSynthesizer:
         self.client = client
         self.model: str | None = settings.model
         self.rest = dict(settings.hormone_rest)
+        self.budget = settings.input_tokens
+        self.marks = cache_marks(settings)
 
     def request(
         self,
@@ -407,9 +390,13 @@ class ClaudeSynthesizer:
         previous: Draft | None = None,
     ) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for a draft or a revision."""
-        messages: list[dict[str, Any]] = [
-            {"role": "user", "content": user_prompt(inputs, self.rest)}
-        ]
+        first: dict[str, Any] = {
+            "type": "text",
+            "text": user_prompt(inputs, self.rest, self.budget),
+        }
+        if self.marks["data"]:
+            first["cache_control"] = self.marks["data"]
+        messages: list[dict[str, Any]] = [{"role": "user", "content": [first]}]
         if critique is not None or previous is not None:
             if previous is None:
                 raise ValueError("a revision needs the previous draft")
@@ -422,7 +409,7 @@ class ClaudeSynthesizer:
                             "type": "tool_use",
                             "id": tool_use_id,
                             "name": TOOL_NAME,
-                            "input": _previous_input(previous),
+                            "input": draft_changes(previous, inputs.old),
                         }
                     ],
                 }
@@ -440,12 +427,13 @@ class ClaudeSynthesizer:
                     ],
                 }
             )
+        system: dict[str, Any] = {"type": "text", "text": system_prompt()}
+        if self.marks["system"]:
+            system["cache_control"] = self.marks["system"]
         return {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
-            "system": [
-                {"type": "text", "text": system_prompt(), "cache_control": {"type": "ephemeral"}}
-            ],
+            "system": [system],
             "tools": [tool()],
             "tool_choice": {"type": "tool", "name": TOOL_NAME},
             "messages": messages,
@@ -467,9 +455,10 @@ class ClaudeSynthesizer:
         except anthropic.AnthropicError as e:
             raise _translate(e, str(self.model)) from e
         usage = usage_of(str(self.model), message.usage)
-        return self._draft(message, inputs, usage)
+        base = previous.state if previous is not None else inputs.old
+        return self._draft(message, inputs, usage, base)
 
-    def _draft(self, message: Any, inputs: DreamInputs, usage: Usage) -> Draft:
+    def _draft(self, message: Any, inputs: DreamInputs, usage: Usage, base: WorkingMemory) -> Draft:
         calls = [b for b in message.content if b.type == "tool_use" and b.name == TOOL_NAME]
         text = "\n".join(b.text for b in message.content if b.type == "text")
         if not calls:
@@ -496,7 +485,9 @@ class ClaudeSynthesizer:
                 raw,
                 usage,
             )
-        state = from_fields(answer, base=inputs.old)
+        # A section the answer leaves out carries over: from the old state on a first draft,
+        # from the draft being revised on a revision (its other changes are not lost).
+        state = from_fields(answer, base=base)
         for key in section_keys():
             # A section absent from both the answer and the old state is empty, not missing.
             state.bodies.setdefault(key, "")

@@ -1,0 +1,329 @@
+"""What one dream is given, within a token budget whatever is pending (DESIGN.md, step 4).
+
+Every pending memory is a crystal by the time a dream gathers (the rotated notes are indexed
+first), so a note is sent once, as its crystal, with its type, source, time and importance.
+The pending crystals are ranked (``rank``: directives and corrections first, then importance,
+recency and novelty) and taken in that order while they fit the room the other blocks leave;
+each is clipped to ``CLIP_CHARS`` with a marker that names the crystal holding it whole. What
+does not fit is summarised by count and source (``left_summary``) and stays pending: the
+dream does not consolidate it and its scratch line goes back for the next dream.
+
+The data blocks are rendered here, as text, so the offline synthesizer, ``dream run --dry-run
+--json`` and the Claude prompt measure the same thing (``measure``). Data is delimited by
+XML-style tags; ``neutralise`` defuses those tags inside the data so a note cannot close its
+block. Insights go as compact JSON with caps on every list (``insights_json``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from dreamer.dream.insights import Insights, stems
+from dreamer.memory.state import WorkingMemory, render
+from dreamer.store import Crystal
+from dreamer.support import tokens
+from dreamer.support.times import parse_iso
+
+CLIP_CHARS = 1_500  # a pending memory longer than this is clipped, with a marker
+NEAR_DUPLICATE = 0.8  # word overlap (Jaccard) above which a memory repeats a chosen one
+POOL = 5_000  # pending crystals a dream looks at (newest first); the rest wait their turn
+# Shares of the budget the fixed blocks may take at most (the memories get the rest).
+STATE_SHARE, INSTRUCTIONS_SHARE, NICHE_SHARE, INSIGHTS_SHARE = 0.30, 0.08, 0.05, 0.15
+CAPS = {
+    "topics": 8,
+    "contradictions": 6,
+    "curiosity_gaps": 10,
+    "answered_questions": 8,
+    "emerging_skills": 8,
+    "fading_topics": 12,
+    "upcoming": 10,
+    "people": 10,
+}
+TEXT_CAP = 240  # characters of any text inside the insights
+IDS_CAP = 5
+
+# Tags that delimit data in the prompts; inside data they are neutralised.
+DATA_TAGS = (
+    "dream_instructions",
+    "current_state",
+    "notes",
+    "note",
+    "crystals",
+    "crystal",
+    "insights",
+    "niche",
+    "hormones",
+    "previous_draft",
+    "left_pending",
+)
+_TAG = re.compile(r"<(?=\s*/?\s*(?:" + "|".join(DATA_TAGS) + r")\b)", re.IGNORECASE)
+_CORRECTION = re.compile(
+    r"\b(correction|corrected|actually|no longer|not anymore|instead|changed to|moved to|"
+    r"from now on|forget|don'?t remember)\b",
+    re.IGNORECASE,
+)
+
+
+def neutralise(text: str) -> str:
+    """Data text with our delimiter tags defused, so it cannot end its block."""
+    return _TAG.sub("&lt;", text)
+
+
+def _attr(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def clip(text: str, crystal_id: int | None, limit: int = CLIP_CHARS) -> str:
+    """``text`` cut to ``limit`` characters at a word, with a marker naming what was left out."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit].rsplit(" ", 1)[0] or text[:limit]
+    where = f"; memory_get({crystal_id}) has it whole" if crystal_id is not None else ""
+    return f"{head} … [clipped: {len(text) - len(head):,} more characters{where}]"
+
+
+# --- ranking and selection ----------------------------------------------------------------------
+
+
+def priority(crystal: Crystal, now: datetime, known: list[set[str]]) -> tuple[float, ...]:
+    """Sort key (ascending): directives and corrections first, then a score of importance,
+    recency (a day-scale decay) and novelty (little overlap with the state and the others)."""
+    first = crystal.semantic_type == "directive" or bool(_CORRECTION.search(crystal.text[:400]))
+    try:
+        hours = max(0.0, (now - parse_iso(crystal.created_at)).total_seconds() / 3600)
+    except ValueError:
+        hours = 1e6
+    recency = 1.0 / (1.0 + hours / 24.0)
+    words = stems(crystal.text[:CLIP_CHARS])
+    overlap = max((len(words & other) / len(words | other) for other in known if words), default=0)
+    score = crystal.importance + 0.3 * recency + 0.2 * (1.0 - overlap)
+    return (0.0 if first else 1.0, -round(score, 6), -crystal.id)
+
+
+@dataclass
+class Selection:
+    """The pending memories a dream is given, those it covers, and those left for later."""
+
+    chosen: list[Crystal] = field(default_factory=list)  # clipped copies, in rank order
+    covered: list[int] = field(default_factory=list)  # near-duplicates of chosen memories
+    left: list[Crystal] = field(default_factory=list)  # did not fit: stay pending
+    tokens: int = 0
+
+    @property
+    def consumed(self) -> list[int]:
+        """What the dream consolidates when it commits: the chosen and what they cover."""
+        return sorted({c.id for c in self.chosen} | set(self.covered))
+
+
+def select(
+    crystals: list[Crystal],
+    room: int,
+    now: datetime,
+    state_lines: list[str] | None = None,
+    render_one: Callable[[Crystal], str] | None = None,
+) -> Selection:
+    """Take pending crystals in rank order while their rendered lines fit ``room`` tokens."""
+    render_one = render_one or note_line
+    known = [stems(line) for line in state_lines or [] if line.strip()]
+    ranked = sorted(crystals, key=lambda c: priority(c, now, known))
+    out = Selection()
+    seen: list[tuple[set[str], int]] = []
+    for crystal in ranked:
+        words = stems(crystal.text[:CLIP_CHARS])
+        twin = next(
+            (
+                chosen_id
+                for other, chosen_id in seen
+                if words and len(words & other) / len(words | other) >= NEAR_DUPLICATE
+            ),
+            None,
+        )
+        if twin is not None:
+            out.covered.append(crystal.id)
+            continue
+        clipped = dataclasses.replace(crystal, text=clip(crystal.text, crystal.id))
+        cost = tokens.count(render_one(clipped)) + 1
+        if out.tokens + cost > room:
+            out.left.append(crystal)
+            continue
+        out.tokens += cost
+        out.chosen.append(clipped)
+        seen.append((words, crystal.id))
+    return out
+
+
+def left_summary(left: list[Crystal], beyond: int = 0) -> dict[str, int]:
+    """How many memories wait for a later dream, by source (``beyond``: not even looked at)."""
+    out: dict[str, int] = {}
+    for crystal in left:
+        out[crystal.source] = out.get(crystal.source, 0) + 1
+    if beyond:
+        out["not looked at"] = beyond
+    return out
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def note_line(crystal: Crystal) -> str:
+    """One pending memory as the prompt shows it, with its id, time, type and source."""
+    return (
+        f'<note id="{crystal.id}" at="{_attr(crystal.created_at)}" '
+        f'type="{_attr(crystal.semantic_type)}" source="{_attr(crystal.source)}" '
+        f'importance="{crystal.importance:.2f}">{neutralise(crystal.text)}</note>'
+    )
+
+
+def notes_block(crystals: list[Crystal]) -> str:
+    """The memories of a dream, oldest first (so the newest statement reads last)."""
+    ordered = sorted(crystals, key=lambda c: (c.created_at, c.id))
+    return "\n".join(note_line(c) for c in ordered) or "(no new notes)"
+
+
+def left_block(left: dict[str, int]) -> str:
+    """The memories this dream could not take, by count and source."""
+    if not left:
+        return "(none: every pending note is above)"
+    parts = ", ".join(f"{n} from {source}" for source, n in sorted(left.items()))
+    total = sum(left.values())
+    return (
+        f"{total} more pending notes did not fit this dream ({parts}); they stay pending and "
+        "the next dream takes them. Do not guess what they say."
+    )
+
+
+def state_block(state: WorkingMemory, room: int, empty: str) -> str:
+    """The committed state as data, clipped to ``room`` tokens (with a marker) if need be."""
+    if not state.substance() and not state.extra:
+        return empty
+    text = neutralise(render(state).strip())
+    if tokens.count(text) <= room:
+        return text
+    return tokens.trim(text, room) + "\n[… the rest of the state is in crystals: memory_search]"
+
+
+def text_block(text: str | None, room: int, empty: str) -> str:
+    """Free text (memory/DREAM.md) as data, clipped to ``room`` tokens."""
+    text = (text or "").strip()
+    if not text:
+        return empty
+    text = neutralise(text)
+    if tokens.count(text) <= room:
+        return text
+    return tokens.trim(text, room) + " … [clipped]"
+
+
+def json_block(value: Any, room: int, empty: str) -> str:
+    """JSON data (memory/niche.json) compact, clipped to ``room`` tokens."""
+    if value is None:
+        return empty
+    text = neutralise(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    if tokens.count(text) <= room:
+        return text
+    return tokens.trim(text, room) + " … [clipped]"
+
+
+def _short(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= TEXT_CAP else value[: TEXT_CAP - 1].rstrip() + "…"
+    if isinstance(value, list):
+        if value and all(isinstance(v, int) for v in value):
+            return value[:IDS_CAP]
+        return [_short(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items() if v is not None and v != []}
+    return value
+
+
+def insights_json(insights: Any, room: int) -> str:
+    """The insights as compact JSON, each list capped, shortened until it fits ``room``."""
+    if insights is None:
+        return "(none)"
+    data = insights.to_dict() if hasattr(insights, "to_dict") else dict(insights)
+    data = {key: _short(value[: CAPS.get(key, 8)]) for key, value in data.items() if value}
+    while True:
+        text = neutralise(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        longest = max(data, key=lambda k: len(data[k]), default=None)
+        if tokens.count(text) <= room or longest is None:
+            return text or "(none)"
+        data[longest] = data[longest][:-1]  # drop the last (least ranked) item of the longest
+        if not data[longest]:
+            del data[longest]
+
+
+def period_text(period: dict[str, Any] | None, causes: dict[str, list[str]]) -> str:
+    """What the hormones did since the last dream, in a few lines (peaks and their causes)."""
+    if not period or not period.get("peaks"):
+        return "No stimulus since the last dream: every hormone stayed at rest."
+    lines = [f"Since the last dream ({period['since']}):"]
+    for name, peak in sorted(period["peaks"].items(), key=lambda item: -item[1]["lift"]):
+        why = "; ".join(dict.fromkeys(cause["reason"] for cause in peak["causes"]))
+        line = (
+            f"- {name} peaked at {peak['peak']:.2f} at {peak['at']} ({peak['lift']:+.2f} over "
+            f"rest, {peak['stimuli']} stimuli): {why}"
+        )
+        notes = causes.get(name) or []
+        if notes:
+            line += " — notes: " + " | ".join(notes)
+        lines.append(neutralise(line))
+    return "\n".join(lines)
+
+
+def measure(blocks: dict[str, str]) -> dict[str, int]:
+    """Tokens of each data block and their total."""
+    out = {name: tokens.count(text) for name, text in blocks.items()}
+    out["total"] = sum(out.values())
+    return out
+
+
+def ensure_insights(value: Any) -> Insights:
+    """The insights object whatever a caller passed (None becomes empty insights)."""
+    return value if isinstance(value, Insights) else Insights()
+
+
+def _loose_notes(di: Any) -> list[str]:
+    """Notes that are not among the crystals (a caller that passed notes only)."""
+    from dreamer.store import content_hash
+
+    have = {c.content_hash for c in di.crystals}
+    return [
+        f'<note at="{_attr(n.at.isoformat().replace("+00:00", "Z"))}" '
+        f'importance="{n.importance:.2f}">{neutralise(clip(n.text, None))}</note>'
+        for n in di.notes
+        if content_hash(n.text) not in have
+    ]
+
+
+def blocks_for(di: Any, budget: int) -> dict[str, str]:
+    """Every data block of a dream (``DreamInputs``) rendered within ``budget`` tokens."""
+    causes = {
+        name: [
+            clip(c.text, c.id, TEXT_CAP)
+            for c in di.crystals
+            if c.id in set(di.causes.get(name, []))
+        ]
+        for name in di.causes
+    }
+    out = {
+        "instructions": text_block(
+            di.instructions, int(budget * INSTRUCTIONS_SHARE), "(none: no memory/DREAM.md)"
+        ),
+        "state": state_block(di.old, int(budget * STATE_SHARE), "(empty: this is the first dream)"),
+        "hormones": period_text(di.period, causes),
+        "niche": json_block(di.niche, int(budget * NICHE_SHARE), "(none: no memory/niche.json)"),
+        "left": left_block(di.left),
+    }
+    loose = _loose_notes(di)
+    listed = notes_block(di.crystals)
+    out["notes"] = "\n".join(([listed] if di.crystals else []) + loose) or listed
+    used = sum(tokens.count(text) for text in out.values())
+    room = max(200, min(int(budget * INSIGHTS_SHARE), budget - used))
+    out["insights"] = insights_json(di.insights, room)
+    return out
