@@ -73,3 +73,117 @@ def test_pre_compact_and_session_end_store_the_transcript_once(tmp_path):
         texts = [crystal.text for crystal in ws.store.crystals(sources=["sessions"])]
     assert texts and len(texts) == len(set(texts))
     assert any("flaky retry test" in text for text in texts)
+
+
+def wait_for(check, timeout: float = 60.0):
+    """Poll check() until it returns something truthy (the detached half of a hook)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.2)
+    raise AssertionError("the background work did not finish in time")
+
+
+def session_texts(root) -> list[str]:
+    if not (root / "memory" / "crystals.db").exists():
+        return []
+    with Workspace.open(root, create=False) as ws:
+        return [crystal.text for crystal in ws.store.crystals(sources=["sessions"])]
+
+
+def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tmp_path):
+    # Claude Code kills a SessionEnd hook after about 1.5 s: the work must not be in it.
+    project = build_project(tmp_path / "projects")
+    ws_root = tmp_path / "ws"
+    env = {**os.environ, "DREAM_WORKSPACE": str(ws_root)}
+    payload = {
+        "hook_event_name": "SessionEnd",
+        "reason": "prompt_input_exit",
+        "cwd": str(tmp_path),
+        "session_id": project["session_id"],
+        "transcript_path": str(project["main"]),
+    }
+    started = time.monotonic()
+    done = hook("session-end", payload, env)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout == ""
+    assert elapsed < 1.5 + 1.5, elapsed  # slack for a loaded CI machine
+    stored = wait_for(lambda: [t for t in session_texts(ws_root) if "flaky retry test" in t])
+    assert stored
+    # Taken whole at the end: a second SessionEnd (or a later catch-up) adds nothing.
+    before = sorted(session_texts(ws_root))
+    assert hook("session-end", payload, env).returncode == 0
+    time.sleep(3)
+    assert sorted(session_texts(ws_root)) == before and len(before) == len(set(before))
+
+
+def test_session_start_catches_up_on_the_projects_other_sessions(tmp_path):
+    project = build_project(tmp_path / "projects")
+    ws_root = tmp_path / "ws"
+    Workspace.open(ws_root).close()
+    env = {**os.environ, "DREAM_WORKSPACE": str(ws_root)}
+    fresh = project["folder"] / "0a0a0a0a-new-session.jsonl"  # not written yet at startup
+    an_hour_ago = time.time() - 3600  # the project's other sessions ended earlier
+    for old in project["folder"].rglob("*.jsonl"):
+        os.utime(old, (an_hour_ago, an_hour_ago))
+    payload = {
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": str(tmp_path),
+        "session_id": "0a0a0a0a-new-session",
+        "transcript_path": str(fresh),
+        "model": "claude-opus-4-1",
+    }
+    assert hook("session-start", payload, env).returncode == 0
+    texts = wait_for(lambda: [t for t in session_texts(ws_root) if "Task for subagent" in t])
+    assert texts  # the subagent's transcript came in with the main session's
+    wait_for(lambda: any("flaky retry test" in t for t in session_texts(ws_root)))
+
+
+def test_a_hook_past_its_budget_gives_up_logs_and_exits_0(tmp_path):
+    project = build_project(tmp_path / "projects")
+    ws_root = tmp_path / "ws"
+    Workspace.open(ws_root).close()
+    env = {**os.environ, "DREAM_WORKSPACE": str(ws_root)}
+    payload = {"cwd": str(tmp_path), "session_id": "x", "transcript_path": str(project["main"])}
+    data = json.dumps(payload)
+    result = subprocess.run(
+        [*DREAM, "hook", "pre-compact", "--budget", "0.1"],
+        input=data,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 0 and result.stdout == ""
+    assert "gave up after 0.1 s" in (ws_root / "memory" / "hooks.log").read_text()
+
+
+def test_user_prompt_submit_recalls_only_when_asked(tmp_path, now):
+    ws_root = tmp_path / "ws"
+    with Workspace.open(ws_root) as ws:
+        ws.note("Ada's grant report is due on March 30", importance=0.9, at=now)
+        for i in range(5):
+            ws.note(f"Unrelated note {i} about the office plants", at=now)
+    env = {**os.environ, "DREAM_WORKSPACE": str(ws_root)}
+    payload = {
+        "hook_event_name": "UserPromptSubmit",
+        "cwd": str(tmp_path),
+        "session_id": "s",
+        "prompt": "when is the grant report due?",
+    }
+    assert hook("user-prompt-submit", payload, env).stdout == ""  # off by default
+    for args, extra in ((["--recall"], {}), ([], {"DREAM_HOOK_RECALL": "1"})):
+        result = subprocess.run(
+            [*DREAM, "hook", "user-prompt-submit", *args],
+            input=json.dumps(payload),
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            timeout=60,
+        )
+        context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "grant report is due on March 30" in context
+        assert context.count("\n- #") <= 3 and "office plants" not in context

@@ -7,15 +7,19 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
   to the model's window and cut below Claude Code's 10,000-character limit (after a ``compact``
   only the pending notes and a line about ``memory_search``: the working memory was already in
-  the conversation); then a detached ``dream ingest`` catches up on this project's transcripts.
-- **PreCompact**, **SessionEnd**: ingests ``transcript_path`` from its cursor (a turn still in
-  progress waits; at SessionEnd the session is over and taken whole), then starts a detached
-  ``dream tick`` (consolidation, and a dream when one is due).
-- **UserPromptSubmit**: nothing unless ``DREAM_HOOK_RECALL=1``; then at most 3 strong hits.
+  the conversation); then a detached ``dream ingest --live`` catches up on this project's
+  transcripts from their cursors.
+- **PreCompact**: ingests ``transcript_path`` from its cursor (a turn still in progress waits),
+  then starts a detached ``dream tick`` (consolidation, and a dream when one is due).
+- **SessionEnd**: the same, taking the session whole, in a detached process: Claude Code gives
+  SessionEnd hooks about 1.5 s before it kills them, too little to embed a long session.
+- **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
+  at most 3 strong hits as context.
 
 A hook must never break the agent: every failure is written to ``memory/hooks.log`` of the
-workspace (when there is one) and the hook exits 0. A read-only event never creates a
-workspace. The workspace is resolved from the hook's ``cwd`` as the CLI would resolve it there.
+workspace (when there is one) and the hook exits 0, within its time budget whatever happens (a
+watchdog ends the process). A read-only event never creates a workspace. The workspace is
+resolved from the hook's ``cwd`` as the CLI would resolve it there.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Mapping
 from datetime import datetime
@@ -50,39 +55,76 @@ def run(
     stdout: TextIO,
     now: datetime,
     environ: Mapping[str, str] | None = None,
+    *,
+    budget: float | None = None,
+    recall: bool = False,
+    background: bool = False,
 ) -> int:
-    """Handle one hook event; always 0 (failures go to memory/hooks.log)."""
+    """Handle one hook event; always 0 (failures go to memory/hooks.log).
+
+    ``budget``: seconds after which the process logs that it gave up and exits 0, wherever it
+    is (a slow disk or a huge transcript must not hold up the agent). ``background``: this is
+    the detached half of a hook (SessionEnd's ingest), with no budget.
+    """
     env = os.environ if environ is None else environ
     payload: dict[str, Any] = {}
-    root: Path | None = None
+    where: list[Path | None] = [None]
+    watchdog = _watchdog(budget, where, event, now) if budget else None
     try:
         # Where to log if the input itself is bad: the workspace of the current folder.
-        root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env)[0]
+        where[0] = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env)[0]
         raw = stdin.read()
         payload = json.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
+        where[0] = root
+        if event == "session-end" and not background:
+            Workspace.open(root, create=True).close()  # made here, so the log has a home
+            _detached(["hook", "session-end", "--in-background", "-w", str(root)], root, raw)
+            return 0
         writes = event in ("pre-compact", "session-end")
         if not writes and not (root / "memory").is_dir():
             return 0  # nothing remembered here yet, and a read must not create a workspace
+        recall = recall or env.get("DREAM_HOOK_RECALL") == "1"
         with Workspace.open(root, create=writes) as ws:
-            output = _handle(event, ws, payload, now, env)
+            output = _handle(event, ws, payload, now, recall)
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
     except Exception:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
-        _log(root, event, traceback.format_exc(), now)
+        _log(where[0], event, traceback.format_exc(), now)
+    finally:
+        if watchdog is not None:
+            watchdog.cancel()
     return 0
 
 
+def _watchdog(
+    budget: float, where: list[Path | None], event: str, now: datetime
+) -> threading.Timer:
+    """A timer that logs and ends the process once the budget is spent (a hard limit)."""
+
+    def give_up() -> None:
+        _log(where[0], event, f"gave up after {budget:g} s (the hook's budget); exited 0", now)
+        sys.stdout.flush()
+        os._exit(0)  # not an exception: a long SQLite or numpy call would not see one
+
+    timer = threading.Timer(budget, give_up)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
 def _handle(
-    event: str, ws: Workspace, payload: dict[str, Any], now: datetime, env: Mapping[str, str]
+    event: str, ws: Workspace, payload: dict[str, Any], now: datetime, recall: bool
 ) -> dict[str, Any] | None:
     if event == "session-start":
         context = _session_context(ws, payload, now)
-        _detached(["ingest", *_project_folders(payload), "-w", str(ws.root)], ws)
+        folders = _project_folders(payload)
+        if folders:  # catch up on this project's other sessions, from their cursors
+            _detached(["ingest", "--live", *folders, "-w", str(ws.root)], ws.root)
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
@@ -90,9 +132,9 @@ def _handle(
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
             ingest(ws, [transcript], now, live=event == "pre-compact")
-        _detached(["tick", "-w", str(ws.root)], ws)
+        _detached(["tick", "-w", str(ws.root)], ws.root)
         return None
-    if event == "user-prompt-submit" and env.get("DREAM_HOOK_RECALL") == "1":
+    if event == "user-prompt-submit" and recall:
         prompt = str(payload.get("prompt") or "")
         hits = (
             [
@@ -129,6 +171,8 @@ def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> s
 
 def _window(model: Any) -> int | None:
     name = str(model or "").lower()
+    if "[1m]" in name:  # Claude Code's name for a model run with the 1M-token window
+        return 1_000_000
     return next((size for key, size in MODEL_WINDOWS.items() if key in name), None)
 
 
@@ -138,22 +182,23 @@ def _project_folders(payload: dict[str, Any]) -> list[str]:
     return [str(Path(transcript).parent)] if transcript else []
 
 
-def _detached(args: list[str], ws: Workspace) -> None:
-    """Start ``dream ARGS`` in the background, its output in memory/hooks.log."""
-    if args[0] == "ingest" and len(args) == 3:
-        return  # no transcript folder known: nothing to catch up on
-    fd = os.open(ws.memory_dir / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+def _detached(args: list[str], root: Path, stdin: str | None = None) -> None:
+    """Start ``dream ARGS`` in its own session, output to memory/hooks.log; do not wait."""
+    fd = os.open(root / "memory" / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-m", "dreamer.cli", *args],
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=fd,
             stderr=fd,
-            start_new_session=True,
+            start_new_session=True,  # Claude Code ending the hook must not end this
             close_fds=True,
         )
     finally:
         os.close(fd)
+    if child.stdin is not None:
+        with child.stdin:  # a hook's JSON is a few hundred bytes: the pipe takes it at once
+            child.stdin.write((stdin or "").encode("utf-8"))
 
 
 def _log(root: Path | None, event: str, text: str, now: datetime) -> None:

@@ -40,19 +40,28 @@ def mcp(workspace: str | None) -> None:
 )
 @click.option(
     "--budget",
-    type=float,
+    type=click.FloatRange(min=0.1, max=600),
     default=5.0,
     show_default=True,
     help="Seconds the hook may take; past them it gives up (logged) and exits 0.",
 )
+@click.option(
+    "--recall",
+    is_flag=True,
+    help="user-prompt-submit: add up to 3 strong memories for the prompt as context "
+    "(also on with DREAM_HOOK_RECALL=1).",
+)
+@click.option("--in-background", "background", is_flag=True, hidden=True)
 @workspace_option
-def hook(event: str, budget: float, workspace: str | None) -> None:
+def hook(event: str, budget: float, recall: bool, background: bool, workspace: str | None) -> None:
     """Handle a Claude Code hook: its JSON on stdin, memory for the agent on stdout.
 
     Always exits 0, even on bad input: failures go to memory/hooks.log. SessionStart prints
-    the memory as additionalContext; PreCompact and SessionEnd store the transcript's new
-    exchanges, then consolidate in the background. UserPromptSubmit recalls up to 3 memories
-    only with DREAM_HOOK_RECALL=1.
+    the memory as additionalContext and catches up on the project's transcripts in the
+    background; PreCompact stores the transcript's new exchanges, SessionEnd does so in the
+    background, and both then consolidate in the background. UserPromptSubmit recalls up to
+    3 memories only with --recall (or DREAM_HOOK_RECALL=1). 'dream claude install' sets
+    these up.
 
     \b
     Example (what Claude Code runs):
@@ -60,18 +69,20 @@ def hook(event: str, budget: float, workspace: str | None) -> None:
         | dream hook session-start
     """
     import os
-    import signal
 
     from dreamer.agents import hooks
     from dreamer.support.times import utc_now
 
     if workspace:
         os.environ["DREAM_WORKSPACE"] = workspace
-    if hasattr(signal, "SIGALRM") and budget > 0:
-
-        def give_up(signum: int, frame: object) -> None:
-            raise TimeoutError(f"the hook took over {budget:g} s; stopped")
-
-        signal.signal(signal.SIGALRM, give_up)
-        signal.setitimer(signal.ITIMER_REAL, budget)
-    sys.exit(hooks.run(event, sys.stdin, sys.stdout, utc_now()))
+    sys.exit(
+        hooks.run(
+            event,
+            sys.stdin,
+            sys.stdout,
+            utc_now(),
+            budget=None if background else budget,
+            recall=recall,
+            background=background,
+        )
+    )
