@@ -28,7 +28,9 @@ def dream_command() -> str:
     return found
 
 
-def run_session(tmp_path: Path, root: Path, scenario, *, era: str = "handshake") -> None:
+def run_session(
+    tmp_path: Path, root: Path, scenario, *, era: str = "handshake", on_message=None
+) -> None:
     """Start `dream mcp -w root`, run scenario(client) against it, then let it exit.
 
     era "handshake": ClientSession with the initialize handshake (protocol <= 2025-11-25);
@@ -45,7 +47,7 @@ def run_session(tmp_path: Path, root: Path, scenario, *, era: str = "handshake")
                         await scenario(client)
                 return
             async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
+                async with ClientSession(read, write, message_handler=on_message) as session:
                     await session.initialize()
                     with anyio.fail_after(30):
                         await scenario(session)
@@ -194,3 +196,55 @@ def test_the_documented_registrations_run_dream_mcp_with_a_workspace(document):
     # The same invocation the tests above start: dream mcp -w PATH.
     assert desktop["args"][:2] == claude_code[1:3] == ["mcp", "-w"]
     assert len(desktop["args"]) == len(claude_code) - 1 == 3
+
+
+def dream_elsewhere(root: Path) -> None:
+    """A dream in this (test) process, as `dream run` in another would: the server must notice."""
+    from dreamer.dream import cycle
+    from dreamer.support.times import utc_now
+
+    with Workspace.open(root, create=False) as ws:
+        ws.note("Ada moved the grant report deadline to April 2")
+        assert cycle.run(ws, now=utc_now(), force=True).outcome == "committed"
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.parametrize("era", ["handshake", "modern"])
+def test_a_dream_elsewhere_is_announced_to_the_client(tmp_path, era):
+    root = tmp_path / "ws"
+    Workspace.open(root).close()
+    heard: list[str] = []
+
+    async def handshake(session: ClientSession) -> None:
+        resources = session.initialize_result.capabilities.resources
+        assert resources.list_changed and resources.subscribe
+        await session.subscribe_resource("dreamer://MEMORY.md")
+        before = await session.list_resources()
+        assert before.resources[0].annotations.last_modified is None  # no dream yet
+        await anyio.to_thread.run_sync(dream_elsewhere, root)
+        while "updated dreamer://MEMORY.md" not in heard or "list_changed" not in heard:
+            await anyio.sleep(0.1)
+        after = await session.list_resources()
+        assert after.resources[0].annotations.last_modified  # the new state's time
+
+    async def modern(client) -> None:
+        async with client.listen(
+            resources_list_changed=True, resource_subscriptions=["dreamer://MEMORY.md"]
+        ) as events:
+            await anyio.to_thread.run_sync(dream_elsewhere, root)
+            async for event in events:
+                heard.append(f"updated {event.uri}" if hasattr(event, "uri") else "list_changed")
+                if "updated dreamer://MEMORY.md" in heard and "list_changed" in heard:
+                    break
+
+    async def collect(message) -> None:
+        method = getattr(message, "method", "")
+        if method == "notifications/resources/updated":
+            heard.append(f"updated {message.params.uri}")
+        elif method == "notifications/resources/list_changed":
+            heard.append("list_changed")
+
+    run_session(
+        tmp_path, root, handshake if era == "handshake" else modern, era=era, on_message=collect
+    )
+    assert "updated dreamer://MEMORY.md" in heard and "list_changed" in heard

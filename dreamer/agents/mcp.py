@@ -10,7 +10,13 @@ What the server offers (official MCP Python SDK, low-level ``Server``):
 - resources: ``dreamer://MEMORY.md`` (the committed state; empty before the first dream) and
   ``dreamer://scratch.md`` (the notes waiting for the next dream);
 - prompts: ``bootstrap`` (argument ``context_window``, in tokens): the block an agent puts in
-  its system prompt, from ``dreamer.bootstrap``.
+  its system prompt, from ``dreamer.bootstrap``;
+- change notifications: when a dream (in any process) rewrites MEMORY.md, or a note lands in
+  scratch.md, the server says so: ``notifications/resources/list_changed`` (MEMORY.md's entry
+  carries its ``lastModified``) and ``notifications/resources/updated`` for a subscribed URI
+  (``resources/subscribe`` on 2025-era connections, a ``subscriptions/listen`` stream on
+  2026-07-28 ones). A watcher polls the two files' metadata every second: a dream happens in
+  another process, so there is nothing to hook into here.
 
 Requests are handled one at a time on the event loop: the work is a few milliseconds of
 SQLite, and one connection must not be shared across threads mid-transaction.
@@ -19,12 +25,23 @@ SQLite, and one connection must not be shared across threads mid-transaction.
 from __future__ import annotations
 
 import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.server import Server
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
@@ -85,10 +102,75 @@ ANNOTATIONS = {
 }
 
 
-def build_server(ws: Workspace) -> Server[Any]:
+WATCH_SECONDS = 1.0  # how often the watcher looks at MEMORY.md and scratch.md
+
+
+class Changes:
+    """Who hears about changed resources, and how.
+
+    2026-07-28 clients open ``subscriptions/listen`` streams, fed by ``bus``. 2025-era clients
+    get notifications on their session (remembered at their first request) and
+    ``resources/updated`` only for the URIs they subscribed to.
+    """
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.sessions: list[ServerSession] = []
+        self.subscribed: set[str] = set()
+
+    def seen(self, ctx: Any) -> None:
+        session = getattr(ctx, "session", None)
+        if session is not None and all(s is not session for s in self.sessions):
+            self.sessions.append(session)
+
+    async def changed(self, uris: list[str]) -> None:
+        """Tell every client that the resource list and these resources changed."""
+        await self.bus.publish(ResourcesListChanged())
+        for uri in uris:
+            await self.bus.publish(ResourceUpdated(uri))
+        for session in self.sessions:  # on a 2026-era connection these are dropped
+            await session.send_resource_list_changed()
+            for uri in uris:
+                if uri in self.subscribed:
+                    await session.send_resource_updated(uri)
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is rewritten or appended to (None: no such file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _modified(path: Path) -> str | None:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None
+    return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
+
+
+async def watch(ws: Workspace, changes: Changes, every: float = WATCH_SECONDS) -> None:
+    """Notify the clients whenever MEMORY.md or scratch.md changes on disk, until cancelled."""
+    files = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
+    last = {uri: _stamp(path) for uri, path in files.items()}
+    while True:
+        await anyio.sleep(every)
+        now = {uri: _stamp(path) for uri, path in files.items()}
+        moved = [uri for uri in files if now[uri] != last[uri]]
+        last = now
+        if moved:
+            await changes.changed(moved)
+
+
+def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
     """An MCP server (not yet running) whose tools, resources and prompt act on ws."""
+    changes = changes or Changes()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        changes.seen(ctx)
         outputs = schema("tools/outputs")
         return types.ListToolsResult(
             tools=[
@@ -105,6 +187,7 @@ def build_server(ws: Workspace) -> Server[Any]:
         )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        changes.seen(ctx)
         call = {
             "type": "tool_use",
             "id": str(ctx.request_id or ""),
@@ -120,6 +203,7 @@ def build_server(ws: Workspace) -> Server[Any]:
         )
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        changes.seen(ctx)
         return types.ListResourcesResult(
             resources=[
                 types.Resource(
@@ -128,12 +212,14 @@ def build_server(ws: Workspace) -> Server[Any]:
                     mime_type="text/markdown",
                     description="Working memory: who the user is, what is happening now, and "
                     "pointers to deeper memories. Rewritten by each dream.",
+                    annotations=types.Annotations(last_modified=_modified(ws.memory_md)),
                 ),
                 types.Resource(
                     name="scratch.md",
                     uri=SCRATCH_URI,
                     mime_type="text/markdown",
                     description="Notes written since the last dream, oldest first.",
+                    annotations=types.Annotations(last_modified=_modified(ws.scratch_path)),
                 ),
             ]
         )
@@ -141,6 +227,7 @@ def build_server(ws: Workspace) -> Server[Any]:
     async def read_resource(
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        changes.seen(ctx)
         paths = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
         uri = str(params.uri)
         if uri.startswith("dreamer://crystal/"):
@@ -157,6 +244,15 @@ def build_server(ws: Workspace) -> Server[Any]:
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
         )
+
+    async def subscribe(ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        changes.seen(ctx)
+        changes.subscribed.add(str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Any, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        changes.subscribed.discard(str(params.uri))
+        return types.EmptyResult()
 
     async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
@@ -216,6 +312,9 @@ def build_server(ws: Workspace) -> Server[Any]:
         on_read_resource=read_resource,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
+        on_subscribe_resource=subscribe,
+        on_unsubscribe_resource=unsubscribe,
+        on_subscriptions_listen=ListenHandler(changes.bus),
     )
 
 
@@ -246,9 +345,13 @@ def _id_of(uri: str) -> int:
 
 async def serve_stdio(ws: Workspace) -> None:
     """Serve ws over stdin/stdout until the client closes the connection."""
-    server = build_server(ws)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    changes = Changes()
+    server = build_server(ws, changes)
+    options = server.create_initialization_options(NotificationOptions(resources_changed=True))
+    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
+        group.start_soon(watch, ws, changes)
+        await server.run(read_stream, write_stream, options)
+        group.cancel_scope.cancel()  # the client is gone: stop watching
 
 
 def serve(ws: Workspace) -> None:
