@@ -80,7 +80,8 @@ def test_install_status_uninstall_round_trip_in_project_scope(place, runner):
 def test_user_and_local_scopes_register_the_server_in_claude_json(place, runner):
     home, project = place
     claude_json = home / ".claude.json"
-    claude_json.write_text(json.dumps({"numStartups": 3, "mcpServers": {"git": {"command": "x"}}}))
+    original = json.dumps({"numStartups": 3, "mcpServers": {"git": {"command": "x"}}})
+    claude_json.write_text(original)  # one line, no final newline
     assert runner.invoke(main, ["claude", "install", "--scope", "user"]).exit_code == 0
     assert runner.invoke(main, ["claude", "install", "--scope", "local"]).exit_code == 0
     data = json.loads(claude_json.read_text())
@@ -90,10 +91,28 @@ def test_user_and_local_scopes_register_the_server_in_claude_json(place, runner)
     assert (project / ".claude" / "settings.local.json").exists()
     for scope in ("user", "local"):
         assert runner.invoke(main, ["claude", "uninstall", "--scope", scope]).exit_code == 0
-    assert json.loads(claude_json.read_text()) == {
-        "numStartups": 3,
-        "mcpServers": {"git": {"command": "x"}},
-    }
+    assert claude_json.read_text() == original  # byte for byte, in its own layout
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"separators": (",", ":")},
+        {"indent": 4},
+        {"indent": "\t"},
+        {"indent": 2},
+    ],
+)
+def test_uninstall_gives_the_settings_file_back_in_its_own_layout(place, runner, layout):
+    _, project = place
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    before = json.dumps(OTHER, **layout)
+    settings.write_text(before)
+    assert runner.invoke(main, ["claude", "install", "--scope", "project"]).exit_code == 0
+    assert settings.read_text() != before
+    assert runner.invoke(main, ["claude", "uninstall", "--scope", "project"]).exit_code == 0
+    assert settings.read_text() == before
 
 
 def test_a_broken_settings_file_is_an_error_and_left_alone(place, runner):

@@ -156,6 +156,23 @@ def load(path: Path) -> dict[str, Any]:
     return data
 
 
-def dump(data: dict[str, Any]) -> str:
-    """JSON as Claude Code writes it (two-space indent, a final newline)."""
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def dump(data: dict[str, Any], like: str = "") -> str:
+    """JSON in the layout of ``like`` (the file's text before), else as Claude Code writes it.
+
+    Keeping the file's own layout (one line or indented, its indent and separators, a final
+    newline or none) means install shows a diff of its own lines only, and uninstall gives the
+    file back byte for byte whenever it was written by a JSON serializer in the first place.
+    """
+    body = like.strip()
+    if not body:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    end = "\n" if like.endswith("\n") else ""
+    if "\n" not in body:  # all on one line
+        items = ", " if re.search(r'[\]}"\d],\s', body) else ","
+        keys = ": " if re.search(r'":\s', body) else ":"
+        return json.dumps(data, separators=(items, keys), ensure_ascii=False) + end
+    second = body.splitlines()[1]
+    indent: str | int = second[: len(second) - len(second.lstrip())] or 2
+    if isinstance(indent, str) and set(indent) == {" "}:
+        indent = len(indent)
+    return json.dumps(data, indent=indent, ensure_ascii=False) + end

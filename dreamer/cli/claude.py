@@ -59,7 +59,11 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
         old = cs.load(path)
     except ValueError as e:
         raise UsageError(f"{path} is not valid JSON ({e}); fix it, then run this again") from e
-    before, after = (cs.dump(old) if old else ""), cs.dump(new) if new else ""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    before, after = (cs.dump(old, text) if old else ""), cs.dump(new, text) if new else ""
     if before == after:
         return False
     diff = difflib.unified_diff(
