@@ -154,6 +154,29 @@ def test_an_ambiguous_forget_request_deletes_nothing_but_is_kept_out_and_reporte
 
 
 @pytest.mark.parametrize(
+    "request_text, forgotten",
+    [
+        ("Please forget the boiler repair cost", True),  # "cost": in no note; the rest points
+        ("Please forget the boiler invoice", False),  # one word left: too little to act on
+    ],
+)
+def test_a_word_no_note_holds_does_not_stop_a_request(tmp_path, now, request_text, forgotten):
+    repair = "Our plumber charged 180 euros for the boiler repair on Monday"
+    with raw_workspace(tmp_path) as ws:
+        for i, text in enumerate([repair, "The boiler is serviced every October", *OTHER]):
+            ws.note(text, at=now - timedelta(hours=9 - i))
+        ws.note(request_text, at=now - timedelta(minutes=5))
+        result = run_dream(ws, now=now, force=True)
+        memory = ws.memory_md.read_text()
+        [resolution] = ws.store.get_dream(result.dream_id)["inputs"]["forget_requests"]
+        found = [hit.text for hit in ws.search("plumber charged euros")]
+    assert resolution["outcome"] == ("forgotten" if forgotten else "needs confirmation")
+    assert (repair in found) is not forgotten
+    if forgotten:
+        assert "180 euros" not in memory
+
+
+@pytest.mark.parametrize(
     "text, target",
     [
         (

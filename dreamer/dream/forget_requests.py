@@ -2,7 +2,9 @@
 
 ``parse`` recognises a request and names what it asks to forget, by its content words.
 ``resolve`` (used by the dream, which holds the workspace lock) finds the crystals written
-before the request that hold every one of those words: when there are one to ``MAX_TARGETS``
+before the request that hold every one of those words (a word no earlier crystal holds at all,
+like "price" for a note that says "quoted 31.50 euros", cannot point anywhere and is left out
+while two or more words remain): when there are one to ``MAX_TARGETS``
 of them the request is unambiguous and they are forgotten for good (``memory.forgetting``);
 otherwise nothing is deleted and the journal reports the request for the user to confirm
 (``dream forget --search ...``). Either way, ``silence`` keeps the request and what it names
@@ -15,6 +17,7 @@ call Mia" and "I forgot my keys" are ordinary notes.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -131,14 +134,15 @@ def resolve(
         # crystals are looked at as well, with word forms compared by ``matches``.
         ids = {crystal_id for crystal_id, _ in found}
         ids |= {c.id for c in store.crystals(newest_first=True, limit=RECENT)}
-        candidates = [
+        earlier = [
             crystal
             for crystal in store.crystals_by_id(sorted(ids))
             if crystal.id != asker.id
             and crystal.created_at <= asker.created_at
             and parse(crystal.text) is None
-            and matches(request, crystal.text)
         ]
+        pointing = _pointing(request, earlier)
+        candidates = [crystal for crystal in earlier if matches(pointing, crystal.text)]
         resolution = Resolution(asker.id, request.target)
         if 1 <= len(candidates) <= MAX_TARGETS:
             forgetting.forget(
@@ -154,6 +158,17 @@ def resolve(
             resolution.ambiguous = len(candidates)
         out.append(resolution)
     return out
+
+
+def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:
+    """The request without the words no earlier crystal holds, while two or more remain."""
+    seen: set[str] = set()
+    for crystal in earlier:
+        seen |= _stems(crystal.text)
+    held = frozenset(word for word in request.keywords if _same_word(word, seen))
+    if len(held) < 2 or held == request.keywords:
+        return request
+    return dataclasses.replace(request, keywords=held)
 
 
 def silence(state: WorkingMemory, requests: list[ForgetRequest], texts: list[str]) -> int:

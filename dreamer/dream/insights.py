@@ -648,10 +648,15 @@ def _plural(word: str) -> str:
     return word + "s"
 
 
+ROUTINE_BELOW = 0.4  # a note rated below this is routine chatter: a crystal, never a skill
+
+
 def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
     by_verb: dict[str, list[tuple[Crystal, list[str]]]] = {}
     for crystal in recent:
+        if crystal.importance < ROUTINE_BELOW:
+            continue  # emptying a bin twice is a chore, not an emerging skill
         action = task_action(crystal.text)
         if action:
             by_verb.setdefault(action[0], []).append((crystal, action[1]))

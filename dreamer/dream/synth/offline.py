@@ -28,6 +28,8 @@ from typing import Any
 from dreamer.dream import forget_requests, keep_rules
 from dreamer.dream.insights import (
     LABELS,
+    ROLES,
+    ROUTINE_BELOW,
     STOP,
     Insights,
     context_lines,
@@ -53,7 +55,14 @@ MAX_GAPS = 10
 MAX_SKILLS = 8
 LINE_WORDS = 40
 
-_SELF = re.compile(r"^\s*(I|I'm|I've|I'll|My|Me|The agent|Agent)\b", re.IGNORECASE)
+# The agent speaking of itself. "My accountant wants..." quotes the user about their people:
+# that is not the agent's self.
+_SELF = re.compile(
+    r"^\s*(?:I|I'm|I've|I'll|Me|The agent|Agent|My(?!\s+(?:"
+    + "|".join(sorted(map(re.escape, ROLES), key=len, reverse=True))
+    + r")\b))\b",
+    re.IGNORECASE,
+)
 _USER = re.compile(
     r"\b(user|they|she|he)\b.*\b(prefers?|likes?|loves?|dislikes?|hates?|wants?|is a|works? "
     r"(?:at|as|on)|lives?|birthday|name is|call)\b|^\s*(always|never|please|don'?t|do not|"
@@ -240,9 +249,6 @@ def _level(previous: Draft | None) -> int:
 # --- evidence ---------------------------------------------------------------------------------
 
 
-ROUTINE_BELOW = 0.4  # a note the agent rated below this is routine: a crystal, not a line
-
-
 def _evidence(inputs: DreamInputs, ins: Insights, ctx: _Context) -> list[dict[str, Any]]:
     """New statements (crystals, notes not indexed, then hand-written lines), newest first."""
     items: dict[str, dict[str, Any]] = {}
@@ -398,9 +404,17 @@ _PREFERENCE = re.compile(
 )
 _PERSONAL = re.compile(
     r"\b(lives?|born|is an? |works? (?:at|as|for|on)|married|husband|wife|partner|mother|"
-    r"father|mom|dad|kids?|children|son|daughter|manager|allergic|birthday|name is)\b",
+    r"father|mom|dad|kids?|children|son|daughter|manager|allergic|birthday|name is|"
+    r"owns?|runs? (?:a|an|the|her|his|their)|founded|founder|owner|"
+    # what the user can or cannot eat or do: needs every later suggestion must respect
+    r"coeliac|celiac|vegetarian|vegan|diabetic|lactose|intolerant|gluten|halal|kosher|"
+    r"wheelchair|pregnant)\b",
     re.IGNORECASE,
 )
+# A standing rule the user set ("wants invoices as PDF, never on paper"): The Bond, even when
+# it mentions an action word that would otherwise make it a task ("sent").
+_RULE = re.compile(r"\b(never|always|from now on|every time|no longer|any more|anymore)\b", re.I)
+_WANTS = re.compile(r"\b(wants?|would like|prefers?|asks? (?:us|me|you|the agent) to)\b", re.I)
 _NOT_BOND = re.compile(
     r"\b(open question|decided|booked|started|reserved|bought|asked for|wants? a list|"
     r"deadline|due|went well|passed|sent|ordered|paid|moved again|uat|audit|ticket)\b",
@@ -421,6 +435,8 @@ def _is_bond(item: dict[str, Any], ctx: _Context) -> bool:
         return False  # an event ahead: Active Context
     if any(_norm(person["text"]) == _norm(item.get("original", text)) for person in ctx.people):
         return True  # someone named with their role: who is around the user
+    if _RULE.search(text) and (item["type"] == "directive" or _WANTS.search(text)):
+        return True  # a standing rule of the user's
     if _NOT_BOND.search(text):
         return False  # a task or a project event
     if _PREFERENCE.search(text):
@@ -444,6 +460,14 @@ def _bond(
         line
         for line in context_lines(old.body("bond"))
         if level >= 2 or not _same(line, ctx.superseded)
+    ]
+    # Someone named with their role belongs here even when the note naming them was about an
+    # errand with a date ("Rui Matos, my accountant, needs the receipts by Friday").
+    named = " ".join(new + kept)
+    new += [
+        _bullet(f"{person['name']} is the user's {person['role']}.")
+        for person in ctx.people
+        if person["name"] not in named
     ]
     # Who the user is first (what a small context window keeps), then newest first, so a fresh
     # directive outlives a stale one; a revision (answering e.g. Bond drift) keeps the old first.
