@@ -115,7 +115,9 @@ def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tm
     # Taken whole at the end: a second SessionEnd (or a later catch-up) adds nothing.
     before = sorted(session_texts(ws_root))
     assert hook("session-end", payload, env).returncode == 0
-    time.sleep(3)
+    log = ws_root / "memory" / "hooks.log"
+    wait_for(lambda: log.read_text().count("session-end: stored") == 2)  # the second is done
+    assert "session-end: stored 0 new crystals" in log.read_text()
     assert sorted(session_texts(ws_root)) == before and len(before) == len(set(before))
 
 

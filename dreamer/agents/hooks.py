@@ -131,7 +131,10 @@ def _handle(
     if event in ("pre-compact", "session-end"):
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
-            ingest(ws, [transcript], now, live=event == "pre-compact")
+            report = ingest(ws, [transcript], now, live=event == "pre-compact")
+            failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
+            stored = f"stored {report.created} new crystals of {transcript}"
+            _log(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         _detached(["tick", "-w", str(ws.root)], ws.root)
         return None
     if event == "user-prompt-submit" and recall:
