@@ -10,6 +10,7 @@
     │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
+    ├── StoreUnavailable            the PostgreSQL store cannot be reached, or psycopg is missing
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── ScratchError                the scratch file cannot be read or written
     ├── TokenizerError              the offline token encoding is missing or damaged
@@ -88,6 +89,10 @@ class WorkspaceError(DreamError):
 
 class StoreCorrupt(DreamError):
     """crystals.db exists but is not a database dreamer can read."""
+
+
+class StoreUnavailable(DreamError):
+    """The PostgreSQL store cannot be reached or used, or its driver is not installed."""
 
 
 class LockHeld(DreamError):

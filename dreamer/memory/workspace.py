@@ -137,7 +137,11 @@ class Workspace:
         """The open crystal store (opened, and migrated, on first use)."""
         with self._store_lock:  # two threads' first use must not open two connections
             if self._store is None:
-                self._store = open_store(self.db_path)
+                # The one place a workspace's backend is chosen: the SQLite file in memory/,
+                # or, with memory.store.url set, this workspace's rows in PostgreSQL.
+                self._store = open_store(
+                    self.db_path, url=self.settings.store_url, key=str(self.root.resolve())
+                )
             return self._store
 
     def close(self) -> None:

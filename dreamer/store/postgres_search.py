@@ -1,0 +1,221 @@
+"""Full-text search in PostgreSQL, the search log and curiosity gaps.
+
+The GIN index over ``tsv`` finds the crystals holding a query's words; the ranking is FTS5's
+BM25, computed here over those matches (k1 1.2, b 0.75, FTS5's idf floor), from the term
+frequencies and document lengths the index keeps, so a search ranks on Postgres as on SQLite.
+Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from dreamer.store.base import RankRow
+from dreamer.store.postgres_base import Connected, fold
+from dreamer.support.times import iso
+
+K1, B = 1.2, 0.75
+JULIAN = "extract(epoch FROM {}::timestamptz) / 86400.0 + 2440587.5"
+
+
+def _lexeme(stem: str) -> str:
+    return "'" + stem.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _phrase(stems: tuple[str, ...]) -> str:
+    """A tsquery for one word (several lexemes when the parser splits it: a phrase)."""
+    return "(" + " <-> ".join(_lexeme(stem) for stem in stems) + ")"
+
+
+def _weight(found: dict[str, int], phrase: tuple[str, ...], idf: float, norm: float) -> float:
+    """One phrase's BM25 term in a crystal (a split word counts as often as its rarest part)."""
+    tf = min(found.get(lexeme, 0) for lexeme in phrase)
+    return idf * tf * (K1 + 1) / (tf + norm) if tf else 0.0
+
+
+def _kind(sessions: bool) -> str:
+    return "source = 'sessions'" if sessions else "source != 'sessions'"
+
+
+class SearchTables(Connected):
+    """Full-text matching and BM25, and the ``searches`` and ``gaps`` tables."""
+
+    def _stemmed(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The lexemes the index holds each word under (cached: a search asks several times)."""
+        missing = [word for word in dict.fromkeys(words) if word not in self._stems]
+        if missing:
+            rows = self._all(
+                "SELECT x.n, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
+                " ORDER BY u.positions[1]) FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n)",
+                [[fold(word) for word in missing]],
+            )
+            if len(self._stems) > 10_000:
+                self._stems.clear()
+            for number, stems in rows:
+                self._stems[missing[int(number) - 1]] = tuple(stems)
+        return {word: self._stems[word] for word in words}
+
+    def _bm25(
+        self, terms: Sequence[str], also: Sequence[str], filter_sql: str, limit: int
+    ) -> list[tuple[int, float]]:
+        stems = self._stemmed([*terms, *also])
+        wanted = [stems[t] for t in terms if stems[t]]
+        extra = [stems[t] for t in also if stems[t]]
+        if not wanted:
+            return []
+        phrases = list(dict.fromkeys(wanted + extra))
+        lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
+        query = " | ".join(_phrase(phrase) for phrase in wanted)
+        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
+        scope = f"workspace = %s AND tsv @@ %s::tsquery{filter_sql}"
+        with self._lock:
+            total, tokens = self._all(
+                "SELECT crystal_seq, token_total FROM workspaces WHERE id = %s", [self.ws]
+            )[0]
+            hits = self._all(
+                f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+                [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
+            )[0]
+            rows = self._all(
+                "SELECT id, doc_len, (SELECT json_object_agg(u.lexeme,"
+                " array_length(u.positions, 1)) FROM unnest(tsv) u WHERE u.lexeme = ANY(%s))"
+                f" FROM crystals WHERE {scope}",
+                [lexemes, self.ws, query],
+            )
+        total = max(int(total), 1)
+        average = max(int(tokens), 1) / total
+        idf = {}
+        for phrase, count in zip(phrases, hits, strict=True):
+            value = math.log((total - count + 0.5) / (count + 0.5))
+            idf[phrase] = value if value > 0 else 1e-6
+        scored = []
+        for crystal_id, length, found in rows:
+            norm = K1 * (1 - B + B * length / average)
+            tf = found or {}
+            # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
+            # crystal that also holds one of the other words, which count once.
+            extras = [_weight(tf, phrase, idf[phrase], norm) for phrase in extra]
+            twice = 2.0 if any(extras) else 1.0
+            own = sum(_weight(tf, phrase, idf[phrase], norm) for phrase in wanted)
+            scored.append((int(crystal_id), twice * own + sum(extras)))
+        scored.sort(key=lambda row: (-row[1], row[0]))
+        return scored[:limit]
+
+    def fts_match(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        """(id, BM25 score, higher is better) of the best matches of any of ``terms``."""
+        return self._bm25(terms, also, "", limit)
+
+    def fts_match_filtered(
+        self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
+    ) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among session transcripts only (or only the rest)."""
+        return self._bm25(terms, also, f" AND {_kind(sessions)}", limit)
+
+    def ids_of_kind(self, ids: Sequence[int], sessions: bool) -> set[int]:
+        """Those of ``ids`` that are session transcripts (or, with sessions False, the rest)."""
+        if not ids:
+            return set()
+        rows = self._all(
+            f"SELECT id FROM crystals WHERE workspace = %s AND id = ANY(%s) AND {_kind(sessions)}",
+            [self.ws, [int(i) for i in ids]],
+        )
+        return {row[0] for row in rows}
+
+    def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """In how many crystals each word's indexed stem occurs."""
+        stems = self._stemmed(terms)
+        phrases = list(dict.fromkeys(stems[t] for t in terms if stems[t]))
+        if not phrases:
+            return {term: 0 for term in terms}
+        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
+        row = self._all(
+            f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+            [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
+        )[0]
+        found = dict(zip(phrases, row, strict=True))
+        return {term: int(found.get(stems[term], 0)) for term in terms}
+
+    def last_mention(self, words: Sequence[str]) -> str | None:
+        """When the newest crystal holding all ``words`` (full-text) was created."""
+        stems = self._stemmed(words)
+        if not words or not all(stems.values()):
+            return None
+        return self._one(
+            "SELECT max(created_at) FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+            [self.ws, " & ".join(_phrase(stems[word]) for word in words)],
+        )
+
+    def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
+        if not ids:
+            return []
+        rows = self._all(
+            f"SELECT id, source, {JULIAN.format('created_at')}, importance,"
+            " (lifecycle = 'archived')::int FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+            " AND lifecycle != 'forgotten'",
+            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
+        )
+        return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
+
+    def newest_day(self) -> float | None:
+        """The julian day of the newest crystal's creation."""
+        day = self._one(
+            f"SELECT {JULIAN.format('max(created_at)')} FROM crystals WHERE workspace = %s",
+            [self.ws],
+        )
+        return None if day is None else float(day)
+
+    def record_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        *,
+        gap: bool,
+    ) -> None:
+        """Log a search (a gap too when it found nothing good) and count the accesses."""
+        with self.transaction():
+            self._run(
+                "INSERT INTO searches (workspace, at, query, search_type, result_ids, top_score)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                [self.ws, iso(at), query, search_type, json.dumps(list(ids)), top_score],
+            )
+            if gap:
+                self._run(
+                    "INSERT INTO gaps (workspace, at, query, top_score) VALUES (%s, %s, %s, %s)",
+                    [self.ws, iso(at), query, top_score],
+                )
+            self.record_access(ids, at)
+
+    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
+        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        found = " AND result_ids != '[]'" if found_only else ""
+        rows = self._all(
+            f"SELECT query FROM searches WHERE workspace = %s AND at >= %s{found} ORDER BY id",
+            [self.ws, since],
+        )
+        return [row[0] for row in rows]
+
+    def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
+        """(query, last asked) of searches that found nothing and were not answered since."""
+        # As on SQLite: a gap stays open until a later search for the same words found
+        # something (a search that finds nothing writes a gap row at the same moment).
+        rows: list[Any] = self._all(
+            "SELECT query, at FROM (SELECT DISTINCT ON (lower(g.query)) g.query, g.at"
+            " FROM gaps g WHERE g.workspace = %s AND g.resolved_at IS NULL AND g.at >= %s"
+            " AND NOT EXISTS (SELECT 1 FROM searches s WHERE s.workspace = g.workspace"
+            "   AND lower(s.query) = lower(g.query) AND s.at > g.at AND NOT EXISTS (SELECT 1"
+            "     FROM gaps g2 WHERE g2.workspace = g.workspace AND g2.query = s.query"
+            "     AND g2.at = s.at))"
+            " ORDER BY lower(g.query), g.at DESC) open ORDER BY at DESC, query LIMIT %s",
+            [self.ws, since, limit],
+        )
+        return [(row[0], row[1]) for row in rows]

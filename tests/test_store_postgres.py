@@ -1,0 +1,132 @@
+"""The PostgreSQL store beyond the shared contract: one database for many workspaces, chosen by
+one setting, psycopg loaded only when it is, and errors that name the fix."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+
+import pytest
+
+from dreamer import Workspace
+from dreamer.cli import main
+from dreamer.config import load_settings
+from dreamer.errors import InvalidSetting, StoreUnavailable
+from dreamer.store import open_store
+
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
+
+
+def add(store, text, at):
+    return store.add_crystal(
+        text, source="scratch", semantic_type="experience", importance=0.5, at=at, embedding=None
+    )[0]
+
+
+def test_workspaces_share_a_database_but_never_rows(pg_database, tmp_path, now):
+    one = open_store(tmp_path / "a.db", url=pg_database, key="/srv/agents/a")
+    two = open_store(tmp_path / "b.db", url=pg_database, key="/srv/agents/b")
+    try:
+        # Ids count per workspace, so a transcript turn's neighbours are its own workspace's.
+        assert [add(one, f"alpha note {i}", now) for i in range(3)] == [1, 2, 3]
+        assert [add(two, "alpha note 0", now), add(two, "beta", now)] == [1, 2]
+        assert (one.max_crystal_id(), two.max_crystal_id()) == (3, 2)
+        assert [i for i, _ in two.fts_match(["alpha"], [], 10)] == [1]
+        assert two.term_frequencies(["alpha"]) == {"alpha": 1}
+        one.set_meta("k", "one")
+        assert two.get_meta("k") is None
+        two.record_dream({"started_at": "2026-01-01T00:00:00Z", "outcome": "skipped"})
+        assert one.dream_entries() == [] and len(two.dream_entries()) == 1
+    finally:
+        one.close()
+        two.close()
+
+
+def test_writers_on_two_connections_get_every_id_once(pg_database, tmp_path, now):
+    stores = [open_store(tmp_path / "x.db", url=pg_database, key="shared") for _ in range(2)]
+    ids: list[int] = []
+
+    def write(store, label):
+        for i in range(40):
+            ids.append(add(store, f"{label} {i}", now + timedelta(seconds=i)))
+
+    threads = [
+        threading.Thread(target=write, args=(s, n)) for n, s in zip("ab", stores, strict=True)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    try:
+        assert sorted(ids) == list(range(1, 81))
+        assert stores[0].crystal_count() == 80
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_workspace_on_postgres_keeps_no_crystal_file(pg_database, tmp_path, now):
+    with Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}) as ws:
+        ws.init()
+        crystal_id = ws.note("The deploy key rotates every Tuesday", at=now)
+        hits = ws.search("when does the deploy key rotate", now=now)
+        assert [hit.id for hit in hits][:1] == [crystal_id]
+        assert not ws.db_path.exists()
+
+
+def test_the_store_url_setting_is_checked_and_its_password_hidden(tmp_path):
+    with pytest.raises(InvalidSetting, match="postgresql://"):
+        load_settings(None, environ={"DREAM_STORE_URL": "mysql://db/x"})
+    (tmp_path / "dreamer.toml").write_text('[memory.store]\nurl = "postgresql://u:pw@db/x"\n')
+    settings = load_settings(tmp_path / "dreamer.toml", environ={})
+    assert settings.store_url == "postgresql://u:pw@db/x"
+    assert "pw" not in repr(settings)
+
+
+def test_dream_config_masks_the_password(runner, tmp_path):
+    (tmp_path / "ws" / "memory").mkdir(parents=True)
+    result = runner.invoke(
+        main,
+        ["config", "-w", str(tmp_path / "ws")],
+        env={"DREAM_STORE_URL": "postgresql://agent:s3cret@db.example/dreamer"},
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "postgresql://agent:***@db.example/dreamer" in result.output
+    assert "s3cret" not in result.output
+
+
+def test_an_unreachable_server_is_one_error_line(runner, tmp_path):
+    url = f"postgresql://nobody@/x?host={tmp_path}&port=1&connect_timeout=2"
+    with pytest.raises(StoreUnavailable, match="cannot connect"):
+        open_store(tmp_path / "c.db", url=url, key="k")
+    result = runner.invoke(
+        main, ["note", "hello", "-w", str(tmp_path / "ws")], env={"DREAM_STORE_URL": url}
+    )
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and errors[0].startswith("Error: cannot connect to the PostgreSQL")
+
+
+def test_a_postgres_url_without_psycopg_names_the_extra(runner, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if it were not installed
+    result = runner.invoke(
+        main,
+        ["note", "hello", "-w", str(tmp_path / "ws")],
+        env={"DREAM_STORE_URL": "postgresql://u@db/x"},
+    )
+    assert result.exit_code == 1
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "pip install 'dreamer-memory[postgres]'" in errors[0]
+    assert "Traceback" not in result.output
+
+
+def test_the_cli_and_the_sqlite_path_never_import_psycopg():
+    code = (
+        "import sys, dreamer.cli, dreamer.memory.workspace, dreamer.store;"
+        "import dreamer.service.consolidation, dreamer.service.schedule;"
+        "assert 'psycopg' not in sys.modules, 'psycopg was imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
