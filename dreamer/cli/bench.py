@@ -60,10 +60,22 @@ def _progress(quiet: bool):
     help="How turns are stored: as ingested transcripts, as notes, or both (two reports).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@click.option(
+    "--store-url",
+    metavar="URL",
+    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
+    "stay) instead of SQLite files.",
+)
 @json_option
 @workspace_option
 def locomo(
-    path: Path, k: str, paths: str, quiet: bool, as_json: bool, workspace: str | None
+    path: Path,
+    k: str,
+    paths: str,
+    quiet: bool,
+    store_url: str | None,
+    as_json: bool,
+    workspace: str | None,
 ) -> None:
     """Recall@k of dreamer's search on a LoCoMo file, next to a plain BM25 reference.
 
@@ -77,11 +89,19 @@ def locomo(
     Examples:
       dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
       dream bench locomo ../shared/data/locomo10.json --path notes
+      dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
     """
     parent = Path(workspace).expanduser() if workspace else None
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
     reports = [
-        locomo_bench.run(path, _ks(k), parent=parent, progress=_progress(quiet), path_kind=kind)
+        locomo_bench.run(
+            path,
+            _ks(k),
+            parent=parent,
+            progress=_progress(quiet),
+            path_kind=kind,
+            store_url=store_url,
+        )
         for kind in chosen
     ]
     if as_json:
