@@ -43,6 +43,7 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "bench": "bench:bench",
+    "worker": "worker:worker",
 }
 
 

@@ -7,12 +7,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dreamer.config import STORE_SCHEMES
-from dreamer.errors import StoreUnavailable
+from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.base import Crystal, Store, content_hash
 
-__all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_store"]
+if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
+    from dreamer.store.postgres_jobs import JobQueue
+
+__all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_jobs", "open_store"]
 
 
 POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"
@@ -31,6 +35,16 @@ def _require_psycopg() -> None:
             f"a PostgreSQL URL was given but psycopg is not installed; "
             f"install it with {POSTGRES_EXTRA}"
         ) from None
+
+
+def open_jobs(url: str) -> JobQueue:
+    """The shared jobs table of ``dream worker`` in the PostgreSQL database at ``url``."""
+    if not is_postgres(url):
+        raise UsageError(f"the jobs database must be a postgresql:// URL, not {url!r}")
+    _require_psycopg()
+    from dreamer.store.postgres_jobs import JobQueue
+
+    return JobQueue(url)
 
 
 def open_store(path: Path, *, url: str | None = None, key: str | None = None) -> Store:
