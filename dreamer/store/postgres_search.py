@@ -9,10 +9,11 @@ Every word is quoted into the tsquery as a lexeme: no query text is tsquery synt
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+
+import numpy as np
 
 from dreamer.store.base import RankRow
 from dreamer.store.postgres_base import Connected, fold
@@ -29,12 +30,6 @@ def _lexeme(stem: str) -> str:
 def _phrase(stems: tuple[str, ...]) -> str:
     """A tsquery for one word (several lexemes when the parser splits it: a phrase)."""
     return "(" + " <-> ".join(_lexeme(stem) for stem in stems) + ")"
-
-
-def _weight(found: dict[str, int], phrase: tuple[str, ...], idf: float, norm: float) -> float:
-    """One phrase's BM25 term in a crystal (a split word counts as often as its rarest part)."""
-    tf = min(found.get(lexeme, 0) for lexeme in phrase)
-    return idf * tf * (K1 + 1) / (tf + norm) if tf else 0.0
 
 
 def _kind(sessions: bool) -> str:
@@ -70,40 +65,59 @@ class SearchTables(Connected):
         phrases = list(dict.fromkeys(wanted + extra))
         lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
         query = " | ".join(_phrase(phrase) for phrase in wanted)
-        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
-        scope = f"workspace = %s AND tsv @@ %s::tsquery{filter_sql}"
+        # When every match is a candidate and each word one lexeme, the candidates' own term
+        # frequencies give the document frequencies: no second scan of the index.
+        count_apart = bool(extra or filter_sql) or any(len(phrase) > 1 for phrase in phrases)
         with self._lock:
             total, tokens = self._all(
                 "SELECT crystal_seq, token_total FROM workspaces WHERE id = %s", [self.ws]
             )[0]
-            hits = self._all(
-                f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
-                [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
-            )[0]
+            hits = self._document_counts(phrases) if count_apart else None
             rows = self._all(
-                "SELECT id, doc_len, (SELECT json_object_agg(u.lexeme,"
-                " array_length(u.positions, 1)) FROM unnest(tsv) u WHERE u.lexeme = ANY(%s))"
-                f" FROM crystals WHERE {scope}",
+                "SELECT c.id, c.doc_len, t.lexemes, t.counts FROM crystals c, LATERAL (SELECT"
+                " array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1))"
+                " AS counts FROM unnest(c.tsv) u WHERE u.lexeme = ANY(%s)) t"
+                f" WHERE c.workspace = %s AND c.tsv @@ %s::tsquery{filter_sql}",
                 [lexemes, self.ws, query],
+                binary=True,
             )
+        if not rows:
+            return []
+        column = {lexeme: n for n, lexeme in enumerate(lexemes)}
+        found = np.zeros((len(rows), len(lexemes)))
+        for n, row in enumerate(rows):
+            for lexeme, count in zip(row[2] or (), row[3] or (), strict=True):
+                found[n, column[lexeme]] = count
+        # A word split into several lexemes counts as often as its rarest part.
+        tf = np.stack(
+            [found[:, [column[lexeme] for lexeme in phrase]].min(axis=1) for phrase in phrases],
+            axis=1,
+        )
         total = max(int(total), 1)
-        average = max(int(tokens), 1) / total
-        idf = {}
-        for phrase, count in zip(phrases, hits, strict=True):
-            value = math.log((total - count + 0.5) / (count + 0.5))
-            idf[phrase] = value if value > 0 else 1e-6
-        scored = []
-        for crystal_id, length, found in rows:
-            norm = K1 * (1 - B + B * length / average)
-            tf = found or {}
-            # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
-            # crystal that also holds one of the other words, which count once.
-            extras = [_weight(tf, phrase, idf[phrase], norm) for phrase in extra]
-            twice = 2.0 if any(extras) else 1.0
-            own = sum(_weight(tf, phrase, idf[phrase], norm) for phrase in wanted)
-            scored.append((int(crystal_id), twice * own + sum(extras)))
-        scored.sort(key=lambda row: (-row[1], row[0]))
-        return scored[:limit]
+        counts = np.array(hits if hits is not None else (tf > 0).sum(axis=0), dtype=np.float64)
+        idf = np.log((total - counts + 0.5) / (counts + 0.5))
+        idf = np.where(idf > 0, idf, 1e-6)
+        length = np.array([row[1] for row in rows], dtype=np.float64)
+        norm = K1 * (1 - B + B * length / (max(int(tokens), 1) / total))
+        weight = idf * tf * (K1 + 1) / (tf + norm[:, None])
+        at = {phrase: n for n, phrase in enumerate(phrases)}
+        own = weight[:, [at[phrase] for phrase in wanted]].sum(axis=1)
+        extras = weight[:, [at[phrase] for phrase in extra]].sum(axis=1)
+        # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
+        # crystal that also holds one of the other words, which count once.
+        score = np.where(extras > 0, 2.0, 1.0) * own + extras
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        order = np.lexsort((ids, -score))[:limit]
+        return [(int(ids[n]), float(score[n])) for n in order]
+
+    def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
+        """In how many crystals each phrase occurs."""
+        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
+        row = self._all(
+            f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+            [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
+        )[0]
+        return [int(count) for count in row]
 
     def fts_match(
         self, terms: Sequence[str], also: Sequence[str], limit: int
@@ -133,12 +147,7 @@ class SearchTables(Connected):
         phrases = list(dict.fromkeys(stems[t] for t in terms if stems[t]))
         if not phrases:
             return {term: 0 for term in terms}
-        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
-        row = self._all(
-            f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
-            [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
-        )[0]
-        found = dict(zip(phrases, row, strict=True))
+        found = dict(zip(phrases, self._document_counts(phrases), strict=True))
         return {term: int(found.get(stems[term], 0)) for term in terms}
 
     def last_mention(self, words: Sequence[str]) -> str | None:
