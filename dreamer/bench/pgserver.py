@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL 16 (with pgvector) that the test suite starts by itself.
+"""A throwaway PostgreSQL 16 (with pgvector) that the test suite and the fleet bench start.
 
 The server comes from the `pgserver` wheel, which ships PostgreSQL and the pgvector extension as
 relocatable binaries: nothing is installed by hand, so a fresh clone with the project's own pip
@@ -29,9 +29,12 @@ How it runs:
   group) and removes its folder. It also runs at interpreter exit, and on Linux the server is
   asked to shut down if the thread that started it dies, so a killed test run leaves no server.
 
-Any reason the server cannot start raises `PostgresUnavailable(reason)`; the fixtures in
-`pg_fixture.py` turn it into a skip with that reason (or a failure when
-`DREAMER_REQUIRE_POSTGRES` is set).
+Any reason the server cannot start raises `PostgresUnavailable(reason)`; the test fixtures
+(`tests/pg_fixture.py`) turn it into a skip with that reason (or a failure when
+`DREAMER_REQUIRE_POSTGRES` is set), `dream bench fleet` into one error line.
+
+It lives in the package (not only in tests/) because `dream bench fleet` starts its own server
+the same way; `tests/pg.py` re-exports it.
 """
 
 from __future__ import annotations
@@ -49,12 +52,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, NoReturn
+from typing import IO, Any
 from urllib.parse import quote
 
-__all__ = ["PgServer", "PostgresUnavailable", "start_postgres", "unavailable"]
+__all__ = ["PgServer", "PostgresUnavailable", "start_postgres"]
 
-REQUIRE_ENV = "DREAMER_REQUIRE_POSTGRES"
 SUPERUSER = "postgres"
 PORT = 5432  # only names the socket file (.s.PGSQL.5432); every server has its own socket folder
 DEFAULT_START_TIMEOUT = 60.0
@@ -204,17 +206,6 @@ def start_postgres(tmp_dir: Path | str, *, timeout: float | None = None) -> PgSe
         for folder in owned_dirs:
             shutil.rmtree(folder, ignore_errors=True)
         raise
-
-
-def unavailable(reason: str, *, allow_module_level: bool = False) -> NoReturn:
-    """In a test: skip it (or its module) because PostgreSQL is unavailable for `reason`, or
-    fail it when `DREAMER_REQUIRE_POSTGRES` is set, so that in CI a broken set-up cannot pass as
-    a run of skips."""
-    import pytest
-
-    if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
-        pytest.fail(f"PostgreSQL is required ({REQUIRE_ENV} is set) but {reason}", pytrace=False)
-    pytest.skip(f"PostgreSQL unavailable: {reason}", allow_module_level=allow_module_level)
 
 
 # --- where the binaries are, and who runs them --------------------------------------------------

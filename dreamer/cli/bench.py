@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from dreamer.bench import fleet as fleet_bench
 from dreamer.bench import locomo as locomo_bench
 from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
@@ -29,6 +30,7 @@ def bench() -> None:
       dream bench quality
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
+      dream bench fleet --workspaces 50 --workers 2 --seconds 60
     """
 
 
@@ -371,3 +373,79 @@ def report_command(
         click.echo(report_bench.format_report(result))
         if keep:
             click.echo(f"workspace kept in {result['kept']}")
+
+
+@bench.command()
+@click.option("--workspaces", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--writers", type=click.IntRange(min=0), default=4, show_default=True, help="Note writers."
+)
+@click.option("--seconds", type=click.FloatRange(min=1), default=60.0, show_default=True)
+@click.option(
+    "--kill-at",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="SIGKILL the first worker this long in, while it holds a job.",
+)
+@click.option("--no-kill", is_flag=True, help="Kill no worker.")
+@click.option(
+    "--lease", type=click.FloatRange(min=1), default=5.0, show_default=True, metavar="SECONDS"
+)
+@click.option(
+    "--consolidate-minutes", type=click.FloatRange(min=0.01), default=0.25, show_default=True
+)
+@click.option("--dream-minutes", type=click.FloatRange(min=0.01), default=0.5, show_default=True)
+@click.option(
+    "--db",
+    metavar="URL",
+    help="A scratch PostgreSQL database to use [default: start one from the pgserver wheel].",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def fleet(
+    workspaces: int,
+    workers: int,
+    writers: int,
+    seconds: float,
+    kill_at: float,
+    no_kill: bool,
+    lease: float,
+    consolidate_minutes: float,
+    dream_minutes: float,
+    db: str | None,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """N workspaces on PostgreSQL, M 'dream worker' processes, note writers, a killed worker.
+
+    Prints notes/s, dreams/hour, job lateness p50/p99, whether each due job ran once, the
+    killed worker's recovery time and whether every acknowledged note and MEMORY.md survived.
+    The workspaces live in a temporary folder inside -w (default: the system's), deleted after.
+
+    \b
+    Examples:
+      dream bench fleet --workspaces 50 --workers 2 --writers 4 --seconds 60
+      dream bench fleet --workspaces 10 --seconds 20 --no-kill --json
+    """
+    shape = fleet_bench.Fleet(
+        workspaces=workspaces,
+        workers=workers,
+        writers=writers,
+        seconds=seconds,
+        kill_at=None if no_kill else kill_at,
+        lease_seconds=lease,
+        consolidate_minutes=consolidate_minutes,
+        dream_minutes=dream_minutes,
+    )
+    parent = Path(workspace).expanduser() if workspace else None
+    report = fleet_bench.run(shape, db=db, parent=parent, progress=_progress(quiet))
+    if as_json:
+        emit_json(report)
+        return
+    for key, value in report.items():
+        click.echo(f"{key}: {value}")

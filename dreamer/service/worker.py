@@ -117,7 +117,8 @@ def run_claim(
     synthesizer: Synthesizer | None = None,
 ) -> Outcome:
     """Run one claimed job in its workspace and finish it in the jobs table."""
-    started = as_utc(clock()).replace(microsecond=0)
+    begun = as_utc(clock())  # to the microsecond: job lateness is measured from it
+    started = begun.replace(microsecond=0)
     every: float | None = None
     with _Heartbeat(queue, claim, clock, lease):
         try:
@@ -131,7 +132,7 @@ def run_claim(
         except Exception as e:  # a bug in one workspace's job must not stop the fleet
             log.exception("%s %s: failed", claim.workspace, claim.kind)
             outcome, detail = "failed", f"{type(e).__name__}: {e}"
-    counted = queue.finish(claim, started, as_utc(clock()), outcome, detail, every)
+    counted = queue.finish(claim, begun, as_utc(clock()), outcome, detail, every)
     if not counted:
         log.warning("%s %s: lease lost; this run is not counted", claim.workspace, claim.kind)
     return Outcome(claim, outcome, detail, counted)
@@ -193,6 +194,7 @@ class Worker:
         """Work until stopped (or, with ``until_idle``, until no job is due or held); the
         number of jobs run."""
         ran = 0
+        log.info("worker %s: ready", self.owner)
         while not self._stop.is_set() and (max_jobs is None or ran < max_jobs):
             if self.step() is not None:
                 ran += 1
