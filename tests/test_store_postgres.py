@@ -10,11 +10,13 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer import Workspace
+from dreamer import Workspace, run_dream
 from dreamer.cli import main
 from dreamer.config import load_settings
-from dreamer.errors import InvalidSetting, StoreUnavailable
+from dreamer.dream import journal
+from dreamer.errors import InvalidSetting, LeaseLost, StoreUnavailable
 from dreamer.store import open_store
+from dreamer.support.times import iso, utc_now
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -130,3 +132,103 @@ def test_the_cli_and_the_sqlite_path_never_import_psycopg():
         "assert 'psycopg' not in sys.modules, 'psycopg was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- the workspace lease and the fenced state ---------------------------------------------------
+
+TTL = timedelta(seconds=60)
+
+
+def test_a_lease_passes_on_only_when_it_expires_and_its_token_grows(pg_database, tmp_path, now):
+    store = open_store(tmp_path / "l.db", url=pg_database, key="leased")
+    try:
+        first = store.acquire_lease("a", now, TTL)
+        assert first == 1
+        assert store.acquire_lease("a", now + timedelta(seconds=5), TTL) == 1  # ours: same
+        assert store.acquire_lease("b", now + timedelta(seconds=30), TTL) is None
+        assert store.renew_lease("a", 1, now + timedelta(seconds=50), TTL)
+        assert store.acquire_lease("b", now + timedelta(seconds=100), TTL) is None  # renewed
+        second = store.acquire_lease("b", now + timedelta(seconds=111), TTL)
+        assert second == 2
+        assert not store.renew_lease("a", 1, now + timedelta(seconds=112), TTL)
+        assert store.lease_holder()[0::2] == ("b", 2)
+        store.release_lease("b", 2)
+        assert store.acquire_lease("c", now + timedelta(seconds=113), TTL) == 3
+    finally:
+        store.close()
+
+
+def test_only_the_current_token_writes_the_state(pg_database, tmp_path, now):
+    store = open_store(tmp_path / "s.db", url=pg_database, key="fenced")
+    try:
+        assert store.read_state() is None
+        old = store.acquire_lease("a", now, TTL)
+        new = store.acquire_lease("b", now + TTL, TTL)  # a's lease expired: b took over
+        assert store.write_state("# newer state", new, now + TTL)
+        assert not store.write_state("# stale state", old, now + TTL + TTL)
+        assert store.read_state() == ("# newer state", new, iso(now + TTL))
+    finally:
+        store.close()
+
+
+def _pg_workspace(tmp_path, url, now, notes=6):
+    ws = Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": url})
+    ws.init()
+    for number in range(notes):
+        ws.note(f"Project Juniper milestone {number} shipped to staging", at=now)
+    return ws
+
+
+def test_a_dream_on_postgres_commits_the_state_row_and_the_file(pg_database, tmp_path, now):
+    with _pg_workspace(tmp_path, pg_database, now) as ws:
+        result = run_dream(ws, now=now + timedelta(hours=1))
+        assert result.outcome == "committed"
+        text, token, _ = ws.store.read_state()
+        assert ws.memory_md.read_text(encoding="utf-8") == text
+        assert ws.store.lease_holder()[0] is None  # released after the dream
+        # A machine without the file gets it back from the state row.
+        ws.memory_md.unlink()
+        path, source = journal.export(ws)
+        assert path.read_text(encoding="utf-8") == text and source.startswith("state row")
+
+
+def test_a_dream_whose_lease_was_taken_over_cannot_overwrite_the_newer_state(
+    pg_database, tmp_path, now
+):
+    with _pg_workspace(tmp_path, pg_database, now) as ws:
+        before = ws.memory_md.read_text(encoding="utf-8") if ws.memory_md.exists() else None
+        other = open_store(tmp_path / "o.db", url=pg_database, key=str(ws.root.resolve()))
+
+        def stall_then_lose_the_lease(step: str) -> None:
+            if step == "write":  # this worker stalled past its lease; another took over
+                token = other.acquire_lease("other", utc_now() + timedelta(hours=1), TTL)
+                assert other.write_state("# the other worker's newer state", token, now)
+
+        try:
+            with pytest.raises(LeaseLost, match="another worker"):
+                run_dream(ws, now=now + timedelta(hours=1), step=stall_then_lose_the_lease)
+            assert other.read_state()[0] == "# the other worker's newer state"
+        finally:
+            other.close()
+        after = ws.memory_md.read_text(encoding="utf-8") if ws.memory_md.exists() else None
+        assert after == before  # the stale dream wrote nothing
+        assert ws.store.dream_entries(1)[0]["outcome"] == "failed"
+        assert "Juniper milestone 0" in ws.scratch_path.read_text(encoding="utf-8")
+
+
+def test_dream_export_writes_the_newest_committed_state(runner, tmp_path, now):
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.init()
+        for number in range(6):
+            ws.note(f"Project Juniper milestone {number} shipped", at=now)
+        run_dream(ws, now=now + timedelta(hours=1))
+        committed = ws.memory_md.read_text(encoding="utf-8")
+    result = runner.invoke(
+        main,
+        ["export", "--to", str(tmp_path / "copy.md"), "-w", str(tmp_path / "ws")],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0 and "journal (dream" in result.output
+    assert (tmp_path / "copy.md").read_text(encoding="utf-8") == committed
+    empty = runner.invoke(main, ["export", "-w", str(tmp_path / "fresh")])
+    assert empty.exit_code == 1 and "no dreamer workspace" in empty.output

@@ -11,14 +11,16 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import secrets
+import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from dreamer.config import Settings, load_settings
-from dreamer.errors import InvalidNote, UsageError, WorkspaceError
+from dreamer.errors import InvalidNote, LeaseLost, LockHeld, UsageError, WorkspaceError
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
@@ -26,6 +28,7 @@ from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.search import Hit
 from dreamer.retrieval.search import search as run_search
 from dreamer.store import Crystal, Store, open_store
+from dreamer.store.base import Leasing
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
@@ -33,6 +36,8 @@ from dreamer.support.times import as_utc, parse_iso, utc_now
 
 DEFAULT_IMPORTANCE = 0.7
 MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
+# A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
+LEASE_TTL = timedelta(minutes=2)
 
 
 def resolve_root(path: str | os.PathLike[str] | None) -> Path:
@@ -49,6 +54,7 @@ class Workspace:
         self.embedder = embedder or embedder_for(settings.embedder)
         self._store: Store | None = None
         self._store_lock = threading.Lock()
+        self._fence: int | None = None  # the lease token while this process holds the lock
 
     # --- opening --------------------------------------------------------------------------
 
@@ -161,7 +167,58 @@ class Workspace:
         """Hold the workspace lock (non-blocking: raises LockHeld if another dreamer has it)."""
         busy = f"dream already running in {self.root} (pid {{pid}}); wait for it to finish"
         with hold(self.memory_dir / "dream.lock", wait=False, busy=busy):
+            store = self.store
+            if not isinstance(store, Leasing):
+                yield
+                return
+            # Across machines the lock file is not enough: the store's lease decides, and its
+            # token fences the state this holder may write.
+            with self._lease(store):
+                yield
+
+    @contextlib.contextmanager
+    def _lease(self, store: Leasing) -> Iterator[None]:
+        holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
+        if token is None:
+            who, until, _ = store.lease_holder()
+            raise LockHeld(
+                f"dream already running in {self.root} (lease held by {who} until "
+                f"{until:%Y-%m-%dT%H:%M:%SZ}); wait for it to finish"
+            )
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(LEASE_TTL.total_seconds() / 3):
+                if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
+                    return
+
+        beat = threading.Thread(target=renew, daemon=True, name="workspace-lease")
+        beat.start()
+        self._fence = token
+        try:
             yield
+        finally:
+            self._fence = None
+            stop.set()
+            beat.join()
+            store.release_lease(holder, token)
+
+    def write_memory(self, text: str, now: datetime) -> None:
+        """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
+
+        Call it holding ``lock()``. On a shared store whose lease passed to another worker
+        meanwhile, nothing is written and LeaseLost says so: a newer state stands.
+        """
+        store = self.store
+        if isinstance(store, Leasing) and (
+            self._fence is None or not store.write_state(text, self._fence, now)
+        ):
+            raise LeaseLost(
+                f"the lease on {self.root} passed to another worker during this run; MEMORY.md "
+                "is left as that worker wrote it (the notes go back to the scratch)"
+            )
+        atomic_write(self.memory_md, text)
 
     # --- the agent's memory operations ------------------------------------------------------
 

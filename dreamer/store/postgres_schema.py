@@ -175,4 +175,27 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             "CREATE INDEX runs_job ON runs (workspace, job, started_at)",
         ),
     ),
+    (
+        # The workspace lock as a lease (it can expire: a machine can vanish) and MEMORY.md's
+        # state as a row whose writes are fenced by the lease's token.
+        "m002_leases_and_state",
+        (
+            """
+            CREATE TABLE leases (
+                workspace INTEGER PRIMARY KEY REFERENCES workspaces(id),
+                holder TEXT,
+                token BIGINT NOT NULL DEFAULT 0,
+                expires_at TIMESTAMPTZ
+            )
+            """,
+            """
+            CREATE TABLE states (
+                workspace INTEGER PRIMARY KEY REFERENCES workspaces(id),
+                text TEXT NOT NULL,
+                token BIGINT NOT NULL,
+                written_at TEXT NOT NULL
+            )
+            """,
+        ),
+    ),
 ]
