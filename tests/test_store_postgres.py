@@ -232,3 +232,15 @@ def test_dream_export_writes_the_newest_committed_state(runner, tmp_path, now):
     assert (tmp_path / "copy.md").read_text(encoding="utf-8") == committed
     empty = runner.invoke(main, ["export", "-w", str(tmp_path / "fresh")])
     assert empty.exit_code == 1 and "no dreamer workspace" in empty.output
+
+
+def test_a_forget_reaches_the_state_row_so_export_cannot_bring_it_back(pg_database, tmp_path, now):
+    with _pg_workspace(tmp_path, pg_database, now) as ws:
+        secret = ws.note("Ada's home address is 12 Rue des Lilas", importance=0.9, at=now)
+        run_dream(ws, now=now + timedelta(hours=1))
+        assert "Lilas" in ws.store.read_state()[0]
+        ws.forget([secret], now=now + timedelta(hours=2))
+        assert "Lilas" not in ws.store.read_state()[0]
+        assert ws.store.read_state()[0] == ws.memory_md.read_text(encoding="utf-8")
+        path, _ = journal.export(ws, tmp_path / "exported.md")
+        assert "Lilas" not in path.read_text(encoding="utf-8")

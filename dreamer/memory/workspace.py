@@ -24,6 +24,7 @@ from dreamer.errors import InvalidNote, LeaseLost, LockHeld, UsageError, Workspa
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
+from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.search import Hit
 from dreamer.retrieval.search import search as run_search
@@ -284,15 +285,28 @@ class Workspace:
         self, ids: Sequence[int], *, reason: str = "by request", now: datetime | None = None
     ) -> ForgetReport:
         """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting)."""
+        moment = as_utc(now) if now else utc_now()
         with self.lock():  # never under a running dream's feet
-            return forgetting.forget(
+            report = forgetting.forget(
                 self.store,
                 self.memory_md,
                 self.scratch_path,
                 [_crystal_id(i) for i in ids],
                 reason=reason,
-                now=as_utc(now) if now else utc_now(),
+                now=moment,
             )
+            self.sync_state(moment)
+            return report
+
+    def sync_state(self, now: datetime) -> None:
+        """After MEMORY.md was rewritten in place (a forget, a redaction), make a shared store's
+        state row say the same, so ``dream export`` cannot bring back what was removed.
+
+        Call it holding ``lock()``; nothing to do on SQLite or before the first dream.
+        """
+        store = self.store
+        if isinstance(store, Leasing) and store.read_state() is not None:
+            self.write_memory(read_memory(self.memory_md, errors="replace"), now)
 
     def search(
         self,

@@ -276,6 +276,13 @@ class RecordTables(Connected):
                         sets = ", ".join(f"{column} = %s" for column in columns)
                         self._run(f"UPDATE {table} SET {sets} WHERE id = %s", [*new, row[0]])
                         changed += 1
+            # MEMORY.md's committed state (a row on PostgreSQL) quotes memories too.
+            state = self._one("SELECT text FROM states WHERE workspace = %s", [self.ws])
+            if state is not None and transform(state) != state:
+                self._run(
+                    "UPDATE states SET text = %s WHERE workspace = %s", [transform(state), self.ws]
+                )
+                changed += 1
         return changed
 
     # --- scheduled runs ---------------------------------------------------------------------
