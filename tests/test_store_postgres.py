@@ -3,6 +3,7 @@ one setting, psycopg loaded only when it is, and errors that name the fix."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import threading
@@ -14,7 +15,7 @@ from dreamer import Workspace, run_dream
 from dreamer.cli import main
 from dreamer.config import load_settings
 from dreamer.dream import journal
-from dreamer.errors import InvalidSetting, LeaseLost, StoreUnavailable
+from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable
 from dreamer.store import open_store
 from dreamer.support.times import iso, utc_now
 
@@ -244,3 +245,15 @@ def test_a_forget_reaches_the_state_row_so_export_cannot_bring_it_back(pg_databa
         assert ws.store.read_state()[0] == ws.memory_md.read_text(encoding="utf-8")
         path, _ = journal.export(ws, tmp_path / "exported.md")
         assert "Lilas" not in path.read_text(encoding="utf-8")
+
+
+def test_a_lease_left_by_a_dead_process_of_this_machine_is_free(pg_database, tmp_path, now):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    with _pg_workspace(tmp_path, pg_database, now, notes=0) as ws:
+        ws.store.acquire_lease(f"{socket.gethostname()}:{gone.pid}:x", utc_now(), TTL)
+        with ws.lock():  # taken at once, not in a minute
+            assert ws.store.lease_holder()[2] == 2
+        ws.store.acquire_lease("elsewhere:1:x", utc_now(), TTL)
+        with pytest.raises(LockHeld, match="lease held by elsewhere:1:x"), ws.lock():
+            pass

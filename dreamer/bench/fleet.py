@@ -258,6 +258,7 @@ def _report(
                 "taken_over_after": round((first["started_at"] - kill["at"]).total_seconds(), 2),
                 "finished_after": round((first["finished_at"] - kill["at"]).total_seconds(), 2),
                 "by": first["owner"],
+                "outcome": first["outcome"],
             }
     notes, missing, rate = 0, 0, 0.0
     for path in acks:

@@ -181,8 +181,12 @@ class Workspace:
     def _lease(self, store: Leasing) -> Iterator[None]:
         holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
+        who, until, _ = store.lease_holder()
+        if token is None and until is not None and _dead_here(who):
+            # Its holder was a process of this machine that is gone (killed mid-dream): the
+            # lease is free now, not when it expires.
+            token = store.acquire_lease(holder, until, LEASE_TTL)
         if token is None:
-            who, until, _ = store.lease_holder()
             raise LockHeld(
                 f"dream already running in {self.root} (lease held by {who} until "
                 f"{until:%Y-%m-%dT%H:%M:%SZ}); wait for it to finish"
@@ -336,6 +340,21 @@ class Workspace:
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
         return self.store.get(_crystal_id(crystal_id))
+
+
+def _dead_here(holder: str | None) -> bool:
+    """Whether a lease holder ("host:pid:nonce") was a process of this machine that is gone."""
+    host, _, rest = (holder or "").partition(":")
+    pid = rest.partition(":")[0]
+    if os.name != "posix" or host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
 
 
 def validate_note(
