@@ -15,7 +15,7 @@ from dreamer import Workspace, run_dream
 from dreamer.cli import main
 from dreamer.config import load_settings
 from dreamer.dream import journal
-from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable
+from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable, UsageError
 from dreamer.store import open_store
 from dreamer.support.times import iso, utc_now
 
@@ -257,3 +257,22 @@ def test_a_lease_left_by_a_dead_process_of_this_machine_is_free(pg_database, tmp
         ws.store.acquire_lease("elsewhere:1:x", utc_now(), TTL)
         with pytest.raises(LockHeld, match="lease held by elsewhere:1:x"), ws.lock():
             pass
+
+
+def test_a_lost_connection_and_a_value_postgres_cannot_hold_are_one_line_each(
+    pg_database, tmp_path, now
+):
+    import psycopg
+
+    store = open_store(tmp_path / "e.db", url=pg_database, key="errors")
+    try:
+        with pytest.raises(UsageError, match="NUL"):
+            add(store, "a note with a \x00 inside", now)
+        assert store.crystal_count() == 0  # the transaction was rolled back
+        with psycopg.connect(pg_database, autocommit=True) as admin:
+            pid = store.conn.info.backend_pid
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        with pytest.raises(StoreUnavailable, match="the PostgreSQL store failed"):
+            store.crystal_count()
+    finally:
+        store.close()

@@ -223,3 +223,14 @@ def test_the_fleet_bench_keeps_every_promise_on_a_small_fleet(pg_database, tmp_p
     assert report["killed"] is not None
     whole, dreamt = map(int, report["memory_whole"].split("/"))
     assert whole == dreamt
+
+
+def test_a_worker_reconnects_when_the_jobs_database_drops_it(pg_database, queue, tmp_path, now):
+    import psycopg
+
+    workers.add_workspaces(queue, make_workspaces(tmp_path, 1), now)
+    with psycopg.connect(pg_database, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", [queue.conn.info.backend_pid])
+    worker = workers.Worker(queue, owner="w", clock=lambda: now, lease=LEASE, poll_seconds=0.01)
+    assert worker.run(until_idle=True) == 2
+    assert {job["runs_count"] for job in queue.jobs()} == {1}

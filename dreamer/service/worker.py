@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamer.dream.synth import Synthesizer
-from dreamer.errors import DreamError
+from dreamer.errors import DreamError, StoreUnavailable
 from dreamer.memory.workspace import Workspace
 from dreamer.service.schedule import (
     Clock,
@@ -102,7 +102,12 @@ class _Heartbeat:
 
     def _beat(self) -> None:
         while not self._stop.wait(self.lease.total_seconds() / 3):
-            if not self.queue.renew(self.claim, as_utc(self.clock()), self.lease):
+            try:
+                renewed = self.queue.renew(self.claim, as_utc(self.clock()), self.lease)
+            except StoreUnavailable as e:  # try again at the next beat; finish will tell
+                log.error("%s %s: lease not renewed: %s", self.claim.workspace, self.claim.kind, e)
+                continue
+            if not renewed:
                 log.warning("%s %s: lease lost", self.claim.workspace, self.claim.kind)
                 return
 
@@ -196,12 +201,21 @@ class Worker:
         ran = 0
         log.info("worker %s: ready", self.owner)
         while not self._stop.is_set() and (max_jobs is None or ran < max_jobs):
-            if self.step() is not None:
-                ran += 1
-                continue
-            if until_idle:
-                due, held = self.queue.pending(as_utc(self.clock()))
-                if not due and not held:
+            try:
+                if self.step() is not None:
+                    ran += 1
+                    continue
+                if until_idle and self.queue.pending(as_utc(self.clock())) == (0, 0):
                     break
+            except StoreUnavailable as e:
+                # The jobs database went away (a restart, the network): wait, reconnect, go on.
+                # A job in hand was not counted; its lease expires and its due time runs again.
+                log.error("worker %s: %s", self.owner, e)
+                self._stop.wait(self.poll_seconds)
+                try:
+                    self.queue.reconnect()
+                except StoreUnavailable as again:
+                    log.error("worker %s: %s", self.owner, again)
+                continue
             self._stop.wait(self.poll_seconds)
         return ran

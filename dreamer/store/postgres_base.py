@@ -18,7 +18,7 @@ from psycopg.adapt import Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
-from dreamer.errors import StoreUnavailable
+from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.postgres_schema import MIGRATIONS
 from dreamer.support.times import iso
 
@@ -146,7 +146,8 @@ class Connected:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN")
+            with reported():
+                self.conn.execute("BEGIN")
             self._depth = 1
             try:
                 self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, self.ws])
@@ -157,21 +158,22 @@ class Connected:
                     self.conn.execute("ROLLBACK")
                 raise
             self._depth = 0
-            self.conn.execute("COMMIT")
+            with reported():
+                self.conn.execute("COMMIT")
 
     def _run(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
         """Execute one statement (taking turns with other threads); the cursor."""
-        with self._lock:
+        with self._lock, reported():
             return self.conn.execute(sql, list(params), binary=binary)
 
     def _all(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[Any]:
         """Every row of a query."""
-        with self._lock:
+        with self._lock, reported():
             return self.conn.execute(sql, list(params), binary=binary).fetchall()
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""
-        with self._lock:
+        with self._lock, reported():
             row = self.conn.execute(sql, list(params)).fetchone()
         return row[0] if row else None
 
@@ -195,6 +197,26 @@ class Connected:
         with self._lock:
             for table in ("crystals", "tombstones", "dreams", "searches", "gaps", "hormones"):
                 self.conn.execute(f"VACUUM {table}")
+
+
+@contextlib.contextmanager
+def reported() -> Iterator[None]:
+    """psycopg's failures as dreamer's: one line naming the cause, no traceback."""
+    try:
+        yield
+    except psycopg.DataError as e:
+        # e.g. a NUL character, which PostgreSQL text cannot hold (SQLite can).
+        raise UsageError(f"the PostgreSQL store refused a value: {_first_line(e)}") from e
+    except psycopg.OperationalError as e:  # connection lost, server shut down, disk full ...
+        raise StoreUnavailable(
+            f"the PostgreSQL store failed ({_first_line(e)}); check the server behind "
+            "memory.store.url (DREAM_STORE_URL), then retry"
+        ) from e
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 def vector(blob: bytes | None) -> Vector | None:

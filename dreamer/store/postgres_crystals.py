@@ -10,7 +10,7 @@ from typing import Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
-from dreamer.store.postgres_base import CRYSTAL_COLUMNS, Connected, fold, vector
+from dreamer.store.postgres_base import CRYSTAL_COLUMNS, Connected, fold, reported, vector
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
@@ -456,7 +456,7 @@ class CrystalTables(Connected):
 
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
-        with self.transaction(), self.conn.cursor() as cursor:
+        with self.transaction(), reported(), self.conn.cursor() as cursor:
             cursor.executemany(
                 "UPDATE crystals SET embedding = %s, embedder = %s"
                 " WHERE workspace = %s AND id = %s AND lifecycle != 'forgotten'",

@@ -12,6 +12,7 @@ runs once, whatever happens to the workers. Times are parameters (``now``), neve
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,7 +21,7 @@ from typing import Any
 import psycopg
 
 from dreamer.errors import StoreUnavailable
-from dreamer.store.postgres_base import LOCK_CLASS
+from dreamer.store.postgres_base import LOCK_CLASS, reported
 
 MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
     (
@@ -91,19 +92,34 @@ class JobQueue:
     """The shared jobs table of a PostgreSQL database."""
 
     def __init__(self, url: str):
+        self.url = url
+        self.conn = self._connect()
         try:
-            self.conn = psycopg.connect(url, autocommit=True)
+            with reported():
+                self._migrate()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            return psycopg.connect(self.url, autocommit=True)
         except psycopg.Error as e:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise StoreUnavailable(
                 f"cannot connect to the jobs database ({first}); check --db "
                 "(or DREAM_STORE_URL) and that the server is running"
             ) from e
-        try:
-            self._migrate()
-        except BaseException:
+
+    def reconnect(self) -> None:
+        """A fresh connection (after the server restarted or the network dropped)."""
+        with contextlib.suppress(psycopg.Error):
             self.conn.close()
-            raise
+        self.conn = self._connect()
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with reported():
+            return self.conn.execute(sql, list(params))
 
     def close(self) -> None:
         """Close the connection."""
@@ -138,7 +154,7 @@ class JobQueue:
     ) -> bool:
         """Add a workspace's job (due at ``next_due``); an existing one keeps its schedule and
         takes the new interval. True when the job is new."""
-        row = self.conn.execute(
+        row = self._execute(
             "INSERT INTO jobs (workspace, kind, interval_seconds, next_due)"
             " VALUES (%s, %s, %s, %s) ON CONFLICT (workspace, kind)"
             " DO UPDATE SET interval_seconds = excluded.interval_seconds"
@@ -149,12 +165,12 @@ class JobQueue:
 
     def remove(self, workspace: str) -> int:
         """Take a workspace's jobs out of the table; how many there were."""
-        cursor = self.conn.execute("DELETE FROM jobs WHERE workspace = %s", [workspace])
+        cursor = self._execute("DELETE FROM jobs WHERE workspace = %s", [workspace])
         return cursor.rowcount
 
     def claim(self, owner: str, now: datetime, lease: timedelta, limit: int = 1) -> list[Claim]:
         """Take up to ``limit`` due jobs whose lease is free or expired, oldest due first."""
-        rows = self.conn.execute(
+        rows = self._execute(
             "UPDATE jobs j SET lease_owner = %s, lease_until = %s,"
             " lease_token = j.lease_token + 1, last_started = %s"
             " FROM (SELECT workspace, kind FROM jobs WHERE next_due <= %s"
@@ -168,7 +184,7 @@ class JobQueue:
 
     def renew(self, claim: Claim, now: datetime, lease: timedelta) -> bool:
         """Extend a held lease (a long dream); False when it was lost to another worker."""
-        cursor = self.conn.execute(
+        cursor = self._execute(
             "UPDATE jobs SET lease_until = %s WHERE workspace = %s AND kind = %s"
             " AND lease_token = %s",
             [now + lease, claim.workspace, claim.kind, claim.token],
@@ -192,7 +208,7 @@ class JobQueue:
         """
         every = interval_seconds if interval_seconds is not None else claim.interval_seconds
         following = max(claim.due_at + timedelta(seconds=every), now)
-        with self.conn.transaction():
+        with reported(), self.conn.transaction():
             cursor = self.conn.execute(
                 "UPDATE jobs SET next_due = %s, interval_seconds = %s, lease_owner = NULL,"
                 " lease_until = NULL, runs_count = runs_count + 1, last_outcome = %s,"
@@ -227,7 +243,7 @@ class JobQueue:
 
     def release(self, claim: Claim) -> None:
         """Give a claimed job back unrun (a worker stopping), due as it was."""
-        self.conn.execute(
+        self._execute(
             "UPDATE jobs SET lease_owner = NULL, lease_until = NULL"
             " WHERE workspace = %s AND kind = %s AND lease_token = %s",
             [claim.workspace, claim.kind, claim.token],
@@ -235,14 +251,14 @@ class JobQueue:
 
     def jobs(self) -> list[dict[str, Any]]:
         """Every job row, by workspace and kind."""
-        rows = self.conn.execute(
+        rows = self._execute(
             f"SELECT {', '.join(JOB_FIELDS)} FROM jobs ORDER BY workspace, kind"
         ).fetchall()
         return [dict(zip(JOB_FIELDS, row, strict=True)) for row in rows]
 
     def pending(self, now: datetime) -> tuple[int, int]:
         """(due and claimable now, held under a live lease) job counts."""
-        row = self.conn.execute(
+        row = self._execute(
             "SELECT count(*) FILTER (WHERE next_due <= %s AND (lease_until IS NULL"
             " OR lease_until <= %s)), count(*) FILTER (WHERE lease_until > %s) FROM jobs",
             [now, now, now],
@@ -256,7 +272,7 @@ class JobQueue:
         where, params = (
             ("WHERE workspace = ANY(%s)", [list(workspaces)]) if workspaces else ("", [])
         )
-        rows = self.conn.execute(
+        rows = self._execute(
             f"SELECT {', '.join(fields)} FROM job_runs {where} ORDER BY id", params
         ).fetchall()
         return [dict(zip(fields, row, strict=True)) for row in rows]
