@@ -217,7 +217,7 @@ def _wheel_install() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise PostgresUnavailable(
             "the pgserver wheel (PostgreSQL + pgvector binaries) is not installed; "
-            "install the project's postgres extra"
+            "install it with pip install 'pgserver>=0.1.4,<0.2' (the project's test extra has it)"
         )
     install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
     if not (install / "bin" / "postgres").is_file():
