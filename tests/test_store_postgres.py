@@ -276,3 +276,29 @@ def test_a_lost_connection_and_a_value_postgres_cannot_hold_are_one_line_each(
             store.crystal_count()
     finally:
         store.close()
+
+
+def test_term_counts_follow_forgets_and_rewrites(pg_database, tmp_path, now):
+    store = open_store(tmp_path / "t.db", url=pg_database, key="terms")
+    try:
+        first = add(store, "alpha beta", now)
+        second = add(store, "alpha gamma", now)
+        add(store, "alpha", now)
+        assert store.term_frequencies(["alpha", "beta", "gamma"]) == {
+            "alpha": 3,
+            "beta": 1,
+            "gamma": 1,
+        }
+        store.forget_crystal(first, reason="test", at=now)
+        store.replace_text(
+            second, "delta", embedding=None, embedder=None, action="redacted", detail={}, at=now
+        )
+        assert store.term_frequencies(["alpha", "beta", "gamma", "delta"]) == {
+            "alpha": 1,
+            "beta": 0,
+            "gamma": 0,
+            "delta": 1,
+        }
+        assert [i for i, _ in store.fts_match(["delta"], [], 5)] == [second]
+    finally:
+        store.close()

@@ -173,6 +173,12 @@ def _num(value: float | None) -> str:
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
+@click.option(
+    "--store-url",
+    metavar="URL",
+    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
+    "stay) instead of SQLite files.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
@@ -183,6 +189,7 @@ def scale(
     no_dream: bool,
     no_migrate: bool,
     keep: bool,
+    store_url: str | None,
     quiet: bool,
     as_json: bool,
     workspace: str | None,
@@ -197,6 +204,7 @@ def scale(
     Examples:
       dream bench scale --crystals 100000 --json
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
+      dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -208,6 +216,7 @@ def scale(
         dream=not no_dream,
         migrate=not no_migrate,
         progress=_progress(quiet),
+        store_url=store_url,
     )
     if as_json:
         emit_json(report)

@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.config import Settings, load_settings
-from dreamer.errors import InvalidNote, LeaseLost, LockHeld, UsageError, WorkspaceError
+from dreamer.errors import (
+    DreamError,
+    InvalidNote,
+    LeaseLost,
+    LockHeld,
+    UsageError,
+    WorkspaceError,
+)
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
@@ -181,22 +188,28 @@ class Workspace:
     def _lease(self, store: Leasing) -> Iterator[None]:
         holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
-        who, until, _ = store.lease_holder()
-        if token is None and until is not None and _dead_here(who):
+        who, until, _ = store.lease_holder() if token is None else (None, None, 0)
+        if token is None and who is None:  # released between the two reads: try once more
+            token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
+        elif token is None and until is not None and _dead_here(who):
             # Its holder was a process of this machine that is gone (killed mid-dream): the
             # lease is free now, not when it expires.
             token = store.acquire_lease(holder, until, LEASE_TTL)
         if token is None:
+            expiry = f" until {until:%Y-%m-%dT%H:%M:%SZ}" if until else ""
             raise LockHeld(
-                f"dream already running in {self.root} (lease held by {who} until "
-                f"{until:%Y-%m-%dT%H:%M:%SZ}); wait for it to finish"
+                f"dream already running in {self.root} (lease held by {who}{expiry}); "
+                "wait for it to finish"
             )
         stop = threading.Event()
 
         def renew() -> None:
             while not stop.wait(LEASE_TTL.total_seconds() / 3):
-                if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
-                    return
+                try:
+                    if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
+                        return  # lost: the fenced state write will refuse this holder
+                except DreamError:  # the store is unreachable: try again at the next beat
+                    continue
 
         beat = threading.Thread(target=renew, daemon=True, name="workspace-lease")
         beat.start()
@@ -207,7 +220,8 @@ class Workspace:
             self._fence = None
             stop.set()
             beat.join()
-            store.release_lease(holder, token)
+            with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
+                store.release_lease(holder, token)
 
     def write_memory(self, text: str, now: datetime) -> None:
         """Commit MEMORY.md: on a shared store the fenced state row first, then the file.

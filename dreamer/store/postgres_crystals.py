@@ -58,49 +58,58 @@ class CrystalTables(Connected):
         digest = content_hash(text)
         hormones = hormones or {}
         stamp = iso(at)
-        folded = fold(text)
         with self.transaction():
             found = self.find_by_hash(digest)
             if found is not None:
                 return found, False
+            # One statement: the index entry and its length, the next id of this workspace
+            # (with the token total BM25 needs), the row, and its audit line.
             crystal_id = int(
                 self._one(
-                    "UPDATE workspaces SET crystal_seq = crystal_seq + 1 WHERE id = %s"
-                    " RETURNING crystal_seq",
-                    [self.ws],
+                    "WITH v AS (SELECT t AS tsv, (SELECT coalesce(sum(array_length(u.positions,"
+                    " 1)), 0) FROM unnest(t) u) AS len FROM to_tsvector('dreamer', %s) t),"
+                    " seq AS (UPDATE workspaces SET crystal_seq = crystal_seq + 1,"
+                    " token_total = token_total + (SELECT len FROM v) WHERE id = %s"
+                    " RETURNING crystal_seq),"
+                    " created AS (INSERT INTO crystals (workspace, id, text, source,"
+                    " semantic_type, importance, lifecycle, created_at, updated_at, access_count,"
+                    " dopamine, cortisol, oxytocin, content_hash, parent_id, origin, embedding,"
+                    " embedder, consolidated_at, tsv, doc_len) SELECT %s, seq.crystal_seq, %s, %s,"
+                    " %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s, %s, %s, %s, %s, v.tsv, v.len"
+                    " FROM seq, v RETURNING id),"
+                    " audited AS (INSERT INTO audit (workspace, at, crystal_id, action, detail)"
+                    " SELECT %s, %s, id, 'created', %s FROM created),"
+                    " counted AS (INSERT INTO terms (workspace, lexeme, docs) SELECT %s,"
+                    " u.lexeme, 1 FROM v, unnest(v.tsv) u ON CONFLICT (workspace, lexeme)"
+                    " DO UPDATE SET docs = terms.docs + 1)"
+                    " SELECT id FROM created",
+                    [
+                        fold(text),
+                        self.ws,
+                        self.ws,
+                        text,
+                        source,
+                        semantic_type,
+                        importance,
+                        lifecycle,
+                        stamp,
+                        stamp,
+                        hormones.get("dopamine"),
+                        hormones.get("cortisol"),
+                        hormones.get("oxytocin"),
+                        digest,
+                        parent_id,
+                        origin,
+                        vector(embedding),
+                        embedder if embedding else None,
+                        consolidated_at,
+                        self.ws,
+                        stamp,
+                        json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
+                        self.ws,
+                    ],
                 )
             )
-            length = self._one(
-                "INSERT INTO crystals (workspace, id, text, source, semantic_type, importance,"
-                " lifecycle, created_at, updated_at, access_count, dopamine, cortisol, oxytocin,"
-                " content_hash, parent_id, origin, embedding, embedder, consolidated_at, tsv,"
-                f" doc_len) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s,"
-                f" %s, %s, %s, %s, {INDEXED[0]}, {INDEXED[1]}) RETURNING doc_len",
-                [
-                    self.ws,
-                    crystal_id,
-                    text,
-                    source,
-                    semantic_type,
-                    importance,
-                    lifecycle,
-                    stamp,
-                    stamp,
-                    hormones.get("dopamine"),
-                    hormones.get("cortisol"),
-                    hormones.get("oxytocin"),
-                    digest,
-                    parent_id,
-                    origin,
-                    vector(embedding),
-                    embedder if embedding else None,
-                    consolidated_at,
-                    folded,
-                    folded,
-                ],
-            )
-            self._add_tokens(int(length))
-            self.audit(crystal_id, "created", {"source": source, "lifecycle": lifecycle}, at)
             return crystal_id, True
 
     def _add_tokens(self, count: int) -> None:
@@ -218,6 +227,7 @@ class CrystalTables(Connected):
                 ],
             )
             length = self._doc_len(crystal.id)
+            self._count_terms(crystal.id, -1)
             self._run(
                 "UPDATE crystals SET text = '', embedding = NULL, embedder = NULL, origin = NULL,"
                 " lifecycle = 'forgotten', content_hash = %s, updated_at = %s,"
@@ -244,6 +254,7 @@ class CrystalTables(Connected):
         with self.transaction():
             self.get(crystal_id)
             before = self._doc_len(crystal_id)
+            self._count_terms(crystal_id, -1)
             after = self._one(
                 "UPDATE crystals SET text = %s, content_hash = %s, embedding = %s, embedder = %s,"
                 f" updated_at = %s, tsv = {INDEXED[0]}, doc_len = {INDEXED[1]}"
@@ -261,7 +272,17 @@ class CrystalTables(Connected):
                 ],
             )
             self._add_tokens(int(after) - before)
+            self._count_terms(crystal_id, 1)
             self.audit(crystal_id, action, detail, at)
+
+    def _count_terms(self, crystal_id: int, delta: int) -> None:
+        """Add ``delta`` to the document count of every stem in a crystal's index entry."""
+        self._run(
+            "INSERT INTO terms (workspace, lexeme, docs) SELECT c.workspace, u.lexeme, %s"
+            " FROM crystals c, unnest(c.tsv) u WHERE c.workspace = %s AND c.id = %s"
+            " ON CONFLICT (workspace, lexeme) DO UPDATE SET docs = terms.docs + excluded.docs",
+            [delta, self.ws, crystal_id],
+        )
 
     def _doc_len(self, crystal_id: int) -> int:
         return int(

@@ -198,4 +198,21 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             """,
         ),
     ),
+    (
+        # How many crystals each stem is in, per workspace (FTS5 keeps the same numbers in its
+        # vocabulary): BM25's document frequencies without counting index matches each time.
+        "m003_term_counts",
+        (
+            """
+            CREATE TABLE terms (
+                workspace INTEGER NOT NULL REFERENCES workspaces(id),
+                lexeme TEXT NOT NULL,
+                docs BIGINT NOT NULL,
+                PRIMARY KEY (workspace, lexeme)
+            )
+            """,
+            "INSERT INTO terms (workspace, lexeme, docs) SELECT c.workspace, u.lexeme, count(*)"
+            " FROM crystals c, unnest(c.tsv) u GROUP BY c.workspace, u.lexeme",
+        ),
+    ),
 ]

@@ -111,7 +111,26 @@ class SearchTables(Connected):
         return [(int(ids[n]), float(score[n])) for n in order]
 
     def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
-        """In how many crystals each phrase occurs."""
+        """In how many crystals each phrase occurs: a one-stem word from the term counts, a
+        word the parser splits by counting its matches."""
+        single = [phrase[0] for phrase in phrases if len(phrase) == 1]
+        known = dict(
+            self._all(
+                "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
+                [self.ws, single],
+            )
+            if single
+            else []
+        )
+        split = [phrase for phrase in phrases if len(phrase) > 1]
+        counted = dict(zip(split, self._match_counts(split), strict=True)) if split else {}
+        return [
+            int(known.get(phrase[0], 0)) if len(phrase) == 1 else counted[phrase]
+            for phrase in phrases
+        ]
+
+    def _match_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
+        """In how many crystals each phrase matches (a scan of the index's matches)."""
         counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
         row = self._all(
             f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
