@@ -35,6 +35,7 @@ FLAG_NAMES = {
 }
 MAX_MINUTES = 525_600  # intervals are minutes; past a year one is surely a typo (1e308 overflows)
 EMBEDDERS = ("auto", "wordllama", "hashing")
+STORE_SCHEMES = ("postgresql://", "postgres://")
 # Prompt caching of a Claude dream: auto marks the system prompt with the 1-hour TTL only when
 # dreams are at most an hour apart (else a mark could never be read) and the dream's data with
 # the 5-minute TTL, which its revisions read; off sends no mark at all.
@@ -61,6 +62,8 @@ class Settings:
     session_memory: bool = True
     redact_secrets: bool = True
     embedder: str = "auto"
+    # None: the SQLite file in the workspace; a postgresql:// URL: that database (fleets).
+    store_url: str | None = field(default=None, repr=False)
     hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
     hormone_half_life_minutes: dict[str, float] = field(
         default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
@@ -163,6 +166,25 @@ def _to_sources(value: Any, where: str) -> list[str]:
     return cleaned
 
 
+def _to_store_url(value: Any, where: str) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    if not text.startswith(STORE_SCHEMES) or text in STORE_SCHEMES:
+        raise InvalidSetting(
+            f"{where} must be a postgresql:// URL such as postgresql://user@host/dreamer "
+            f"(leave it unset for the SQLite file in the workspace), not {value!r}"
+        )
+    return text
+
+
+def mask_url(url: str) -> str:
+    """A store URL with its password (if any) replaced by ``***``, for display."""
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not at or ":" not in credentials:
+        return url
+    return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
+
+
 @dataclass(frozen=True)
 class _Spec:
     key: str
@@ -207,6 +229,7 @@ _SPECS: list[_Spec] = [
     ),
     _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
     _Spec("memory.search.embedder", "DREAM_EMBEDDER", "embedder", _to_choice(EMBEDDERS)),
+    _Spec("memory.store.url", "DREAM_STORE_URL", "store_url", _to_store_url),
 ]
 for _name in HORMONES:
     _SPECS.append(
@@ -320,5 +343,7 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
             source = settings.sources.get(spec.attr, "default")
         if spec.attr == "api_key" and value:
             value = value[:7] + "…"
+        if spec.attr == "store_url" and value:
+            value = mask_url(value)
         rows.append({"key": spec.key, "env": spec.env, "value": value, "source": source})
     return rows

@@ -10,7 +10,9 @@
     │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     ├── StoreCorrupt                crystals.db is not a database dreamer can read
+    ├── StoreUnavailable            the PostgreSQL store cannot be reached, or psycopg is missing
     ├── LockHeld                    another dreamer holds the workspace lock
+    ├── LeaseLost                   the workspace's lease passed to another worker mid-dream
     ├── ScratchError                the scratch file cannot be read or written
     ├── TokenizerError              the offline token encoding is missing or damaged
     ├── IngestFailed                a file given to 'dream ingest' cannot be read or understood
@@ -90,8 +92,16 @@ class StoreCorrupt(DreamError):
     """crystals.db exists but is not a database dreamer can read."""
 
 
+class StoreUnavailable(DreamError):
+    """The PostgreSQL store cannot be reached or used, or its driver is not installed."""
+
+
 class LockHeld(DreamError):
     """Another dreamer process holds the workspace lock."""
+
+
+class LeaseLost(DreamError):
+    """The workspace's lease expired and another worker took it: this one may not commit."""
 
 
 class ScratchError(DreamError):

@@ -14,7 +14,7 @@ from pg import PgServer, PostgresUnavailable, start_postgres, unavailable
 try:
     import psutil
     import psycopg
-except ImportError as exc:  # both come with the postgres extra (psutil with pgserver)
+except ImportError as exc:  # both come with the test extra (psutil with pgserver)
     unavailable(f"{exc.name} is not installed", allow_module_level=True)
 
 pytest_plugins = ["pg_fixture"]  # postgres_server, postgres_url, pg_database

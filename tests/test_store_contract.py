@@ -1,7 +1,8 @@
 """The storage contract: every backend of ``dreamer.store.Store`` passes these same tests.
 
-A new backend adds itself to ``BACKENDS`` (a factory taking a temporary folder) and must pass
-everything here unchanged.
+A new backend adds itself to ``BACKENDS`` (a factory taking a temporary folder and the pytest
+request, for fixtures such as a fresh PostgreSQL database) and must pass everything here
+unchanged.
 """
 
 from __future__ import annotations
@@ -17,14 +18,23 @@ from dreamer.errors import CrystalNotFound, DreamNotFound
 from dreamer.store import Store, content_hash, open_store
 from dreamer.support.times import iso
 
-BACKENDS: dict[str, Callable[[Path], Store]] = {
-    "sqlite": lambda folder: open_store(folder / "crystals.db"),
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
+
+
+def _postgres(folder: Path, request: pytest.FixtureRequest) -> Store:
+    url = request.getfixturevalue("pg_database")
+    return open_store(folder / "crystals.db", url=url, key=str(folder))
+
+
+BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Store]] = {
+    "sqlite": lambda folder, request: open_store(folder / "crystals.db"),
+    "postgres": _postgres,
 }
 
 
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request, tmp_path):
-    opened = BACKENDS[request.param](tmp_path)
+    opened = BACKENDS[request.param](tmp_path, request)
     yield opened
     opened.close()
 

@@ -254,11 +254,13 @@ def run(
     parent: Path | None = None,
     progress: Callable[[str], None] | None = None,
     path_kind: str = "ingest",
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """Score dreamer's search and the BM25 reference on a LoCoMo file; return the report.
 
     The per-conversation workspaces live in a fresh temporary folder (inside ``parent`` if
-    given) that is deleted afterwards.
+    given) that is deleted afterwards. With ``store_url`` (a PostgreSQL URL) their stores are
+    rows in that database instead of SQLite files; those rows stay (use a scratch database).
     """
     if path_kind not in PATHS:
         raise UsageError(f"unknown path {path_kind!r}; use one of {', '.join(PATHS)}")
@@ -274,6 +276,8 @@ def run(
     turns_total = crystals_total = 0
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
+    # Nothing of the caller's environment steers the bench, but the store it is asked to use.
+    environ = {"DREAM_STORE_URL": store_url} if store_url else {}
     with tempfile.TemporaryDirectory(prefix="dream-bench-locomo-", dir=parent) as tmp:
         for number, conversation in enumerate(conversations):
             if progress:
@@ -282,7 +286,7 @@ def run(
                     f"({conversation.sample_id}): {len(conversation.turns)} turns, "
                     f"{len(conversation.questions)} questions"
                 )
-            ws = Workspace.open(Path(tmp) / f"conv-{number}", environ={}, embedder=embedder)
+            ws = Workspace.open(Path(tmp) / f"conv-{number}", environ=environ, embedder=embedder)
             try:
                 by_crystal = _fill(ws, conversation.turns, path_kind)
                 turns_total += len(conversation.turns)
@@ -329,6 +333,7 @@ def run(
     return {
         "data": str(path),
         "path": path_kind,
+        "store": "postgres" if store_url else "sqlite",
         "conversations": len(conversations),
         "turns": turns_total,
         "crystals": crystals_total,

@@ -333,10 +333,12 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def _open(root: Path) -> Workspace:
+def _open(root: Path, store_url: str | None = None) -> Workspace:
     # Defaults only (no dreamer.toml, no DREAM_* environment) and never Claude: it measures
     # dreamer's own cost, so a key in the environment must not turn it into an API bill.
-    return Workspace.open(root, environ={}, overrides={"synthesizer": "offline"})
+    # The one exception is the store asked for (a PostgreSQL URL).
+    environ = {"DREAM_STORE_URL": store_url} if store_url else {}
+    return Workspace.open(root, environ=environ, overrides={"synthesizer": "offline"})
 
 
 def measure(
@@ -349,19 +351,24 @@ def measure(
     now: datetime = NOW,
     seed: int = 7,
     progress: Callable[[str], None] | None = None,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """Load n crystals into a workspace under root and time each path; return the figures."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
-    with _open(root / f"ws-{n}") as ws:
+    with _open(root / f"ws-{n}", store_url) as ws:
         ws.init()
         say(f"{n:,} crystals: bulk load")
         t0 = time.perf_counter()
         out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
         out["load_seconds"] = round(time.perf_counter() - t0, 2)
-        out["db_mb"] = round(
-            sum(path.stat().st_size for path in ws.memory_dir.glob("crystals.db*")) / 1e6, 1
+        out["db_mb"] = (
+            None  # a share of a PostgreSQL database: not a file of its own
+            if store_url
+            else round(
+                sum(path.stat().st_size for path in ws.memory_dir.glob("crystals.db*")) / 1e6, 1
+            )
         )
 
         say(f"{n:,} crystals: {appends} note appends")
@@ -447,8 +454,11 @@ def run(
     dream: bool = True,
     migrate: bool = True,
     progress: Callable[[str], None] | None = None,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
-    """Measure every size in turn (smallest first) in a fresh folder; return the report."""
+    """Measure every size in turn (smallest first) in a fresh folder; return the report.
+
+    With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay)."""
     if not sizes or min(sizes) < 1:
         raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
     if parent is not None:
@@ -461,7 +471,15 @@ def run(
                 progress("seed migration of a 1 MB MEMORY.md")
             report["migrate"] = _migrate(root / "migrate", random.Random(11), NOW)
         report["sizes"] = [
-            measure(n, root, appends=appends, searches=searches, dream=dream, progress=progress)
+            measure(
+                n,
+                root,
+                appends=appends,
+                searches=searches,
+                dream=dream,
+                progress=progress,
+                store_url=store_url,
+            )
             for n in sorted(set(sizes))
         ]
     finally:

@@ -26,6 +26,7 @@ COMMANDS = {
     "show": "dreaming:show_command",
     "diff": "dreaming:diff_command",
     "restore": "dreaming:restore_command",
+    "export": "dreaming:export_command",
     "demo": "dreaming:demo_command",
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
@@ -43,6 +44,7 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "bench": "bench:bench",
+    "worker": "worker:worker",
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from dreamer.bench import fleet as fleet_bench
 from dreamer.bench import locomo as locomo_bench
 from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
@@ -29,6 +30,7 @@ def bench() -> None:
       dream bench quality
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
+      dream bench fleet --workspaces 50 --workers 2 --seconds 60
     """
 
 
@@ -60,10 +62,22 @@ def _progress(quiet: bool):
     help="How turns are stored: as ingested transcripts, as notes, or both (two reports).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@click.option(
+    "--store-url",
+    metavar="URL",
+    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
+    "stay) instead of SQLite files.",
+)
 @json_option
 @workspace_option
 def locomo(
-    path: Path, k: str, paths: str, quiet: bool, as_json: bool, workspace: str | None
+    path: Path,
+    k: str,
+    paths: str,
+    quiet: bool,
+    store_url: str | None,
+    as_json: bool,
+    workspace: str | None,
 ) -> None:
     """Recall@k of dreamer's search on a LoCoMo file, next to a plain BM25 reference.
 
@@ -77,11 +91,19 @@ def locomo(
     Examples:
       dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
       dream bench locomo ../shared/data/locomo10.json --path notes
+      dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
     """
     parent = Path(workspace).expanduser() if workspace else None
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
     reports = [
-        locomo_bench.run(path, _ks(k), parent=parent, progress=_progress(quiet), path_kind=kind)
+        locomo_bench.run(
+            path,
+            _ks(k),
+            parent=parent,
+            progress=_progress(quiet),
+            path_kind=kind,
+            store_url=store_url,
+        )
         for kind in chosen
     ]
     if as_json:
@@ -151,6 +173,12 @@ def _num(value: float | None) -> str:
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
+@click.option(
+    "--store-url",
+    metavar="URL",
+    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
+    "stay) instead of SQLite files.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
@@ -161,6 +189,7 @@ def scale(
     no_dream: bool,
     no_migrate: bool,
     keep: bool,
+    store_url: str | None,
     quiet: bool,
     as_json: bool,
     workspace: str | None,
@@ -175,6 +204,7 @@ def scale(
     Examples:
       dream bench scale --crystals 100000 --json
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
+      dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -186,6 +216,7 @@ def scale(
         dream=not no_dream,
         migrate=not no_migrate,
         progress=_progress(quiet),
+        store_url=store_url,
     )
     if as_json:
         emit_json(report)
@@ -351,3 +382,79 @@ def report_command(
         click.echo(report_bench.format_report(result))
         if keep:
             click.echo(f"workspace kept in {result['kept']}")
+
+
+@bench.command()
+@click.option("--workspaces", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option(
+    "--writers", type=click.IntRange(min=0), default=4, show_default=True, help="Note writers."
+)
+@click.option("--seconds", type=click.FloatRange(min=1), default=60.0, show_default=True)
+@click.option(
+    "--kill-at",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="SIGKILL the first worker this long in, while it holds a job.",
+)
+@click.option("--no-kill", is_flag=True, help="Kill no worker.")
+@click.option(
+    "--lease", type=click.FloatRange(min=1), default=5.0, show_default=True, metavar="SECONDS"
+)
+@click.option(
+    "--consolidate-minutes", type=click.FloatRange(min=0.01), default=0.25, show_default=True
+)
+@click.option("--dream-minutes", type=click.FloatRange(min=0.01), default=0.5, show_default=True)
+@click.option(
+    "--db",
+    metavar="URL",
+    help="A scratch PostgreSQL database to use [default: start one from the pgserver wheel].",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def fleet(
+    workspaces: int,
+    workers: int,
+    writers: int,
+    seconds: float,
+    kill_at: float,
+    no_kill: bool,
+    lease: float,
+    consolidate_minutes: float,
+    dream_minutes: float,
+    db: str | None,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """N workspaces on PostgreSQL, M 'dream worker' processes, note writers, a killed worker.
+
+    Prints notes/s, dreams/hour, job lateness p50/p99, whether each due job ran once, the
+    killed worker's recovery time and whether every acknowledged note and MEMORY.md survived.
+    The workspaces live in a temporary folder inside -w (default: the system's), deleted after.
+
+    \b
+    Examples:
+      dream bench fleet --workspaces 50 --workers 2 --writers 4 --seconds 60
+      dream bench fleet --workspaces 10 --seconds 20 --no-kill --json
+    """
+    shape = fleet_bench.Fleet(
+        workspaces=workspaces,
+        workers=workers,
+        writers=writers,
+        seconds=seconds,
+        kill_at=None if no_kill else kill_at,
+        lease_seconds=lease,
+        consolidate_minutes=consolidate_minutes,
+        dream_minutes=dream_minutes,
+    )
+    parent = Path(workspace).expanduser() if workspace else None
+    report = fleet_bench.run(shape, db=db, parent=parent, progress=_progress(quiet))
+    if as_json:
+        emit_json(report)
+        return
+    for key, value in report.items():
+        click.echo(f"{key}: {value}")

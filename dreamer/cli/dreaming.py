@@ -242,6 +242,28 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     click.echo(f"Restored MEMORY.md as it was {side} dream {dream_id} (journal #{row}).")
 
 
+@click.command(name="export")
+@click.option(
+    "--to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write here instead of the workspace's MEMORY.md.",
+)
+@workspace_option
+def export_command(to: Path | None, workspace: str | None) -> None:
+    """Write MEMORY.md from the store's committed state (a PostgreSQL state row, else the
+    journal's newest committed state), e.g. on a machine that did not run the dream.
+
+    \b
+    Examples:
+      dream export -w /srv/agents/ada
+      dream export --to /tmp/ada-MEMORY.md
+    """
+    with open_workspace(workspace, create=False) as ws:
+        path, source = journal.export(ws, to)
+    click.echo(f"Wrote {path} from the {source}.")
+
+
 DEMO_NOTES = [
     # (hours before now, importance, text)
     (70, 0.8, "User's name is Maya; she is a backend engineer at Fernhill Labs."),

@@ -41,7 +41,6 @@ from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
-from dreamer.support.files import atomic_write
 from dreamer.support.times import iso, parse_iso
 
 STEPS = (
@@ -449,7 +448,7 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        atomic_write(ws.memory_md, text)
+        ws.write_memory(text, self.now)
         self.result.state_text = text
         self.step("journal")
         with store.transaction():

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import difflib
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from dreamer.errors import UsageError
 from dreamer.memory.state import read_memory
+from dreamer.store.base import Leasing
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
 
@@ -60,7 +62,7 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
                 "pick a committed dream from 'dream log'"
             )
         current = read_memory(ws.memory_md, errors="replace")  # restore mends a damaged file
-        atomic_write(ws.memory_md, text)
+        ws.write_memory(text, now)
         side = "before" if before else "after"
         return ws.store.record_dream(
             {
@@ -73,3 +75,27 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
                 "inputs": {"restored_from": dream_id, "side": side},
             }
         )
+
+
+def export(ws: Any, to: Path | None = None) -> tuple[Path, str]:
+    """Write the committed state to ``to`` (default: the workspace's MEMORY.md); (path, from).
+
+    On a shared (PostgreSQL) store the state row is the truth, so a machine that never ran the
+    dream can have MEMORY.md; elsewhere the newest committed or restored state in the journal.
+    """
+    store = ws.store
+    text, source = None, "journal"
+    if isinstance(store, Leasing):
+        row = store.read_state()
+        if row is not None:
+            text, source = row[0], f"state row (token {row[1]}, written {row[2]})"
+    if text is None:
+        latest = store.latest_dream_id()
+        if latest is not None:
+            text = store.get_dream(latest).get("new_state")
+            source = f"journal (dream {latest})"
+    if text is None:
+        raise UsageError("no dream has committed a state yet; run 'dream run' first")
+    path = to if to is not None else ws.memory_md
+    atomic_write(path, text)
+    return path, source

@@ -83,6 +83,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
         if dry_run:
             return report
         report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
+        ws.sync_state(now)
         store.purge()
         clear_cache()
     return report

@@ -11,21 +11,32 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import secrets
+import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from dreamer.config import Settings, load_settings
-from dreamer.errors import InvalidNote, UsageError, WorkspaceError
+from dreamer.errors import (
+    DreamError,
+    InvalidNote,
+    LeaseLost,
+    LockHeld,
+    UsageError,
+    WorkspaceError,
+)
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
+from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.search import Hit
 from dreamer.retrieval.search import search as run_search
 from dreamer.store import Crystal, Store, open_store
+from dreamer.store.base import Leasing
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
@@ -33,6 +44,8 @@ from dreamer.support.times import as_utc, parse_iso, utc_now
 
 DEFAULT_IMPORTANCE = 0.7
 MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
+# A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
+LEASE_TTL = timedelta(minutes=2)
 
 
 def resolve_root(path: str | os.PathLike[str] | None) -> Path:
@@ -49,6 +62,7 @@ class Workspace:
         self.embedder = embedder or embedder_for(settings.embedder)
         self._store: Store | None = None
         self._store_lock = threading.Lock()
+        self._fence: int | None = None  # the lease token while this process holds the lock
 
     # --- opening --------------------------------------------------------------------------
 
@@ -137,7 +151,11 @@ class Workspace:
         """The open crystal store (opened, and migrated, on first use)."""
         with self._store_lock:  # two threads' first use must not open two connections
             if self._store is None:
-                self._store = open_store(self.db_path)
+                # The one place a workspace's backend is chosen: the SQLite file in memory/,
+                # or, with memory.store.url set, this workspace's rows in PostgreSQL.
+                self._store = open_store(
+                    self.db_path, url=self.settings.store_url, key=str(self.root.resolve())
+                )
             return self._store
 
     def close(self) -> None:
@@ -157,7 +175,69 @@ class Workspace:
         """Hold the workspace lock (non-blocking: raises LockHeld if another dreamer has it)."""
         busy = f"dream already running in {self.root} (pid {{pid}}); wait for it to finish"
         with hold(self.memory_dir / "dream.lock", wait=False, busy=busy):
+            store = self.store
+            if not isinstance(store, Leasing):
+                yield
+                return
+            # Across machines the lock file is not enough: the store's lease decides, and its
+            # token fences the state this holder may write.
+            with self._lease(store):
+                yield
+
+    @contextlib.contextmanager
+    def _lease(self, store: Leasing) -> Iterator[None]:
+        holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
+        who, until, _ = store.lease_holder() if token is None else (None, None, 0)
+        if token is None and who is None:  # released between the two reads: try once more
+            token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
+        elif token is None and until is not None and _dead_here(who):
+            # Its holder was a process of this machine that is gone (killed mid-dream): the
+            # lease is free now, not when it expires.
+            token = store.acquire_lease(holder, until, LEASE_TTL)
+        if token is None:
+            expiry = f" until {until:%Y-%m-%dT%H:%M:%SZ}" if until else ""
+            raise LockHeld(
+                f"dream already running in {self.root} (lease held by {who}{expiry}); "
+                "wait for it to finish"
+            )
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(LEASE_TTL.total_seconds() / 3):
+                try:
+                    if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
+                        return  # lost: the fenced state write will refuse this holder
+                except DreamError:  # the store is unreachable: try again at the next beat
+                    continue
+
+        beat = threading.Thread(target=renew, daemon=True, name="workspace-lease")
+        beat.start()
+        self._fence = token
+        try:
             yield
+        finally:
+            self._fence = None
+            stop.set()
+            beat.join()
+            with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
+                store.release_lease(holder, token)
+
+    def write_memory(self, text: str, now: datetime) -> None:
+        """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
+
+        Call it holding ``lock()``. On a shared store whose lease passed to another worker
+        meanwhile, nothing is written and LeaseLost says so: a newer state stands.
+        """
+        store = self.store
+        if isinstance(store, Leasing) and (
+            self._fence is None or not store.write_state(text, self._fence, now)
+        ):
+            raise LeaseLost(
+                f"the lease on {self.root} passed to another worker during this run; MEMORY.md "
+                "is left as that worker wrote it (the notes go back to the scratch)"
+            )
+        atomic_write(self.memory_md, text)
 
     # --- the agent's memory operations ------------------------------------------------------
 
@@ -223,15 +303,28 @@ class Workspace:
         self, ids: Sequence[int], *, reason: str = "by request", now: datetime | None = None
     ) -> ForgetReport:
         """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting)."""
+        moment = as_utc(now) if now else utc_now()
         with self.lock():  # never under a running dream's feet
-            return forgetting.forget(
+            report = forgetting.forget(
                 self.store,
                 self.memory_md,
                 self.scratch_path,
                 [_crystal_id(i) for i in ids],
                 reason=reason,
-                now=as_utc(now) if now else utc_now(),
+                now=moment,
             )
+            self.sync_state(moment)
+            return report
+
+    def sync_state(self, now: datetime) -> None:
+        """After MEMORY.md was rewritten in place (a forget, a redaction), make a shared store's
+        state row say the same, so ``dream export`` cannot bring back what was removed.
+
+        Call it holding ``lock()``; nothing to do on SQLite or before the first dream.
+        """
+        store = self.store
+        if isinstance(store, Leasing) and store.read_state() is not None:
+            self.write_memory(read_memory(self.memory_md, errors="replace"), now)
 
     def search(
         self,
@@ -261,6 +354,21 @@ class Workspace:
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
         return self.store.get(_crystal_id(crystal_id))
+
+
+def _dead_here(holder: str | None) -> bool:
+    """Whether a lease holder ("host:pid:nonce") was a process of this machine that is gone."""
+    host, _, rest = (holder or "").partition(":")
+    pid = rest.partition(":")[0]
+    if os.name != "posix" or host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
 
 
 def validate_note(

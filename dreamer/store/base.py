@@ -13,9 +13,9 @@ import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
@@ -444,4 +444,35 @@ class Store(Protocol):
 
     def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
         """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
+        ...
+
+
+@runtime_checkable
+class Leasing(Protocol):
+    """A store shared across machines: the workspace lock as a lease with a fencing token, and
+    MEMORY.md's state as a row only the current token may write (PostgreSQL). A SQLite store
+    needs neither: its lock file cannot outlive its process."""
+
+    def acquire_lease(self, holder: str, now: datetime, ttl: timedelta) -> int | None:
+        """The lease's token if taken (free, expired or ours), else None."""
+        ...
+
+    def lease_holder(self) -> tuple[str | None, datetime | None, int]:
+        """(holder, expires_at, token) of the lease."""
+        ...
+
+    def renew_lease(self, holder: str, token: int, now: datetime, ttl: timedelta) -> bool:
+        """Extend a held lease; False when it was lost."""
+        ...
+
+    def release_lease(self, holder: str, token: int) -> None:
+        """Give the lease up."""
+        ...
+
+    def write_state(self, text: str, token: int, at: datetime) -> bool:
+        """Store the state if ``token`` is still the lease's; False (nothing written) if not."""
+        ...
+
+    def read_state(self) -> tuple[str, int, str] | None:
+        """(text, token, written_at) of the newest state written."""
         ...

@@ -1,0 +1,221 @@
+"""``dream worker``: processes on any number of machines sharing the jobs of many workspaces
+through a PostgreSQL jobs table (``dreamer.store.postgres_jobs``).
+
+A workspace is registered once (``dream worker add PATH``): one row per enabled job
+(``consolidate``, ``dream``), first due when the workspace's own journal says (as ``dream serve``
+would continue it), at the interval its settings give. A worker loops: claim one due job
+(``FOR UPDATE SKIP LOCKED``, so two workers never take the same row), run it exactly as ``dream
+tick`` does (``schedule.run_job``: the outcome lands in the workspace's ``runs`` and ``dream
+status`` too), then finish it, which schedules the next due time and counts the run, but only
+while the worker's lease still holds (its fencing token). While a job runs, a heartbeat renews
+the lease every third of its length, so a long dream keeps its job; a worker that dies (SIGKILL,
+a lost machine) stops renewing and, once its lease expires, another worker takes the job and
+runs that same due time. A due time therefore counts one finished run, whatever the workers do.
+
+Workspaces are folders (MEMORY.md, the scratch and their settings live there); their stores may
+be SQLite files or rows in PostgreSQL (``memory.store.url``). A workspace is named in the jobs
+table by its absolute path, so every machine running workers must see it at the same path.
+Time is a parameter (``clock``); only the CLI uses the real one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dreamer.dream.synth import Synthesizer
+from dreamer.errors import DreamError, StoreUnavailable
+from dreamer.memory.workspace import Workspace
+from dreamer.service.schedule import (
+    Clock,
+    enabled_jobs,
+    ensure_migrated,
+    interval,
+    next_due,
+    run_job,
+)
+from dreamer.support.times import as_utc, utc_now
+
+if TYPE_CHECKING:
+    from dreamer.store.postgres_jobs import Claim, JobQueue
+
+log = logging.getLogger("dreamer.worker")
+DEFAULT_LEASE = timedelta(minutes=5)
+
+
+def default_owner() -> str:
+    """A worker's name: host and process id."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def add_workspaces(
+    queue: JobQueue,
+    roots: Iterable[str | Path],
+    now: datetime,
+    *,
+    environ: dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Register every enabled job of these workspaces; what was added or updated."""
+    added = []
+    for root in roots:
+        with Workspace.open(root, create=False, environ=environ) as ws:
+            for job in enabled_jobs(ws):
+                due = next_due(ws, job, now) or as_utc(now)
+                every = interval(ws, job).total_seconds()
+                new = queue.register(str(ws.root), job, every, due)
+                added.append({"workspace": str(ws.root), "job": job, "new": new, "due": due})
+    return added
+
+
+@dataclass
+class Outcome:
+    """What a worker did with one claimed job."""
+
+    claim: Claim
+    outcome: str
+    detail: str | None
+    counted: bool  # False when the lease was lost before the run finished
+
+
+class _Heartbeat:
+    """Renews a claim's lease every third of its length while the job runs."""
+
+    def __init__(self, queue: JobQueue, claim: Claim, clock: Clock, lease: timedelta):
+        self.queue, self.claim, self.clock, self.lease = queue, claim, clock, lease
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True, name="lease-heartbeat")
+
+    def __enter__(self) -> _Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(self.lease.total_seconds() / 3):
+            try:
+                renewed = self.queue.renew(self.claim, as_utc(self.clock()), self.lease)
+            except StoreUnavailable as e:  # try again at the next beat; finish will tell
+                log.error("%s %s: lease not renewed: %s", self.claim.workspace, self.claim.kind, e)
+                continue
+            if not renewed:
+                log.warning("%s %s: lease lost", self.claim.workspace, self.claim.kind)
+                return
+
+
+def run_claim(
+    queue: JobQueue,
+    claim: Claim,
+    *,
+    clock: Clock = utc_now,
+    lease: timedelta = DEFAULT_LEASE,
+    environ: dict[str, str] | None = None,
+    synthesizer: Synthesizer | None = None,
+) -> Outcome:
+    """Run one claimed job in its workspace and finish it in the jobs table."""
+    begun = as_utc(clock())  # to the microsecond: job lateness is measured from it
+    started = begun.replace(microsecond=0)
+    every: float | None = None
+    with _Heartbeat(queue, claim, clock, lease):
+        try:
+            with Workspace.open(claim.workspace, create=False, environ=environ) as ws:
+                ensure_migrated(ws, started)
+                every = interval(ws, claim.kind).total_seconds()
+                record = run_job(ws, claim.kind, started, clock=clock, synthesizer=synthesizer)
+                outcome, detail = record.outcome, record.detail
+        except DreamError as e:  # the workspace is gone, unreadable, misconfigured ...
+            outcome, detail = "failed", f"{type(e).__name__}: {e}"
+        except Exception as e:  # a bug in one workspace's job must not stop the fleet
+            log.exception("%s %s: failed", claim.workspace, claim.kind)
+            outcome, detail = "failed", f"{type(e).__name__}: {e}"
+    counted = queue.finish(claim, begun, as_utc(clock()), outcome, detail, every)
+    if not counted:
+        log.warning("%s %s: lease lost; this run is not counted", claim.workspace, claim.kind)
+    return Outcome(claim, outcome, detail, counted)
+
+
+class Worker:
+    """One worker process: claims due jobs one at a time until stopped."""
+
+    def __init__(
+        self,
+        queue: JobQueue,
+        *,
+        owner: str | None = None,
+        clock: Clock = utc_now,
+        lease: timedelta = DEFAULT_LEASE,
+        poll_seconds: float = 1.0,
+        environ: dict[str, str] | None = None,
+        synthesizer: Synthesizer | None = None,
+    ):
+        self.queue = queue
+        self.owner = owner or default_owner()
+        self.clock = clock
+        self.lease = lease
+        self.poll_seconds = poll_seconds
+        self.environ = environ
+        self.synthesizer = synthesizer
+        self.done: list[Outcome] = []
+        self._stop = threading.Event()
+
+    def step(self) -> Outcome | None:
+        """Claim and run one due job; None when nothing is due."""
+        claims = self.queue.claim(self.owner, as_utc(self.clock()), self.lease)
+        if not claims:
+            return None
+        outcome = run_claim(
+            self.queue,
+            claims[0],
+            clock=self.clock,
+            lease=self.lease,
+            environ=self.environ,
+            synthesizer=self.synthesizer,
+        )
+        log.info(
+            "%s %s (due %s): %s%s",
+            outcome.claim.workspace,
+            outcome.claim.kind,
+            outcome.claim.due_at.isoformat(),
+            outcome.outcome,
+            "" if outcome.counted else " (lease lost: not counted)",
+        )
+        self.done.append(outcome)
+        return outcome
+
+    def stop(self, *_: Any) -> None:
+        """Stop after the job in hand (signal handlers call this)."""
+        self._stop.set()
+
+    def run(self, *, until_idle: bool = False, max_jobs: int | None = None) -> int:
+        """Work until stopped (or, with ``until_idle``, until no job is due or held); the
+        number of jobs run."""
+        ran = 0
+        log.info("worker %s: ready", self.owner)
+        while not self._stop.is_set() and (max_jobs is None or ran < max_jobs):
+            try:
+                if self.step() is not None:
+                    ran += 1
+                    continue
+                if until_idle and self.queue.pending(as_utc(self.clock())) == (0, 0):
+                    break
+            except StoreUnavailable as e:
+                # The jobs database went away (a restart, the network): wait, reconnect, go on.
+                # A job in hand was not counted; its lease expires and its due time runs again.
+                log.error("worker %s: %s", self.owner, e)
+                self._stop.wait(self.poll_seconds)
+                try:
+                    self.queue.reconnect()
+                except StoreUnavailable as again:
+                    log.error("worker %s: %s", self.owner, again)
+                continue
+            self._stop.wait(self.poll_seconds)
+        return ran

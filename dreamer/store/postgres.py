@@ -1,0 +1,32 @@
+"""The PostgreSQL backend, for fleets: many workspaces in one database, selected by
+``memory.store.url = "postgresql://..."`` (or ``DREAM_STORE_URL``).
+
+Each ``PostgresStore`` is one workspace's view (its rows, keyed by the workspace's ``key``) over
+its own connection. Writes of one workspace take turns through a transaction-scoped advisory
+lock, as SQLite's ``BEGIN IMMEDIATE`` makes them; other workspaces are not held up. Schema
+changes happen only through the numbered migrations in ``dreamer.store.postgres_schema``.
+psycopg is imported only here (and by the modules this one imports), so a SQLite user never
+loads it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dreamer.store.postgres_base import connect
+from dreamer.store.postgres_crystals import CrystalTables
+from dreamer.store.postgres_leases import LeaseTables
+from dreamer.store.postgres_records import RecordTables
+from dreamer.store.postgres_search import SearchTables
+
+
+class PostgresStore(CrystalTables, SearchTables, RecordTables, LeaseTables):
+    """One workspace's rows in a PostgreSQL database: the ``Store`` interface on Postgres."""
+
+    def __init__(self, url: str, key: str, path: Path):
+        conn = connect(url)
+        try:
+            super().__init__(path, conn, key)
+        except BaseException:
+            conn.close()
+            raise

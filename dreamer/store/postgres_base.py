@@ -1,0 +1,235 @@
+"""The PostgreSQL connection every part of the Postgres backend shares, its transactions, the
+migrations, and how a float16 vector travels as a pgvector ``vector``."""
+
+from __future__ import annotations
+
+import contextlib
+import struct
+import threading
+import unicodedata
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg.adapt import Dumper, Loader
+from psycopg.pq import Format
+from psycopg.types import TypeInfo
+
+from dreamer.errors import StoreUnavailable, UsageError
+from dreamer.store.postgres_schema import MIGRATIONS
+from dreamer.support.times import iso
+
+CRYSTAL_COLUMNS = (
+    "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
+    "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
+    "origin, consolidated_at, embedder"
+)
+# pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
+LOCK_CLASS = 0x44524D  # "DRM"
+
+
+class Vector(bytes):
+    """A crystal's float16 vector (the bytes dreamer makes), sent as a pgvector ``vector``."""
+
+
+class _VectorDumper(Dumper):
+    format = Format.BINARY
+
+    def dump(self, obj: Any) -> bytes:
+        values = np.frombuffer(obj, dtype="<f2")
+        # float16 -> float32 is exact, and so is the way back: no vector changes on the trip.
+        return struct.pack(">HH", len(values), 0) + values.astype(">f4").tobytes()
+
+
+class _VectorLoader(Loader):
+    format = Format.BINARY
+
+    def load(self, data: Any) -> bytes:
+        return np.frombuffer(bytes(data)[4:], dtype=">f4").astype("<f2").tobytes()
+
+
+def connect(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection with the vector type registered, schema migrated."""
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.Error as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise StoreUnavailable(
+            f"cannot connect to the PostgreSQL store ({reason}); check memory.store.url "
+            "(DREAM_STORE_URL) and that the server is running"
+        ) from e
+    try:
+        _migrate(conn)
+        info = TypeInfo.fetch(conn, "vector")
+        if info is None:
+            raise StoreUnavailable("the pgvector type 'vector' is missing after migration")
+        dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
+        conn.adapters.register_dumper(Vector, dumper)
+        conn.adapters.register_loader(info.oid, _VectorLoader)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _migrate(conn: psycopg.Connection[Any]) -> None:
+    """Apply the migrations not applied yet, one process at a time."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS dreamer_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+    )
+    done = {row[0] for row in conn.execute("SELECT name FROM dreamer_migrations")}
+    if all(name in done for name, _ in MIGRATIONS):
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, 0)", [LOCK_CLASS])
+        done = {row[0] for row in conn.execute("SELECT name FROM dreamer_migrations")}
+        for name, statements in MIGRATIONS:
+            if name in done:
+                continue
+            try:
+                for statement in statements:
+                    conn.execute(statement)
+            except psycopg.errors.InsufficientPrivilege as e:
+                raise StoreUnavailable(
+                    f"migration {name} needs a privilege the store's user lacks ({e}); run "
+                    "'CREATE EXTENSION vector' as a superuser once, or connect as the owner"
+                ) from e
+            conn.execute(
+                "INSERT INTO dreamer_migrations (name, applied_at) VALUES (%s, now()::text)",
+                [name],
+            )
+
+
+def workspace_id(conn: psycopg.Connection[Any], key: str) -> int:
+    """The id of the workspace named ``key``, registered on first use."""
+    conn.execute("INSERT INTO workspaces (key) VALUES (%s) ON CONFLICT (key) DO NOTHING", [key])
+    row = conn.execute("SELECT id FROM workspaces WHERE key = %s", [key]).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+class Connected:
+    """One workspace's view of a shared database: every query is filtered by ``self.ws``."""
+
+    path: Path
+
+    def __init__(self, path: Path, conn: psycopg.Connection[Any], key: str):
+        self.path = path
+        self.conn = conn
+        self.key = key
+        self.ws = workspace_id(conn, key)
+        # One connection may serve several threads (an in-process agent): statements and
+        # transactions take turns, or one thread's statement lands in another's transaction.
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._stems: dict[str, tuple[str, ...]] = {}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction holding this workspace's lock, as SQLite's BEGIN IMMEDIATE does.
+
+        Writers of one workspace take turns (across processes too); other workspaces go on.
+        Nested calls join the outer transaction.
+        """
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            with reported():
+                self.conn.execute("BEGIN")
+            self._depth = 1
+            try:
+                self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, self.ws])
+                yield
+            except BaseException:
+                self._depth = 0
+                with contextlib.suppress(psycopg.Error):
+                    self.conn.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            with reported():
+                self.conn.execute("COMMIT")
+
+    def _run(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
+        """Execute one statement (taking turns with other threads); the cursor."""
+        with self._lock, reported():
+            return self.conn.execute(sql, list(params), binary=binary)
+
+    def _all(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[Any]:
+        """Every row of a query."""
+        with self._lock, reported():
+            return self.conn.execute(sql, list(params), binary=binary).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first column of the first row, or None."""
+        with self._lock, reported():
+            row = self.conn.execute(sql, list(params)).fetchone()
+        return row[0] if row else None
+
+    def record_access(self, ids: Sequence[int], at: datetime) -> None:
+        """Count a search hit as an access of each crystal."""
+        if not ids:
+            return
+        with self.transaction():
+            self._run(
+                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = %s"
+                " WHERE workspace = %s AND id = ANY(%s)",
+                [iso(at), self.ws, [int(i) for i in ids]],
+            )
+
+    def purge(self) -> None:
+        """Reclaim the space of deleted and rewritten rows (VACUUM), as far as Postgres can.
+
+        PostgreSQL keeps no promise that freed bytes are zeroed, and its WAL, replicas and
+        backups keep old row versions for as long as they are kept: the documentation says so.
+        """
+        with self._lock:
+            for table in ("crystals", "tombstones", "dreams", "searches", "gaps", "hormones"):
+                self.conn.execute(f"VACUUM {table}")
+
+
+@contextlib.contextmanager
+def reported() -> Iterator[None]:
+    """psycopg's failures as dreamer's: one line naming the cause, no traceback."""
+    try:
+        yield
+    except psycopg.DataError as e:
+        # e.g. a NUL character, which PostgreSQL text cannot hold (SQLite can).
+        raise UsageError(f"the PostgreSQL store refused a value: {_first_line(e)}") from e
+    except psycopg.OperationalError as e:  # connection lost, server shut down, disk full ...
+        raise StoreUnavailable(
+            f"the PostgreSQL store failed ({_first_line(e)}); check the server behind "
+            "memory.store.url (DREAM_STORE_URL), then retry"
+        ) from e
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
+def vector(blob: bytes | None) -> Vector | None:
+    """A blob as a pgvector parameter (None, or empty, as NULL)."""
+    return Vector(blob) if blob else None
+
+
+def marks(values: Sequence[Any]) -> str:
+    """``%s, %s, %s`` for as many values."""
+    return ", ".join(["%s"] * len(values))
+
+
+def fold(text: str) -> str:
+    """Text as the full-text index reads it: diacritics removed (FTS5's remove_diacritics)."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(char for char in decomposed if not unicodedata.combining(char))

@@ -1,0 +1,490 @@
+"""Crystals in PostgreSQL: insert, read, change (audited), and the rows lifecycle and vectors
+need. Every query is one workspace's (``workspace = self.ws``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from dreamer.errors import CrystalNotFound
+from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
+from dreamer.store.postgres_base import CRYSTAL_COLUMNS, Connected, fold, reported, vector
+from dreamer.support.times import iso
+
+NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
+LIVE = "lifecycle != 'forgotten'"
+CHANGEABLE = frozenset(
+    {
+        "importance",
+        "lifecycle",
+        "semantic_type",
+        "parent_id",
+        "consolidated_at",
+        "last_accessed_at",
+        "access_count",
+    }
+)
+# A text's index entry and its length in tokens (BM25's document length), from one parameter.
+INDEXED = (
+    "(SELECT v FROM to_tsvector('dreamer', %s) v)",
+    "(SELECT coalesce(sum(array_length(u.positions, 1)), 0) FROM unnest(to_tsvector('dreamer',"
+    " %s)) u)",
+)
+VECTOR_COLUMNS = "id, source, lifecycle, embedding, embedder"
+
+
+class CrystalTables(Connected):
+    """The ``crystals`` table and its audit trail."""
+
+    def add_crystal(
+        self,
+        text: str,
+        *,
+        source: str,
+        semantic_type: str,
+        importance: float,
+        at: datetime,
+        embedding: bytes | None,
+        embedder: str | None = None,
+        hormones: Mapping[str, float] | None = None,
+        lifecycle: str = "generated",
+        origin: str | None = None,
+        parent_id: int | None = None,
+        consolidated_at: str | None = None,
+    ) -> tuple[int, bool]:
+        """Insert a crystal unless one with the same content exists; return (id, created)."""
+        digest = content_hash(text)
+        hormones = hormones or {}
+        stamp = iso(at)
+        with self.transaction():
+            found = self.find_by_hash(digest)
+            if found is not None:
+                return found, False
+            # One statement: the index entry and its length, the next id of this workspace
+            # (with the token total BM25 needs), the row, and its audit line.
+            crystal_id = int(
+                self._one(
+                    "WITH v AS (SELECT t AS tsv, (SELECT coalesce(sum(array_length(u.positions,"
+                    " 1)), 0) FROM unnest(t) u) AS len FROM to_tsvector('dreamer', %s) t),"
+                    " seq AS (UPDATE workspaces SET crystal_seq = crystal_seq + 1,"
+                    " token_total = token_total + (SELECT len FROM v) WHERE id = %s"
+                    " RETURNING crystal_seq),"
+                    " created AS (INSERT INTO crystals (workspace, id, text, source,"
+                    " semantic_type, importance, lifecycle, created_at, updated_at, access_count,"
+                    " dopamine, cortisol, oxytocin, content_hash, parent_id, origin, embedding,"
+                    " embedder, consolidated_at, tsv, doc_len) SELECT %s, seq.crystal_seq, %s, %s,"
+                    " %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s, %s, %s, %s, %s, v.tsv, v.len"
+                    " FROM seq, v RETURNING id),"
+                    " audited AS (INSERT INTO audit (workspace, at, crystal_id, action, detail)"
+                    " SELECT %s, %s, id, 'created', %s FROM created),"
+                    " counted AS (INSERT INTO terms (workspace, lexeme, docs) SELECT %s,"
+                    " u.lexeme, 1 FROM v, unnest(v.tsv) u ON CONFLICT (workspace, lexeme)"
+                    " DO UPDATE SET docs = terms.docs + 1)"
+                    " SELECT id FROM created",
+                    [
+                        fold(text),
+                        self.ws,
+                        self.ws,
+                        text,
+                        source,
+                        semantic_type,
+                        importance,
+                        lifecycle,
+                        stamp,
+                        stamp,
+                        hormones.get("dopamine"),
+                        hormones.get("cortisol"),
+                        hormones.get("oxytocin"),
+                        digest,
+                        parent_id,
+                        origin,
+                        vector(embedding),
+                        embedder if embedding else None,
+                        consolidated_at,
+                        self.ws,
+                        stamp,
+                        json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
+                        self.ws,
+                    ],
+                )
+            )
+            return crystal_id, True
+
+    def _add_tokens(self, count: int) -> None:
+        if count:
+            self._run(
+                "UPDATE workspaces SET token_total = token_total + %s WHERE id = %s",
+                [count, self.ws],
+            )
+
+    def find_by_hash(self, digest: str) -> int | None:
+        """The id of the crystal with this content hash, if any."""
+        return self._one(
+            "SELECT id FROM crystals WHERE workspace = %s AND content_hash = %s", [self.ws, digest]
+        )
+
+    def get(self, crystal_id: int) -> Crystal:
+        """One crystal by id, or CrystalNotFound."""
+        rows = (
+            self._all(
+                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND id = %s",
+                [self.ws, crystal_id],
+            )
+            if 0 < crystal_id < 2**63
+            else []
+        )
+        if not rows:
+            raise CrystalNotFound(
+                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
+            )
+        crystal = Crystal(*rows[0])
+        if crystal.lifecycle == "forgotten":
+            raise CrystalNotFound(
+                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
+                "its text is gone by request"
+            )
+        return crystal
+
+    def _select(
+        self, where: str, params: list[Any], order: str, limit: int | None = None
+    ) -> list[Crystal]:
+        sql = (
+            f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND {where}"
+            f" ORDER BY {order}"
+        )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [Crystal(*row) for row in self._all(sql, [self.ws, *params])]
+
+    def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
+        """The crystals with these ids (missing ids are left out), by id."""
+        if not ids:
+            return []
+        return self._select(f"id = ANY(%s) AND {LIVE}", [_ids(ids)], "id")
+
+    def crystals(
+        self,
+        *,
+        sources: Sequence[str] | None = None,
+        lifecycles: Sequence[str] | None = None,
+        newest_first: bool = False,
+        limit: int | None = None,
+    ) -> list[Crystal]:
+        """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
+        where, params = [LIVE], []
+        if sources is not None:
+            where.append("source = ANY(%s)")
+            params.append(list(sources))
+        if lifecycles is not None:
+            where.append("lifecycle = ANY(%s)")
+            params.append(list(lifecycles))
+        return self._select(" AND ".join(where), params, "id DESC" if newest_first else "id", limit)
+
+    def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
+        """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
+        return self._select(f"{NEW} AND id <= %s", [up_to_id], "id DESC", limit)
+
+    def count_new(self) -> int:
+        """How many crystals wait for a dream."""
+        return int(
+            self._one(f"SELECT count(*) FROM crystals WHERE workspace = %s AND {NEW}", [self.ws])
+        )
+
+    def touched_since(self, since: str, limit: int) -> list[Crystal]:
+        """Crystals created or found by a search since ``since``, newest first."""
+        return self._select(
+            f"(created_at >= %s OR last_accessed_at >= %s) AND {LIVE}",
+            [since, since],
+            "id DESC",
+            limit,
+        )
+
+    def latest_text(self, source: str, until: str) -> str | None:
+        """The text of the newest crystal of ``source`` created at or before ``until``."""
+        return self._one(
+            "SELECT text FROM crystals WHERE workspace = %s AND source = %s AND created_at <= %s"
+            f" AND {LIVE} ORDER BY created_at DESC, id DESC LIMIT 1",
+            [self.ws, source, until],
+        )
+
+    def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
+        """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
+        with self.transaction():
+            crystal = self.get(crystal_id)
+            self._run(
+                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
+                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [
+                    self.ws,
+                    crystal.id,
+                    crystal.content_hash,
+                    crystal.source,
+                    crystal.created_at,
+                    iso(at),
+                    reason,
+                ],
+            )
+            length = self._doc_len(crystal.id)
+            self._count_terms(crystal.id, -1)
+            self._run(
+                "UPDATE crystals SET text = '', embedding = NULL, embedder = NULL, origin = NULL,"
+                " lifecycle = 'forgotten', content_hash = %s, updated_at = %s,"
+                " tsv = ''::tsvector, doc_len = 0 WHERE workspace = %s AND id = %s",
+                [f"forgotten:{crystal.id}", iso(at), self.ws, crystal.id],
+            )
+            self._add_tokens(-length)
+            self.audit(crystal.id, "forgotten", {"reason": reason}, at)
+        return crystal
+
+    def replace_text(
+        self,
+        crystal_id: int,
+        text: str,
+        *,
+        embedding: bytes | None,
+        embedder: str | None,
+        action: str,
+        detail: Mapping[str, Any],
+        at: datetime,
+    ) -> None:
+        """Rewrite a crystal's text in place (e.g. redacted), with its new hash and vector."""
+        folded = fold(text)
+        with self.transaction():
+            self.get(crystal_id)
+            before = self._doc_len(crystal_id)
+            self._count_terms(crystal_id, -1)
+            after = self._one(
+                "UPDATE crystals SET text = %s, content_hash = %s, embedding = %s, embedder = %s,"
+                f" updated_at = %s, tsv = {INDEXED[0]}, doc_len = {INDEXED[1]}"
+                " WHERE workspace = %s AND id = %s RETURNING doc_len",
+                [
+                    text,
+                    self._unique_hash(text, crystal_id),
+                    vector(embedding),
+                    embedder if embedding else None,
+                    iso(at),
+                    folded,
+                    folded,
+                    self.ws,
+                    crystal_id,
+                ],
+            )
+            self._add_tokens(int(after) - before)
+            self._count_terms(crystal_id, 1)
+            self.audit(crystal_id, action, detail, at)
+
+    def _count_terms(self, crystal_id: int, delta: int) -> None:
+        """Add ``delta`` to the document count of every stem in a crystal's index entry."""
+        self._run(
+            "INSERT INTO terms (workspace, lexeme, docs) SELECT c.workspace, u.lexeme, %s"
+            " FROM crystals c, unnest(c.tsv) u WHERE c.workspace = %s AND c.id = %s"
+            " ON CONFLICT (workspace, lexeme) DO UPDATE SET docs = terms.docs + excluded.docs",
+            [delta, self.ws, crystal_id],
+        )
+
+    def _doc_len(self, crystal_id: int) -> int:
+        return int(
+            self._one(
+                "SELECT doc_len FROM crystals WHERE workspace = %s AND id = %s",
+                [self.ws, crystal_id],
+            )
+        )
+
+    def _unique_hash(self, text: str, crystal_id: int) -> str:
+        """The content hash of text, or a per-crystal variant if another crystal says the same."""
+        digest = content_hash(text)
+        other = self.find_by_hash(digest)
+        return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"
+
+    def tombstone_count(self) -> int:
+        """How many crystals were forgotten."""
+        return int(self._one("SELECT count(*) FROM tombstones WHERE workspace = %s", [self.ws]))
+
+    def update_crystal(
+        self,
+        crystal_id: int,
+        changes: Mapping[str, Any],
+        *,
+        action: str,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
+        """Change some fields of a crystal and record the change in the audit log."""
+        unknown = set(changes) - CHANGEABLE
+        if unknown:
+            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
+        with self.transaction():
+            before = self.get(crystal_id).to_dict()
+            sets = ", ".join(f"{column} = %s" for column in changes)
+            self._run(
+                f"UPDATE crystals SET {sets}, updated_at = %s WHERE workspace = %s AND id = %s",
+                [*changes.values(), iso(at), self.ws, crystal_id],
+            )
+            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
+            if reason:
+                detail["reason"] = reason
+            self.audit(crystal_id, action, detail, at)
+
+    def count_by_lifecycle(self) -> dict[str, int]:
+        """How many crystals are in each lifecycle stage."""
+        rows = self._all(
+            "SELECT lifecycle, count(*) FROM crystals WHERE workspace = %s GROUP BY lifecycle",
+            [self.ws],
+        )
+        return {row[0]: int(row[1]) for row in rows}
+
+    def crystal_count(self) -> int:
+        """How many crystals there are."""
+        return int(self._one("SELECT count(*) FROM crystals WHERE workspace = %s", [self.ws]))
+
+    def max_crystal_id(self) -> int:
+        """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
+        return int(self._one("SELECT crystal_seq FROM workspaces WHERE id = %s", [self.ws]))
+
+    def audit(
+        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
+    ) -> None:
+        """Append one line to the audit log."""
+        with self.transaction():
+            self._run(
+                "INSERT INTO audit (workspace, at, crystal_id, action, detail)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                [
+                    self.ws,
+                    iso(at),
+                    crystal_id,
+                    action,
+                    json.dumps(dict(detail), ensure_ascii=False),
+                ],
+            )
+
+    def audit_entries(
+        self, crystal_id: int | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
+        where, params = (
+            ("AND crystal_id = %s", [crystal_id]) if crystal_id is not None else ("", [])
+        )
+        rows = self._all(
+            f"SELECT id, at, crystal_id, action, detail FROM audit WHERE workspace = %s {where}"
+            " ORDER BY id DESC LIMIT %s",
+            [self.ws, *params, int(limit)],
+        )
+        return [
+            {
+                "id": row[0],
+                "at": row[1],
+                "crystal_id": row[2],
+                "action": row[3],
+                "detail": json.loads(row[4]) if row[4] else None,
+            }
+            for row in rows
+        ]
+
+    # --- lifecycle and vectors --------------------------------------------------------------
+
+    def fade_candidates(self, due_before: str) -> list[FadeRow]:
+        """Active crystals unchanged since ``due_before`` or used since their last change."""
+        rows = self._all(
+            "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
+            " access_count, dopamine, cortisol, oxytocin FROM crystals WHERE workspace = %s"
+            " AND lifecycle IN ('generated', 'consolidated')"
+            " AND (updated_at <= %s OR last_accessed_at > updated_at) ORDER BY updated_at, id",
+            [self.ws, due_before],
+        )
+        return [
+            FadeRow(
+                id=row[0],
+                importance=row[1],
+                semantic_type=row[2],
+                created_at=row[3],
+                updated_at=row[4],
+                last_accessed_at=row[5],
+                access_count=row[6],
+                levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]},
+            )
+            for row in rows
+        ]
+
+    def _vector_rows(self, where: str, params: list[Any], limit: int) -> list[VectorRow]:
+        rows = self._all(
+            f"SELECT {VECTOR_COLUMNS} FROM crystals WHERE workspace = %s AND {where}"
+            " ORDER BY id LIMIT %s",
+            [self.ws, *params, limit],
+            binary=True,
+        )
+        return [VectorRow(*row) for row in rows]
+
+    def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
+        """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
+        return self._vector_rows("id > %s", [after_id], limit)
+
+    def _blocks(
+        self, where: str, params: list[Any], after: int, block: int
+    ) -> Iterator[list[VectorRow]]:
+        # Page by id rather than hold a cursor open across yields.
+        while rows := self._vector_rows(f"id > %s AND {where}", [after, *params], block):
+            yield rows
+            after = rows[-1].id
+
+    def vector_blocks(self, below_id: int, embedder: str, block: int) -> Iterator[list[VectorRow]]:
+        """Active crystals below ``below_id`` with vectors made by ``embedder``, in blocks."""
+        return self._blocks(
+            "id < %s AND lifecycle NOT IN ('archived', 'forgotten') AND embedder = %s",
+            [below_id, embedder],
+            0,
+            block,
+        )
+
+    def vectors_between(
+        self, after_id: int, up_to_id: int, embedder: str, block: int
+    ) -> Iterator[list[VectorRow]]:
+        """Crystals with vectors made by ``embedder`` and ids in (after_id, up_to_id], by id."""
+        return self._blocks("id <= %s AND embedder = %s", [up_to_id, embedder], after_id, block)
+
+    def vectors_of(self, ids: Sequence[int], embedder: str) -> list[tuple[int, bytes]]:
+        """(id, vector) of the given crystals that have one made by ``embedder``."""
+        if not ids:
+            return []
+        rows = self._all(
+            "SELECT id, embedding FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+            " AND embedder = %s AND embedding IS NOT NULL ORDER BY id",
+            [self.ws, _ids(ids), embedder],
+            binary=True,
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
+        """(id, text) of live crystals whose vector another embedder made, or that have none."""
+        rows = self._all(
+            f"SELECT id, text FROM crystals WHERE workspace = %s AND {LIVE}"
+            " AND (embedder IS NULL OR embedder != %s) ORDER BY id LIMIT %s",
+            [self.ws, embedder, limit],
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def count_stale_vectors(self, embedder: str) -> int:
+        """How many live crystals need a vector from ``embedder``."""
+        return int(
+            self._one(
+                f"SELECT count(*) FROM crystals WHERE workspace = %s AND {LIVE}"
+                " AND (embedder IS NULL OR embedder != %s)",
+                [self.ws, embedder],
+            )
+        )
+
+    def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
+        """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
+        with self.transaction(), reported(), self.conn.cursor() as cursor:
+            cursor.executemany(
+                "UPDATE crystals SET embedding = %s, embedder = %s"
+                " WHERE workspace = %s AND id = %s AND lifecycle != 'forgotten'",
+                [(vector(blob), embedder, self.ws, crystal_id) for crystal_id, blob in vectors],
+            )
+
+
+def _ids(ids: Sequence[int]) -> list[int]:
+    """Ids as a bigint array parameter (ids beyond bigint cannot exist: left out)."""
+    return [int(i) for i in ids if 0 < int(i) < 2**63]

@@ -1,0 +1,249 @@
+"""Full-text search in PostgreSQL, the search log and curiosity gaps.
+
+The GIN index over ``tsv`` finds the crystals holding a query's words; the ranking is FTS5's
+BM25, computed here over those matches (k1 1.2, b 0.75, FTS5's idf floor), from the term
+frequencies and document lengths the index keeps, so a search ranks on Postgres as on SQLite.
+Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from dreamer.store.base import RankRow
+from dreamer.store.postgres_base import Connected, fold
+from dreamer.support.times import iso
+
+K1, B = 1.2, 0.75
+JULIAN = "extract(epoch FROM {}::timestamptz) / 86400.0 + 2440587.5"
+
+
+def _lexeme(stem: str) -> str:
+    return "'" + stem.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _phrase(stems: tuple[str, ...]) -> str:
+    """A tsquery for one word (several lexemes when the parser splits it: a phrase)."""
+    return "(" + " <-> ".join(_lexeme(stem) for stem in stems) + ")"
+
+
+def _kind(sessions: bool) -> str:
+    return "source = 'sessions'" if sessions else "source != 'sessions'"
+
+
+class SearchTables(Connected):
+    """Full-text matching and BM25, and the ``searches`` and ``gaps`` tables."""
+
+    def _stemmed(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The lexemes the index holds each word under (cached: a search asks several times)."""
+        missing = [word for word in dict.fromkeys(words) if word not in self._stems]
+        if missing:
+            rows = self._all(
+                "SELECT x.n, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
+                " ORDER BY u.positions[1]) FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n)",
+                [[fold(word) for word in missing]],
+            )
+            if len(self._stems) > 10_000:
+                self._stems.clear()
+            for number, stems in rows:
+                self._stems[missing[int(number) - 1]] = tuple(stems)
+        return {word: self._stems[word] for word in words}
+
+    def _bm25(
+        self, terms: Sequence[str], also: Sequence[str], filter_sql: str, limit: int
+    ) -> list[tuple[int, float]]:
+        stems = self._stemmed([*terms, *also])
+        wanted = [stems[t] for t in terms if stems[t]]
+        extra = [stems[t] for t in also if stems[t]]
+        if not wanted:
+            return []
+        phrases = list(dict.fromkeys(wanted + extra))
+        lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
+        query = " | ".join(_phrase(phrase) for phrase in wanted)
+        # When every match is a candidate and each word one lexeme, the candidates' own term
+        # frequencies give the document frequencies: no second scan of the index.
+        count_apart = bool(extra or filter_sql) or any(len(phrase) > 1 for phrase in phrases)
+        with self._lock:
+            total, tokens = self._all(
+                "SELECT crystal_seq, token_total FROM workspaces WHERE id = %s", [self.ws]
+            )[0]
+            hits = self._document_counts(phrases) if count_apart else None
+            rows = self._all(
+                "SELECT c.id, c.doc_len, t.lexemes, t.counts FROM crystals c, LATERAL (SELECT"
+                " array_agg(u.lexeme) AS lexemes, array_agg(array_length(u.positions, 1))"
+                " AS counts FROM unnest(c.tsv) u WHERE u.lexeme = ANY(%s)) t"
+                f" WHERE c.workspace = %s AND c.tsv @@ %s::tsquery{filter_sql}",
+                [lexemes, self.ws, query],
+                binary=True,
+            )
+        if not rows:
+            return []
+        column = {lexeme: n for n, lexeme in enumerate(lexemes)}
+        found = np.zeros((len(rows), len(lexemes)))
+        for n, row in enumerate(rows):
+            for lexeme, count in zip(row[2] or (), row[3] or (), strict=True):
+                found[n, column[lexeme]] = count
+        # A word split into several lexemes counts as often as its rarest part.
+        tf = np.stack(
+            [found[:, [column[lexeme] for lexeme in phrase]].min(axis=1) for phrase in phrases],
+            axis=1,
+        )
+        total = max(int(total), 1)
+        counts = np.array(hits if hits is not None else (tf > 0).sum(axis=0), dtype=np.float64)
+        idf = np.log((total - counts + 0.5) / (counts + 0.5))
+        idf = np.where(idf > 0, idf, 1e-6)
+        length = np.array([row[1] for row in rows], dtype=np.float64)
+        norm = K1 * (1 - B + B * length / (max(int(tokens), 1) / total))
+        weight = idf * tf * (K1 + 1) / (tf + norm[:, None])
+        at = {phrase: n for n, phrase in enumerate(phrases)}
+        own = weight[:, [at[phrase] for phrase in wanted]].sum(axis=1)
+        extras = weight[:, [at[phrase] for phrase in extra]].sum(axis=1)
+        # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
+        # crystal that also holds one of the other words, which count once.
+        score = np.where(extras > 0, 2.0, 1.0) * own + extras
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        order = np.lexsort((ids, -score))[:limit]
+        return [(int(ids[n]), float(score[n])) for n in order]
+
+    def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
+        """In how many crystals each phrase occurs: a one-stem word from the term counts, a
+        word the parser splits by counting its matches."""
+        single = [phrase[0] for phrase in phrases if len(phrase) == 1]
+        known = dict(
+            self._all(
+                "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
+                [self.ws, single],
+            )
+            if single
+            else []
+        )
+        split = [phrase for phrase in phrases if len(phrase) > 1]
+        counted = dict(zip(split, self._match_counts(split), strict=True)) if split else {}
+        return [
+            int(known.get(phrase[0], 0)) if len(phrase) == 1 else counted[phrase]
+            for phrase in phrases
+        ]
+
+    def _match_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
+        """In how many crystals each phrase matches (a scan of the index's matches)."""
+        counts = ", ".join("count(*) FILTER (WHERE tsv @@ %s::tsquery)" for _ in phrases)
+        row = self._all(
+            f"SELECT {counts} FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+            [*(_phrase(p) for p in phrases), self.ws, " | ".join(map(_phrase, phrases))],
+        )[0]
+        return [int(count) for count in row]
+
+    def fts_match(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        """(id, BM25 score, higher is better) of the best matches of any of ``terms``."""
+        return self._bm25(terms, also, "", limit)
+
+    def fts_match_filtered(
+        self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
+    ) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among session transcripts only (or only the rest)."""
+        return self._bm25(terms, also, f" AND {_kind(sessions)}", limit)
+
+    def ids_of_kind(self, ids: Sequence[int], sessions: bool) -> set[int]:
+        """Those of ``ids`` that are session transcripts (or, with sessions False, the rest)."""
+        if not ids:
+            return set()
+        rows = self._all(
+            f"SELECT id FROM crystals WHERE workspace = %s AND id = ANY(%s) AND {_kind(sessions)}",
+            [self.ws, [int(i) for i in ids]],
+        )
+        return {row[0] for row in rows}
+
+    def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """In how many crystals each word's indexed stem occurs."""
+        stems = self._stemmed(terms)
+        phrases = list(dict.fromkeys(stems[t] for t in terms if stems[t]))
+        if not phrases:
+            return {term: 0 for term in terms}
+        found = dict(zip(phrases, self._document_counts(phrases), strict=True))
+        return {term: int(found.get(stems[term], 0)) for term in terms}
+
+    def last_mention(self, words: Sequence[str]) -> str | None:
+        """When the newest crystal holding all ``words`` (full-text) was created."""
+        stems = self._stemmed(words)
+        if not words or not all(stems.values()):
+            return None
+        return self._one(
+            "SELECT max(created_at) FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery",
+            [self.ws, " & ".join(_phrase(stems[word]) for word in words)],
+        )
+
+    def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
+        if not ids:
+            return []
+        rows = self._all(
+            f"SELECT id, source, {JULIAN.format('created_at')}, importance,"
+            " (lifecycle = 'archived')::int FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+            " AND lifecycle != 'forgotten'",
+            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
+        )
+        return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
+
+    def newest_day(self) -> float | None:
+        """The julian day of the newest crystal's creation."""
+        day = self._one(
+            f"SELECT {JULIAN.format('max(created_at)')} FROM crystals WHERE workspace = %s",
+            [self.ws],
+        )
+        return None if day is None else float(day)
+
+    def record_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        *,
+        gap: bool,
+    ) -> None:
+        """Log a search (a gap too when it found nothing good) and count the accesses."""
+        with self.transaction():
+            self._run(
+                "INSERT INTO searches (workspace, at, query, search_type, result_ids, top_score)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                [self.ws, iso(at), query, search_type, json.dumps(list(ids)), top_score],
+            )
+            if gap:
+                self._run(
+                    "INSERT INTO gaps (workspace, at, query, top_score) VALUES (%s, %s, %s, %s)",
+                    [self.ws, iso(at), query, top_score],
+                )
+            self.record_access(ids, at)
+
+    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
+        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        found = " AND result_ids != '[]'" if found_only else ""
+        rows = self._all(
+            f"SELECT query FROM searches WHERE workspace = %s AND at >= %s{found} ORDER BY id",
+            [self.ws, since],
+        )
+        return [row[0] for row in rows]
+
+    def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
+        """(query, last asked) of searches that found nothing and were not answered since."""
+        # As on SQLite: a gap stays open until a later search for the same words found
+        # something (a search that finds nothing writes a gap row at the same moment).
+        rows: list[Any] = self._all(
+            "SELECT query, at FROM (SELECT DISTINCT ON (lower(g.query)) g.query, g.at"
+            " FROM gaps g WHERE g.workspace = %s AND g.resolved_at IS NULL AND g.at >= %s"
+            " AND NOT EXISTS (SELECT 1 FROM searches s WHERE s.workspace = g.workspace"
+            "   AND lower(s.query) = lower(g.query) AND s.at > g.at AND NOT EXISTS (SELECT 1"
+            "     FROM gaps g2 WHERE g2.workspace = g.workspace AND g2.query = s.query"
+            "     AND g2.at = s.at))"
+            " ORDER BY lower(g.query), g.at DESC) open ORDER BY at DESC, query LIMIT %s",
+            [self.ws, since, limit],
+        )
+        return [(row[0], row[1]) for row in rows]
