@@ -8,11 +8,18 @@ command's module is imported only when that command runs (or ``--help`` lists th
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
 from dreamer.errors import DreamError
+
+# numpy's OpenBLAS starts a thread per core at import (nothing above imports numpy): ~90 ms
+# of a fresh `dream note` on a 2-core machine, for vector sums that take microseconds on one
+# thread. A user's own setting wins; the Python API (an agent's process) is left alone.
+for _blas in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_blas, "1")
 
 COMMANDS = {
     "init": "memory:init",

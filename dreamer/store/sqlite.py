@@ -51,7 +51,9 @@ def _connect(path: Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA foreign_keys = ON")
         # A forget or a redaction must leave no bytes behind: freed pages are zeroed.
         conn.execute("PRAGMA secure_delete = ON")
-        db = sqlite_utils.Database(conn)
+        # No sqlite-utils plugins: loading them scans every installed package's entry points
+        # (~70 ms per process), and dreamer's schema must not depend on what else is installed.
+        db = sqlite_utils.Database(conn, execute_plugins=False)
         if mode.lower() != "wal":
             raise StoreCorrupt(f"{path} could not switch to WAL mode (got {mode})")
         _migrate(db, path)

@@ -1,0 +1,46 @@
+"""A fresh ``dream note`` or ``dream search`` imports only what it uses (speed: a benchmark)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# What the write and read paths never need: the scheduler, schema validation (the dream's),
+# the benchmarks, the Anthropic SDK (only a dream talks to Claude), the MCP SDK.
+NOT_NEEDED = ("apscheduler", "jsonschema", "dreamer.bench", "anthropic", "mcp", "dreamer.service")
+PROBE = """
+import json, runpy, sys
+sys.argv = ["dream", *sys.argv[1:]]
+try:
+    runpy.run_module("dreamer.cli", run_name="__main__")
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules(*args: str) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, check=True
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["code"] in (0, None), done.stderr
+    return found["modules"]
+
+
+@pytest.mark.parametrize(
+    "command", [("note", "the deploy moved to Friday"), ("search", "deploy day")]
+)
+def test_note_and_search_import_only_what_they_use(tmp_path, command):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    modules = _modules(*command, "-w", workspace)
+    loaded = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_NEEDED)]
+    assert loaded == []
