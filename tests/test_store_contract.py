@@ -321,6 +321,7 @@ def test_dream_journal_and_runs(store, now):
     store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
     store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
     assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
+    assert store.run_outcomes() == [("tick", "ok"), ("tick", "error")]
 
 
 def test_dream_totals_add_up_every_dream(store, now):

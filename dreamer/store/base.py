@@ -411,6 +411,10 @@ class Store(Protocol):
         """(started_at, outcome, detail) of the newest run of ``job``."""
         ...
 
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        ...
+
     # --- history, for reports (read-only) ---------------------------------------------------
 
     def activity_span(self) -> tuple[str, str] | None:

@@ -283,3 +283,8 @@ class RecordTables(Connected):
             [job],
         ).fetchone()
         return (row[0], row[1], row[2]) if row else None
+
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        rows = self.db.execute("SELECT job, outcome FROM runs ORDER BY id").fetchall()
+        return [(row[0], row[1]) for row in rows]
