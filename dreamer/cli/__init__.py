@@ -14,6 +14,7 @@ import sys
 import click
 
 from dreamer.errors import DreamError
+from dreamer.support import failures
 
 # numpy's OpenBLAS starts a thread per core at import (nothing above imports numpy): ~90 ms
 # of a fresh `dream note` on a 2-core machine, for vector sums that take microseconds on one
@@ -68,11 +69,19 @@ class _Group(click.Group):
         return command if isinstance(command, click.Command) else None
 
     def invoke(self, ctx: click.Context):
+        # Past `ulimit -f` a write raises EFBIG, explained below, instead of SIGXFSZ killing us.
+        failures.ignore_file_size_signal()
         try:
             return super().invoke(ctx)
         except DreamError as e:
             click.echo(f"Error: {e}", err=True)
             sys.exit(e.exit_code)
+        except OSError as e:
+            known = failures.explain_os_error(e)
+            if known is None:
+                raise
+            click.echo(f"Error: {known}", err=True)
+            sys.exit(known.exit_code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -38,6 +38,7 @@ from dreamer.kinds import LIFECYCLES
 from dreamer.memory import hormones, scratch
 from dreamer.memory.workspace import Workspace
 from dreamer.service import consolidation as consolidate
+from dreamer.support import failures
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
@@ -229,6 +230,12 @@ def run_job(
         outcome, detail = "rejected", "; ".join(e.reasons) or str(e)
     except DreamError as e:
         outcome, detail = "failed", f"{type(e).__name__}: {e}"
+    except OSError as e:
+        known = failures.explain_os_error(e)
+        if known is None:
+            record_run(ws, RunRecord(job, now, as_utc(clock()), "failed", f"OSError: {e}"))
+            raise
+        outcome, detail = "failed", f"{type(known).__name__}: {known}"
     except Exception as e:
         # A bug, not an outcome: journal it so the schedule and `dream status` show it, then
         # let it propagate with its traceback.

@@ -13,12 +13,14 @@ from pathlib import Path
 
 import sqlite_utils
 
-from dreamer.errors import StoreCorrupt, WorkspaceError
+from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
+from dreamer.store import sqlite_errors
 from dreamer.store.schema import migrations
 from dreamer.store.sqlite_crystals import CrystalTables
 from dreamer.store.sqlite_history import HistoryTables
 from dreamer.store.sqlite_records import RecordTables
 from dreamer.store.sqlite_search import SearchTables
+from dreamer.support import failures
 from dreamer.support.files import FILE_MODE
 from dreamer.support.locks import hold
 
@@ -36,15 +38,28 @@ def _connect(path: Path) -> sqlite_utils.Database:
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
         except OSError as e:
-            raise WorkspaceError(f"cannot create {path} ({e.strerror}); check permissions") from e
-    conn = None
+            raise failures.explain_os_error(e, path) or WorkspaceError(
+                f"cannot create {path} ({e.strerror}); check permissions"
+            ) from e
+    # SQLite silently re-initialises a short garbage file; check the magic bytes first.
     try:
-        # SQLite silently re-initialises a short garbage file; check the magic bytes first.
         if existed and path.is_file() and path.stat().st_size:
             with path.open("rb") as handle:
                 if handle.read(16) != b"SQLite format 3\x00":
-                    raise sqlite3.DatabaseError("file is not a database")
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+                    raise StoreCorrupt(
+                        f"{path} is not a SQLite database (its first bytes say otherwise); "
+                        "move it aside to start a fresh one (notes still in memory/scratch.md "
+                        "are indexed again at the next dream)"
+                    )
+    except OSError as e:
+        raise failures.explain_os_error(e, path) or WorkspaceError(
+            f"cannot read {path} ({e.strerror}); check permissions"
+        ) from e
+    conn = None
+    try:
+        conn = sqlite_errors.connect(
+            path, timeout=30.0, isolation_level=None, check_same_thread=False
+        )
         conn.execute("PRAGMA busy_timeout = 30000")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -55,16 +70,21 @@ def _connect(path: Path) -> sqlite_utils.Database:
         # (~70 ms per process), and dreamer's schema must not depend on what else is installed.
         db = sqlite_utils.Database(conn, execute_plugins=False)
         if mode.lower() != "wal":
-            raise StoreCorrupt(f"{path} could not switch to WAL mode (got {mode})")
+            raise StorageIOError(
+                f"{path} could not switch to WAL mode (got {mode}); SQLite's WAL needs a local "
+                "file system with shared memory: move the workspace off network storage"
+            )
         _migrate(db, path)
         db.execute("SELECT count(*) FROM crystals").fetchone()
-    except sqlite3.DatabaseError as e:
+    except BaseException as e:
         if conn is not None:
             conn.close()
-        raise StoreCorrupt(
-            f"{path} is not a readable crystal database ({e}); move it aside to start a fresh "
-            "one (notes still in memory/scratch.md are indexed again at the next dream)"
-        ) from e
+        if isinstance(e, sqlite3.Error):
+            raise sqlite_errors.translate(e, path) or StorageIOError(
+                f"SQLite could not open {path} ({e}); run the command again, and check the "
+                "disk if it recurs"
+            ) from e
+        raise
     return db
 
 
