@@ -12,8 +12,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the write and read paths never need: the scheduler, schema validation (the dream's),
-# the benchmarks, the Anthropic SDK (only a dream talks to Claude), the MCP SDK.
-NOT_NEEDED = ("apscheduler", "jsonschema", "dreamer.bench", "anthropic", "mcp", "dreamer.service")
+# the benchmarks, the Anthropic SDK (only a dream talks to Claude), the MCP SDK, sqlite-utils
+# (only a pending migration needs it).
+NOT_NEEDED = (
+    "apscheduler",
+    "jsonschema",
+    "dreamer.bench",
+    "anthropic",
+    "mcp",
+    "dreamer.service",
+    "sqlite_utils",
+)
 PROBE = """
 import json, runpy, sys
 sys.argv = ["dream", *sys.argv[1:]]
@@ -44,3 +53,11 @@ def test_note_and_search_import_only_what_they_use(tmp_path, command):
     modules = _modules(*command, "-w", workspace)
     loaded = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_NEEDED)]
     assert loaded == []
+
+
+def test_note_loads_no_embedder_numpy_or_tokenizer(tmp_path):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    modules = _modules("note", "a note that waits for its vector", "-w", workspace)
+    heavy = ("numpy", "tokenizers", "dreamer.retrieval.search", "dreamer.retrieval.vectors")
+    assert [m for m in heavy if m in modules] == []

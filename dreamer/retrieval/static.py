@@ -23,9 +23,10 @@ import re
 import struct
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # imported when the weights are read: `dream note` never needs numpy
+    import numpy as np
 
 PACKAGE = "wordllama"
 MODEL = "l2_supercat"
@@ -74,6 +75,8 @@ def read_safetensors(path: Path, name: str) -> np.ndarray:
     process reads those pages instead of 16 MB (and converting all of it to float32 cost
     ~40 ms per process). Callers convert the rows they take.
     """
+    import numpy as np
+
     with path.open("rb") as handle:
         (size,) = struct.unpack("<Q", handle.read(8))
         header: dict[str, Any] = json.loads(handle.read(size))
@@ -120,6 +123,8 @@ class StaticEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors (a text with no token gives a zero row)."""
+        import numpy as np
+
         tokenizer, table = self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:

@@ -243,6 +243,12 @@ class Store(Protocol):
         """(id, vector) of the given crystals that have one made by ``embedder``."""
         ...
 
+    def unembedded(
+        self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str, str]]:
+        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to]."""
+        ...
+
     def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
         """(id, text) of live crystals whose vector another embedder made, or that have none."""
         ...

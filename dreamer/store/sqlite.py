@@ -1,8 +1,9 @@
-"""The SQLite backend, ``memory/crystals.db``, through sqlite-utils (the default store).
+"""The SQLite backend, ``memory/crystals.db`` (the default store).
 
 The connection runs in WAL mode with a busy timeout, and every write is a ``BEGIN IMMEDIATE``
 transaction, so several processes can write at once without "database is locked" surprises.
-Schema changes happen only through the numbered migrations in ``dreamer.store.schema``.
+Schema changes happen only through the numbered migrations in ``dreamer.store.schema``
+(sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite_db``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-import sqlite_utils
-
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
-from dreamer.store import sqlite_errors
-from dreamer.store.schema import migrations
+from dreamer.store import sqlite_db, sqlite_errors
 from dreamer.store.sqlite_crystals import CrystalTables
 from dreamer.store.sqlite_history import HistoryTables
 from dreamer.store.sqlite_records import RecordTables
@@ -32,7 +30,7 @@ class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
         super().__init__(path, _connect(path))
 
 
-def _connect(path: Path) -> sqlite_utils.Database:
+def _connect(path: Path) -> sqlite_db.Database:
     existed = path.exists()
     if not existed:
         try:
@@ -66,16 +64,16 @@ def _connect(path: Path) -> sqlite_utils.Database:
         conn.execute("PRAGMA foreign_keys = ON")
         # A forget or a redaction must leave no bytes behind: freed pages are zeroed.
         conn.execute("PRAGMA secure_delete = ON")
-        # No sqlite-utils plugins: loading them scans every installed package's entry points
-        # (~70 ms per process), and dreamer's schema must not depend on what else is installed.
-        db = sqlite_utils.Database(conn, execute_plugins=False)
+        # As sqlite-utils' Database sets it (the FTS triggers were written with it on).
+        conn.execute("PRAGMA recursive_triggers = ON")
         if mode.lower() != "wal":
             raise StorageIOError(
                 f"{path} could not switch to WAL mode (got {mode}); SQLite's WAL needs a local "
                 "file system with shared memory: move the workspace off network storage"
             )
-        _migrate(db, path)
-        db.execute("SELECT count(*) FROM crystals").fetchone()
+        if not sqlite_db.is_current(conn):
+            _migrate(conn, path)
+        conn.execute("SELECT count(*) FROM crystals").fetchone()
     except BaseException as e:
         if conn is not None:
             conn.close()
@@ -85,10 +83,18 @@ def _connect(path: Path) -> sqlite_utils.Database:
                 "disk if it recurs"
             ) from e
         raise
-    return db
+    return sqlite_db.Database(conn)
 
 
-def _migrate(db: sqlite_utils.Database, path: Path) -> None:
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    # Here only: sqlite-utils and the migrations cost ~45 ms to import (see sqlite_db).
+    import sqlite_utils
+
+    from dreamer.store.schema import migrations
+
+    # No sqlite-utils plugins: loading them scans every installed package's entry points
+    # (~70 ms), and dreamer's schema must not depend on what else is installed.
+    db = sqlite_utils.Database(conn, execute_plugins=False)
     if not migrations.pending(db):
         return
     # Two processes opening a new workspace at once must not both run migration 1.
