@@ -61,3 +61,11 @@ def test_note_loads_no_embedder_numpy_or_tokenizer(tmp_path):
     modules = _modules("note", "a note that waits for its vector", "-w", workspace)
     heavy = ("numpy", "tokenizers", "dreamer.retrieval.search", "dreamer.retrieval.vectors")
     assert [m for m in heavy if m in modules] == []
+
+
+def test_a_plain_query_builds_no_tokenizer(tmp_path):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    _modules("note", "the kiln keys are in the blue drawer", "-w", workspace)
+    modules = _modules("search", "where are the kiln keys", "-w", workspace)
+    assert "tokenizers" not in modules  # the BPE table answered (dreamer.retrieval.bpe)

@@ -25,6 +25,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dreamer.retrieval import bpe
+
 if TYPE_CHECKING:  # imported when the weights are read: `dream note` never needs numpy
     import numpy as np
 
@@ -33,6 +35,9 @@ MODEL = "l2_supercat"
 DIM = 256
 _WEIGHTS = f"weights/{MODEL}_{DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL}_tokenizer_config.json"
+FAST_BATCH = (
+    16  # up to this many texts go through the BPE table; a bigger batch loads the tokenizer
+)
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -108,29 +113,67 @@ class StaticEmbedder:
         self._lock = threading.Lock()
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
+        self._bpe: bpe.TokenTable | None = None
+        self._bpe_tried = False
 
-    def _load(self) -> tuple[Any, np.ndarray]:
+    def _weights(self) -> np.ndarray:
         with self._lock:
             if self._table is None:
+                self._table = read_safetensors(self._folder / _WEIGHTS, "embedding.weight")
+            return self._table
+
+    def _full_tokenizer(self) -> Any:
+        with self._lock:
+            if self._tokenizer is None:
                 from tokenizers import Tokenizer
 
                 tokenizer = Tokenizer.from_file(str(self._folder / _TOKENIZER))
                 tokenizer.no_padding()
                 tokenizer.no_truncation()
                 self._tokenizer = tokenizer
-                self._table = read_safetensors(self._folder / _WEIGHTS, "embedding.weight")
-            return self._tokenizer, self._table
+            return self._tokenizer
+
+    def _token_table(self) -> bpe.TokenTable | None:
+        """The SQLite BPE table (``dreamer.retrieval.bpe``), built in the cache on first use."""
+        with self._lock:
+            if not self._bpe_tried:
+                import platformdirs
+
+                self._bpe_tried = True
+                cache = platformdirs.user_cache_path("dreamer", appauthor=False)
+                name = f"{PACKAGE}-{MODEL}-{self.version}-bpe.sqlite3"
+                self._bpe = bpe.open_table(self._folder / _TOKENIZER, cache / name)
+            return self._bpe
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids, as the WordLlama tokenizer gives them (no special tokens).
+
+        A few plain texts (a query, a note) are tokenized through the SQLite BPE table, so a
+        fresh process need not build the tokenizer (~65 ms); the rest, and big batches, by it.
+        """
+        found: list[list[int] | None] = [None] * len(texts)
+        table = self._token_table() if len(texts) <= FAST_BATCH else None
+        if table is not None:
+            found = [table.ids(text) for text in texts]
+        rest = [i for i, ids in enumerate(found) if ids is None]
+        if rest:
+            encoded = self._full_tokenizer().encode_batch(
+                [texts[i] for i in rest], add_special_tokens=False
+            )
+            for i, encoding in zip(rest, encoded, strict=True):
+                found[i] = list(encoding.ids)
+        return [ids or [] for ids in found]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors (a text with no token gives a zero row)."""
         import numpy as np
 
-        tokenizer, table = self._load()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        for row, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
+        table = self._weights()
+        for row, token_ids in enumerate(self.token_ids(texts)):
+            ids = np.clip(np.asarray(token_ids, dtype=np.int64), 0, len(table) - 1)
             if len(ids):
                 out[row] = table[ids].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
