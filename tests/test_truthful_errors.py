@@ -199,6 +199,41 @@ def test_a_database_this_user_may_not_write_is_permission_denied(tmp_path):
     assert "corrupt" not in line and "damaged" not in line
 
 
+# --- the open-files limit ------------------------------------------------------------------------
+
+
+def _open_files_limit(limit: int):
+    def apply() -> None:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+
+    return apply
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="sets a limit in the child before exec")
+def test_the_open_files_limit_is_named_with_ulimit_n_wherever_it_strikes(tmp_path):
+    root = _workspace(tmp_path / "ws", notes=1)
+    struck = []
+    for limit in range(3, 14):  # where it strikes first depends on what Python itself holds
+        done = _dream("note", "-w", str(root), f"note {limit}", preexec=_open_files_limit(limit))
+        if done.returncode == 0 or re.search("Fatal Python error|shared librar", done.stderr):
+            continue  # done, or too low for Python itself to start: not dreamer's to explain
+        line = _one_error_line(done.stderr)
+        assert f"too many open files ({limit} allowed)" in line and "ulimit -n" in line, line
+        assert "permission" not in line and "corrupt" not in line
+        struck.append(limit)
+    assert struck  # the lowest limits are too low for a note
+
+
+def test_a_database_locked_too_long_is_named_not_a_traceback(tmp_path):
+    error = sqlite3.OperationalError("database is locked")
+    error.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
+    found = sqlite_errors.translate(error, tmp_path / "crystals.db")
+    assert found is not None and "stayed locked by another process" in str(found)
+
+
 # --- absurd settings -----------------------------------------------------------------------------
 
 

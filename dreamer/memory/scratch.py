@@ -159,9 +159,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     except OSError as e:
-        raise ScratchError(
-            f"cannot open {path} for appending ({e.strerror}); make it a writable file"
-        ) from e
+        known = failures.explain_os_error(e, path)
+        why = str(known) if known else f"{e.strerror}; make it a writable file"
+        raise ScratchError(f"cannot open {path} for appending: {why}") from e
     size = None
     try:
         size = os.fstat(fd).st_size

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
@@ -21,6 +22,8 @@ from dreamer.store.sqlite_search import SearchTables
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE
 from dreamer.support.locks import hold
+
+BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 
 
 class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
@@ -56,10 +59,10 @@ def _connect(path: Path) -> sqlite_db.Database:
     conn = None
     try:
         conn = sqlite_errors.connect(
-            path, timeout=30.0, isolation_level=None, check_same_thread=False
+            path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
         )
         conn.execute("PRAGMA busy_timeout = 30000")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _switch_to_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # A forget or a redaction must leave no bytes behind: freed pages are zeroed.
@@ -84,6 +87,25 @@ def _connect(path: Path) -> sqlite_db.Database:
             ) from e
         raise
     return sqlite_db.Database(conn)
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """Switch to WAL mode and return the mode; waits while another process holds the lock.
+
+    Switching needs the database to itself for a moment, and SQLite answers "database is
+    locked" at once instead of using the busy timeout, which two processes creating one
+    workspace at the same time meet.
+    """
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            row = sqlite3.Connection.execute(conn, "PRAGMA journal_mode = WAL").fetchone()
+            return str(row[0])
+        except sqlite3.OperationalError as e:
+            busy = getattr(e, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:

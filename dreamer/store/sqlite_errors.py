@@ -11,13 +11,14 @@ are not translated: they are the store's own business (or bugs).
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dreamer.errors import DreamError, StorageIOError, StoreCorrupt
+from dreamer.errors import DreamError, StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.support import failures
 
 
@@ -65,11 +66,25 @@ def translate(error: sqlite3.Error, path: Path) -> DreamError | None:
             f"the disk failed reading or writing {path} ({error}); check the disk (e.g. "
             "'dmesg') and run again"
         )
-    if name.startswith(("SQLITE_READONLY", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH")):
+    if name.startswith("SQLITE_CANTOPEN"):
+        # SQLite keeps no errno: judge by what is around. A database is three files (with its
+        # WAL and shared memory), so near the open-files limit is the limit.
         limit = failures.open_files_limit()
-        if name.startswith("SQLITE_CANTOPEN") and limit is not None and _open_files() >= limit - 2:
+        if limit is not None and _open_files() + 3 >= limit:
             return failures.too_many_open(path)
+        if not _accessible(path):
+            return failures.denied(path)
+        return StorageIOError(
+            f"SQLite could not open {path} ({error}); check that the disk is mounted and "
+            "readable, and run the command again"
+        )
+    if name.startswith(("SQLITE_READONLY", "SQLITE_PERM", "SQLITE_AUTH")):
         return failures.denied(path)
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return WorkspaceError(
+            f"{path} stayed locked by another process past the 30 s busy timeout; find it "
+            f"(e.g. 'fuser {path}') or run the command again"
+        )
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
         problem = integrity_problem(path)
         if problem is not None:
@@ -83,11 +98,19 @@ def translate(error: sqlite3.Error, path: Path) -> DreamError | None:
     return None
 
 
+def _accessible(path: Path) -> bool:
+    """Whether this user may read and write ``path`` (or create it) and its folder."""
+    folder_ok = os.access(path.parent, os.R_OK | os.W_OK | os.X_OK)
+    return folder_ok and (not path.exists() or os.access(path, os.R_OK | os.W_OK))
+
+
 def _open_files() -> int:
+    """How many files this process has open (-1 when unknown)."""
     try:
         return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        return -1
+    except OSError as e:
+        # Listing takes a file itself: failing for want of one is the answer.
+        return 1 << 30 if e.errno in (errno.EMFILE, errno.ENFILE) else -1
 
 
 def _raise(error: sqlite3.Error, path: Path) -> None:
