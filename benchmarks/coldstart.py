@@ -24,14 +24,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _wall(args: list[str], runs: int, env: dict[str, str]) -> list[float]:
+def _wall(args: list[str], runs: int, env: dict[str, str], *, python: bool = False) -> list[float]:
     times = []
     for i in range(runs):
         argv = [a.replace("{i}", str(i)) for a in args]
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "dreamer.cli", *argv], env=env, capture_output=True, text=True
+        command = (
+            [sys.executable, *argv] if python else [sys.executable, "-m", "dreamer.cli", *argv]
         )
+        start = time.perf_counter()
+        done = subprocess.run(command, env=env, capture_output=True, text=True)
         times.append((time.perf_counter() - start) * 1000)
         if done.returncode != 0:
             raise SystemExit(f"dream {' '.join(argv)} failed: {done.stderr.strip()}")
@@ -53,7 +54,8 @@ def main() -> None:
             opened.init()
             for i in range(opts.notes):
                 opened.note(f"note {i}: the deploy of service {i % 17} moved to day {i % 7}")
-        baseline = _wall(["--version"], opts.runs, env)
+        floor = _wall(["-c", "pass"], opts.runs, env, python=True)
+        dispatcher = _wall(["-c", "import dreamer.cli"], opts.runs, env, python=True)
         note = _wall(
             ["note", "-w", ws, "cold start note {i} about the release train"], opts.runs, env
         )
@@ -63,7 +65,8 @@ def main() -> None:
         f"Python {platform.python_version()}"
     )
     for name, times in (
-        ("dream --version", baseline),
+        ("python -c pass", floor),
+        ("import dreamer.cli", dispatcher),
         ("dream note", note),
         ("dream search", search),
     ):
