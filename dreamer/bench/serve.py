@@ -9,7 +9,9 @@ starts ``dream serve`` over all of them as a child process with ``RLIMIT_NOFILE`
   each: a note must not wait on the service's jobs;
 - after ``seconds``, stops the service with SIGTERM, then reads every workspace's ``runs``
   table and compares it with the runs the service logged: every logged outcome must be in a
-  ``runs`` table, and no run may have failed.
+  ``runs`` table, and no run may have failed; runs recorded as ``overrun`` (a beat that came
+  while the job's previous run was still running or queued: the service was saturated) are
+  counted apart.
 
 Linux only (``/proc``). The service runs with the offline synthesizer and no API key.
 """
@@ -37,7 +39,9 @@ from dreamer.memory.workspace import Workspace
 
 # A run as `dream serve` logs it: "<workspace> <job>: <outcome> (<detail>)".
 _LOGGED = re.compile(r" (?P<root>/\S+) (?P<job>consolidate|dream): (?P<outcome>[a-z]+) \(")
-PROBLEMS = ("failed", "interrupted", "overrun")
+ERRORS = ("failed", "interrupted")  # a job that went wrong
+# "overrun" is no error of a job: its beat came while the previous run was still running or
+# waiting for a worker (the service was saturated), and it is counted apart.
 
 
 def _limit(nofile: int) -> Callable[[], None]:
@@ -135,7 +139,8 @@ def run(
             "exit_code": code,
             "runs": sum(recorded.values()),
             "outcomes": dict(sorted(outcomes.items())),
-            "job_errors": sum(n for (_, _, outcome), n in recorded.items() if outcome in PROBLEMS),
+            "job_errors": sum(n for (_, _, outcome), n in recorded.items() if outcome in ERRORS),
+            "overruns": sum(n for (_, _, outcome), n in recorded.items() if outcome == "overrun"),
             "logged_runs": sum(logged.values()),
             "logged_but_not_in_runs": sum(missing.values()),
             "tracebacks": log.count("Traceback"),

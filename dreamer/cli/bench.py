@@ -405,8 +405,9 @@ def serve_command(
 
     Short intervals make many jobs fire; meanwhile agent notes are written from this
     process. Prints the outcomes of every run, whether each logged run reached the runs
-    table, the service's peak open files (/proc/PID/fd) and the notes' latency. Exit code 1
-    when a job failed or a run is missing from the runs table.
+    table, the overruns (beats that found the job still running or queued), the service's
+    peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
+    run is missing from the runs table.
 
     \b
     Examples:
