@@ -327,6 +327,8 @@ def test_dream_journal_and_runs(store, now):
     store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
     assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
     assert store.run_outcomes() == [("tick", "ok"), ("tick", "error")]
+    assert store.run_counts(iso(now)) == {"tick": {"error": 1, "ok": 1}}
+    assert store.run_counts(iso(now + timedelta(minutes=1))) == {"tick": {"error": 1}}
 
 
 def test_dream_totals_add_up_every_dream(store, now):

@@ -205,6 +205,11 @@ def status(as_json: bool, workspace: str | None) -> None:
             f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
             f"next {state['next_at']}"
         )
+    for job, counts in info["runs_last_day"].items():
+        click.echo(
+            f"{job:<12} last 24 h: "
+            + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        )
     click.echo(
         f"Scratch: {info['scratch_notes']} notes; {info['pending_for_dream']} waiting "
         f"for a dream (needs {info['min_chunks_for_dream']})"

@@ -187,6 +187,9 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "hormones": levels,
         "mood": hormones.mood(levels),
         "last_dream": last[0] if last else None,
+        # Every outcome of the last day, so a failure or an overrun is seen even after a
+        # later run went well.
+        "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.dream_totals(),
     }
 

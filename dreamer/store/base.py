@@ -421,6 +421,10 @@ class Store(Protocol):
         """(job, outcome) of every recorded run, oldest first."""
         ...
 
+    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
+        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
+        ...
+
     # --- history, for reports (read-only) ---------------------------------------------------
 
     def activity_span(self) -> tuple[str, str] | None:
