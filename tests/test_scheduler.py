@@ -309,6 +309,20 @@ def test_two_serves_share_one_schedule(tmp_path, now):
         assert [(row[0], row[2]) for row in _runs(ws)] == [("consolidate", "done")]
 
 
+def test_a_job_another_process_is_running_is_moved_an_interval_on_not_refired(tmp_path, now):
+    from dreamer.support.locks import hold
+
+    [root] = _workspaces(tmp_path, now, names=("a",))
+    service = Service([root], clock=lambda: now, environ={"DREAM_DREAM_ENABLED": "false"})
+    service.build(now)
+    with hold(root / "memory" / "consolidate.due.lock", wait=False):  # a tick, mid-run
+        service._fire(str(root), "consolidate")
+    [job] = service.scheduler.get_jobs()
+    assert job.next_run_time == now + timedelta(minutes=30)  # no hot loop of refires
+    with Workspace.open(root) as ws:
+        assert _runs(ws) == []  # the other process records its own run
+
+
 def test_a_job_that_overruns_is_recorded_not_silently_skipped(tmp_path, now):
     [root] = _workspaces(tmp_path, now, names=("a",))
     service = Service([root], environ={"DREAM_DREAM_ENABLED": "false"})
@@ -330,7 +344,9 @@ def test_a_job_that_overruns_is_recorded_not_silently_skipped(tmp_path, now):
     [(outcome, detail)] = _overruns(root)
     assert "not started twice" in detail and "--workers" in detail
     with Workspace.open(root) as ws:
-        assert scheduler.status(ws, now)["jobs"]["consolidate"]["last_outcome"] == "overrun"
+        info = scheduler.status(ws, now)
+        assert info["jobs"]["consolidate"]["last_outcome"] == "overrun"
+        assert info["runs_last_day"]["consolidate"]["overrun"] == 1
 
 
 def test_a_workspace_that_cannot_open_is_a_recorded_failure_not_a_silent_one(tmp_path, now):

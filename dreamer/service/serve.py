@@ -183,7 +183,13 @@ class Service:
                 log.exception("%s %s: failed", root, job)
                 return
             if record is None:  # someone else ran it, or is running it: wait for the real due
-                self._move(root, job, next_due(ws, job, as_utc(self.clock())))
+                later = as_utc(self.clock())
+                due = next_due(ws, job, later)
+                if due is not None and due <= later:
+                    # Due, yet not run: another process holds the job right now. Its run
+                    # will be on the record; look again one interval on, not at once.
+                    due = later + interval(ws, job)
+                self._move(root, job, due)
                 return
             if job == "dream":
                 self._after_dream(ws, record)
