@@ -1,4 +1,4 @@
-"""Wall time of fresh ``dream note`` and ``dream search`` processes (p50 and p90 of N runs).
+"""Wall and CPU time of fresh ``dream note`` and ``dream search`` processes (p50, p90 of N).
 
     python benchmarks/coldstart.py [--runs 21] [--notes 200]
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,19 +25,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _wall(args: list[str], runs: int, env: dict[str, str], *, python: bool = False) -> list[float]:
-    times = []
+def _wall(
+    args: list[str], runs: int, env: dict[str, str], *, python: bool = False
+) -> tuple[list[float], list[float]]:
+    times, cpu = [], []
     for i in range(runs):
         argv = [a.replace("{i}", str(i)) for a in args]
         command = (
             [sys.executable, *argv] if python else [sys.executable, "-m", "dreamer.cli", *argv]
         )
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
         times.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        cpu.append(used * 1000)
         if done.returncode != 0:
             raise SystemExit(f"dream {' '.join(argv)} failed: {done.stderr.strip()}")
-    return times
+    return times, cpu
 
 
 def main() -> None:
@@ -64,7 +71,7 @@ def main() -> None:
         f"machine: {platform.machine()} {os.cpu_count()} cpu, {platform.platform()}, "
         f"Python {platform.python_version()}"
     )
-    for name, times in (
+    for name, (times, cpu) in (
         ("python -c pass", floor),
         ("import dreamer.cli", dispatcher),
         ("dream note", note),
@@ -72,9 +79,10 @@ def main() -> None:
     ):
         ordered = sorted(times)
         p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+        # CPU time (user + system) moves less than wall time on a machine shared with others.
         print(
-            f"{name:<16} p50 {statistics.median(times):6.0f} ms   p90 {p90:6.0f} ms"
-            f"   ({opts.runs} fresh processes)"
+            f"{name:<18} wall p50 {statistics.median(times):5.0f} ms  p90 {p90:5.0f} ms"
+            f"   cpu p50 {statistics.median(cpu):5.0f} ms   ({opts.runs} fresh processes)"
         )
 
 
