@@ -9,7 +9,12 @@
     │   ├── InvalidToolInput        an agent's tool call names no known tool or breaks its schema
     │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
-    ├── StoreCorrupt                crystals.db is not a database dreamer can read
+    │   └── PermissionDenied        this user may not read or write a workspace file
+    ├── DiskFull                    no space left on the disk (or quota) for a write
+    ├── FileSizeLimit               a write passed the process's file-size limit (ulimit -f)
+    ├── OpenFilesLimit              the process reached its open-files limit (ulimit -n)
+    ├── StorageIOError              the disk failed a read or write; no damage found in the file
+    ├── StoreCorrupt                crystals.db is damaged (quick_check says so) or not SQLite
     ├── StoreUnavailable            the PostgreSQL store cannot be reached, or psycopg is missing
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── LeaseLost                   the workspace's lease passed to another worker mid-dream
@@ -88,8 +93,28 @@ class WorkspaceError(DreamError):
     """The workspace folder is missing, unreadable or not writable."""
 
 
+class PermissionDenied(WorkspaceError):
+    """This user may not read or write a file or folder of the workspace."""
+
+
+class DiskFull(DreamError):
+    """The disk (or the user's quota) has no space left for a write."""
+
+
+class FileSizeLimit(DreamError):
+    """A write passed the process's file-size limit (``ulimit -f``, systemd's LimitFSIZE)."""
+
+
+class OpenFilesLimit(DreamError):
+    """The process reached its open-files limit (``ulimit -n``, systemd's LimitNOFILE)."""
+
+
+class StorageIOError(DreamError):
+    """The disk failed a read or write of the store, and its integrity check finds no damage."""
+
+
 class StoreCorrupt(DreamError):
-    """crystals.db exists but is not a database dreamer can read."""
+    """crystals.db is damaged (its integrity check says so) or is not a SQLite database."""
 
 
 class StoreUnavailable(DreamError):

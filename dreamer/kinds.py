@@ -1,4 +1,5 @@
-"""The vocabularies: crystal semantic types, sources and lifecycle stages; stimulus sources."""
+"""The vocabularies: crystal semantic types, sources and lifecycle stages; stimulus sources;
+search types."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ CRYSTAL_SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
 LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten")
 # Who caused a hormone stimulus (or a decay snapshot).
 STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
+# What a search looks in: session transcripts, everything else, or both.
+SEARCH_TYPES = ("conversations", "facts", "both")
 
 _DIRECTIVE = re.compile(
     r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"

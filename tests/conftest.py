@@ -14,10 +14,13 @@ NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never see the developer's own key or workspace, nor write to their data folder."""
+    """Tests never see the developer's own key or workspace, nor write to their data or cache
+    folders."""
     for name in ("ANTHROPIC_API_KEY", "DREAM_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
+    # One cache per test session (the embedder's BPE table is built there once)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache-home"))
 
 
 @pytest.fixture

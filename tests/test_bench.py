@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -275,3 +276,23 @@ def test_cli_bench_report_times_a_workspace_with_history(runner, tmp_path):
     assert figures["diffs"] > 0
     assert "cores" in figures["machine"] and "SQLite" in figures["machine"]
     assert list(tmp_path.iterdir()) == []  # the workspace is gone unless --keep
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc")
+def test_bench_serve_runs_a_real_service_and_checks_every_run_is_recorded(tmp_path):
+    from dreamer.bench import serve as serve_bench
+
+    report = serve_bench.run(
+        workspaces=3,
+        seconds=4,
+        nofile=64,
+        consolidation_minutes=0.02,
+        dream_minutes=0.05,
+        notes_per_second=5,
+        parent=tmp_path,
+    )
+    assert report["exit_code"] == 0
+    assert report["runs"] >= 3 and report["logged_runs"] == report["runs"]
+    assert report["logged_but_not_in_runs"] == 0 and report["tracebacks"] == 0
+    assert report["peak_open_files"] > 0 and report["notes"] > 0
+    assert list(tmp_path.iterdir()) == []  # nothing kept

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dreamer import Workspace
 from dreamer.cli import main
-from dreamer.service.schedule import Service
+from dreamer.service.serve import Service
 
 
 def _workspace_with_a_note(tmp_path):

@@ -15,8 +15,8 @@ from report_fixture import BILLED, NOW, START, WASTED
 from dreamer import Workspace
 from dreamer.cli import main
 from dreamer.service import report, report_data, report_svg
-from dreamer.service import schedule as scheduler
 from dreamer.service.report_markdown import to_html
+from dreamer.service.serve import Service
 
 LOADERS = {"script", "link", "img", "iframe", "object", "embed", "source", "audio", "video"}
 
@@ -268,15 +268,17 @@ def test_serve_rewrites_the_report_after_every_n_dreams(tmp_path, now):
     root = tmp_path / "ws"
     with Workspace.open(root, environ={}) as ws:
         ws.init()
-    service = scheduler.Service(
-        [root], clock=lambda: now, environ={"DREAM_SYNTHESIZER": "offline"}, report_every=2
+    clock = [now]
+    service = Service(
+        [root], clock=lambda: clock[0], environ={"DREAM_SYNTHESIZER": "offline"}, report_every=2
     )
     page = root / "memory" / "report.html"
     for round_number in range(3):
         with Workspace.open(root, environ={}) as ws:
             for i in range(5):
-                ws.note(f"Round {round_number} note {i}: the kiln firing log", at=now)
+                ws.note(f"Round {round_number} note {i}: the kiln firing log", at=clock[0])
         service._fire(str(root), "dream")
+        clock[0] += timedelta(hours=2)  # serve dreams once per interval, whoever fires it
         assert page.exists() == (round_number >= 1)
         if round_number == 1:
             first = page.read_text(encoding="utf-8")

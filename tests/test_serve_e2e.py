@@ -112,7 +112,9 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     runs = _runs(root)
     consolidations = [r for r in runs if r[0] == "consolidate"]
     dreams = [r for r in runs if r[0] == "dream"]
-    assert len(consolidations) >= 3 and all(r[1] in ("done", "interrupted") for r in consolidations)
+    # "overrun": a tick slower than the 1.8 s interval (a loaded machine) is recorded as such
+    assert sum(r[1] == "done" for r in consolidations) >= 3
+    assert all(r[1] in ("done", "interrupted", "overrun") for r in consolidations)
     assert all(r[1] in ("committed", "skipped", "interrupted") for r in dreams)
     # every run is in stderr's log too
     assert stderr.count(" consolidate: ") >= len(consolidations)
@@ -127,7 +129,8 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     assert status["last_dream"]["outcome"] == log[0]["outcome"]
     assert status["jobs"]["consolidate"]["last_at"] == max(r[3] for r in consolidations)
     assert status["jobs"]["dream"]["last_at"] == max(r[3] for r in dreams)
-    assert status["jobs"]["consolidate"]["last_outcome"] == consolidations[-1][1]
+    newest = sorted(consolidations, key=lambda r: r[3])[-1]  # by start, as the schedule reads
+    assert status["jobs"]["consolidate"]["last_outcome"] == newest[1]
 
     # the second workspace was consolidated too, and never dreamt
     assert {job for job, *_ in _runs(quiet)} == {"consolidate"}
@@ -155,6 +158,7 @@ SLOW_SERVER = """
 import sys, time
 from pathlib import Path
 from dreamer.service import schedule as scheduler
+from dreamer.service.serve import Service
 
 class Slow:
     name, model = "slow", None
@@ -164,7 +168,7 @@ class Slow:
 
 scheduler.log.addHandler(__import__("logging").StreamHandler())
 scheduler.log.setLevel("INFO")
-sys.exit(scheduler.Service([Path(sys.argv[1])], synthesizer=Slow(), grace_seconds=1).serve())
+sys.exit(Service([Path(sys.argv[1])], synthesizer=Slow(), grace_seconds=1).serve())
 """
 
 

@@ -76,6 +76,8 @@ def test_status_text_and_json_agree(tmp_path, runner):
     assert "next 2026-03-12T16:30:00Z" in text
     assert "Last dream: #1 committed at 2026-03-12T14:30:00Z" in text
     assert "Crystals: 0 generated, 6 consolidated" in text
+    assert data["runs_last_day"] == {"consolidate": {"done": 1}, "dream": {"committed": 1}}
+    assert "consolidate  last 24 h: 1 done" in text
 
 
 def test_status_of_a_workspace_without_dreams(tmp_path, runner):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+import sqlite_utils
 
 from dreamer.errors import StoreCorrupt
 from dreamer.store.schema import migrations
@@ -47,7 +48,7 @@ def test_migrations_apply_once_and_reopen_is_a_no_op(tmp_path, now):
     third = Store(path)
     again = third.db.execute("SELECT name, applied_at FROM _sqlite_migrations ORDER BY id")
     assert again.fetchall() == applied  # nothing re-applied, nothing re-recorded
-    assert not migrations.pending(third.db)
+    assert not migrations.pending(sqlite_utils.Database(third.db.conn, execute_plugins=False))
     assert third.db.execute("SELECT count(*) FROM crystals").fetchone()[0] == 1
     third.close()
 
@@ -147,3 +148,10 @@ def test_vectors_stored_before_embedders_were_recorded_are_marked_hashing(tmp_pa
     upgraded = Store(path)
     assert [c.embedder for c in upgraded.crystals()] == ["hashing-v1-384", None]
     upgraded.close()
+
+
+def test_the_runtime_schema_list_matches_the_migrations():
+    from dreamer.store.sqlite_db import SCHEMA
+
+    every = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
+    assert list(SCHEMA) == every  # a new migration must be listed in sqlite_db.SCHEMA too

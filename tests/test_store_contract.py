@@ -244,6 +244,10 @@ def test_vectors_by_range_block_and_id(store, now):
     after = store.vectors_after(ids[3], 10)
     assert [row.id for row in after][:1] == [ids[4]] and len(after) == 4
     assert after[1].embedding is None and after[3].embedder == "e2"
+    # A note written without a vector (a fresh `dream note`) waits for one, by id range.
+    assert store.unembedded() == [(plain, "scratch", "no vector")]
+    assert store.unembedded(plain, None, 10) == [] and store.unembedded(0, plain - 1) == []
+    assert store.unembedded(0, plain, 0) == []
     # Re-embedding: what another embedder (or none) made, then set by the new one.
     assert store.count_stale_vectors("e1") == 2
     assert [crystal_id for crystal_id, _ in store.stale_vectors("e1", 10)] == [plain, other]
@@ -251,6 +255,7 @@ def test_vectors_by_range_block_and_id(store, now):
     assert store.count_stale_vectors("e1") == 0
     assert store.get(other).embedder == "e1"
     assert store.vectors_of([plain], "e1") == [(plain, blob(1, 1))]
+    assert store.unembedded() == []
 
 
 def test_fade_candidates(store, now):
@@ -331,6 +336,9 @@ def test_dream_journal_and_runs(store, now):
     store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
     store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
     assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
+    assert store.run_outcomes() == [("tick", "ok"), ("tick", "error")]
+    assert store.run_counts(iso(now)) == {"tick": {"error": 1, "ok": 1}}
+    assert store.run_counts(iso(now + timedelta(minutes=1))) == {"tick": {"error": 1}}
 
 
 def test_dream_totals_add_up_every_dream(store, now):

@@ -10,7 +10,7 @@ from pathlib import Path
 import anthropic
 import pytest
 from anthropic.resources.messages.messages import DEPRECATED_MODELS
-from fake_anthropic import FakeAnthropic
+from fake_anthropic import FakeAnthropic, Scripted, message_body
 
 from dreamer.config import Settings
 from dreamer.dream.insights import Insights
@@ -256,6 +256,35 @@ def test_an_answer_without_the_tool_call_is_invalid(fake, now):
     with pytest.raises(ModelOutputInvalid, match="without calling write_working_memory") as caught:
         synth(fake).synthesize(make_inputs(now))
     assert caught.value.raw == "I would rather not."
+
+
+def _tool_block(answer):
+    return {"type": "tool_use", "id": "toolu_1", "name": TOOL_NAME, "input": answer}
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ({"hello": "world"}, "content is NoneType"),
+        ([1, 2], "content is NoneType"),
+        ({**message_body([]), "content": None}, "content is NoneType"),
+        ({**message_body([]), "content": "just text"}, "content is str"),
+        ({**message_body([]), "content": [{"type": "text"}]}, "a text block has no text"),
+        ({**message_body([]), "content": [{"type": "tool_use", "input": {}}]}, "has no name"),
+        (
+            {**message_body([_tool_block({})]), "usage": {"input_tokens": "lots"}},
+            "usage.input_tokens is 'lots'",
+        ),
+    ],
+)
+def test_an_api_answer_of_the_wrong_shape_is_invalid_output_not_a_crash(fake, now, body, problem):
+    fake.push(Scripted(200, body))
+    with pytest.raises(ModelOutputInvalid) as caught:
+        synth(fake).synthesize(make_inputs(now))
+    message = str(caught.value)
+    assert problem in message and "not with a Messages response" in message
+    assert "ANTHROPIC_BASE_URL" in message and "dream run" in message
+    assert caught.value.raw  # what came back is kept for the journal
 
 
 def test_an_answer_cut_off_at_max_tokens_is_invalid(fake, now):

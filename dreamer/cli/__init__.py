@@ -8,11 +8,19 @@ command's module is imported only when that command runs (or ``--help`` lists th
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
 from dreamer.errors import DreamError
+from dreamer.support import failures
+
+# numpy's OpenBLAS starts a thread per core at import (nothing above imports numpy): ~90 ms
+# of a fresh `dream note` on a 2-core machine, for vector sums that take microseconds on one
+# thread. A user's own setting wins; the Python API (an agent's process) is left alone.
+for _blas in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_blas, "1")
 
 COMMANDS = {
     "init": "memory:init",
@@ -63,11 +71,19 @@ class _Group(click.Group):
         return command if isinstance(command, click.Command) else None
 
     def invoke(self, ctx: click.Context):
+        # Past `ulimit -f` a write raises EFBIG, explained below, instead of SIGXFSZ killing us.
+        failures.ignore_file_size_signal()
         try:
             return super().invoke(ctx)
         except DreamError as e:
             click.echo(f"Error: {e}", err=True)
             sys.exit(e.exit_code)
+        except OSError as e:
+            known = failures.explain_os_error(e)
+            if known is None:
+                raise
+            click.echo(f"Error: {known}", err=True)
+            sys.exit(known.exit_code)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -16,6 +16,7 @@ from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
 from dreamer.bench import report as report_bench
 from dreamer.bench import scale as scale_bench
+from dreamer.bench import serve as serve_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
 from dreamer.support.times import utc_now
 
@@ -31,6 +32,7 @@ def bench() -> None:
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
       dream bench fleet --workspaces 50 --workers 2 --seconds 60
+      dream bench serve --workspaces 200 --seconds 120 --nofile 256
     """
 
 
@@ -458,3 +460,83 @@ def fleet(
         return
     for key, value in report.items():
         click.echo(f"{key}: {value}")
+
+
+@bench.command(name="serve")
+@click.option("--workspaces", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option("--seconds", type=click.FloatRange(min=1), default=120.0, show_default=True)
+@click.option(
+    "--nofile",
+    type=click.IntRange(min=32),
+    default=256,
+    show_default=True,
+    help="The service's open-files limit (ulimit -n).",
+)
+@click.option("--workers", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option(
+    "--consolidation-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=0.25,
+    show_default=True,
+    metavar="MINUTES",
+)
+@click.option(
+    "--dream-interval",
+    type=click.FloatRange(min=0, min_open=True),
+    default=0.5,
+    show_default=True,
+    metavar="MINUTES",
+)
+@click.option("--notes-per-second", type=click.FloatRange(min=0), default=10.0, show_default=True)
+@click.option("--keep", is_flag=True, help="Keep the workspaces and the service log.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def serve_command(
+    workspaces: int,
+    seconds: float,
+    nofile: int,
+    workers: int,
+    consolidation_interval: float,
+    dream_interval: float,
+    notes_per_second: float,
+    keep: bool,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """Run 'dream serve' over many fresh workspaces under an open-files limit (Linux).
+
+    The workspaces are made in a temporary folder inside -w (default: the system's),
+    deleted unless --keep; no existing workspace changes.
+
+    Short intervals make many jobs fire; meanwhile agent notes are written from this
+    process. Prints the outcomes of every run, whether each logged run reached the runs
+    table, the overruns (beats that found the job still running or queued), the service's
+    peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
+    run is missing from the runs table.
+
+    \b
+    Examples:
+      dream bench serve
+      dream bench serve --workspaces 50 --seconds 30 --json
+    """
+    report = serve_bench.run(
+        workspaces=workspaces,
+        seconds=seconds,
+        nofile=nofile,
+        workers=workers,
+        consolidation_minutes=consolidation_interval,
+        dream_minutes=dream_interval,
+        notes_per_second=notes_per_second,
+        parent=Path(workspace).expanduser() if workspace else None,
+        keep=keep,
+        progress=_progress(quiet),
+    )
+    if as_json:
+        emit_json(report)
+    else:
+        for key, value in report.items():
+            click.echo(f"{key}: {value}")
+    bad = report["job_errors"] or report["logged_but_not_in_runs"] or report["note_errors"]
+    sys.exit(1 if bad else 0)

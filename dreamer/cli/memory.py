@@ -9,10 +9,8 @@ import click
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.config import describe
 from dreamer.errors import InvalidNote
-from dreamer.kinds import SEMANTIC_TYPES
+from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT
-from dreamer.retrieval.reindex import reindex as run_reindex
-from dreamer.retrieval.search import SEARCH_TYPES
 
 
 @click.command()
@@ -76,7 +74,9 @@ def note(
             ) from None
     with open_workspace(workspace) as ws:
         found = ws.redact(text).found
-        click.echo(ws.note(text, importance=importance, type=semantic_type, at=at))
+        # No embedder in a one-shot process (~70 ms to load): the next search or tick embeds
+        # the note; words find it at once.
+        click.echo(ws.note(text, importance=importance, type=semantic_type, at=at, embed=False))
     if found:
         kinds = ", ".join(dict.fromkeys(finding.kind for finding in found))
         click.echo(
@@ -182,6 +182,8 @@ def reindex(as_json: bool, workspace: str | None) -> None:
       dream reindex
       DREAM_EMBEDDER=hashing dream reindex -w ~/agents/ada
     """
+    from dreamer.retrieval.reindex import reindex as run_reindex  # numpy: not for `dream note`
+
     with open_workspace(workspace, create=False) as ws:
         total = ws.store.count_stale_vectors(ws.embedder.name)
         with click.progressbar(

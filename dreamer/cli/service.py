@@ -18,6 +18,7 @@ from dreamer.config import HORMONES
 from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
 from dreamer.service import schedule as scheduler
+from dreamer.service.serve import Service
 from dreamer.support.times import utc_now
 
 
@@ -48,6 +49,13 @@ def _log_to_stderr(verbose: bool) -> None:
     show_default=True,
     help="Seconds a running job gets to finish after SIGINT/SIGTERM.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Jobs run at once, whatever the number of workspaces (each holds a few open files).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
 @click.option(
     "--report-every",
@@ -62,6 +70,7 @@ def _log_to_stderr(verbose: bool) -> None:
 def serve(
     workspaces: tuple[str, ...],
     grace: float,
+    workers: int,
     verbose: bool,
     report_every: int,
     dream_interval_minutes: float | None,
@@ -70,14 +79,17 @@ def serve(
     """Run consolidation and dreams on schedule until stopped (Ctrl-C or SIGTERM).
 
     Per workspace: a consolidation every memory.consolidation.intervalMinutes and a dream
-    every memory.dream.intervalMinutes (none when memory.dream.enabled is false). The
-    schedule continues from the journal after a restart. Every run is logged to stderr and
-    to the runs table (see 'dream status').
+    every memory.dream.intervalMinutes (none when memory.dream.enabled is false), each at a
+    stable offset within its interval so many workspaces do not start together. The
+    schedule continues from the journal after a restart and counts runs by 'dream tick',
+    'dream run' or another serve. Every run is logged to stderr and to the runs table
+    (see 'dream status').
 
     \b
     Examples:
       dream serve -w ~/agents/ada
       dream serve -w ~/agents/ada -w ~/agents/bob
+      dream serve $(printf -- '-w %s ' ~/agents/*) --workers 8
       dream serve -w /tmp/try --consolidation-interval 0.1 --dream-interval 0.5
       dream serve -w ~/agents/ada --report-every 1    (a fresh report after each dream)
     """
@@ -91,8 +103,8 @@ def serve(
         with open_workspace(path, create=False, overrides=overrides) as ws:
             ws.init()
             roots.append(ws.root)
-    service = scheduler.Service(
-        roots, grace_seconds=grace, overrides=overrides, report_every=report_every
+    service = Service(
+        roots, grace_seconds=grace, overrides=overrides, report_every=report_every, workers=workers
     )
     sys.exit(service.serve())
 
@@ -192,6 +204,11 @@ def status(as_json: bool, workspace: str | None) -> None:
         click.echo(
             f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
             f"next {state['next_at']}"
+        )
+    for job, counts in info["runs_last_day"].items():
+        click.echo(
+            f"{job:<12} last 24 h: "
+            + ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
         )
     click.echo(
         f"Scratch: {info['scratch_notes']} notes; {info['pending_for_dream']} waiting "

@@ -180,8 +180,10 @@ class _Dream:
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
         self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
         self.resolutions: list[forget_requests.Resolution] = []
+        self.current = ""  # the step under way
 
     def step(self, name: str) -> None:
+        self.current = name
         self.hook(name)
 
     @property
@@ -449,7 +451,23 @@ class _Dream:
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
         ws.write_memory(text, self.now)
+        # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
+        # bookkeeping, and the dream is reported as what it is: committed.
         self.result.state_text = text
+        self.result.outcome = "committed"
+        try:
+            self._book(state_text=text, seed_pending=seed_pending)
+        except Exception as e:
+            self.result.reason += (
+                f"; MEMORY.md was written, but the {self.current} step after it failed "
+                f"({type(e).__name__}: {e}); the dream's notes stay pending and the next dream "
+                "settles them"
+            )
+        return self.result
+
+    def _book(self, *, state_text: str, seed_pending: bool) -> None:
+        """The bookkeeping after the commit: journal, consumed crystals, the scratch."""
+        ws, store, text = self.ws, self.ws.store, state_text
         self.step("journal")
         with store.transaction():
             self.result.dream_id = self._journal("committed", self.result.reason, new_state=text)
@@ -476,8 +494,6 @@ class _Dream:
             return store.get(crystal_id).lifecycle == "generated"
 
         scratch.settle(ws.scratch_path, waiting)
-        self.result.outcome = "committed"
-        return self.result
 
     def _fail(self, error: BaseException) -> None:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""

@@ -30,7 +30,6 @@ from typing import Any
 from dreamer.memory import scratch
 from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import stem
-from dreamer.retrieval.vectors import clear_cache
 from dreamer.store import Store, content_hash
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
@@ -170,5 +169,7 @@ def forget(
         lambda value: map_stored(value, lambda piece: _scrub_piece(piece, texts))
     )
     store.purge()
+    from dreamer.retrieval.vectors import clear_cache  # numpy: only when forgetting
+
     clear_cache()  # in-process vector indexes must not keep serving the emptied ids
     return report

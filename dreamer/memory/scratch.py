@@ -37,6 +37,7 @@ from datetime import datetime
 from pathlib import Path
 
 from dreamer.errors import ScratchError
+from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, atomic_write, fsync_dir, write_all
 from dreamer.support.locks import hold
 from dreamer.support.times import iso, parse_iso
@@ -158,9 +159,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
     except OSError as e:
-        raise ScratchError(
-            f"cannot open {path} for appending ({e.strerror}); make it a writable file"
-        ) from e
+        known = failures.explain_os_error(e, path)
+        why = str(known) if known else f"{e.strerror}; make it a writable file"
+        raise ScratchError(f"cannot open {path} for appending: {why}") from e
     size = None
     try:
         size = os.fstat(fd).st_size
@@ -182,9 +183,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
             # all there or not there. We hold the lock, so the tail is ours alone.
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, size)
-        raise ScratchError(
-            f"cannot append to {path} ({e.strerror}); check the disk and its permissions"
-        ) from e
+        known = failures.explain_os_error(e, path)
+        why = str(known) if known else f"{e.strerror}; check the disk and its permissions"
+        raise ScratchError(f"cannot append to {path}: {why}") from e
     finally:
         os.close(fd)
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import Settings, load_settings
 from dreamer.errors import (
@@ -33,14 +33,16 @@ from dreamer.memory import forgetting, hormones, location, scratch
 from dreamer.memory.forgetting import ForgetReport
 from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
-from dreamer.retrieval.search import Hit
-from dreamer.retrieval.search import search as run_search
+from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, open_store
 from dreamer.store.base import Leasing
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
+
+if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
+    from dreamer.retrieval.search import Hit
 
 DEFAULT_IMPORTANCE = 0.7
 MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
@@ -249,8 +251,14 @@ class Workspace:
         at: datetime | str | None = None,
         *,
         source: str = "scratch",
+        embed: bool = True,
     ) -> int:
-        """Write a note to the scratch and index it as a crystal; return the crystal id."""
+        """Write a note to the scratch and index it as a crystal; return the crystal id.
+
+        ``embed=False`` stores the crystal without its vector, for a short-lived process that
+        should not load the embedder (``dream note``): words find it at once, and the next
+        search (in any process) or consolidation tick gives it its vector before ranking.
+        """
         text, importance, semantic_type, moment = validate_note(text, importance, type, at)
         text = self.redact(text).text
         if source not in CRYSTAL_SOURCES:
@@ -264,7 +272,12 @@ class Workspace:
             ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
         return self.index(
-            text, importance=importance, semantic_type=semantic_type, at=moment, source=source
+            text,
+            importance=importance,
+            semantic_type=semantic_type,
+            at=moment,
+            source=source,
+            embed=embed,
         )
 
     def index(
@@ -277,18 +290,19 @@ class Workspace:
         source: str,
         lifecycle: str = "generated",
         origin: str | None = None,
+        embed: bool = True,
     ) -> int:
         """Make text a crystal unless it already is one (by content hash); return its id."""
         text = self.redact(text).text
-        vector = self.embedder.embed([text])[0]
+        blob = to_blob(self.embedder.embed([text])[0]) if embed else None
         crystal_id, _created = self.store.add_crystal(
             text,
             source=source,
             semantic_type=semantic_type or infer_type(text),
             importance=importance,
             at=at,
-            embedding=to_blob(vector),
-            embedder=self.embedder.name,
+            embedding=blob,
+            embedder=self.embedder.name if embed else None,
             hormones=hormones.levels(self, at),
             lifecycle=lifecycle,
             origin=origin,
@@ -341,6 +355,10 @@ class Workspace:
             raise UsageError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r}")
         if limit > MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
+        from dreamer.retrieval.search import search as run_search
+
+        # Notes stored without a vector (a fresh `dream note`) are found by meaning too.
+        embed_waiting(self.store, self.embedder)
         return run_search(
             self.store,
             self.embedder,

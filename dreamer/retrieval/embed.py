@@ -13,9 +13,10 @@ import functools
 import re
 import threading
 import zlib
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # imported where vectors are made: `dream note` never needs numpy
+    import numpy as np
 
 WORD_CACHE = 65536
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -86,6 +87,8 @@ class HashingEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors."""
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             feats = self._features(text)
@@ -101,11 +104,15 @@ class HashingEmbedder:
 
 def to_blob(vector: np.ndarray) -> bytes:
     """Store a vector compactly (float16)."""
+    import numpy as np
+
     return np.asarray(vector, dtype=np.float16).tobytes()
 
 
 def from_blob(blob: bytes) -> np.ndarray:
     """Read a vector stored by ``to_blob``."""
+    import numpy as np
+
     return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
 
 

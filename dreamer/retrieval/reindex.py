@@ -4,6 +4,11 @@ Vectors record the embedder that made them (name and version), and search compar
 vectors of the current embedder, so after a change of embedder (a new default, an upgrade, a
 setting) older crystals are found by their words only until they are re-embedded. That
 happens in the background, a batch per consolidation tick, or at once with ``dream reindex``.
+
+A crystal with no vector at all is a note a fresh ``dream note`` wrote without loading the
+embedder (its cold start): ``embed_waiting`` gives it one at the next search in any process
+(which loads the embedder anyway) or the next tick. In-process indexes pick such late vectors up
+by themselves (``dreamer.retrieval.vectors``), so this needs no reload of theirs.
 """
 
 from __future__ import annotations
@@ -11,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dreamer.retrieval.embed import Embedder, to_blob
-from dreamer.retrieval.vectors import GENERATION_KEY, clear_cache
 from dreamer.store import Store
 
 BATCH = 256  # crystals embedded and written per transaction
 TICK_LIMIT = 5_000  # crystals a consolidation tick re-embeds; the rest wait for the next
+WAITING_LIMIT = 256  # notes without a vector a search embeds before it ranks
 
 
 def reindex(
@@ -44,8 +49,26 @@ def reindex(
         if progress:
             progress(len(stale))
     if done:
+        from dreamer.retrieval.vectors import GENERATION_KEY, clear_cache
+
         # Indexes other processes built hold the old vectors: tell them to reload.
         generation = int(store.get_meta(GENERATION_KEY) or 0) + 1
         store.set_meta(GENERATION_KEY, str(generation))
         clear_cache()
     return done
+
+
+def embed_waiting(store: Store, embedder: Embedder, *, limit: int = WAITING_LIMIT) -> int:
+    """Give up to ``limit`` crystals that have no vector yet theirs (oldest first)."""
+    waiting = store.unembedded(0, None, limit)
+    if not waiting:
+        return 0
+    vectors = embedder.embed([text for _, _, text in waiting])
+    store.set_vectors(
+        [
+            (crystal_id, to_blob(vector))
+            for (crystal_id, _, _), vector in zip(waiting, vectors, strict=True)
+        ],
+        embedder.name,
+    )
+    return len(waiting)

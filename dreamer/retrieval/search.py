@@ -53,6 +53,7 @@ import numpy as np
 
 from dreamer.config import Settings
 from dreamer.errors import UsageError
+from dreamer.kinds import SEARCH_TYPES
 from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.vectors import cosines, index_for, nearest
 from dreamer.store import Store
@@ -60,7 +61,6 @@ from dreamer.store.base import RankRow
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc
 
-SEARCH_TYPES = ("conversations", "facts", "both")
 COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
 COMMON_MAX = 5000  # ... or in more crystals than this, so the cost stops growing with size

@@ -11,26 +11,35 @@ import takes ~0.4 s, pulls in ``requests`` and ``huggingface_hub``, and replaces
 logger's handlers. Nothing is ever downloaded; when the package is missing ``available()`` is
 False and dreamer falls back to the hashing embedder.
 
-Cost here: ~0.06 ms to embed a note, ~20 ms to load once per process.
+Cost here: ~0.06 ms to embed a note; loading once per process is the tokenizer's ~65 ms
+(the weights are memory-mapped).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import struct
+import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from dreamer.retrieval import bpe
+
+if TYPE_CHECKING:  # imported when the weights are read: `dream note` never needs numpy
+    import numpy as np
 
 PACKAGE = "wordllama"
 MODEL = "l2_supercat"
 DIM = 256
 _WEIGHTS = f"weights/{MODEL}_{DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL}_tokenizer_config.json"
+FAST_BATCH = (
+    16  # up to this many texts go through the BPE table; a bigger batch loads the tokenizer
+)
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -66,18 +75,36 @@ def _version(folder: Path) -> str:
 
 
 def read_safetensors(path: Path, name: str) -> np.ndarray:
-    """One tensor of a safetensors file, as float32 (the format: u64 header size, JSON, bytes)."""
+    """One tensor of a safetensors file, memory-mapped as stored (the format: u64 header size,
+    JSON, bytes).
+
+    Mapped, not read: a note or a query touches a few dozen of the 32,000 rows, so a fresh
+    process reads those pages instead of 16 MB (and converting all of it to float32 cost
+    ~40 ms per process). Callers convert the rows they take.
+    """
+    import numpy as np
+
     with path.open("rb") as handle:
         (size,) = struct.unpack("<Q", handle.read(8))
         header: dict[str, Any] = json.loads(handle.read(size))
-        meta = header[name]
-        if meta["dtype"] not in ("F16", "F32"):
-            raise EmbedderUnavailable(f"{path}: unexpected dtype {meta['dtype']}")
-        start, end = meta["data_offsets"]
-        handle.seek(8 + size + start)
-        data = handle.read(end - start)
+    meta = header[name]
+    if meta["dtype"] not in ("F16", "F32"):
+        raise EmbedderUnavailable(f"{path}: unexpected dtype {meta['dtype']}")
+    start, _end = meta["data_offsets"]
     dtype = np.float16 if meta["dtype"] == "F16" else np.float32
-    return np.frombuffer(data, dtype=dtype).reshape(meta["shape"]).astype(np.float32)
+    offset = 8 + size + start
+    return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(meta["shape"]))
+
+
+def _cache_dir() -> Path:
+    """dreamer's folder in the user's cache (platformdirs' answer; XDG read directly on Linux
+    and the BSDs, where importing platformdirs would cost a cold search ~15 ms)."""
+    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        base = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return (Path(base) if base else Path.home() / ".cache") / "dreamer"
+    import platformdirs
+
+    return platformdirs.user_cache_path("dreamer", appauthor=False)
 
 
 class StaticEmbedder:
@@ -99,29 +126,66 @@ class StaticEmbedder:
         self._lock = threading.Lock()
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
+        self._bpe: bpe.TokenTable | None = None
+        self._bpe_tried = False
 
-    def _load(self) -> tuple[Any, np.ndarray]:
+    def _weights(self) -> np.ndarray:
         with self._lock:
             if self._table is None:
+                self._table = read_safetensors(self._folder / _WEIGHTS, "embedding.weight")
+            return self._table
+
+    def _full_tokenizer(self) -> Any:
+        with self._lock:
+            if self._tokenizer is None:
                 from tokenizers import Tokenizer
 
                 tokenizer = Tokenizer.from_file(str(self._folder / _TOKENIZER))
                 tokenizer.no_padding()
                 tokenizer.no_truncation()
                 self._tokenizer = tokenizer
-                self._table = read_safetensors(self._folder / _WEIGHTS, "embedding.weight")
-            return self._tokenizer, self._table
+            return self._tokenizer
+
+    def _token_table(self) -> bpe.TokenTable | None:
+        """The SQLite BPE table (``dreamer.retrieval.bpe``), built in the cache on first use."""
+        with self._lock:
+            if not self._bpe_tried:
+                self._bpe_tried = True
+                name = f"{PACKAGE}-{MODEL}-{self.version}-bpe.sqlite3"
+                self._bpe = bpe.open_table(self._folder / _TOKENIZER, _cache_dir() / name)
+            return self._bpe
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's token ids, as the WordLlama tokenizer gives them (no special tokens).
+
+        A few plain texts (a query, a note) are tokenized through the SQLite BPE table, so a
+        fresh process need not build the tokenizer (~65 ms); the rest, and big batches, by it.
+        """
+        found: list[list[int] | None] = [None] * len(texts)
+        table = self._token_table() if len(texts) <= FAST_BATCH else None
+        if table is not None:
+            found = [table.ids(text) for text in texts]
+        rest = [i for i, ids in enumerate(found) if ids is None]
+        if rest:
+            encoded = self._full_tokenizer().encode_batch(
+                [texts[i] for i in rest], add_special_tokens=False
+            )
+            for i, encoding in zip(rest, encoded, strict=True):
+                found[i] = list(encoding.ids)
+        return [ids or [] for ids in found]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors (a text with no token gives a zero row)."""
-        tokenizer, table = self._load()
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
-        for row, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = np.clip(np.asarray(encoding.ids, dtype=np.int64), 0, len(table) - 1)
+        table = self._weights()
+        for row, token_ids in enumerate(self.token_ids(texts)):
+            ids = np.clip(np.asarray(token_ids, dtype=np.int64), 0, len(table) - 1)
             if len(ids):
-                out[row] = table[ids].mean(axis=0)
+                out[row] = table[ids].astype(np.float32).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

@@ -1,9 +1,12 @@
 """Crystal vectors in memory: an incrementally loaded index and cosine look-ups.
 
 Crystal text never changes, so neither does its vector: the index of a database is loaded once
-per process and extended with the crystals added since. A search scans a random-projection
-sketch of every vector and scores only a shortlist exactly (``nearest``), or scores a given set
-of crystals straight from the store (``cosines``) when the words already found candidates.
+per process and extended with the crystals added since. A crystal written without a vector (a
+fresh ``dream note`` leaves it to the next search or tick) is remembered as waiting and loaded
+when its vector arrives, so late vectors need no reload of the whole index. A search scans a
+random-projection sketch of every vector and scores only a shortlist exactly (``nearest``), or
+scores a given set of crystals straight from the store (``cosines``) when the words already
+found candidates.
 """
 
 from __future__ import annotations
@@ -45,15 +48,13 @@ class VectorIndex:
         dim = self.dim
         self.size = 0
         self.max_id = 0
+        self.waiting: dict[int, bool] = {}  # ids loaded past without a vector: is a session
         self.generation: str | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.sessions = np.zeros(0, dtype=bool)
         self.vectors = np.zeros((0, dim), dtype=np.float16)
         self.sketch = np.zeros((0, SKETCH_DIM), dtype=np.float32)
-        generator = np.random.default_rng(SKETCH_SEED)
-        self.projection = (
-            generator.standard_normal((dim, SKETCH_DIM)) / np.sqrt(SKETCH_DIM)
-        ).astype(np.float32)
+        self.projection = sketch_projection(dim)
 
     def _reserve(self, extra: int) -> None:
         needed = self.size + extra
@@ -77,23 +78,62 @@ class VectorIndex:
         if newest < self.max_id or generation != self.generation:
             self._reset()
             self.generation = generation
+        if self.waiting:
+            self._load_late(store)
         if newest == self.max_id:
             return
+        # Asked before the vectors are read: a vector that lands in between is loaded twice
+        # at worst (and dropped from waiting below), never missed.
+        for crystal_id, source, _ in store.unembedded(self.max_id, newest):
+            self.waiting[crystal_id] = source == "sessions"
         # In slices: a bounded peak of memory.
         for block in store.vectors_between(self.max_id, newest, self.embedder, LOAD_BATCH):
-            rows = [row for row in block if len(row.embedding) == 2 * self.dim]
-            if not rows:
-                continue
-            self._reserve(len(rows))
-            start, end = self.size, self.size + len(rows)
-            vectors = np.frombuffer(b"".join(r.embedding for r in rows), dtype=np.float16)
-            vectors = vectors.reshape(len(rows), self.dim)
-            self.ids[start:end] = [r.id for r in rows]
-            self.sessions[start:end] = [r.source == "sessions" for r in rows]
-            self.vectors[start:end] = vectors
-            self.sketch[start:end] = vectors.astype(np.float32) @ self.projection
-            self.size = end
+            rows = [(r.id, r.source == "sessions", r.embedding) for r in block]
+            self._append([row for row in rows if len(row[2]) == 2 * self.dim])
         self.max_id = newest
+
+    def _load_late(self, store: Store) -> None:
+        """Load the vectors that arrived for waiting crystals."""
+        ids = list(self.waiting)
+        for at in range(0, len(ids), 500):
+            found = store.vectors_of(ids[at : at + 500], self.embedder)
+            self._append(
+                [(i, self.waiting[i], blob) for i, blob in found if len(blob) == 2 * self.dim]
+            )
+
+    def _append(self, rows: list[tuple[int, bool, bytes]]) -> None:
+        """Add (id, is a session, float16 vector) rows."""
+        for crystal_id, _, _ in rows:
+            self.waiting.pop(crystal_id, None)
+        if not rows:
+            return
+        self._reserve(len(rows))
+        start, end = self.size, self.size + len(rows)
+        vectors = np.frombuffer(b"".join(row[2] for row in rows), dtype=np.float16)
+        vectors = vectors.reshape(len(rows), self.dim)
+        self.ids[start:end] = [row[0] for row in rows]
+        self.sessions[start:end] = [row[1] for row in rows]
+        self.vectors[start:end] = vectors
+        self.sketch[start:end] = vectors.astype(np.float32) @ self.projection
+        self.size = end
+
+
+def sketch_projection(dim: int) -> np.ndarray:
+    """The random projection of the sketch: signs (±1/√SKETCH_DIM) from a fixed integer hash.
+
+    A sign matrix sketches as well as a Gaussian one (Achlioptas), and needs no numpy.random,
+    whose import is ~15 ms of a cold ``dream search``; the same in every process.
+    """
+    # splitmix64 of each cell's index: well-mixed bits, the same on every machine
+    mixed = np.arange(dim * SKETCH_DIM, dtype=np.uint64) + np.uint64(SKETCH_SEED)
+    mixed *= np.uint64(0x9E3779B97F4A7C15)
+    mixed ^= mixed >> np.uint64(30)
+    mixed *= np.uint64(0xBF58476D1CE4E5B9)
+    mixed ^= mixed >> np.uint64(27)
+    mixed *= np.uint64(0x94D049BB133111EB)
+    mixed ^= mixed >> np.uint64(31)
+    signs = np.where(mixed >> np.uint64(63), 1.0, -1.0).astype(np.float32)
+    return (signs / np.sqrt(SKETCH_DIM)).reshape(dim, SKETCH_DIM).astype(np.float32)
 
 
 _indexes: dict[tuple[str, str], VectorIndex] = {}

@@ -31,7 +31,7 @@ from dreamer.config import HORMONES
 from dreamer.memory import hormones, lifecycle
 from dreamer.memory.hormones import SPIKE_THRESHOLD
 from dreamer.memory.workspace import Workspace
-from dreamer.retrieval.reindex import TICK_LIMIT, reindex
+from dreamer.retrieval.reindex import TICK_LIMIT, embed_waiting, reindex
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -96,7 +96,9 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
                 }
             )
         report.lifecycle = lifecycle.run(ws, now)
-        report.reindexed = reindex(ws.store, ws.embedder, limit=TICK_LIMIT)
+        # Vector-less notes first: they need no reload of other processes' indexes.
+        report.reindexed = embed_waiting(ws.store, ws.embedder, limit=TICK_LIMIT)
+        report.reindexed += reindex(ws.store, ws.embedder, limit=TICK_LIMIT)
     return report
 
 

@@ -1,4 +1,5 @@
-"""Running dreamer by itself: the due-logic, one job run, ``dream tick`` and ``dream serve``.
+"""Running dreamer by itself: the due-logic, one job run, ``dream tick`` (``dream serve`` is in
+``dreamer.service.serve``).
 
 Two jobs per workspace: ``consolidate`` (every ``memory.consolidation.intervalMinutes``, 30 by
 default) and ``dream`` (every ``memory.dream.intervalMinutes``, 120; none at all when
@@ -8,43 +9,27 @@ default) and ``dream`` (every ``memory.dream.intervalMinutes``, 120; none at all
 *started*, according to the ``runs`` table (every run, whatever its outcome) and, for the dream,
 the ``dreams`` journal too (so a ``dream run`` by hand counts). A job that never ran is due at
 once. So a restarted ``dream serve``, or ``dream tick`` from cron, continues the schedule instead of
-starting the clock again.
+starting the clock again, and several runners (serve, tick, a second serve) share one schedule:
+``run_if_due`` checks the journal and runs the job under ``memory/<job>.due.lock``, so two of
+them never both run what was due once.
 
 **Every run is logged** to the ``runs`` table (job, started_at, finished_at, outcome, detail) and to
 the ``dreamer.scheduler`` logger. Outcomes: ``done`` (a consolidation), ``committed``, ``skipped``
-(with why: not enough new notes, or "dream already running"), ``rejected``, ``failed``, and
-``interrupted`` (``dream serve`` stopped while the job was still running).
+(with why: not enough new notes, or "dream already running"), ``rejected``, ``failed``,
+``interrupted`` (``dream serve`` stopped while the job was still running) and ``overrun`` (serve:
+the job came due while its previous run was still going; it was not started twice).
 
-``dream serve`` runs an APScheduler 3 ``BackgroundScheduler``: per workspace and job an interval
-trigger whose first run is the journal's next due time, ``max_instances=1`` (never two runs of one
-job at once), ``coalesce=True`` (runs missed while busy or asleep become one) and no misfire limit
-(late runs still happen). Each run opens its own connection to the workspace. SIGINT/SIGTERM stop
-it: no new runs start, a running job gets ``grace_seconds`` to finish, and a dream still running
-after that is abandoned mid-way, which the dream cycle is built to survive (its notes are put back
-by the next dream; MEMORY.md is either the old or the new state).
-
-Concurrency with ``dream tick`` or ``dream run`` is decided by locks: the workspace lock for the
-dream (the loser's run is "skipped: dream already running"), ``memory/consolidate.lock`` for the
-consolidation.
+Concurrency with ``dream run`` is decided by locks: the workspace lock for the dream (the loser's
+run is "skipped: dream already running"), ``memory/consolidate.lock`` for the consolidation.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 from typing import Any
-
-from apscheduler.executors.base import BaseExecutor
-from apscheduler.executors.pool import ThreadPoolExecutor
-from apscheduler.schedulers.background import BackgroundScheduler
-from apscheduler.triggers.interval import IntervalTrigger
 
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
@@ -53,9 +38,12 @@ from dreamer.kinds import LIFECYCLES
 from dreamer.memory import hormones, scratch
 from dreamer.memory.workspace import Workspace
 from dreamer.service import consolidation as consolidate
+from dreamer.support import failures
+from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
 JOBS = ("consolidate", "dream")
+MAX_SLACK = timedelta(seconds=30)
 log = logging.getLogger("dreamer.scheduler")
 Clock = Callable[[], datetime]
 
@@ -102,8 +90,8 @@ class RunRecord:
 
     @property
     def ok(self) -> bool:
-        """False for rejected, failed and interrupted runs."""
-        return self.outcome not in ("rejected", "failed", "interrupted")
+        """False for rejected, failed, interrupted and overrun runs."""
+        return self.outcome not in ("rejected", "failed", "interrupted", "overrun")
 
 
 # --- the due-logic (pure functions of the journal and `now`) -----------------------------------
@@ -146,12 +134,19 @@ def next_due(ws: Workspace, job: str, now: datetime) -> datetime | None:
     return max(as_utc(now), last + interval(ws, job))
 
 
-def due_jobs(ws: Workspace, now: datetime) -> list[str]:
-    """The jobs due at ``now``, consolidation first."""
+def due_jobs(ws: Workspace, now: datetime, *, slack: float = 0.0) -> list[str]:
+    """The jobs due at ``now``, consolidation first.
+
+    ``slack`` (a share of the interval, at most ``MAX_SLACK``) counts a job due that early: a
+    scheduler firing on its own beat must not be put off because the previous run was
+    recorded a second late.
+    """
     due = []
     for job in enabled_jobs(ws):
         last, _, _ = last_run(ws, job)
-        if last is None or last + interval(ws, job) <= as_utc(now):
+        every = interval(ws, job)
+        early = min(every * slack, MAX_SLACK)
+        if last is None or last + every - early <= as_utc(now):
             due.append(job)
     return due
 
@@ -192,6 +187,9 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "hormones": levels,
         "mood": hormones.mood(levels),
         "last_dream": last[0] if last else None,
+        # Every outcome of the last day, so a failure or an overrun is seen even after a
+        # later run went well.
+        "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.dream_totals(),
     }
 
@@ -235,6 +233,12 @@ def run_job(
         outcome, detail = "rejected", "; ".join(e.reasons) or str(e)
     except DreamError as e:
         outcome, detail = "failed", f"{type(e).__name__}: {e}"
+    except OSError as e:
+        known = failures.explain_os_error(e)
+        if known is None:
+            record_run(ws, RunRecord(job, now, as_utc(clock()), "failed", f"OSError: {e}"))
+            raise
+        outcome, detail = "failed", f"{type(known).__name__}: {known}"
     except Exception as e:
         # A bug, not an outcome: journal it so the schedule and `dream status` show it, then
         # let it propagate with its traceback.
@@ -260,170 +264,33 @@ def _execute(
     return result.outcome, detail
 
 
+def run_if_due(
+    ws: Workspace,
+    job: str,
+    now: datetime,
+    *,
+    clock: Clock = utc_now,
+    synthesizer: Synthesizer | None = None,
+    slack: float = 0.0,
+) -> RunRecord | None:
+    """Run ``job`` if the journal says it is due at ``now``; None if it is not, or if another
+    process is running it right now (``memory/<job>.due.lock``: the check and the run are one
+    step, so a second ``dream serve`` or a ``dream tick`` never runs it again)."""
+    try:
+        with hold(ws.memory_dir / f"{job}.due.lock", wait=False):
+            if job not in due_jobs(ws, now, slack=slack):
+                return None
+            return run_job(ws, job, now, clock=clock, synthesizer=synthesizer)
+    except LockHeld:
+        return None
+
+
 def run_due(
     ws: Workspace, now: datetime, *, clock: Clock = utc_now, synthesizer: Synthesizer | None = None
 ) -> list[RunRecord]:
     """``dream tick``: run every job due at ``now`` (consolidation first) and return the runs."""
     ensure_migrated(ws, now)
-    return [
-        run_job(ws, job, now, clock=clock, synthesizer=synthesizer) for job in due_jobs(ws, now)
-    ]
-
-
-# --- dream serve ---------------------------------------------------------------------------------
-
-
-class Service:
-    """``dream serve``: an APScheduler running the jobs of several workspaces."""
-
-    def __init__(
-        self,
-        roots: Sequence[Path],
-        *,
-        clock: Clock = utc_now,
-        synthesizer: Synthesizer | None = None,
-        grace_seconds: float = 5.0,
-        environ: dict[str, str] | None = None,
-        overrides: dict[str, Any] | None = None,
-        report_every: int = 0,
-    ):
-        self.roots = [Path(root) for root in roots]
-        # Rewrite <workspace>/memory/report.html after every this many dreams (0: never).
-        self.report_every = report_every
-        self._dreams_since_report: dict[str, int] = {}
-        self.overrides = overrides
-        self.clock = clock
-        self.synthesizer = synthesizer
-        self.grace_seconds = grace_seconds
-        self.environ = environ
-        self.scheduler: BackgroundScheduler | None = None
-        self._running: dict[tuple[str, str], datetime] = {}
-        self._running_lock = threading.Lock()
-        self._stop = threading.Event()
-
-    def _open(self, root: Path) -> Workspace:
-        return Workspace.open(root, create=False, environ=self.environ, overrides=self.overrides)
-
-    def build(self, now: datetime, executor: BaseExecutor | None = None) -> BackgroundScheduler:
-        """A scheduler (not started) with every workspace's jobs, first runs from the journal."""
-        scheduler = BackgroundScheduler(
-            executors={"default": executor or ThreadPoolExecutor(max(2, 2 * len(self.roots)))},
-            timezone=UTC,
-        )
-        for root in self.roots:
-            with self._open(root) as ws:
-                ensure_migrated(ws, now)
-                for job in enabled_jobs(ws):
-                    every = interval(ws, job)
-                    first = next_due(ws, job, now) or now  # enabled, so always due
-                    scheduler.add_job(
-                        self._fire,
-                        IntervalTrigger(
-                            seconds=every.total_seconds(), start_date=first, timezone=UTC
-                        ),
-                        args=[str(ws.root), job],
-                        id=f"{job}:{ws.root}",
-                        name=f"{job} {ws.root}",
-                        next_run_time=first,
-                        max_instances=1,
-                        coalesce=True,
-                        misfire_grace_time=None,
-                    )
-                    log.info(
-                        "%s %s: every %g min, next at %s",
-                        ws.root,
-                        job,
-                        every.total_seconds() / 60,
-                        iso(first),
-                    )
-        self.scheduler = scheduler
-        return scheduler
-
-    def _fire(self, root: str, job: str) -> None:
-        now = as_utc(self.clock()).replace(microsecond=0)
-        with self._running_lock:
-            self._running[(root, job)] = now
-        try:
-            with self._open(Path(root)) as ws:
-                record = run_job(ws, job, now, clock=self.clock, synthesizer=self.synthesizer)
-                if job == "dream":
-                    self._after_dream(ws, record)
-        finally:
-            with self._running_lock:
-                self._running.pop((root, job), None)
-
-    def _after_dream(self, ws: Workspace, record: RunRecord) -> None:
-        """Rewrite the workspace's report after every ``report_every`` dreams (skips excluded)."""
-        if self.report_every < 1 or record.outcome == "skipped":
-            return
-        key = str(ws.root)
-        self._dreams_since_report[key] = self._dreams_since_report.get(key, 0) + 1
-        if self._dreams_since_report[key] < self.report_every:
-            return
-        self._dreams_since_report[key] = 0
-        # Imported here: the report reads the schedule (next dream), so this module cannot
-        # import it at the top.
-        from dreamer.service import report
-
-        try:
-            path = report.write(ws, as_utc(self.clock()))
-        except (DreamError, OSError) as e:  # a report must never stop the dreams
-            log.warning("%s report: not written (%s)", ws.root, e)
-            return
-        log.info("%s report: rewritten at %s", ws.root, path)
-
-    def running(self) -> dict[tuple[str, str], datetime]:
-        """The jobs running right now: {(workspace, job): started_at}."""
-        with self._running_lock:
-            return dict(self._running)
-
-    def stop(self, *_: Any) -> None:
-        """Ask ``serve`` to stop (signal handlers call this)."""
-        self._stop.set()
-
-    def serve(self) -> int:
-        """Run until SIGINT/SIGTERM; return the exit code."""
-        scheduler = self.build(as_utc(self.clock()))
-        previous = {sig: signal.signal(sig, self.stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            scheduler.start()
-            log.info(
-                "dream serve: %d workspace(s), %d job(s); stop with Ctrl-C or SIGTERM",
-                len(self.roots),
-                len(scheduler.get_jobs()),
-            )
-            while not self._stop.wait(0.5):
-                pass
-            log.info("dream serve: stopping")
-            scheduler.shutdown(wait=False)
-            return self._drain()
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-    def _drain(self) -> int:
-        """Let running jobs finish within the grace period; abandon the rest safely."""
-        deadline = time.monotonic() + self.grace_seconds
-        while self.running() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        left = self.running()
-        if not left:
-            log.info("dream serve: stopped cleanly")
-            return 0
-        for (root, job), started in left.items():
-            with self._open(Path(root)) as ws:
-                record_run(
-                    ws,
-                    RunRecord(
-                        job,
-                        started,
-                        as_utc(self.clock()),
-                        "interrupted",
-                        f"dream serve stopped after {self.grace_seconds:g}s"
-                        " grace; notes are recovered by the next dream",
-                    ),
-                )
-        logging.shutdown()
-        # The worker threads cannot be cancelled; leave without waiting for them. SQLite rolls
-        # back their open transaction and the dream cycle recovers its rotated scratch.
-        os._exit(0)
+    runs = (
+        run_if_due(ws, job, now, clock=clock, synthesizer=synthesizer) for job in due_jobs(ws, now)
+    )
+    return [run for run in runs if run is not None]

@@ -243,6 +243,12 @@ class Store(Protocol):
         """(id, vector) of the given crystals that have one made by ``embedder``."""
         ...
 
+    def unembedded(
+        self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str, str]]:
+        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to]."""
+        ...
+
     def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
         """(id, text) of live crystals whose vector another embedder made, or that have none."""
         ...
@@ -409,6 +415,14 @@ class Store(Protocol):
 
     def last_run(self, job: str) -> tuple[str, str, str | None] | None:
         """(started_at, outcome, detail) of the newest run of ``job``."""
+        ...
+
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        ...
+
+    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
+        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
         ...
 
     # --- history, for reports (read-only) ---------------------------------------------------

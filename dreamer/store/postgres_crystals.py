@@ -456,6 +456,17 @@ class CrystalTables(Connected):
         )
         return [(row[0], row[1]) for row in rows]
 
+    def unembedded(
+        self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str, str]]:
+        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to]."""
+        rows = self._all(
+            f"SELECT id, source, text FROM crystals WHERE workspace = %s AND embedding IS NULL"
+            f" AND {LIVE} AND id > %s AND id <= %s ORDER BY id LIMIT %s",
+            [self.ws, after_id, up_to_id if up_to_id is not None else 2**62, limit],
+        )
+        return [(row[0], row[1], row[2]) for row in rows]
+
     def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
         """(id, text) of live crystals whose vector another embedder made, or that have none."""
         rows = self._all(

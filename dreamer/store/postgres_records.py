@@ -307,6 +307,24 @@ class RecordTables(Connected):
         )
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
+    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
+        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
+        counts: dict[str, dict[str, int]] = {}
+        for job, outcome, n in self._all(
+            "SELECT job, outcome, count(*) FROM runs WHERE workspace = %s AND started_at >= %s"
+            " GROUP BY job, outcome ORDER BY job, outcome",
+            [self.ws, since],
+        ):
+            counts.setdefault(job, {})[outcome] = int(n)
+        return counts
+
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        rows = self._all(
+            "SELECT job, outcome FROM runs WHERE workspace = %s ORDER BY id", [self.ws]
+        )
+        return [(row[0], row[1]) for row in rows]
+
     # --- history, for reports (read-only) ---------------------------------------------------
 
     def activity_span(self) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+from dreamer.store.sqlite_db import FTS_TOKENIZER
 
 migrations = sqlite_utils.Migrations("dreamer")
 
@@ -173,4 +173,14 @@ def m040_tombstones(db: sqlite_utils.Database) -> None:
             reason TEXT NOT NULL
         )
         """
+    )
+
+
+@migrations()
+def m050_unembedded(db: sqlite_utils.Database) -> None:
+    # A fresh `dream note` stores its crystal without a vector (the next search or tick embeds
+    # it): finding those must not scan every crystal, on every search.
+    db.execute(
+        "CREATE INDEX crystals_unembedded ON crystals(id)"
+        " WHERE embedding IS NULL AND lifecycle != 'forgotten'"
     )

@@ -1,26 +1,29 @@
-"""The SQLite backend, ``memory/crystals.db``, through sqlite-utils (the default store).
+"""The SQLite backend, ``memory/crystals.db`` (the default store).
 
 The connection runs in WAL mode with a busy timeout, and every write is a ``BEGIN IMMEDIATE``
 transaction, so several processes can write at once without "database is locked" surprises.
-Schema changes happen only through the numbered migrations in ``dreamer.store.schema``.
+Schema changes happen only through the numbered migrations in ``dreamer.store.schema``
+(sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite_db``).
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 
-import sqlite_utils
-
-from dreamer.errors import StoreCorrupt, WorkspaceError
-from dreamer.store.schema import migrations
+from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
+from dreamer.store import sqlite_db, sqlite_errors
 from dreamer.store.sqlite_crystals import CrystalTables
 from dreamer.store.sqlite_history import HistoryTables
 from dreamer.store.sqlite_records import RecordTables
 from dreamer.store.sqlite_search import SearchTables
+from dreamer.support import failures
 from dreamer.support.files import FILE_MODE
 from dreamer.support.locks import hold
+
+BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 
 
 class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
@@ -30,43 +33,90 @@ class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
         super().__init__(path, _connect(path))
 
 
-def _connect(path: Path) -> sqlite_utils.Database:
+def _connect(path: Path) -> sqlite_db.Database:
     existed = path.exists()
     if not existed:
         try:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
         except OSError as e:
-            raise WorkspaceError(f"cannot create {path} ({e.strerror}); check permissions") from e
-    conn = None
+            raise failures.explain_os_error(e, path) or WorkspaceError(
+                f"cannot create {path} ({e.strerror}); check permissions"
+            ) from e
+    # SQLite silently re-initialises a short garbage file; check the magic bytes first.
     try:
-        # SQLite silently re-initialises a short garbage file; check the magic bytes first.
         if existed and path.is_file() and path.stat().st_size:
             with path.open("rb") as handle:
                 if handle.read(16) != b"SQLite format 3\x00":
-                    raise sqlite3.DatabaseError("file is not a database")
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+                    raise StoreCorrupt(
+                        f"{path} is not a SQLite database (its first bytes say otherwise); "
+                        "move it aside to start a fresh one (notes still in memory/scratch.md "
+                        "are indexed again at the next dream)"
+                    )
+    except OSError as e:
+        raise failures.explain_os_error(e, path) or WorkspaceError(
+            f"cannot read {path} ({e.strerror}); check permissions"
+        ) from e
+    conn = None
+    try:
+        conn = sqlite_errors.connect(
+            path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
+        )
         conn.execute("PRAGMA busy_timeout = 30000")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _switch_to_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # A forget or a redaction must leave no bytes behind: freed pages are zeroed.
         conn.execute("PRAGMA secure_delete = ON")
-        db = sqlite_utils.Database(conn)
+        # As sqlite-utils' Database sets it (the FTS triggers were written with it on).
+        conn.execute("PRAGMA recursive_triggers = ON")
         if mode.lower() != "wal":
-            raise StoreCorrupt(f"{path} could not switch to WAL mode (got {mode})")
-        _migrate(db, path)
-        db.execute("SELECT count(*) FROM crystals").fetchone()
-    except sqlite3.DatabaseError as e:
+            raise StorageIOError(
+                f"{path} could not switch to WAL mode (got {mode}); SQLite's WAL needs a local "
+                "file system with shared memory: move the workspace off network storage"
+            )
+        if not sqlite_db.is_current(conn):
+            _migrate(conn, path)
+        conn.execute("SELECT count(*) FROM crystals").fetchone()
+    except BaseException as e:
         if conn is not None:
             conn.close()
-        raise StoreCorrupt(
-            f"{path} is not a readable crystal database ({e}); move it aside to start a fresh "
-            "one (notes still in memory/scratch.md are indexed again at the next dream)"
-        ) from e
-    return db
+        if isinstance(e, sqlite3.Error):
+            raise sqlite_errors.translate(e, path) or StorageIOError(
+                f"SQLite could not open {path} ({e}); run the command again, and check the "
+                "disk if it recurs"
+            ) from e
+        raise
+    return sqlite_db.Database(conn)
 
 
-def _migrate(db: sqlite_utils.Database, path: Path) -> None:
+def _switch_to_wal(conn: sqlite3.Connection) -> str:
+    """Switch to WAL mode and return the mode; waits while another process holds the lock.
+
+    Switching needs the database to itself for a moment, and SQLite answers "database is
+    locked" at once instead of using the busy timeout, which two processes creating one
+    workspace at the same time meet.
+    """
+    deadline = time.monotonic() + BUSY_SECONDS
+    while True:
+        try:
+            row = sqlite3.Connection.execute(conn, "PRAGMA journal_mode = WAL").fetchone()
+            return str(row[0])
+        except sqlite3.OperationalError as e:
+            busy = getattr(e, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    # Here only: sqlite-utils and the migrations cost ~45 ms to import (see sqlite_db).
+    import sqlite_utils
+
+    from dreamer.store.schema import migrations
+
+    # No sqlite-utils plugins: loading them scans every installed package's entry points
+    # (~70 ms), and dreamer's schema must not depend on what else is installed.
+    db = sqlite_utils.Database(conn, execute_plugins=False)
     if not migrations.pending(db):
         return
     # Two processes opening a new workspace at once must not both run migration 1.

@@ -9,8 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
+from dreamer.store.sqlite_db import Database
 from dreamer.support.times import iso
 
 CRYSTAL_COLUMNS = (
@@ -24,9 +23,9 @@ class Connected:
     """An open sqlite-utils database with write transactions that take turns across threads."""
 
     path: Path
-    db: sqlite_utils.Database  # for SQLite-specific tests and tools; nothing outside store/
+    db: Database  # for SQLite-specific tests and tools; nothing outside store/
 
-    def __init__(self, path: Path, db: sqlite_utils.Database):
+    def __init__(self, path: Path, db: Database):
         self.path = path
         self.db = db
         # One connection may serve several threads (an in-process agent); their transactions

@@ -367,6 +367,18 @@ class CrystalTables(Connected):
             )
         ]
 
+    def unembedded(
+        self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, str, str]]:
+        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to]."""
+        # The conditions of the partial index crystals_unembedded, so SQLite reads only it.
+        rows = self.db.execute(
+            f"SELECT id, source, text FROM crystals WHERE embedding IS NULL AND {LIVE}"
+            " AND id > ? AND id <= ? ORDER BY id LIMIT ?",
+            [after_id, up_to_id if up_to_id is not None else 2**62, -1 if limit is None else limit],
+        ).fetchall()
+        return [(row[0], row[1], row[2]) for row in rows]
+
     def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
         """(id, text) of live crystals whose vector another embedder made, or that have none."""
         return [

@@ -283,3 +283,19 @@ class RecordTables(Connected):
             [job],
         ).fetchone()
         return (row[0], row[1], row[2]) if row else None
+
+    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
+        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
+        counts: dict[str, dict[str, int]] = {}
+        for job, outcome, n in self.db.execute(
+            "SELECT job, outcome, count(*) FROM runs WHERE started_at >= ?"
+            " GROUP BY job, outcome ORDER BY job, outcome",
+            [since],
+        ).fetchall():
+            counts.setdefault(job, {})[outcome] = n
+        return counts
+
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        rows = self.db.execute("SELECT job, outcome FROM runs ORDER BY id").fetchall()
+        return [(row[0], row[1]) for row in rows]

@@ -16,6 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from dreamer.errors import DreamError, LockHeld, WorkspaceError
+from dreamer.support import failures
 from dreamer.support.files import FILE_MODE
 
 
@@ -34,7 +35,10 @@ def hold(
     except Timeout:
         raise LockHeld(busy.format(pid=_holder(path))) from None
     except OSError as e:
-        raise error(f"cannot lock {path} ({e.strerror}); check its permissions") from e
+        # Named for what it is: a full disk or the open-files limit is no permission problem.
+        known = failures.explain_os_error(e, path)
+        why = str(known) if known else f"{e.strerror}; check its permissions"
+        raise error(f"cannot lock {path}: {why}") from e
     try:
         if not wait:
             _write_holder(path)

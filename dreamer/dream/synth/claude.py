@@ -454,6 +454,14 @@ class ClaudeSynthesizer:
             message = self.client.messages.create(**kwargs)
         except anthropic.AnthropicError as e:
             raise _translate(e, str(self.model)) from e
+        problem = malformed(message)
+        if problem:
+            raise _unusable(
+                f"the API answered, but not with a Messages response ({problem}); if "
+                "ANTHROPIC_BASE_URL points at a proxy, check it, else run 'dream run' again",
+                _dump(message),
+                Usage(),
+            )
         usage = usage_of(str(self.model), message.usage)
         base = previous.state if previous is not None else inputs.old
         return self._draft(message, inputs, usage, base)
@@ -493,6 +501,45 @@ class ClaudeSynthesizer:
             state.bodies.setdefault(key, "")
         state.last_dream, state.mood = iso(inputs.now), inputs.mood
         return Draft(state=state, raw=raw, usage=usage)
+
+
+_TOKEN_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+def malformed(message: Any) -> str | None:
+    """What is wrong with the shape of an API answer, or None when it is a Messages response.
+
+    The SDK builds its response objects without validating them, so a proxy's or a changed
+    API's answer of the wrong shape would otherwise surface as a TypeError deep in here.
+    """
+    content = getattr(message, "content", None)
+    if not isinstance(content, list):
+        return f"its content is {type(content).__name__}, not a list of blocks"
+    for block in content:
+        kind = getattr(block, "type", None)
+        if kind == "text" and not isinstance(getattr(block, "text", None), str):
+            return "a text block has no text"
+        if kind == "tool_use" and not isinstance(getattr(block, "name", None), str):
+            return "a tool_use block has no name"
+    usage = getattr(message, "usage", None)
+    for name in _TOKEN_FIELDS:
+        value = getattr(usage, name, None)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            return f"usage.{name} is {value!r}, not a whole number"
+    return None
+
+
+def _dump(message: Any) -> str:
+    """The answer as the SDK parsed it, for the journal (any shape)."""
+    try:
+        return json.dumps(message.model_dump(warnings=False), ensure_ascii=False, default=str)
+    except Exception:  # a shape model_dump cannot handle: its repr is still evidence
+        return repr(message)
 
 
 def redacted(value: Any) -> Any:

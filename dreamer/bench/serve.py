@@ -1,0 +1,198 @@
+"""One ``dream serve`` over many workspaces: job outcomes, open files, note latency.
+
+``run(workspaces=200, seconds=120, nofile=256)`` makes N fresh workspaces with a few notes each,
+starts ``dream serve`` over all of them as a child process with ``RLIMIT_NOFILE`` set to
+``nofile`` (as ``ulimit -n`` would) and short intervals so that many jobs fire, and meanwhile:
+
+- counts the child's open files (``/proc/<pid>/fd``) every 50 ms: the peak is the figure;
+- writes agent notes into random workspaces from this process (``Workspace.note``), timing
+  each: a note must not wait on the service's jobs;
+- after ``seconds``, stops the service with SIGTERM, then reads every workspace's ``runs``
+  table and compares it with the runs the service logged: every logged outcome must be in a
+  ``runs`` table, and no run may have failed; runs recorded as ``overrun`` (a beat that came
+  while the job's previous run was still running or queued: the service was saturated) are
+  counted apart.
+
+Linux only (``/proc``). The service runs with the offline synthesizer and no API key.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import resource
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dreamer.memory.workspace import Workspace
+
+# A run as `dream serve` logs it: "<workspace> <job>: <outcome> (<detail>)".
+_LOGGED = re.compile(r" (?P<root>/\S+) (?P<job>consolidate|dream): (?P<outcome>[a-z]+) \(")
+ERRORS = ("failed", "interrupted")  # a job that went wrong
+# "overrun" is no error of a job: its beat came while the previous run was still running or
+# waiting for a worker (the service was saturated), and it is counted apart.
+
+
+def _limit(nofile: int) -> Callable[[], None]:
+    def apply() -> None:  # in the child, before exec
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        soft = nofile if hard == resource.RLIM_INFINITY else min(nofile, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    return apply
+
+
+def _open_files(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/fd"))
+    except OSError:
+        return 0
+
+
+def _percentile(values: list[float], share: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def run(
+    *,
+    workspaces: int = 200,
+    seconds: float = 120.0,
+    nofile: int = 256,
+    workers: int = 4,
+    consolidation_minutes: float = 0.25,
+    dream_minutes: float = 0.5,
+    notes_per_second: float = 10.0,
+    parent: Path | None = None,
+    keep: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Serve ``workspaces`` for ``seconds`` under ``ulimit -n nofile``; return the figures."""
+    say = progress or (lambda _: None)
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True)
+    base = Path(tempfile.mkdtemp(prefix="dream-bench-serve-", dir=parent))
+    try:
+        roots = [base / f"agent-{i:03d}" for i in range(workspaces)]
+        say(f"making {workspaces} workspaces in {base}")
+        for i, root in enumerate(roots):
+            with Workspace.open(root, environ={}) as ws:
+                ws.init()
+                for n in range(6):  # enough for a first dream
+                    ws.note(f"Agent {i} note {n}: the order for customer {n} shipped late")
+        env = {
+            **os.environ,
+            "DREAM_SYNTHESIZER": "offline",
+            "DREAM_CONSOLIDATION_INTERVAL_MINUTES": str(consolidation_minutes),
+            "DREAM_DREAM_INTERVAL_MINUTES": str(dream_minutes),
+        }
+        env.pop("ANTHROPIC_API_KEY", None)
+        env.pop("DREAM_WORKSPACE", None)
+        args = [sys.executable, "-m", "dreamer.cli", "serve", "--workers", str(workers)]
+        for root in roots:
+            args += ["-w", str(root)]
+        say(f"dream serve: {workspaces} workspaces, {seconds:g} s, ulimit -n {nofile}")
+        log_path = base / "serve.log"
+        with log_path.open("w") as log_file:
+            child = subprocess.Popen(
+                args, env=env, stdout=subprocess.DEVNULL, stderr=log_file, preexec_fn=_limit(nofile)
+            )
+            peak, samples, latencies, note_errors = _watch(child, roots, seconds, notes_per_second)
+            child.send_signal(signal.SIGTERM)
+            try:
+                code = child.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                code = child.wait()
+        log = log_path.read_text(encoding="utf-8", errors="replace")
+        logged = Counter(
+            (found["root"], found["job"], found["outcome"]) for found in _LOGGED.finditer(log)
+        )
+        recorded: Counter[tuple[str, str, str]] = Counter()
+        for root in roots:
+            with Workspace.open(root, create=False, environ={}) as ws:
+                for job, outcome in ws.store.run_outcomes():
+                    recorded[(str(root), job, outcome)] += 1
+        missing = logged - recorded
+        outcomes = Counter(
+            f"{job} {outcome}" for (_, job, outcome), n in recorded.items() for _ in range(n)
+        )
+        report = {
+            "workspaces": workspaces,
+            "seconds": seconds,
+            "nofile_limit": nofile,
+            "workers": workers,
+            "intervals_minutes": {"consolidate": consolidation_minutes, "dream": dream_minutes},
+            "exit_code": code,
+            "runs": sum(recorded.values()),
+            "outcomes": dict(sorted(outcomes.items())),
+            "job_errors": sum(n for (_, _, outcome), n in recorded.items() if outcome in ERRORS),
+            "overruns": sum(n for (_, _, outcome), n in recorded.items() if outcome == "overrun"),
+            "logged_runs": sum(logged.values()),
+            "logged_but_not_in_runs": sum(missing.values()),
+            "tracebacks": log.count("Traceback"),
+            "log_errors": log.count(" ERROR "),
+            "peak_open_files": peak,
+            "open_files_samples": samples,
+            "notes": len(latencies),
+            "note_errors": note_errors,
+            "note_ms": {
+                "p50": round(statistics.median(latencies) * 1000, 1) if latencies else None,
+                "p99": round(_percentile(latencies, 0.99) * 1000, 1),
+                "max": round(max(latencies, default=0.0) * 1000, 1),
+            },
+        }
+        if keep:
+            report["kept"] = str(base)
+        return report
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _watch(
+    child: subprocess.Popen[bytes], roots: list[Path], seconds: float, rate: float
+) -> tuple[int, int, list[float], int]:
+    """Sample the child's open files while notes are written; return (peak, samples, ...)."""
+    stop = threading.Event()
+    latencies: list[float] = []
+    errors = [0]
+
+    def write_notes() -> None:
+        pick = random.Random(7)
+        count = 0
+        while not stop.wait(1.0 / rate if rate > 0 else 3600):
+            root = pick.choice(roots)
+            started = time.perf_counter()
+            try:
+                with Workspace.open(root, create=False, environ={}) as ws:
+                    ws.note(f"Live note {count}: a customer asked about invoice {count % 40}")
+            except Exception:  # counted and reported: a benchmark must finish
+                errors[0] += 1
+            latencies.append(time.perf_counter() - started)
+            count += 1
+
+    writer = threading.Thread(target=write_notes, daemon=True)
+    writer.start()
+    peak = samples = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and child.poll() is None:
+        peak = max(peak, _open_files(child.pid))
+        samples += 1
+        time.sleep(0.05)
+    stop.set()
+    writer.join()
+    return peak, samples, latencies, errors[0]

@@ -1,0 +1,60 @@
+"""The connection wrapper the SQLite backend uses at run time, and the schema it expects.
+
+sqlite-utils runs dreamer's numbered migrations (``dreamer.store.schema``), but importing it
+costs a fresh process ~45 ms (and numpy, dateutil and a regex-heavy SQL parser come with it),
+which ``dream note`` and ``dream search`` pay for nothing once the schema is current. So a
+connection is wrapped in this ``Database`` (the two methods of sqlite-utils' that the store
+uses), and sqlite-utils is imported only when a migration is pending: ``SCHEMA`` lists the
+migrations a current database has applied, and a test keeps it equal to ``schema.py``'s.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+MIGRATION_SET = "dreamer"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # crystals_fts, as migration 1 made it
+SCHEMA = (
+    "m001_initial",
+    "m010_dream_cache_tokens",
+    "m020_hormone_source",
+    "m030_vector_embedder",
+    "m040_tombstones",
+    "m050_unembedded",
+)
+
+
+class Database:
+    """An open SQLite connection with sqlite-utils' ``execute`` (what the store calls)."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Any = None) -> sqlite3.Cursor:
+        """Run one statement, as ``sqlite_utils.Database.execute`` does."""
+        if parameters is not None:
+            return self.conn.execute(sql, parameters)
+        return self.conn.execute(sql)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def table_names(self) -> list[str]:
+        """The names of the tables (for tests and tools)."""
+        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return [row[0] for row in rows.fetchall()]
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """True when every migration in ``SCHEMA`` is applied (no sqlite-utils needed)."""
+    try:
+        rows = conn.execute(
+            "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [MIGRATION_SET]
+        ).fetchall()
+    except sqlite3.OperationalError as e:
+        if "no such table" in str(e):
+            return False
+        raise
+    return set(SCHEMA) <= {row[0] for row in rows}

@@ -1,0 +1,71 @@
+"""A fresh ``dream note`` or ``dream search`` imports only what it uses (speed: a benchmark)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# What the write and read paths never need: the scheduler, schema validation (the dream's),
+# the benchmarks, the Anthropic SDK (only a dream talks to Claude), the MCP SDK, sqlite-utils
+# (only a pending migration needs it).
+NOT_NEEDED = (
+    "apscheduler",
+    "jsonschema",
+    "dreamer.bench",
+    "anthropic",
+    "mcp",
+    "dreamer.service",
+    "sqlite_utils",
+)
+PROBE = """
+import json, runpy, sys
+sys.argv = ["dream", *sys.argv[1:]]
+try:
+    runpy.run_module("dreamer.cli", run_name="__main__")
+except SystemExit as e:
+    code = e.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def _modules(*args: str) -> list[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, check=True
+    )
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["code"] in (0, None), done.stderr
+    return found["modules"]
+
+
+@pytest.mark.parametrize(
+    "command", [("note", "the deploy moved to Friday"), ("search", "deploy day")]
+)
+def test_note_and_search_import_only_what_they_use(tmp_path, command):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    modules = _modules(*command, "-w", workspace)
+    loaded = [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_NEEDED)]
+    assert loaded == []
+
+
+def test_note_loads_no_embedder_numpy_or_tokenizer(tmp_path):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    modules = _modules("note", "a note that waits for its vector", "-w", workspace)
+    heavy = ("numpy", "tokenizers", "dreamer.retrieval.search", "dreamer.retrieval.vectors")
+    assert [m for m in heavy if m in modules] == []
+
+
+def test_a_plain_query_builds_no_tokenizer(tmp_path):
+    workspace = str(tmp_path / "ws")
+    _modules("init", "-w", workspace)
+    _modules("note", "the kiln keys are in the blue drawer", "-w", workspace)
+    modules = _modules("search", "where are the kiln keys", "-w", workspace)
+    assert "tokenizers" not in modules  # the BPE table answered (dreamer.retrieval.bpe)
