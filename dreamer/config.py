@@ -34,7 +34,7 @@ FLAG_NAMES = {
     "min_chunks_for_dream": "--min-chunks",
 }
 MAX_MINUTES = 525_600  # intervals are minutes; past a year one is surely a typo (1e308 overflows)
-EMBEDDERS = ("auto", "wordllama", "hashing")
+EMBEDDERS = ("auto", "wordllama", "minilm", "hashing")
 STORE_SCHEMES = ("postgresql://", "postgres://")
 # Prompt caching of a Claude dream: auto marks the system prompt with the 1-hour TTL only when
 # dreams are at most an hour apart (else a mark could never be read) and the dream's data with

@@ -22,6 +22,7 @@ import numpy as np
 from dreamer.bench.bm25 import BM25
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.search import search
 
 KS = (1, 5)
@@ -58,13 +59,18 @@ def _hits(ranked: list[list[int]], targets: list[int]) -> dict[str, float]:
     }
 
 
-def _setting(pairs: list[dict[str, str]], distractors: list[str], parent: Path) -> dict[str, Any]:
+def _setting(
+    pairs: list[dict[str, str]],
+    distractors: list[str],
+    parent: Path,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
     texts = distractors + [pair["note"] for pair in pairs]
     targets = list(range(len(distractors), len(texts)))
     questions = [pair["question"] for pair in pairs]
     depth = max(KS)
     at = datetime(2026, 3, 1, tzinfo=UTC)
-    with Workspace.open(parent / f"ws-{len(distractors)}", environ={}) as ws:
+    with Workspace.open(parent / f"ws-{len(distractors)}", environ={}, embedder=embedder) as ws:
         ids = [
             ws.note(text, importance=0.5, at=at + timedelta(minutes=i))
             for i, text in enumerate(texts)
@@ -98,7 +104,13 @@ def _setting(pairs: list[dict[str, str]], distractors: list[str], parent: Path) 
     }
 
 
-def run(probe: Path, distractors: Path | None = None, parent: Path | None = None) -> dict[str, Any]:
+def run(
+    probe: Path,
+    distractors: Path | None = None,
+    parent: Path | None = None,
+    *,
+    embedder: Embedder | None = None,
+) -> dict[str, Any]:
     """Score search, BM25 and the embedder alone on the probe, alone and among distractors."""
     pairs = load_probe(probe)
     extra: list[str] = []
@@ -112,9 +124,11 @@ def run(probe: Path, distractors: Path | None = None, parent: Path | None = None
         except OSError as e:
             raise UsageError(f"cannot read {distractors} ({e.strerror})") from e
     with tempfile.TemporaryDirectory(prefix="dream-bench-paraphrase-", dir=parent) as tmp:
-        settings = {"alone": _setting(pairs, [], Path(tmp))}
+        settings = {"alone": _setting(pairs, [], Path(tmp), embedder)}
         if extra:
-            settings[f"among {len(extra)} distractors"] = _setting(pairs, extra, Path(tmp))
+            settings[f"among {len(extra)} distractors"] = _setting(
+                pairs, extra, Path(tmp), embedder
+            )
     return {
         "probe": str(probe),
         "pairs": len(pairs),

