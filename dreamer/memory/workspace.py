@@ -292,8 +292,13 @@ class Workspace:
         origin: str | None = None,
         embed: bool = True,
     ) -> int:
-        """Make text a crystal unless it already is one (by content hash); return its id."""
+        """Make text a crystal unless it already is one (by content hash); return its id.
+
+        A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
+        embeds here: the crystal waits without a vector, as with ``embed=False``.
+        """
         text = self.redact(text).text
+        embed = embed and not getattr(self.embedder, "deferred", False)
         blob = to_blob(self.embedder.embed([text])[0]) if embed else None
         crystal_id, _created = self.store.add_crystal(
             text,
