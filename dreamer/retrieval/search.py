@@ -16,11 +16,16 @@
 3. Semantic: cosine similarity between the query's embedding and the crystals', from an
    in-process matrix that grows incrementally (only vectors the current embedder made).
    Lexical scores are divided by what the query could attain at best (``attainable``: the sum
-   of its present terms' ``idf × (k1 + 1)``, BM25's ceiling), not by the best match found, so a
-   single weak shared word stays weak and meaning can outrank it; then ``weight × cosine`` is
-   added, the weight per source (``Fusion.vector_weight``: transcripts 0.25, notes 0.4). When
-   the words found ``limit`` candidates and the best reaches ``scan_below`` of the ceiling,
-   the vector only re-ranks them; otherwise every vector is scanned for candidates too.
+   of its terms' ``idf × (k1 + 1)``, BM25's ceiling, a term no crystal holds counting
+   ``absent_weight`` times a term in one crystal), not by the best match found, so a single
+   weak shared word stays weak and meaning can outrank it; then ``weight × cosine`` is added,
+   the weight per source (``Fusion.vector_weight``), plus ``margin_weight ×`` how far a
+   cosine stands above the ``margin_rank``-th best: a clear vector winner beats a weak word
+   match, while a crystal holding most of the question's rare words keeps its lead. Each
+   embedder has its own fusion (``fusion_for``): the static vectors' cosines are compressed,
+   the sentence model's are not. When the words found ``limit`` candidates and the best
+   reaches ``scan_below`` of the ceiling, the vector only re-ranks them; otherwise every
+   vector is scanned for candidates too.
 4. Boost: ``score × (1 + IMPORTANCE_BOOST × importance + RECENCY_BOOST × 2^(-age / half-life))``
    (× ``ARCHIVED_FACTOR`` for archived crystals). The age is measured from the newest crystal
    in the store (or ``now`` if earlier), not from ``now`` alone: a memory is "recent" relative
@@ -31,9 +36,9 @@
 Measured on LoCoMo (``dream bench locomo``; docs/bench.md), categories 1-4: the stemmed BM25
 step alone gives recall@5/@10 0.547/0.627; the context step lifts that to 0.625/0.720 (plain
 BM25: 0.523/0.587). The fusion weights were tuned on conversations 0-4 and the paraphrase dev
-probe, and checked on conversations 5-9 (recall@10 ingest 0.706 -> 0.714, notes 0.622 -> 0.639)
-and a held-out paraphrase probe; more weight on vectors finds more paraphrases but loses LoCoMo
-recall on the notes path (docs/bench.md has the trade-off and the probe's figures).
+probe, and checked on conversations 5-9 and the held-out paraphrase probe; docs/bench.md has
+the figures per embedder and the trade-off (more weight on the static vectors finds more
+paraphrases but loses LoCoMo recall).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
@@ -266,9 +271,11 @@ class Fusion:
 # Each embedder's cosines mean something else: the static vectors' are compressed (unrelated
 # texts still reach 0.3), the sentence model's spread out. So the fusion follows the embedder
 # (its name up to the first "-"); tuned on LoCoMo conversations 0-4 and the paraphrase dev set.
-FUSION = Fusion()
+FUSION = Fusion(absent_weight=0.5, margin_weight=1.0)
 FUSIONS = {
-    "minilm": Fusion(absent_weight=0.5, margin_weight=2.0, margin_rank=5),
+    "minilm": Fusion(
+        vector_weight={"sessions": 0.4, "notes": 0.8}, absent_weight=1.0, margin_weight=2.0
+    ),
 }
 
 
