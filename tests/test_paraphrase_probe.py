@@ -149,3 +149,17 @@ def test_dream_bench_paraphrase_scores_the_three_ways(tmp_path, runner):
     bad.write_text('{"note": "only a note"}\n')
     refused = runner.invoke(main, ["bench", "paraphrase", str(bad)])
     assert refused.exit_code == 2 and 'bad.jsonl:1: needs "note" and "question"' in refused.output
+
+
+def test_dream_bench_paraphrase_takes_the_embedder_to_measure(tmp_path, runner):
+    from dreamer.cli import main
+
+    probe = tmp_path / "probe.jsonl"
+    probe.write_text("".join(json.dumps(p) + "\n" for p in pairs("dev")[:3]), encoding="utf-8")
+    result = runner.invoke(
+        main, ["bench", "paraphrase", str(probe), "--embedder", "hashing", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["settings"]["alone"]["embedder_name"].startswith("hashing")
+    unknown = runner.invoke(main, ["bench", "paraphrase", str(probe), "--embedder", "bert"])
+    assert unknown.exit_code == 2 and "minilm" in unknown.output

@@ -333,12 +333,14 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def _open(root: Path, store_url: str | None = None) -> Workspace:
+def _open(root: Path, store_url: str | None = None, embedder: str = "auto") -> Workspace:
     # Defaults only (no dreamer.toml, no DREAM_* environment) and never Claude: it measures
     # dreamer's own cost, so a key in the environment must not turn it into an API bill.
-    # The one exception is the store asked for (a PostgreSQL URL).
+    # The exceptions are the store and the embedder asked for.
     environ = {"DREAM_STORE_URL": store_url} if store_url else {}
-    return Workspace.open(root, environ=environ, overrides={"synthesizer": "offline"})
+    return Workspace.open(
+        root, environ=environ, overrides={"synthesizer": "offline", "embedder": embedder}
+    )
 
 
 def measure(
@@ -352,12 +354,13 @@ def measure(
     seed: int = 7,
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
+    embedder: str = "auto",
 ) -> dict[str, Any]:
     """Load n crystals into a workspace under root and time each path; return the figures."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
-    with _open(root / f"ws-{n}", store_url) as ws:
+    with _open(root / f"ws-{n}", store_url, embedder) as ws:
         ws.init()
         say(f"{n:,} crystals: bulk load")
         t0 = time.perf_counter()
@@ -455,6 +458,7 @@ def run(
     migrate: bool = True,
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
+    embedder: str = "auto",
 ) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report.
 
@@ -479,6 +483,7 @@ def run(
                 dream=dream,
                 progress=progress,
                 store_url=store_url,
+                embedder=embedder,
             )
             for n in sorted(set(sizes))
         ]

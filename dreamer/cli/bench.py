@@ -197,6 +197,7 @@ def _num(value: float | None) -> str:
     help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
     "stay) instead of SQLite files.",
 )
+@embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
 @workspace_option
@@ -208,6 +209,7 @@ def scale(
     no_migrate: bool,
     keep: bool,
     store_url: str | None,
+    embedder: str,
     quiet: bool,
     as_json: bool,
     workspace: str | None,
@@ -223,6 +225,7 @@ def scale(
       dream bench scale --crystals 100000 --json
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
       dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
+      dream bench scale --crystals 10000 --embedder minilm --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -235,6 +238,7 @@ def scale(
         migrate=not no_migrate,
         progress=_progress(quiet),
         store_url=store_url,
+        embedder=embedder,
     )
     if as_json:
         emit_json(report)
