@@ -212,3 +212,64 @@ def test_a_filtered_search_falls_back_to_an_exact_ranking(ws, now, monkeypatch):
     )
     lexical = search_module._lexical(ws.store, ["invoice", "export", "failed"], False, True, 2)
     assert list(lexical) == [fact]
+
+
+class _Table:
+    """An embedder whose cosines to the query (the first axis) are set by the test."""
+
+    name = "table"
+    dim = 32
+
+    def __init__(self, query: str, cosines: dict[str, float]):
+        self.rows = {query: 1.0, **cosines}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            cosine = self.rows[text]
+            out[row, 0] = cosine
+            # Each text its own other axis, so texts are unrelated to each other.
+            out[row, 1 + list(self.rows).index(text)] = np.sqrt(1 - cosine**2)
+        return out
+
+
+FILLER = {f"Filler note number {word}": 0.15 for word in "one two three four five six".split()}
+
+
+def test_a_clear_vector_winner_beats_a_weak_shared_word(tmp_path, now):
+    from dreamer import Workspace
+
+    query = "what colour scheme should the IDE use"
+    notes = {
+        "Uses a split ergonomic keyboard because of wrist pain": 0.1,  # shares "use" only
+        "User prefers dark mode in every editor": 0.6,  # the meaning, no shared word
+        **FILLER,
+    }
+    with Workspace.open(tmp_path / "ws", embedder=_Table(query, notes)) as ws:
+        for text in notes:
+            ws.note(text, at=now)
+        assert ws.search(query, now=now)[0].text == "User prefers dark mode in every editor"
+        # The previous fusion (absent words ignored, no margin) put the shared word first.
+        old = search_module.Fusion()
+        hits = search_module.search(ws.store, ws.embedder, ws.settings, query, now=now, fusion=old)
+        assert hits[0].text.startswith("Uses a split")
+
+
+def test_a_note_holding_the_questions_rare_words_keeps_its_lead(tmp_path, now):
+    from dreamer import Workspace
+
+    query = "Priya payments team"
+    notes = {
+        "Priya manages the payments team": 0.55,
+        "The head of billing engineering is on leave": 0.6,  # the closer vector, no word
+        **FILLER,
+    }
+    embedder = _Table(query, notes)
+    with Workspace.open(tmp_path / "ws", embedder=embedder) as ws:
+        for text in notes:
+            ws.note(text, at=now)
+        for fusion in (search_module.FUSION, *search_module.FUSIONS.values()):
+            hits = search_module.search(
+                ws.store, embedder, ws.settings, query, now=now, fusion=fusion, record=False
+            )
+            assert hits[0].text == "Priya manages the payments team", fusion
