@@ -69,3 +69,6 @@ def test_a_plain_query_builds_no_tokenizer(tmp_path):
     _modules("note", "the kiln keys are in the blue drawer", "-w", workspace)
     modules = _modules("search", "where are the kiln keys", "-w", workspace)
     assert "tokenizers" not in modules  # the BPE table answered (dreamer.retrieval.bpe)
+    # A search writes nothing: no lock, no scratch, no forgetting code.
+    writers = ("filelock", "dreamer.memory.scratch", "dreamer.memory.forgetting")
+    assert [m for m in writers if m in modules] == []

@@ -29,8 +29,7 @@ from dreamer.errors import (
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import forgetting, hormones, location, scratch
-from dreamer.memory.forgetting import ForgetReport
+from dreamer.memory import hormones, location
 from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
@@ -42,6 +41,7 @@ from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
+    from dreamer.memory.forgetting import ForgetReport
     from dreamer.retrieval.search import Hit
 
 DEFAULT_IMPORTANCE = 0.7
@@ -107,6 +107,8 @@ class Workspace:
     def init(self) -> None:
         """Create the scratch file and the database if they do not exist yet."""
         _ = self.store
+        from dreamer.memory import scratch  # a search never needs the scratch's code
+
         with scratch.locked(self.scratch_path):  # two inits at once must not both write it
             if not self.scratch_path.exists():
                 atomic_write(self.scratch_path, scratch.HEADER + "\n")
@@ -264,6 +266,8 @@ class Workspace:
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
+        from dreamer.memory import scratch
+
         scratch.append(self.scratch_path, text, moment, importance)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
@@ -324,6 +328,8 @@ class Workspace:
         """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting)."""
         moment = as_utc(now) if now else utc_now()
         with self.lock():  # never under a running dream's feet
+            from dreamer.memory import forgetting
+
             report = forgetting.forget(
                 self.store,
                 self.memory_md,

@@ -13,8 +13,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
 from dreamer.errors import DreamError, LockHeld, WorkspaceError
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE
@@ -29,6 +27,8 @@ def hold(
     ``busy`` may hold ``{pid}``: the process id a non-waiting holder wrote into the lock file.
     A lock file that cannot be opened raises ``error`` naming the fix.
     """
+    from filelock import FileLock, Timeout  # here: a cold `dream search` takes no lock
+
     lock = FileLock(path, mode=FILE_MODE, timeout=-1 if wait else 0, thread_local=False)
     try:
         lock.acquire()
