@@ -82,3 +82,13 @@ def test_search_finds_paraphrases_among_distractors(tmp_path, now):
             for pair in pairs
         ]
     assert sum(found) / len(found) >= 0.75
+
+
+@needs_minilm
+def test_a_note_waits_for_its_vector_and_the_next_search_finds_it_by_meaning(tmp_path, now):
+    with Workspace.open(tmp_path / "ws", embedder=embedder_for("minilm")) as ws:
+        crystal_id = ws.note("Maya's daughter starts school on March 16", at=now)
+        assert ws.store.unembedded() == [(crystal_id, "scratch", ws.get(crystal_id).text)]
+        hits = ws.search("when does her kid begin classes", limit=3, now=now)
+        assert ws.store.unembedded() == []  # the search embedded it before ranking
+        assert hits and hits[0].id == crystal_id

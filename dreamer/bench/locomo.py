@@ -33,6 +33,7 @@ from dreamer.bench.bm25 import BM25
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import Embedder
+from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -289,6 +290,9 @@ def run(
             ws = Workspace.open(Path(tmp) / f"conv-{number}", environ=environ, embedder=embedder)
             try:
                 by_crystal = _fill(ws, conversation.turns, path_kind)
+                # A deferred embedder's vectors: all made before the first question, as a
+                # consolidation tick would have (the searches then time search alone).
+                reindex(ws.store, ws.embedder)
                 turns_total += len(conversation.turns)
                 crystals_total += len(by_crystal)
                 # Asked the day after the last session, as an agent would be.

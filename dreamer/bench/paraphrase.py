@@ -23,6 +23,7 @@ from dreamer.bench.bm25 import BM25
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import Embedder
+from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
 
 KS = (1, 5)
@@ -76,6 +77,7 @@ def _setting(
             for i, text in enumerate(texts)
         ]
         index = {crystal_id: position for position, crystal_id in enumerate(ids)}
+        reindex(ws.store, ws.embedder)  # a deferred embedder's vectors, as a tick makes them
         now = at + timedelta(days=2)
         started = time.perf_counter()
         ours = [
