@@ -22,6 +22,12 @@ from dreamer.config import EMBEDDERS
 from dreamer.retrieval.embed import embedder_for
 from dreamer.support.times import utc_now
 
+store_url_option = click.option(
+    "--store-url",
+    metavar="URL",
+    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
+    "stay) instead of SQLite files.",
+)
 embedder_option = click.option(
     "--embedder",
     type=click.Choice(EMBEDDERS),
@@ -76,12 +82,7 @@ def _progress(quiet: bool):
 )
 @embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
-@click.option(
-    "--store-url",
-    metavar="URL",
-    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
-    "stay) instead of SQLite files.",
-)
+@store_url_option
 @json_option
 @workspace_option
 def locomo(
@@ -191,12 +192,7 @@ def _num(value: float | None) -> str:
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
-@click.option(
-    "--store-url",
-    metavar="URL",
-    help="Keep the workspaces' stores in this PostgreSQL database (a scratch one: the rows "
-    "stay) instead of SQLite files.",
-)
+@store_url_option
 @embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
 @json_option
