@@ -214,7 +214,7 @@ def test_a_dream_whose_lease_was_taken_over_cannot_overwrite_the_newer_state(
         after = ws.memory_md.read_text(encoding="utf-8") if ws.memory_md.exists() else None
         assert after == before  # the stale dream wrote nothing
         assert ws.store.dream_entries(1)[0]["outcome"] == "failed"
-        assert "Juniper milestone 0" in ws.scratch_path.read_text(encoding="utf-8")
+        assert "Juniper milestone 0" in ws.scratch.text()  # back among the pending notes
 
 
 def test_dream_export_writes_the_newest_committed_state(runner, tmp_path, now):

@@ -33,7 +33,7 @@ from typing import Any
 from dreamer.dream.seed import FIRST_DREAM_MARKER
 from dreamer.errors import UsageError
 from dreamer.memory import scratch
-from dreamer.memory.state import TITLE, read_memory, sections
+from dreamer.memory.state import TITLE, sections
 from dreamer.memory.workspace import Workspace
 from dreamer.support.prompts import render
 from dreamer.support.times import iso
@@ -107,7 +107,7 @@ def bootstrap(
     """The bootstrap block with its sizing (for ``dream bootstrap --json``)."""
     budget = budget_for(context_window)
     state_text = _read_state(ws)
-    notes = scratch.parse(ws.scratch_path).notes
+    notes = ws.scratch.notes()
     rendered_notes = [scratch.render_note(n.text, n.at, n.importance).rstrip("\n") for n in notes]
     state_full = state_text.strip("\n") if state_text.strip() else NO_STATE
     notes_full = "\n".join(rendered_notes) if notes else NO_NOTES
@@ -259,4 +259,4 @@ def _blocks(text: str) -> list[_Block]:
 
 
 def _read_state(ws: Workspace) -> str:
-    return read_memory(ws.memory_md)
+    return ws.read_memory()

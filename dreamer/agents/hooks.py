@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.agents.ingest import ingest
-from dreamer.memory import location, scratch
+from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
 
@@ -162,7 +162,7 @@ def _handle(
 
 def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> str:
     if payload.get("source") == "compact":
-        notes = scratch.parse(ws.scratch_path).notes
+        notes = ws.scratch.notes()
         lines = ["Notes written since the last dream (not yet in working memory):"]
         lines += [f"- [{iso(n.at)}] {n.text}" for n in notes] or ["- (none)"]
         lines.append("Older memories: use memory_search; the working memory is MEMORY.md.")

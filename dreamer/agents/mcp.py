@@ -49,6 +49,7 @@ from dreamer.agents import tools
 from dreamer.agents.bootstrap import bootstrap_block, parse_window
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer.store.base import Leasing
 from dreamer.support.resources import schema
 from dreamer.support.version import __version__
 
@@ -152,14 +153,39 @@ def _modified(path: Path) -> str | None:
     return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
 
 
+def _state_row(ws: Workspace) -> tuple[str, int, str] | None:
+    """A shared store's committed state row (the truth there), if any."""
+    store = ws.store
+    return store.read_state() if isinstance(store, Leasing) else None
+
+
+def _memory_modified(ws: Workspace) -> str | None:
+    row = _state_row(ws)
+    return row[2] if row is not None else _modified(ws.memory_md)
+
+
+def _stamps(ws: Workspace) -> dict[str, object]:
+    """What changes when MEMORY.md or the scratch does (a file, or a shared store's rows)."""
+    try:
+        row = _state_row(ws)
+        return {
+            MEMORY_URI: (row[1], row[2], hash(row[0])) if row else _stamp(ws.memory_md),
+            SCRATCH_URI: ws.scratch.stamp(),
+        }
+    except DreamError:  # the store is unreachable for now: look again at the next beat
+        return {}
+
+
 async def watch(ws: Workspace, changes: Changes, every: float = WATCH_SECONDS) -> None:
-    """Notify the clients whenever MEMORY.md or scratch.md changes on disk, until cancelled."""
-    files = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
-    last = {uri: _stamp(path) for uri, path in files.items()}
+    """Notify the clients whenever MEMORY.md or the scratch changes (in any process, on any
+    machine sharing the store), until cancelled."""
+    last = _stamps(ws)
     while True:
         await anyio.sleep(every)
-        now = {uri: _stamp(path) for uri, path in files.items()}
-        moved = [uri for uri in files if now[uri] != last[uri]]
+        now = _stamps(ws)
+        if not now:
+            continue
+        moved = [uri for uri in (MEMORY_URI, SCRATCH_URI) if last and now[uri] != last[uri]]
         last = now
         if moved:
             await changes.changed(moved)
@@ -212,14 +238,14 @@ def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
                     mime_type="text/markdown",
                     description="Working memory: who the user is, what is happening now, and "
                     "pointers to deeper memories. Rewritten by each dream.",
-                    annotations=types.Annotations(last_modified=_modified(ws.memory_md)),
+                    annotations=types.Annotations(last_modified=_memory_modified(ws)),
                 ),
                 types.Resource(
                     name="scratch.md",
                     uri=SCRATCH_URI,
                     mime_type="text/markdown",
                     description="Notes written since the last dream, oldest first.",
-                    annotations=types.Annotations(last_modified=_modified(ws.scratch_path)),
+                    annotations=types.Annotations(last_modified=ws.scratch.modified()),
                 ),
             ]
         )
@@ -228,19 +254,17 @@ def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
         ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         changes.seen(ctx)
-        paths = {MEMORY_URI: ws.memory_md, SCRATCH_URI: ws.scratch_path}
         uri = str(params.uri)
         if uri.startswith("dreamer://crystal/"):
             return _crystal(ws, uri)
-        if uri not in paths:
+        if uri not in (MEMORY_URI, SCRATCH_URI):
             raise MCPError(
                 RESOURCE_NOT_FOUND, f"no resource {uri!r}; read {MEMORY_URI} or {SCRATCH_URI}"
             )
-        path = paths[uri]
         try:
-            text = path.read_text(encoding="utf-8") if path.exists() else ""
-        except OSError as e:
-            raise MCPError(INTERNAL_ERROR, f"cannot read {path} ({e.strerror})") from e
+            text = ws.read_memory(errors="replace") if uri == MEMORY_URI else ws.scratch.text()
+        except DreamError as e:
+            raise MCPError(INTERNAL_ERROR, str(e)) from e
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
         )

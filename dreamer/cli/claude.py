@@ -209,12 +209,10 @@ def status(as_json: bool, workspace: str | None) -> None:
             for key, value in ws.store.meta_items("ingest.claude-code:"):
                 captures[key.split(":", 1)[1]] = json.loads(value).get("last_at")
             dreams = ws.store.dream_entries(1)
-            from dreamer.memory import scratch
-
             report["workspace"].update(
                 last_capture=captures,
                 last_dream=dreams[0] if dreams else None,
-                pending_notes=len(scratch.parse(ws.scratch_path).notes),
+                pending_notes=len(ws.scratch.notes()),
             )
     if as_json:
         emit_json(report)

@@ -7,9 +7,10 @@ crash between any two steps)::
          → guards → write → journal → consolidate → discard
 
 Crash safety: until ``write`` the old MEMORY.md is untouched and the consumed notes sit in the
-rotated scratch (``memory/scratch.dreaming.md``), which the next dream puts back in front of
-the scratch (``recover``). ``write`` is one atomic rename. After it, a crash at worst leaves the
-rotated file for the next dream to restore: the notes are dreamed over again, never lost.
+rotated scratch (``memory/scratch.dreaming.md``, or rows marked with the dream's lease token on
+PostgreSQL), which the next dream puts back in front of the scratch (``recover``). ``write``
+is one atomic rename. After it, a crash at worst leaves the rotated notes for the next dream to
+restore: the notes are dreamed over again, never lost.
 A rejected or failed dream journals why, restores the notes and raises.
 
 Readiness counts the crystals not consolidated yet (every note is a crystal as soon as it is
@@ -127,10 +128,9 @@ def pending(ws: Workspace) -> int:
     """How many new notes/crystals wait for a dream."""
     store = ws.store
     count = store.count_new()
-    for path in (ws.scratch_path, scratch.rotated_path(ws.scratch_path)):
-        for note in scratch.parse(path).notes:
-            if store.find_by_hash(content_hash(note.text)) is None:
-                count += 1
+    for note in ws.scratch.waiting():
+        if store.find_by_hash(content_hash(note.text)) is None:
+            count += 1
     return int(count)
 
 
@@ -198,7 +198,7 @@ class _Dream:
         ws = self.ws
         self.step("recover")
         if not dry_run:
-            self.result.recovered = scratch.restore(ws.scratch_path)
+            self.result.recovered = ws.scratch.restore()
         self.step("migrate")
         if not dry_run:
             ensure_migrated(ws, self.now)
@@ -212,10 +212,10 @@ class _Dream:
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
         self.step("rotate")
-        self.old_text = wm.read_memory(ws.memory_md)
-        rotated = scratch.rotate(ws.scratch_path)
+        self.old_text = ws.read_memory()
+        rotated = ws.scratch.rotate()
         try:
-            return self._dream(rotated.notes)
+            return self._dream(rotated)
         except BaseException as e:
             self._fail(e)
             raise
@@ -262,9 +262,7 @@ class _Dream:
                 asked.append((store.get(crystal_id), request))
         self.silenced = [request for _, request in asked]
         if asked:
-            self.resolutions = forget_requests.resolve(
-                store, self.ws.memory_md, self.ws.scratch_path, asked, self.now
-            )
+            self.resolutions = forget_requests.resolve(self.ws, asked, self.now)
         # A forgotten note's hash is gone from the store; a request is never stated.
         return [
             note
@@ -275,7 +273,7 @@ class _Dream:
 
     def _overflow(self, *, write: bool) -> wm.WorkingMemory:
         """The old state within its budgets; lines past them become crystals and a pointer."""
-        self.old_text = wm.read_memory(self.ws.memory_md)
+        self.old_text = self.ws.read_memory()
         old = wm.parse(self.old_text)
         trimmed, cut = overflow.trim(old)
         if not cut:
@@ -427,7 +425,7 @@ class _Dream:
         return draft
 
     def _dry_run(self, why: str) -> DreamResult:
-        notes = scratch.parse(self.ws.scratch_path).notes
+        notes = self.ws.scratch.notes()
         self.silenced = [r for note in notes if (r := forget_requests.parse(note.text))]
         notes = [note for note in notes if forget_requests.parse(note.text) is None]
         old = self._overflow(write=False)
@@ -493,11 +491,11 @@ class _Dream:
                 return False
             return store.get(crystal_id).lifecycle == "generated"
 
-        scratch.settle(ws.scratch_path, waiting)
+        ws.scratch.settle(waiting)
 
     def _fail(self, error: BaseException) -> None:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""
-        restored = scratch.restore(self.ws.scratch_path)
+        restored = self.ws.scratch.restore()
         outcome = "rejected" if isinstance(error, DreamRejected) else "failed"
         spent = error.usage if isinstance(error, SynthesisError) else None
         if isinstance(spent, Usage):  # an unusable answer was still paid for

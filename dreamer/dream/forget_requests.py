@@ -21,13 +21,15 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
 from dreamer.retrieval.embed import stem
-from dreamer.store import Crystal, Store
+from dreamer.store import Crystal
+
+if TYPE_CHECKING:
+    from dreamer.memory.workspace import Workspace
 
 MAX_TARGETS = 3  # more matches than this: ambiguous, ask the user
 RECENT = 500  # newest crystals a request is also compared with, word forms and all
@@ -120,13 +122,10 @@ def matches(request: ForgetRequest, text: str) -> bool:
 
 
 def resolve(
-    store: Store,
-    memory_md: Path,
-    scratch_path: Path,
-    requests: list[tuple[Crystal, ForgetRequest]],
-    now: datetime,
+    ws: Workspace, requests: list[tuple[Crystal, ForgetRequest]], now: datetime
 ) -> list[Resolution]:
     """Forget what each unambiguous request names; report every request."""
+    store = ws.store
     out = []
     for asker, request in requests:
         found = store.fts_match(list(request.words), [], 200)
@@ -146,9 +145,7 @@ def resolve(
         resolution = Resolution(asker.id, request.target)
         if 1 <= len(candidates) <= MAX_TARGETS:
             forgetting.forget(
-                store,
-                memory_md,
-                scratch_path,
+                ws,
                 [c.id for c in candidates],
                 reason=f"forget request in note #{asker.id}",
                 now=now,

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.errors import UsageError
-from dreamer.memory.state import read_memory
 from dreamer.store.base import Leasing
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
@@ -61,7 +60,7 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
                 f"dream {dream_id} ({entry['outcome']}) has no record of {which}; "
                 "pick a committed dream from 'dream log'"
             )
-        current = read_memory(ws.memory_md, errors="replace")  # restore mends a damaged file
+        current = ws.read_memory(errors="replace")  # restore mends a damaged file
         ws.write_memory(text, now)
         side = "before" if before else "after"
         return ws.store.record_dream(

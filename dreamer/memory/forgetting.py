@@ -24,15 +24,14 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dreamer.memory import scratch
-from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import stem
-from dreamer.store import Store, content_hash
-from dreamer.support.files import atomic_write
+from dreamer.store import content_hash
 from dreamer.support.times import iso
+
+if TYPE_CHECKING:
+    from dreamer.memory.workspace import Workspace
 
 MIN_SHARED_WORDS = 3
 SHARED_SHARE = 0.6
@@ -122,16 +121,9 @@ def _scrub_piece(value: str, texts: Sequence[str]) -> str:
     return scrub(value, texts)
 
 
-def forget(
-    store: Store,
-    memory_md: Path,
-    scratch_path: Path,
-    ids: Sequence[int],
-    *,
-    reason: str,
-    now: datetime,
-) -> ForgetReport:
+def forget(ws: Workspace, ids: Sequence[int], *, reason: str, now: datetime) -> ForgetReport:
     """Forget these crystals everywhere (the caller holds the workspace lock)."""
+    store = ws.store
     crystals = [store.get(int(crystal_id)) for crystal_id in dict.fromkeys(ids)]  # all or none
     report = ForgetReport()
     texts = [crystal.text for crystal in crystals]
@@ -147,12 +139,12 @@ def forget(
             return None
         return text
 
-    scratch.rewrite(scratch_path, drop_note)
-    old = read_memory(memory_md, errors="replace")
+    ws.scratch.rewrite(drop_note)
+    old = ws.read_memory(errors="replace")
     new = scrub(old, texts)
     if new != old:
         report.memory_lines = old.count("\n") - new.count("\n")
-        atomic_write(memory_md, new)
+        ws.write_memory(new, now)  # on a shared store, the state row as well
         ids_text = ", ".join(f"#{crystal.id}" for crystal in crystals)
         report.dream_id = store.record_dream(
             {

@@ -13,13 +13,10 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from dreamer.memory import scratch
 from dreamer.memory.forgetting import map_stored
-from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import to_blob
 from dreamer.retrieval.vectors import clear_cache
-from dreamer.support.files import atomic_write
 from dreamer.support.secrets import redact
 
 
@@ -68,22 +65,15 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
                     detail={"secrets": len(found.found), "kinds": kinds},
                     at=now,
                 )
-        if dry_run:
-            for path in (ws.scratch_path, scratch.rotated_path(ws.scratch_path)):
-                for line in read_memory(path, errors="replace").split("\n"):
-                    if line != text_of(line):
-                        report.scratch_lines += 1
-        else:
-            report.scratch_lines = scratch.rewrite(ws.scratch_path, text_of, text_of)
-        old = read_memory(ws.memory_md, errors="replace")
+        report.scratch_lines = ws.scratch.rewrite(text_of, text_of, dry_run=dry_run)
+        old = ws.read_memory(errors="replace")
         new = text_of(old)  # whole: a private key spans lines
         report.memory_lines = len(set(old.split("\n")) - set(new.split("\n")))
         if new != old and not dry_run:
-            atomic_write(ws.memory_md, new)
+            ws.write_memory(new, now)  # on a shared store, the state row as well
         if dry_run:
             return report
         report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
-        ws.sync_state(now)
         store.purge()
         clear_cache()
     return report

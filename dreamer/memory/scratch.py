@@ -33,8 +33,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol
 
 from dreamer.errors import ScratchError
 from dreamer.support import failures
@@ -59,7 +60,7 @@ class Note:
     at: datetime
     importance: float
     text: str
-    line: int = 0  # 1-based line of the entry in the file it was parsed from
+    line: int = 0  # 1-based line of the entry in the file it was parsed from (a row: its seq)
 
 
 @dataclass(frozen=True)
@@ -263,13 +264,17 @@ def restore(path: Path) -> int:
 
 
 def rewrite(
-    path: Path, note: Callable[[str], str | None], stray: Callable[[str], str] = str
+    path: Path,
+    note: Callable[[str], str | None],
+    stray: Callable[[str], str] = str,
+    *,
+    dry_run: bool = False,
 ) -> int:
     """Rewrite the scratch and its rotated copy in place (redaction, forgetting); count changes.
 
     ``note`` maps a note's text to its new text, or None to drop the note; ``stray`` maps
     every other line. Times, importances and the order of lines are kept; each file is
-    replaced atomically, under the scratch lock.
+    replaced atomically, under the scratch lock. ``dry_run`` counts and writes nothing.
     """
     changed = 0
     with locked(path):
@@ -278,9 +283,9 @@ def rewrite(
             if not content:
                 continue
             out, count = _rewritten(content, note, stray)
-            if count:
+            if count and not dry_run:
                 atomic_write(target, _encode(out))
-                changed += count
+            changed += count
     return changed
 
 
@@ -349,3 +354,119 @@ def settle(path: Path, keep: Callable[[Note], bool]) -> int:
         body = "".join(render_note(note.text, note.at, note.importance) for note in back)
         atomic_write(aside, _encode(HEADER + "\n" + body))
     return restore(path)
+
+
+class ScratchLog(Protocol):
+    """A workspace's scratch write-ahead log, wherever it is kept: ``memory/scratch.md``
+    (``FileScratch``) or rows of a shared store (``dreamer.memory.scratch_rows.RowScratch``).
+
+    *Pending* notes wait for the next dream; *rotated* ones are being consumed by a dream.
+    Every method that changes the log is atomic and loses no note on a crash.
+    """
+
+    def init(self) -> None:
+        """Create the log if it does not exist yet."""
+        ...
+
+    def append(self, text: str, at: datetime, importance: float) -> None:
+        """Append one note durably before returning."""
+        ...
+
+    def notes(self) -> list[Note]:
+        """The pending notes, oldest first."""
+        ...
+
+    def waiting(self) -> list[Note]:
+        """Every note no dream has consumed yet: the pending and the rotated ones."""
+        ...
+
+    def text(self) -> str:
+        """The pending notes as ``memory/scratch.md`` shows them (bytes that are not UTF-8
+        shown as U+FFFD)."""
+        ...
+
+    def stamp(self) -> object:
+        """A value that changes whenever the pending notes do (for watchers)."""
+        ...
+
+    def modified(self) -> str | None:
+        """When the log last changed (ISO-8601), if known."""
+        ...
+
+    def rotate(self) -> list[Note]:
+        """Hand the pending notes to a dream; notes appended from now on wait for the next."""
+        ...
+
+    def restore(self) -> int:
+        """Put the notes of a failed or interrupted dream back in front; how many."""
+        ...
+
+    def settle(self, keep: Callable[[Note], bool]) -> int:
+        """After a committed dream: put back the rotated notes ``keep`` picks, drop the rest."""
+        ...
+
+    def rewrite(
+        self,
+        note: Callable[[str], str | None],
+        stray: Callable[[str], str] = str,
+        *,
+        dry_run: bool = False,
+    ) -> int:
+        """Map every note's text (None drops it) and every other line; count the changes."""
+        ...
+
+
+class FileScratch:
+    """The scratch as the file ``memory/scratch.md`` (see the module's docstring)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def init(self) -> None:
+        with locked(self.path):  # two inits at once must not both write it
+            if not self.path.exists():
+                atomic_write(self.path, HEADER + "\n")
+
+    def append(self, text: str, at: datetime, importance: float) -> None:
+        append(self.path, text, at, importance)
+
+    def notes(self) -> list[Note]:
+        return parse(self.path).notes
+
+    def waiting(self) -> list[Note]:
+        return parse(self.path).notes + parse(rotated_path(self.path)).notes
+
+    def text(self) -> str:
+        return _encode(_read(self.path)).decode("utf-8", errors="replace")
+
+    def stamp(self) -> object:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def modified(self) -> str | None:
+        try:
+            mtime = self.path.stat().st_mtime
+        except OSError:
+            return None
+        return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
+
+    def rotate(self) -> list[Note]:
+        return rotate(self.path).notes
+
+    def restore(self) -> int:
+        return restore(self.path)
+
+    def settle(self, keep: Callable[[Note], bool]) -> int:
+        return settle(self.path, keep)
+
+    def rewrite(
+        self,
+        note: Callable[[str], str | None],
+        stray: Callable[[str], str] = str,
+        *,
+        dry_run: bool = False,
+    ) -> int:
+        return rewrite(self.path, note, stray, dry_run=dry_run)

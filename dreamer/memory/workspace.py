@@ -34,7 +34,7 @@ from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, open_store
-from dreamer.store.base import Leasing
+from dreamer.store.base import Leasing, ScratchRows
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
@@ -42,6 +42,7 @@ from dreamer.support.times import as_utc, parse_iso, utc_now
 
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
     from dreamer.memory.forgetting import ForgetReport
+    from dreamer.memory.scratch import ScratchLog
     from dreamer.retrieval.search import Hit
 
 DEFAULT_IMPORTANCE = 0.7
@@ -105,13 +106,9 @@ class Workspace:
         return cls(root, settings, embedder)
 
     def init(self) -> None:
-        """Create the scratch file and the database if they do not exist yet."""
+        """Create the scratch and the database if they do not exist yet."""
         _ = self.store
-        from dreamer.memory import scratch  # a search never needs the scratch's code
-
-        with scratch.locked(self.scratch_path):  # two inits at once must not both write it
-            if not self.scratch_path.exists():
-                atomic_write(self.scratch_path, scratch.HEADER + "\n")
+        self.scratch.init()
 
     # --- paths ----------------------------------------------------------------------------
 
@@ -134,6 +131,29 @@ class Workspace:
     def scratch_path(self) -> Path:
         """The write-ahead log, ``memory/scratch.md``."""
         return self.memory_dir / "scratch.md"
+
+    @property
+    def scratch(self) -> ScratchLog:
+        """The write-ahead log: ``memory/scratch.md``, or rows of a shared (PostgreSQL) store,
+        which a fleet's machines all see without sharing this folder."""
+        # Imported here: a search never needs the scratch's code (nor its lock's).
+        from dreamer.memory.scratch import FileScratch
+        from dreamer.memory.scratch_rows import RowScratch
+
+        store = self.store
+        if isinstance(store, ScratchRows):
+            return RowScratch(store, lambda: self._fence, self.scratch_path)
+        return FileScratch(self.scratch_path)
+
+    def read_memory(self, *, errors: str = "strict") -> str:
+        """MEMORY.md's committed state: a shared store's state row (the file on this machine
+        may be older: another machine dreamt), else the file ("" when there is none)."""
+        store = self.store
+        if isinstance(store, Leasing):
+            row = store.read_state()
+            if row is not None:
+                return row[0]
+        return read_memory(self.memory_md, errors=errors)
 
     @property
     def dream_md(self) -> Path:
@@ -266,9 +286,7 @@ class Workspace:
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
-        from dreamer.memory import scratch
-
-        scratch.append(self.scratch_path, text, moment, importance)
+        self.scratch.append(text, moment, importance)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
             for hormone, delta, reason in hormones.stimuli_from_text(
@@ -330,26 +348,7 @@ class Workspace:
         with self.lock():  # never under a running dream's feet
             from dreamer.memory import forgetting
 
-            report = forgetting.forget(
-                self.store,
-                self.memory_md,
-                self.scratch_path,
-                [_crystal_id(i) for i in ids],
-                reason=reason,
-                now=moment,
-            )
-            self.sync_state(moment)
-            return report
-
-    def sync_state(self, now: datetime) -> None:
-        """After MEMORY.md was rewritten in place (a forget, a redaction), make a shared store's
-        state row say the same, so ``dream export`` cannot bring back what was removed.
-
-        Call it holding ``lock()``; nothing to do on SQLite or before the first dream.
-        """
-        store = self.store
-        if isinstance(store, Leasing) and store.read_state() is not None:
-            self.write_memory(read_memory(self.memory_md, errors="replace"), now)
+            return forgetting.forget(self, [_crystal_id(i) for i in ids], reason=reason, now=moment)
 
     def search(
         self,

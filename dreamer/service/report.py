@@ -31,9 +31,8 @@ from dreamer.dream import cycle as dream_cycle
 from dreamer.dream import journal
 from dreamer.errors import UsageError
 from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones, scratch
+from dreamer.memory import hormones
 from dreamer.memory import state as working_memory
-from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.service import report_page, schedule
 from dreamer.service.report_data import (
@@ -80,7 +79,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
     series, stimuli, strongest = hormone_history(ws, period)
     dreams = [row for row in store.dream_rows(iso(period.since), iso(now)) if _is_dream(row)]
     last = [row for row in store.dream_entries(5) if _is_dream(row)]
-    memory_text = read_memory(ws.memory_md, errors="replace")
+    memory_text = ws.read_memory(errors="replace")
     lifecycle_days = 1 if period.seconds <= WEEKLY_AFTER_DAYS * 86400 else 7
     by_stage = store.count_by_lifecycle()
     return ReportData(
@@ -88,7 +87,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         now=now,
         period=period,
         crystals={stage: by_stage.get(stage, 0) for stage in LIFECYCLES if stage != "forgotten"},
-        scratch_notes=len(scratch.parse(ws.scratch_path).notes),
+        scratch_notes=len(ws.scratch.notes()),
         pending=dream_cycle.pending(ws),
         min_chunks=ws.settings.min_chunks_for_dream,
         last_dream=last[0] if last else None,

@@ -35,7 +35,7 @@ from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError, DreamRejected, LockHeld, UsageError
 from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones, scratch
+from dreamer.memory import hormones
 from dreamer.memory.workspace import Workspace
 from dreamer.service import consolidation as consolidate
 from dreamer.support import failures
@@ -175,7 +175,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
     levels = hormones.levels(ws, now)
     # A forget's journal row (outcome "forgotten") is no dream; the newest few hold one.
     last = [row for row in ws.store.dream_entries(5) if row["outcome"] != "forgotten"]
-    in_scratch = len(scratch.parse(ws.scratch_path).notes)
+    in_scratch = len(ws.scratch.notes())
     return {
         "workspace": str(ws.root),
         "now": iso(now),

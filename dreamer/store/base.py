@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -489,4 +489,41 @@ class Leasing(Protocol):
 
     def read_state(self) -> tuple[str, int, str] | None:
         """(text, token, written_at) of the newest state written."""
+        ...
+
+
+ScratchRow = tuple[int, str, float, str, int | None]  # (seq, at, importance, text, rotated_by)
+
+
+@runtime_checkable
+class ScratchRows(Protocol):
+    """A store that keeps the scratch write-ahead log as rows (PostgreSQL), so the machines of
+    a fleet need no shared folder. A SQLite workspace keeps ``memory/scratch.md``."""
+
+    def scratch_append(self, text: str, at: datetime, importance: float) -> int:
+        """Store one pending note, durably, before returning; its sequence number."""
+        ...
+
+    def scratch_rows(self, *, pending: bool = True, rotated: bool = True) -> list[ScratchRow]:
+        """Pending and/or rotated notes, in order of arrival."""
+        ...
+
+    def scratch_rotate(self, token: int) -> list[ScratchRow]:
+        """Mark every pending note as taken by the dream holding ``token``; those notes."""
+        ...
+
+    def scratch_restore(self, up_to_token: int | None) -> int:
+        """Put back notes rotated with a token up to this one (all when None); how many."""
+        ...
+
+    def scratch_settle(self, token: int, keep: Iterable[int]) -> int:
+        """Put back the kept (by seq) notes ``token`` took and delete the rest; how many back."""
+        ...
+
+    def scratch_rewrite(self, changes: Mapping[int, str | None]) -> None:
+        """New texts for these notes (by seq); None deletes one. All or nothing."""
+        ...
+
+    def scratch_stamp(self) -> tuple[int, int, int]:
+        """A value that changes whenever the pending notes do."""
         ...

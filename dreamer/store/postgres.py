@@ -17,10 +17,11 @@ from dreamer.store.postgres_base import connect
 from dreamer.store.postgres_crystals import CrystalTables
 from dreamer.store.postgres_leases import LeaseTables
 from dreamer.store.postgres_records import RecordTables
+from dreamer.store.postgres_scratch import ScratchTables
 from dreamer.store.postgres_search import SearchTables
 
 
-class PostgresStore(CrystalTables, SearchTables, RecordTables, LeaseTables):
+class PostgresStore(CrystalTables, SearchTables, RecordTables, LeaseTables, ScratchTables):
     """One workspace's rows in a PostgreSQL database: the ``Store`` interface on Postgres."""
 
     def __init__(self, url: str, key: str, path: Path):

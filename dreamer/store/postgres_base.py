@@ -195,7 +195,15 @@ class Connected:
         backups keep old row versions for as long as they are kept: the documentation says so.
         """
         with self._lock:
-            for table in ("crystals", "tombstones", "dreams", "searches", "gaps", "hormones"):
+            for table in (
+                "crystals",
+                "tombstones",
+                "dreams",
+                "searches",
+                "gaps",
+                "hormones",
+                "scratch",
+            ):
                 self.conn.execute(f"VACUUM {table}")
 
 

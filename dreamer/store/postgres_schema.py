@@ -215,4 +215,22 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             " FROM crystals c, unnest(c.tsv) u GROUP BY c.workspace, u.lexeme",
         ),
     ),
+    (
+        # The scratch write-ahead log as rows, so a fleet's machines need no shared folder:
+        # pending while rotated_by is NULL, else taken by the dream holding that lease token.
+        "m004_scratch",
+        (
+            """
+            CREATE TABLE scratch (
+                workspace INTEGER NOT NULL REFERENCES workspaces(id),
+                seq BIGINT GENERATED ALWAYS AS IDENTITY,
+                at TEXT NOT NULL,
+                importance DOUBLE PRECISION NOT NULL,
+                text TEXT NOT NULL,
+                rotated_by BIGINT,
+                PRIMARY KEY (workspace, seq)
+            )
+            """,
+        ),
+    ),
 ]
