@@ -18,6 +18,8 @@ from dreamer import Workspace
 from dreamer.agents import tools
 from dreamer.agents.bootstrap import bootstrap_block
 
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
+
 STATE = "# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n"
 
 
@@ -29,14 +31,20 @@ def dream_command() -> str:
 
 
 def run_session(
-    tmp_path: Path, root: Path, scenario, *, era: str = "handshake", on_message=None
+    tmp_path: Path,
+    root: Path,
+    scenario,
+    *,
+    era: str = "handshake",
+    on_message=None,
+    env: dict[str, str] | None = None,
 ) -> None:
     """Start `dream mcp -w root`, run scenario(client) against it, then let it exit.
 
     era "handshake": ClientSession with the initialize handshake (protocol <= 2025-11-25);
     era "modern": the high-level Client, which negotiates 2026-07-28 over the same stdio.
     """
-    params = StdioServerParameters(command=dream_command(), args=["mcp", "-w", str(root)])
+    params = StdioServerParameters(command=dream_command(), args=["mcp", "-w", str(root)], env=env)
 
     async def main() -> None:
         with (tmp_path / "server-stderr.log").open("w") as errlog:
@@ -248,3 +256,53 @@ def test_a_dream_elsewhere_is_announced_to_the_client(tmp_path, era):
         tmp_path, root, handshake if era == "handshake" else modern, era=era, on_message=collect
     )
     assert "updated dreamer://MEMORY.md" in heard and "list_changed" in heard
+
+
+@pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+def test_on_postgres_the_server_serves_and_watches_the_store_not_the_folder(tmp_path, request):
+    """A fleet: the dream ran on another machine, so this folder's MEMORY.md never changed and
+    there is no scratch file; the state row and the scratch rows are what the client sees."""
+    url = request.getfixturevalue("pg_database")
+    environ = {"DREAM_STORE_URL": url}
+    root = tmp_path / "ws"
+    Workspace.open(root, environ=environ).close()
+    heard: list[str] = []
+
+    def dream_on_another_machine() -> None:
+        from dreamer.dream import cycle
+        from dreamer.support.times import utc_now
+
+        with Workspace.open(root, create=False, environ=environ) as ws:
+            before = ws.memory_md.read_bytes() if ws.memory_md.exists() else None
+            assert cycle.run(ws, now=utc_now(), force=True).outcome == "committed"
+            if before is None:  # that machine's file, not this one's
+                ws.memory_md.unlink()
+            else:
+                ws.memory_md.write_bytes(before)
+
+    async def scenario(session: ClientSession) -> None:
+        await session.subscribe_resource("dreamer://MEMORY.md")
+        await session.subscribe_resource("dreamer://scratch.md")
+        noted = await session.call_tool(
+            "working_memory_note", {"note": "Ada moved the grant report deadline to April 2"}
+        )
+        assert not noted.is_error
+        scratch_md = await session.read_resource("dreamer://scratch.md")
+        assert "grant report deadline" in scratch_md.contents[0].text
+        assert not (root / "memory" / "scratch.md").exists()
+        while "updated dreamer://scratch.md" not in heard:
+            await anyio.sleep(0.1)
+        await anyio.to_thread.run_sync(dream_on_another_machine)
+        while "updated dreamer://MEMORY.md" not in heard:
+            await anyio.sleep(0.1)
+        memory_md = await session.read_resource("dreamer://MEMORY.md")
+        assert "April 2" in memory_md.contents[0].text
+        assert not (root / "MEMORY.md").exists()  # served from the state row
+        listed = await session.list_resources()
+        assert listed.resources[0].annotations.last_modified  # the state row's time
+
+    async def collect(message) -> None:
+        if getattr(message, "method", "") == "notifications/resources/updated":
+            heard.append(f"updated {message.params.uri}")
+
+    run_session(tmp_path, root, scenario, on_message=collect, env=environ)

@@ -12,10 +12,14 @@ the lease every third of its length, so a long dream keeps its job; a worker tha
 a lost machine) stops renewing and, once its lease expires, another worker takes the job and
 runs that same due time. A due time therefore counts one finished run, whatever the workers do.
 
-Workspaces are folders (MEMORY.md, the scratch and their settings live there); their stores may
-be SQLite files or rows in PostgreSQL (``memory.store.url``). A workspace is named in the jobs
-table by its absolute path, so every machine running workers must see it at the same path.
-Time is a parameter (``clock``); only the CLI uses the real one.
+A workspace is named in the jobs table by its absolute path. Its store may be a SQLite file in
+its folder, which then must be the same folder for every machine running its jobs, or rows in
+PostgreSQL (``memory.store.url``): crystals, the scratch, MEMORY.md's committed state, the
+journal and the lease all live there, so a worker whose machine has no folder at that path
+makes an empty one (for the lock file and the MEMORY.md it writes) and runs the job. Settings
+come from the folder's ``dreamer.toml`` if there is one, else from the worker's environment
+(run workers with ``DREAM_STORE_URL`` set). Time is a parameter (``clock``); only the CLI uses
+the real one.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dreamer.config import load_settings
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError, StoreUnavailable
 from dreamer.memory.workspace import Workspace
@@ -41,6 +46,7 @@ from dreamer.service.schedule import (
     next_due,
     run_job,
 )
+from dreamer.store import is_postgres
 from dreamer.support.times import as_utc, utc_now
 
 if TYPE_CHECKING:
@@ -72,6 +78,16 @@ def add_workspaces(
                 new = queue.register(str(ws.root), job, every, due)
                 added.append({"workspace": str(ws.root), "job": job, "new": new, "due": due})
     return added
+
+
+def _store_is_shared(root: str | Path, environ: dict[str, str] | None) -> bool:
+    """Whether this workspace's store is PostgreSQL as seen from here, so its folder may be
+    missing on this machine (the worker then makes an empty one)."""
+    folder = Path(root)
+    if (folder / "memory").is_dir():
+        return False  # it is here: nothing to make
+    settings = load_settings(folder / "dreamer.toml", environ=environ)
+    return is_postgres(settings.store_url)
 
 
 @dataclass
@@ -127,7 +143,8 @@ def run_claim(
     every: float | None = None
     with _Heartbeat(queue, claim, clock, lease):
         try:
-            with Workspace.open(claim.workspace, create=False, environ=environ) as ws:
+            shared = _store_is_shared(claim.workspace, environ)
+            with Workspace.open(claim.workspace, create=shared, environ=environ) as ws:
                 ensure_migrated(ws, started)
                 every = interval(ws, claim.kind).total_seconds()
                 record = run_job(ws, claim.kind, started, clock=clock, synthesizer=synthesizer)
