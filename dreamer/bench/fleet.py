@@ -10,15 +10,16 @@ the workspaces, each acknowledged note written down) run for ``seconds``; at ``k
 first worker is SIGKILLed while it holds a job. Figures:
 
 - ``notes_per_second``: acknowledged notes over the run; ``notes_missing``: acknowledged notes
-  not in their workspace's store afterwards (must be 0);
+  not in their workspace's store afterwards (must be 0); ``notes_unaccounted``: acknowledged
+  notes no dream consumed that are not in the scratch rows either (must be 0);
 - ``dreams_per_hour``: committed dreams, per hour of run;
 - ``lateness_p50``/``p99``: seconds from a job's due time to a worker starting it;
 - ``runs``, ``duplicate_runs`` (runs of one due time beyond the first, must be 0),
   ``backlog`` (jobs still overdue at the end by more than one lease);
 - ``recovery_seconds``: from the kill until the job the killed worker held was finished by
   another worker (about the lease length);
-- ``memory_whole``: workspaces whose MEMORY.md is exactly the newest committed state in the
-  journal (must be all that dreamt).
+- ``memory_whole``: workspaces whose MEMORY.md file and state row are both exactly the newest
+  committed state in the journal (must be all that dreamt).
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ def _report(
                 "by": first["owner"],
                 "outcome": first["outcome"],
             }
-    notes, missing, rate = 0, 0, 0.0
+    notes, missing, unaccounted, rate = 0, 0, 0, 0.0
     for path in acks:
         if not path.exists():
             continue
@@ -274,7 +275,13 @@ def _report(
             by_root.setdefault(where, []).append(text)
         for folder, texts in by_root.items():
             with Workspace.open(folder, create=False) as ws:
-                missing += sum(1 for t in texts if ws.store.find_by_hash(content_hash(t)) is None)
+                waiting = Counter(note.text for note in ws.scratch.waiting())
+                for text in texts:
+                    crystal_id = ws.store.find_by_hash(content_hash(text))
+                    if crystal_id is None:
+                        missing += 1
+                    elif ws.store.get(crystal_id).lifecycle == "generated" and not waiting[text]:
+                        unaccounted += 1  # no dream took it, yet the scratch lost it
     whole, dreamt = 0, 0
     for root in roots:
         with Workspace.open(root, create=False) as ws:
@@ -283,7 +290,8 @@ def _report(
                 continue
             dreamt += 1
             state = ws.store.get_dream(latest)["new_state"]
-            whole += ws.memory_md.exists() and ws.memory_md.read_text(encoding="utf-8") == state
+            on_disk = ws.memory_md.exists() and ws.memory_md.read_text(encoding="utf-8")
+            whole += on_disk == state and ws.read_memory() == state  # the file and the row
     committed = sum(1 for r in runs if r["kind"] == "dream" and r["outcome"] == "committed")
     return {
         "workspaces": len(roots),
@@ -298,6 +306,7 @@ def _report(
         "notes": notes,
         "notes_per_second": round(rate, 1),  # each writer over its own writing time
         "notes_missing": missing,
+        "notes_unaccounted": unaccounted,
         "runs": len(runs),
         "runs_by_outcome": dict(Counter(f"{r['kind']} {r['outcome']}" for r in runs)),
         "dreams_committed": committed,
