@@ -1,9 +1,12 @@
-"""One agent's memory on disk: its paths, its store, its lock, and the note/search/get path.
+"""One agent's memory: its folder, its store, its lock, and the note/search/get path.
 
 Layout::
 
     <root>/MEMORY.md  MEMORY.md.seed-backup  dreamer.toml
     <root>/memory/scratch.md  DREAM.md  niche.json  crystals.db  dream.lock
+
+With ``memory.store.url`` naming PostgreSQL, crystals.db and scratch.md are rows of the shared
+database instead, and so is MEMORY.md's committed state (the file is this machine's copy).
 """
 
 from __future__ import annotations
