@@ -301,3 +301,28 @@ def test_a_scratch_file_from_before_the_move_is_carried_over_once(pg_database, t
         moved.scratch_path.write_bytes(saved)
         assert moved.scratch.restore() == 0
         assert len(moved.scratch.notes()) == 2
+
+
+def test_moving_a_workspace_to_postgres_says_what_stays_behind(runner, pg_database, tmp_path, now):
+    from dreamer.cli import main
+
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:  # months on SQLite
+        ws.init()
+        ws.note("Ada prefers the staging deploys on Tuesdays", at=now)
+    moved = runner.invoke(main, ["status", "-w", str(root)], env={"DREAM_STORE_URL": pg_database})
+    assert moved.exit_code == 0, moved.output
+    assert "crystals.db holds this workspace's earlier SQLite memory" in moved.stderr
+    assert "Unset memory.store.url" in moved.stderr
+    # The pending note moved with the scratch: the next dream makes it a crystal, and once the
+    # store has crystals the notice stops.
+    dreamt = runner.invoke(
+        main, ["run", "-w", str(root), "--force"], env={"DREAM_STORE_URL": pg_database}
+    )
+    assert dreamt.exit_code == 0, dreamt.output
+    found = runner.invoke(
+        main, ["search", "-w", str(root), "staging deploys"], env={"DREAM_STORE_URL": pg_database}
+    )
+    assert "Tuesdays" in found.stdout
+    again = runner.invoke(main, ["status", "-w", str(root)], env={"DREAM_STORE_URL": pg_database})
+    assert "earlier SQLite memory" not in again.stderr

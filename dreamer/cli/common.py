@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from dreamer.errors import DreamError
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 
@@ -53,7 +54,27 @@ def open_workspace(
     ws = Workspace.open(root, create=create, overrides=overrides)
     if fresh and announce:
         click.echo(f"Created a new dreamer workspace at {root} ({_CHOSEN[how]}).", err=True)
+    if announce and ws.settings.store_url and ws.db_path.exists():
+        _left_behind(ws)
     return ws
+
+
+def _left_behind(ws: Workspace) -> None:
+    """Say so when a workspace moved to PostgreSQL left its SQLite memory behind: the new store
+    starts empty (dreamer copies pending notes over, not a store), so a search finding nothing
+    must not look like lost memory."""
+    try:
+        if ws.store.crystal_count() == 0:
+            click.echo(
+                f"Note: {ws.db_path} holds this workspace's earlier SQLite memory, and "
+                "memory.store.url points to PostgreSQL, where it has no crystals yet; dreamer "
+                "does not copy a store (pending notes do move). Unset memory.store.url "
+                "(DREAM_STORE_URL) to use the SQLite one.",
+                err=True,
+            )
+    except DreamError:
+        ws.close()
+        raise
 
 
 _CHOSEN = {
