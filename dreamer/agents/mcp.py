@@ -25,9 +25,6 @@ SQLite, and one connection must not be shared across threads mid-transaction.
 from __future__ import annotations
 
 import json
-import os
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -50,6 +47,7 @@ from dreamer.agents.bootstrap import bootstrap_block, parse_window
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.store.base import Leasing
+from dreamer.support.files import modified, stamp
 from dreamer.support.resources import schema
 from dreamer.support.version import __version__
 
@@ -136,23 +134,6 @@ class Changes:
                     await session.send_resource_updated(uri)
 
 
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    """What changes when a file is rewritten or appended to (None: no such file)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _modified(path: Path) -> str | None:
-    try:
-        mtime = path.stat().st_mtime
-    except OSError:
-        return None
-    return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
-
-
 def _state_row(ws: Workspace) -> tuple[str, int, str] | None:
     """A shared store's committed state row (the truth there), if any."""
     store = ws.store
@@ -161,7 +142,7 @@ def _state_row(ws: Workspace) -> tuple[str, int, str] | None:
 
 def _memory_modified(ws: Workspace) -> str | None:
     row = _state_row(ws)
-    return row[2] if row is not None else _modified(ws.memory_md)
+    return row[2] if row is not None else modified(ws.memory_md)
 
 
 def _stamps(ws: Workspace) -> dict[str, object]:
@@ -169,7 +150,7 @@ def _stamps(ws: Workspace) -> dict[str, object]:
     try:
         row = _state_row(ws)
         return {
-            MEMORY_URI: (row[1], row[2], hash(row[0])) if row else _stamp(ws.memory_md),
+            MEMORY_URI: (row[1], row[2], hash(row[0])) if row else stamp(ws.memory_md),
             SCRATCH_URI: ws.scratch.stamp(),
         }
     except DreamError:  # the store is unreachable for now: look again at the next beat

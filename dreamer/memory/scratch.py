@@ -33,12 +33,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 from dreamer.errors import ScratchError
-from dreamer.support import failures
+from dreamer.support import failures, files
 from dreamer.support.files import FILE_MODE, atomic_write, fsync_dir, write_all
 from dreamer.support.locks import hold
 from dreamer.support.times import iso, parse_iso
@@ -440,18 +440,10 @@ class FileScratch:
         return _encode(_read(self.path)).decode("utf-8", errors="replace")
 
     def stamp(self) -> object:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return (st.st_ino, st.st_size, st.st_mtime_ns)
+        return files.stamp(self.path)
 
     def modified(self) -> str | None:
-        try:
-            mtime = self.path.stat().st_mtime
-        except OSError:
-            return None
-        return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
+        return files.modified(self.path)
 
     def rotate(self) -> list[Note]:
         return rotate(self.path).notes

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 from dreamer.store.base import ScratchRow
 from dreamer.store.postgres_base import Connected
@@ -42,13 +43,14 @@ class ScratchTables(Connected):
             if pending and rotated
             else (" AND rotated_by IS NULL" if pending else " AND rotated_by IS NOT NULL")
         )
-        rows = self._all(
-            "SELECT seq, at, importance, text, rotated_by FROM scratch WHERE workspace = %s"
-            + where
-            + " ORDER BY seq",
-            [self.ws],
+        return _rows(
+            self._all(
+                "SELECT seq, at, importance, text, rotated_by FROM scratch WHERE workspace = %s"
+                + where
+                + " ORDER BY seq",
+                [self.ws],
+            )
         )
-        return [(int(s), a, float(i), t, None if r is None else int(r)) for s, a, i, t, r in rows]
 
     def scratch_rotate(self, token: int) -> list[ScratchRow]:
         """Mark every pending note as taken by the dream holding ``token``; those notes."""
@@ -57,8 +59,7 @@ class ScratchTables(Connected):
             " RETURNING seq, at, importance, text, rotated_by",
             [token, self.ws],
         )
-        out = [(int(s), a, float(i), t, int(r)) for s, a, i, t, r in rows]
-        return sorted(out)
+        return sorted(_rows(rows))  # RETURNING keeps no order
 
     def scratch_restore(self, up_to_token: int | None) -> int:
         """Put back the notes rotated by dreams with a token up to ``up_to_token`` (every
@@ -113,3 +114,7 @@ class ScratchTables(Connected):
             [self.ws],
         )[0]
         return int(row[0]), int(row[1]), int(row[2])
+
+
+def _rows(rows: list[Any]) -> list[ScratchRow]:
+    return [(int(s), a, float(i), t, None if r is None else int(r)) for s, a, i, t, r in rows]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 
 FILE_MODE = 0o600
@@ -43,3 +44,21 @@ def atomic_write(path: Path, content: str | bytes) -> None:
     os.close(fd)
     os.replace(temp, path)
     fsync_dir(path.parent)
+
+
+def stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is rewritten or appended to (None: no such file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def modified(path: Path) -> str | None:
+    """A file's modification time as ISO-8601 UTC to the second (None: no such file)."""
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None
+    return datetime.fromtimestamp(mtime, UTC).isoformat(timespec="seconds")
