@@ -311,6 +311,10 @@ class Store(Protocol):
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
         ...
 
+    def drop_searches(self, names: Callable[[str], bool]) -> int:
+        """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
+        ...
+
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
         ...

@@ -201,6 +201,8 @@ class Connected:
                 "dreams",
                 "searches",
                 "gaps",
+                "terms",
+                "states",
                 "hormones",
                 "scratch",
             ):

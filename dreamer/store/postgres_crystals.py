@@ -276,13 +276,23 @@ class CrystalTables(Connected):
             self.audit(crystal_id, action, detail, at)
 
     def _count_terms(self, crystal_id: int, delta: int) -> None:
-        """Add ``delta`` to the document count of every stem in a crystal's index entry."""
+        """Add ``delta`` to the document count of every stem in a crystal's index entry.
+
+        A stem no crystal holds any more is deleted: a forgotten word must not stay a row.
+        """
         self._run(
             "INSERT INTO terms (workspace, lexeme, docs) SELECT c.workspace, u.lexeme, %s"
             " FROM crystals c, unnest(c.tsv) u WHERE c.workspace = %s AND c.id = %s"
             " ON CONFLICT (workspace, lexeme) DO UPDATE SET docs = terms.docs + excluded.docs",
             [delta, self.ws, crystal_id],
         )
+        if delta < 0:
+            self._run(
+                "DELETE FROM terms t USING crystals c, unnest(c.tsv) u WHERE c.workspace = %s"
+                " AND c.id = %s AND t.workspace = c.workspace AND t.lexeme = u.lexeme"
+                " AND t.docs <= 0",
+                [self.ws, crystal_id],
+            )
 
     def _doc_len(self, crystal_id: int) -> int:
         return int(

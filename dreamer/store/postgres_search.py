@@ -9,7 +9,7 @@ Every word is quoted into the tsquery as a lexeme: no query text is tsquery synt
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -231,6 +231,26 @@ class SearchTables(Connected):
             [self.ws, since],
         )
         return [row[0] for row in rows]
+
+    def drop_searches(self, names: Callable[[str], bool]) -> int:
+        """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
+        dropped = 0
+        with self.transaction():
+            for table in ("searches", "gaps"):
+                ids = [
+                    row[0]
+                    for row in self._all(
+                        f"SELECT id, query FROM {table} WHERE workspace = %s", [self.ws]
+                    )
+                    if names(row[1])
+                ]
+                if ids:
+                    self._run(
+                        f"DELETE FROM {table} WHERE workspace = %s AND id = ANY(%s)",
+                        [self.ws, ids],
+                    )
+                dropped += len(ids)
+        return dropped
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""

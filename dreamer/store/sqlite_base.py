@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreamer.errors import LockHeld
 from dreamer.store.sqlite_db import Database
 from dreamer.support.times import iso
 
@@ -17,6 +18,7 @@ CRYSTAL_COLUMNS = (
     "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
     "origin, consolidated_at, embedder"
 )
+PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 
 
 class Connected:
@@ -65,15 +67,28 @@ class Connected:
             )
 
     def purge(self) -> None:
-        """Make what was deleted unrecoverable: merge the full-text index, checkpoint the WAL.
+        """Make what was deleted unrecoverable: merge the full-text index, rebuild the file,
+        checkpoint the WAL.
 
-        With ``secure_delete`` on (every connection sets it), freed pages are zeroed; merging
-        FTS5's segments drops the deleted terms it still kept; a TRUNCATE checkpoint moves every
-        page into the database file and empties the WAL, so no old page image survives there.
+        Merging FTS5's segments drops the deleted terms it still kept. ``secure_delete`` (every
+        dreamer connection sets it) zeroes what dreamer frees, but not what a writer without it
+        freed (an older dreamer, a tool opened on the file): VACUUM rebuilds the file, so no
+        free page and no unused cell space is left with old bytes. A TRUNCATE checkpoint then
+        moves every page into the database file and empties the WAL; it waits (busy timeout)
+        for readers of an older snapshot, and a reader that stays says so as LockHeld.
         """
         with self.transaction():
             self.db.execute("INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')")
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with self._write_lock:  # VACUUM needs the connection to itself
+            self.db.execute("VACUUM")
+            for _ in range(PURGE_ATTEMPTS):
+                if not self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+                    return
+        raise LockHeld(
+            "another process kept reading crystals.db, so its -wal file may still hold old "
+            "pages of what was removed; stop that process (dream serve, dream mcp) and run "
+            "'dream redact --scan' to purge again"
+        )
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Any:
         """The first column of the first row, or None."""

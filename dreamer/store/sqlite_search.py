@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from dreamer.store.base import RankRow
@@ -172,6 +172,20 @@ class SearchTables(Connected):
                 f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since]
             )
         ]
+
+    def drop_searches(self, names: Callable[[str], bool]) -> int:
+        """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
+        dropped = 0
+        with self.transaction():
+            for table in ("searches", "gaps"):
+                ids = [
+                    (row[0],)
+                    for row in self.db.execute(f"SELECT id, query FROM {table}").fetchall()
+                    if names(row[1])
+                ]
+                self.db.conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
+                dropped += len(ids)
+        return dropped
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
