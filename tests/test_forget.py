@@ -72,7 +72,7 @@ def test_forget_by_search_shows_first_and_needs_a_yes(tmp_path, now):
         for text in [PASSWORD_NOTE, *OTHER]:
             ws.note(text, at=now)
     runner = CliRunner()
-    args = ["forget", "--search", "staging password", "--limit", "1", "-w", str(tmp_path / "ws")]
+    args = ["forget", "--search", "staging password", "-w", str(tmp_path / "ws")]
     refused = runner.invoke(main, args)
     assert refused.exit_code == 2 and "pass --yes" in refused.output
     assert "#1" in refused.output  # shown, not forgotten

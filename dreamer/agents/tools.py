@@ -25,7 +25,7 @@ from typing import Any
 import jsonschema
 
 from dreamer.errors import CrystalNotFound, DreamError, InvalidToolInput
-from dreamer.memory import hormones
+from dreamer.memory import forget_search, hormones
 from dreamer.memory.workspace import DEFAULT_IMPORTANCE, Workspace
 from dreamer.support.resources import schema
 from dreamer.support.times import as_utc, utc_now
@@ -204,8 +204,14 @@ def _feel(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 
 def _forget(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    if ("ids" in args) == ("query" in args):
+        raise InvalidToolInput(
+            "memory_forget takes ids or query (one of the two): the ids memory_search gave, or "
+            "words every memory to forget holds"
+        )
+    ids = args.get("ids") or _matching(ws, args["query"], every=args.get("all", False))
     try:
-        report = ws.forget(args["ids"], reason=args.get("reason") or "asked by the agent", now=now)
+        report = ws.forget(ids, reason=args.get("reason") or "asked by the agent", now=now)
     except CrystalNotFound as e:
         raise CrystalNotFound(
             f"{e}; nothing was forgotten (check the ids with memory_search)"
@@ -214,6 +220,28 @@ def _forget(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any
         **report.to_dict(),
         "done": "Forgotten: the text is gone from memory and cannot be recalled.",
     }
+
+
+def _matching(ws: Workspace, query: str, *, every: bool) -> list[int]:
+    """The ids of the memories that hold every word of ``query`` (the rule of dream forget)."""
+    matches = forget_search.select(ws.store, query)
+    if not matches:
+        raise CrystalNotFound(
+            f"no memory holds every word of {query!r}; nothing was forgotten (memory_search "
+            "finds what is near, to forget by ids)"
+        )
+    if len(matches) > forget_search.FEW and not every:
+        ids = ", ".join(str(match.crystal.id) for match in matches)
+        raise InvalidToolInput(
+            forget_search.too_many(
+                len(matches),
+                query,
+                "memories",
+                f"they are ids {ids}; pass all: true to forget "
+                "them all if the user asked for all of them",
+            )
+        )
+    return [match.crystal.id for match in matches]
 
 
 _RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {

@@ -8,9 +8,15 @@ For each crystal it:
 2. drops the note from the scratch (and from a scratch rotated by a running dream);
 3. drops the lines of MEMORY.md that carry it, atomically, journaled as a ``forgotten`` row
    (which holds the new state only: the old one would still carry the text);
-4. removes the lines that carry it from the journal's stored states, drafts and answers, and
-   from search queries, gaps and stimulus reasons;
-5. purges the database files (zeroed free pages, merged full-text index, emptied WAL).
+4. removes the lines that carry it from the journal's stored states, drafts and answers and
+   from stimulus reasons, and drops the logged searches and gaps whose query names it;
+5. removes those lines from the seed migration's backups of MEMORY.md, and deletes
+   ``memory/report.html`` (a page drawn before: ``dream forget`` draws it again);
+6. purges the database files (a rebuilt file with no free page, merged full-text index,
+   emptied WAL; on PostgreSQL, lexemes no crystal uses any more are deleted).
+
+It takes a ``Forgettable``, the few parts of a workspace it touches, so it never imports the
+workspace: ``Workspace.forget`` calls it, and so do redaction and forget requests.
 
 The audit log records the forget without the text. A line "carries" a text when one holds the
 other (ignoring case, spacing and a list marker), or when most of the line's words come from
@@ -19,19 +25,22 @@ it (three or more, stems compared): a dream may reword a note, so the words deci
 
 from __future__ import annotations
 
+import glob
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
+from dreamer.errors import UsageError, WorkspaceError
+from dreamer.memory.forget_search import same_word
+from dreamer.memory.scratch import ScratchLog
 from dreamer.retrieval.embed import stem
-from dreamer.store import content_hash
+from dreamer.store import Store, content_hash
+from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
-
-if TYPE_CHECKING:
-    from dreamer.memory.workspace import Workspace
 
 MIN_SHARED_WORDS = 3
 SHARED_SHARE = 0.6
@@ -46,6 +55,26 @@ _STOP = frozenset(
 )
 
 
+class Forgettable(Protocol):
+    """What forgetting and redaction need of a workspace (``Workspace`` is one)."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def scratch(self) -> ScratchLog: ...
+
+    @property
+    def seed_backup(self) -> Path: ...
+
+    @property
+    def report_html(self) -> Path: ...
+
+    def read_memory(self, *, errors: str = "strict") -> str: ...
+
+    def write_memory(self, text: str, now: datetime) -> None: ...
+
+
 @dataclass
 class ForgetReport:
     """What one forget removed, by place (counts and ids, never the text)."""
@@ -54,6 +83,8 @@ class ForgetReport:
     scratch_notes: int = 0
     memory_lines: int = 0
     journal_rows: int = 0
+    backup_lines: int = 0
+    report_removed: bool = False
     dream_id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -80,6 +111,15 @@ def carries(line: str, text: str) -> bool:
     mine, theirs = _stems(body), _stems(whole)
     shared = len(mine & theirs)
     return shared >= MIN_SHARED_WORDS and shared >= SHARED_SHARE * len(mine)
+
+
+def names(query: str, texts: Sequence[str]) -> bool:
+    """Whether a search query names one of ``texts``: each of its words is in it (word forms
+    compared), as "Zorbulax" or "locker code" name "Ada's locker code is Zorbulax 7731"."""
+    wanted = _stems(query)
+    return bool(wanted) and any(
+        all(same_word(word, have) for word in wanted) for have in map(_stems, texts)
+    )
 
 
 def scrub(content: str, texts: Sequence[str]) -> str:
@@ -121,10 +161,27 @@ def _scrub_piece(value: str, texts: Sequence[str]) -> str:
     return scrub(value, texts)
 
 
-def forget(ws: Workspace, ids: Sequence[int], *, reason: str, now: datetime) -> ForgetReport:
+def crystal_ids(ids: Any) -> list[int]:
+    """Crystal ids as forgetting takes them: a list of whole numbers, else UsageError.
+
+    A string is refused whole: iterated, "12" would name crystals 1 and 2.
+    """
+    if isinstance(ids, str | bytes) or not isinstance(ids, Iterable):
+        raise UsageError(f"crystal ids are a list of whole numbers such as [12], not {ids!r}")
+    checked = []
+    for value in ids:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UsageError(f"a crystal id is a whole number, not {value!r}")
+        if value < 1:
+            raise UsageError(f"a crystal id is a whole number from 1, not {value}")
+        checked.append(value)
+    return list(dict.fromkeys(checked))
+
+
+def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -> ForgetReport:
     """Forget these crystals everywhere (the caller holds the workspace lock)."""
     store = ws.store
-    crystals = [store.get(int(crystal_id)) for crystal_id in dict.fromkeys(ids)]  # all or none
+    crystals = [store.get(crystal_id) for crystal_id in crystal_ids(ids)]  # all or none
     report = ForgetReport()
     texts = [crystal.text for crystal in crystals]
     hashes = {crystal.content_hash for crystal in crystals}
@@ -160,8 +217,51 @@ def forget(ws: Workspace, ids: Sequence[int], *, reason: str, now: datetime) -> 
     report.journal_rows = store.rewrite_texts(
         lambda value: map_stored(value, lambda piece: _scrub_piece(piece, texts))
     )
+    report.journal_rows += store.drop_searches(lambda query: names(query, texts))
+    report.backup_lines = rewrite_backups(ws, lambda text: scrub(text, texts))
+    report.report_removed = remove_report(ws)
     store.purge()
     from dreamer.retrieval.vectors import clear_cache  # numpy: only when forgetting
 
     clear_cache()  # in-process vector indexes must not keep serving the emptied ids
     return report
+
+
+def seed_backups(ws: Forgettable) -> list[Path]:
+    """The seed migration's backups of MEMORY.md (``MEMORY.md.seed-backup``, ``.2``, ...)."""
+    first = ws.seed_backup
+    numbered = first.parent.glob(f"{glob.escape(first.name)}.*")
+    return sorted(p for p in [first, *numbered] if p.is_file() and not p.name.endswith(".tmp"))
+
+
+def rewrite_backups(
+    ws: Forgettable, transform: Callable[[str], str], *, dry_run: bool = False
+) -> int:
+    """Rewrite each seed backup through ``transform``, atomically; return the lines changed."""
+    removed = 0
+    for path in seed_backups(ws):
+        try:
+            old = path.read_bytes().decode("utf-8", errors="surrogateescape")
+            new = transform(old)
+            if new != old and not dry_run:
+                atomic_write(path, new.encode("utf-8", errors="surrogateescape"))
+        except OSError as e:
+            raise WorkspaceError(
+                f"cannot rewrite {path} ({e.strerror}); make it writable and forget again"
+            ) from e
+        removed += len(set(old.split("\n")) - set(new.split("\n")))
+    return removed
+
+
+def remove_report(ws: Forgettable) -> bool:
+    """Delete ``memory/report.html``, a page drawn before; whether there was one."""
+    try:
+        ws.report_html.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as e:
+        raise WorkspaceError(
+            f"cannot delete {ws.report_html} ({e.strerror}); delete it by hand: it may show "
+            "what was removed"
+        ) from e
+    return True

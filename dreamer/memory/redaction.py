@@ -3,8 +3,9 @@
 New text is redacted at the door (``Workspace.note``/``index``); this reaches what is already
 there, from before redaction existed or from while it was turned off: crystals (text, hash and
 vector rewritten, audited as ``redacted`` with counts only), the scratch and a rotated scratch,
-MEMORY.md, and the journal, search log, gaps and stimulus reasons. Then the database files are
-purged, so the old bytes are gone (see ``Store.purge``).
+MEMORY.md and the seed migration's backups of it, and the journal, search log, gaps and
+stimulus reasons; ``memory/report.html`` is deleted (``dream redact`` draws it again). Then the
+database files are purged, so the old bytes are gone (see ``Store.purge``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from dreamer.memory.forgetting import map_stored
+from dreamer.memory.forgetting import map_stored, remove_report, rewrite_backups
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import to_blob
 from dreamer.retrieval.vectors import clear_cache
@@ -29,6 +30,8 @@ class ScanReport:
     scratch_lines: int = 0
     memory_lines: int = 0
     journal_rows: int = 0
+    backup_lines: int = 0
+    report_removed: bool = False
     dry_run: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,9 +74,11 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
         report.memory_lines = len(set(old.split("\n")) - set(new.split("\n")))
         if new != old and not dry_run:
             ws.write_memory(new, now)  # on a shared store, the state row as well
+        report.backup_lines = rewrite_backups(ws, text_of, dry_run=dry_run)
         if dry_run:
             return report
         report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
+        report.report_removed = remove_report(ws)
         store.purge()
         clear_cache()
     return report

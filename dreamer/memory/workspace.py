@@ -131,6 +131,11 @@ class Workspace:
         return self.root / "MEMORY.md.seed-backup"
 
     @property
+    def report_html(self) -> Path:
+        """The page ``dream report`` draws by default, ``memory/report.html``."""
+        return self.memory_dir / "report.html"
+
+    @property
     def scratch_path(self) -> Path:
         """The write-ahead log, ``memory/scratch.md``."""
         return self.memory_dir / "scratch.md"
@@ -346,12 +351,16 @@ class Workspace:
     def forget(
         self, ids: Sequence[int], *, reason: str = "by request", now: datetime | None = None
     ) -> ForgetReport:
-        """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting)."""
+        """Forget these crystals everywhere, bytes included (see dreamer.memory.forgetting).
+
+        ``ids`` is a list of ints: a string or any other value raises UsageError.
+        """
+        from dreamer.memory import forgetting
+
+        checked = forgetting.crystal_ids(ids)
         moment = as_utc(now) if now else utc_now()
         with self.lock():  # never under a running dream's feet
-            from dreamer.memory import forgetting
-
-            return forgetting.forget(self, [_crystal_id(i) for i in ids], reason=reason, now=moment)
+            return forgetting.forget(self, checked, reason=reason, now=moment)
 
     def search(
         self,

@@ -251,7 +251,7 @@ def build(ws: Workspace, now: datetime, since: datetime | None = None) -> str:
 
 def default_path(ws: Workspace) -> Path:
     """Where a report goes when no path is given: ``<workspace>/memory/report.html``."""
-    return ws.memory_dir / "report.html"
+    return ws.report_html
 
 
 def write(

@@ -1,0 +1,178 @@
+"""`forget --search` and the memory_forget tool select exactly what holds the words, and log
+nothing; crystal ids are typed."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from click.testing import CliRunner
+
+from dreamer import Workspace
+from dreamer.agents import tools
+from dreamer.cli import main
+from dreamer.errors import CrystalNotFound, UsageError
+
+ADA = [
+    "Ada's old address was 12 Rua Augusta, Lisbon, until March",
+    "Ada's new address is 40 Avenida da Liberdade, Lisbon",
+    "Ada's office address is 7 Praça do Comércio, second floor",
+    "Deploys happen on Tuesdays after the standup",
+    "Mia likes jazz and plays the saxophone on weekends",
+    "The quarterly report is due on April 3",
+]
+
+
+def notes(tmp_path, now, texts=ADA) -> str:
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        for i, text in enumerate(texts):
+            ws.note(text, at=now - timedelta(minutes=len(texts) - i))
+    return str(root)
+
+
+def found(root: str, query: str) -> list[str]:
+    result = CliRunner().invoke(main, ["search", query, "--json", "-w", root])
+    assert result.exit_code == 0, result.output
+    return [hit["text"] for hit in json.loads(result.output)]
+
+
+def live(root: str) -> list[str]:
+    with Workspace.open(root) as ws:
+        return [crystal.text for crystal in ws.store.crystals()]
+
+
+def test_forget_search_forgets_the_old_address_only(tmp_path, now):
+    root = notes(tmp_path, now)
+    result = CliRunner().invoke(main, ["forget", "--search", "old address", "--yes", "-w", root])
+    assert result.exit_code == 0, result.output
+    assert "Forgot 1 crystal(s) (#1)" in result.output
+    assert live(root) == ADA[1:]
+    assert ADA[1] in found(root, "new address")
+    assert ADA[2] in found(root, "office address")
+    assert ADA[3] in found(root, "deploys Tuesdays")
+    assert all("Rua Augusta" not in text for text in found(root, "Rua Augusta address"))
+
+
+def test_a_rare_word_forgets_the_one_note_that_holds_it(tmp_path, now):
+    root = notes(tmp_path, now)
+    result = CliRunner().invoke(main, ["forget", "--search", "saxophone", "--yes", "-w", root])
+    assert result.exit_code == 0, result.output
+    assert live(root) == [text for text in ADA if "saxophone" not in text]
+
+
+def test_a_word_no_crystal_holds_forgets_nothing(tmp_path, now):
+    root = notes(tmp_path, now)
+    result = CliRunner().invoke(main, ["forget", "--search", "trombone", "--yes", "-w", root])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: no crystal holds every word of 'trombone'")
+    assert result.output.count("\n") == 1
+    assert live(root) == ADA  # not even the jazz note, a neighbour by meaning
+
+
+def test_every_word_must_be_there_and_word_forms_count(tmp_path, now):
+    root = notes(tmp_path, now)
+    # "addresses" is "address" stemmed; "Ada" and "Lisbon" are in two notes, "old" in one.
+    result = CliRunner().invoke(
+        main, ["forget", "--search", "Lisbon addresses old", "--yes", "-w", root]
+    )
+    assert result.exit_code == 0, result.output
+    assert live(root) == ADA[1:]
+
+
+def test_a_quoted_phrase_must_appear_as_written(tmp_path, now):
+    texts = [*ADA, "Liberdade 40 is where the new office will be"]
+    root = notes(tmp_path, now, texts)
+    result = CliRunner().invoke(
+        main, ["forget", "--search", '"40 Avenida da Liberdade"', "--yes", "-w", root]
+    )
+    assert result.exit_code == 0, result.output
+    assert live(root) == [text for text in texts if text != ADA[1]]
+
+
+def test_the_listing_marks_the_matched_words(tmp_path, now):
+    root = notes(tmp_path, now)
+    result = CliRunner().invoke(main, ["forget", "--search", "old addresses", "-w", root])
+    assert result.exit_code == 2 and "pass --yes" in result.output
+    assert "#1  Ada's [old] [address] was 12 Rua Augusta" in result.output
+    assert "#2" not in result.output and "#3" not in result.output
+    assert live(root) == ADA  # shown, not forgotten
+
+
+def test_yes_with_more_than_a_few_hits_needs_all(tmp_path, now):
+    deploys = [f"Deploy {i}: the billing deploy ran on host {i}" for i in range(5)]
+    root = notes(tmp_path, now, [*deploys, *ADA])
+    args = ["forget", "--search", "billing deploy", "--yes", "-w", root]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2
+    last = refused.output.strip().splitlines()[-1]
+    assert last.startswith("Error: 5 crystals hold every word of 'billing deploy'")
+    assert "--all" in last and "narrow the query" in last
+    assert [line for line in refused.output.splitlines() if line.startswith("Error:")] == [last]
+    assert live(root) == [*deploys, *ADA]
+    done = CliRunner().invoke(main, [*args, "--all"])
+    assert done.exit_code == 0, done.output
+    assert "Forgot 5 crystal(s)" in done.output
+    assert live(root) == ADA
+
+
+def test_forgetting_logs_neither_the_query_nor_an_access(tmp_path, now):
+    root = notes(tmp_path, now)
+    for query in ("old address", "trombone"):  # found, and found nothing
+        CliRunner().invoke(main, ["forget", "--search", query, "--yes", "-w", root])
+    with Workspace.open(root) as ws:
+        assert ws.store.search_queries("2000-01-01T00:00:00Z") == []
+        assert ws.store.open_gaps("2000-01-01T00:00:00Z", 10) == []
+        assert all(crystal.access_count == 0 for crystal in ws.store.crystals())
+
+
+def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
+    for text in [*ADA, "Ada's parents kept her first address in Porto"]:
+        ws.note(text, at=now)
+
+    def call(arguments):
+        result = tools.handle(ws, {"id": "t", "name": "memory_forget", "input": arguments}, now=now)
+        return result["is_error"], result["content"]
+
+    is_error, content = call({"query": "address"})
+    assert is_error and "4 memories hold every word of 'address'" in content
+    assert "all: true" in content and len(list(ws.store.crystals())) == len(ADA) + 1
+    is_error, content = call({"query": "trombone"})
+    assert is_error and "nothing was forgotten" in content
+    is_error, content = call({"query": "old address", "reason": "user asked"})
+    assert not is_error, content
+    assert json.loads(content)["forgotten"] == [1]
+    is_error, content = call({"query": "Ada address", "all": True})
+    assert not is_error and json.loads(content)["forgotten"] == [2, 3, 7]
+    is_error, content = call({"ids": [4], "query": "deploys"})
+    assert is_error and "ids or query" in content
+    assert ws.store.search_queries("2000-01-01T00:00:00Z") == []
+
+
+@pytest.mark.parametrize("ids", ["12", b"12", [1.0], [True], [None], ["1"], [0], 12])
+def test_workspace_forget_takes_typed_ids(ws, now, ids):
+    for text in ADA:
+        ws.note(text, at=now)
+    with pytest.raises(UsageError, match="crystal id"):
+        ws.forget(ids, now=now)
+    assert len(list(ws.store.crystals())) == len(ADA)  # crystals 1 and 2 still there
+    assert ws.get(1).text == ADA[0]
+
+
+def test_workspace_forget_by_int_ids(ws, now):
+    for text in ADA:
+        ws.note(text, at=now)
+    assert ws.forget([1, 2], now=now).forgotten == [1, 2]
+    with pytest.raises(CrystalNotFound):
+        ws.get(2)
+
+
+@pytest.mark.parametrize("bad", ["abc", "1.5", "0"])
+def test_the_cli_checks_ids_with_one_error_line(tmp_path, now, bad):
+    root = notes(tmp_path, now)
+    result = CliRunner().invoke(main, ["forget", "1", bad, "-w", root])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {bad!r} is not a crystal id")
+    assert result.output.count("\n") == 1
+    assert live(root) == ADA
