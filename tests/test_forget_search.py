@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -176,3 +177,27 @@ def test_the_cli_checks_ids_with_one_error_line(tmp_path, now, bad):
     assert result.output.startswith(f"Error: {bad!r} is not a crystal id")
     assert result.output.count("\n") == 1
     assert live(root) == ADA
+
+
+def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
+    from mcp import ClientSession
+    from test_mcp import run_session, text_of
+
+    parents = "Ada's parents kept her first address in Porto"
+    root = notes(tmp_path, now, [*ADA, parents])
+    seen: dict = {}
+
+    async def scenario(session: ClientSession) -> None:
+        listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        seen["properties"] = set(listed["memory_forget"]["properties"])
+        for query in ("address", "old address"):
+            result = await session.call_tool("memory_forget", {"query": query})
+            seen[query] = (result.is_error, text_of(result))
+
+    run_session(tmp_path, Path(root), scenario)
+    assert {"ids", "query", "all"} <= seen["properties"]
+    is_error, text = seen["address"]
+    assert is_error and "4 memories hold every word of 'address'" in text
+    is_error, text = seen["old address"]
+    assert not is_error and json.loads(text)["forgotten"] == [1]
+    assert live(root) == [*ADA[1:], parents]

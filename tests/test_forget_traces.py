@@ -3,6 +3,7 @@ seed backup, database, WAL, free pages), nor in the PostgreSQL database (lexemes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -132,6 +133,43 @@ def test_no_copy_in_free_pages_after_an_ingest_and_a_killed_writer(tmp_path, now
     with sqlite3.connect(db) as check:
         assert check.execute("PRAGMA freelist_count").fetchone()[0] > 0
     result = CliRunner().invoke(main, ["forget", str(turn), "-w", str(root)])
+    assert result.exit_code == 0, result.output
+    assert holding(root) == []
+
+
+def dream_command() -> str:
+    beside_python = Path(sys.executable).with_name("dream")
+    return str(beside_python) if beside_python.exists() else "dream"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="kills a process with SIGKILL")
+def test_no_copy_after_an_ingest_and_a_dream_killed_mid_way(tmp_path, now):
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        for i, text in enumerate(OTHER * 3):
+            ws.note(f"{text} ({i})", at=now)
+    transcript = tmp_path / "session.md"
+    transcript.write_text("\n\n".join(f"User: turn {i}\n\n{SESSION_TURN}" for i in range(6)))
+    ingested = CliRunner().invoke(main, ["ingest", str(transcript), "-w", str(root)])
+    assert ingested.exit_code == 0, ingested.output
+    dreaming = subprocess.Popen(
+        [dream_command(), "run", "--force", "-w", str(root)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    rotated = root / "memory" / "scratch.dreaming.md"
+    try:
+        while not rotated.exists():  # once the dream rotated the scratch, it is under way
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                dreaming.wait(timeout=0.005)
+            assert dreaming.returncode is None, "the dream ended before it could be killed"
+    finally:
+        dreaming.send_signal(signal.SIGKILL)
+        dreaming.wait()
+    with Workspace.open(root) as ws:
+        ids = [str(c.id) for c in ws.store.crystals() if TOKEN in c.text]
+    assert ids
+    result = CliRunner().invoke(main, ["forget", *ids, "-w", str(root)])
     assert result.exit_code == 0, result.output
     assert holding(root) == []
 
