@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from dreamer import Workspace, run_dream
 from dreamer.cli import main
+from dreamer.errors import LockHeld
 
 pytest_plugins = ["pg_fixture"]
 
@@ -191,3 +192,25 @@ def test_redact_scan_removes_the_secret_from_the_report(tmp_path, now):
     assert done.exit_code == 0, done.output
     assert holding(root, key) == []
     assert "[secret:github-token#" in (root / "memory" / "report.html").read_text()
+
+
+def test_a_reader_that_keeps_old_pages_in_the_wal_makes_the_forget_say_so(tmp_path, now):
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        for text in [LOCKER, *OTHER]:
+            ws.note(text, at=now)
+        # Another process reading an older snapshot (a fault at the boundary): the WAL cannot
+        # be emptied while it reads. Its wait is cut short so the test does not take a minute.
+        reader = sqlite3.connect(ws.db_path, isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM crystals").fetchone()
+        ws.store.db.execute("PRAGMA busy_timeout = 50")
+        try:
+            with pytest.raises(LockHeld, match="another process kept reading crystals.db"):
+                ws.forget([1], now=now)
+            assert "memory/crystals.db-wal" in holding(root)  # what the error warns about
+        finally:
+            reader.close()
+    again = CliRunner().invoke(main, ["redact", "--scan", "-w", str(root)])
+    assert again.exit_code == 0, again.output
+    assert holding(root) == []
