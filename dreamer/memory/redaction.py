@@ -78,7 +78,8 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
         if dry_run:
             return report
         report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
-        report.report_removed = remove_report(ws)
+        if report.secrets:  # a page drawn before may show them
+            report.report_removed = remove_report(ws)
         store.purge()
         clear_cache()
     return report
