@@ -23,13 +23,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, insights, keep_rules, overflow
+from dreamer.dream import forget_requests, guards, hand_edits, insights, keep_rules, overflow
 from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
@@ -179,6 +178,7 @@ class _Dream:
         self.old_text = ""
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
         self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
+        self.hand_report: dict[str, Any] = {}  # what the hand edits of the old state needed
         self.resolutions: list[forget_requests.Resolution] = []
         self.current = ""  # the step under way
 
@@ -272,9 +272,42 @@ class _Dream:
         ]
 
     def _overflow(self, *, write: bool) -> wm.WorkingMemory:
-        """The old state within its budgets; lines past them become crystals and a pointer."""
+        """The old state mended and within its budgets; what moves out becomes crystals."""
         self.old_text = self.ws.read_memory()
-        old = wm.parse(self.old_text)
+        seed_pending = self.ws.store.get_meta(SEED_FLAG) == "1"
+        last = hand_edits.last_written(self.ws.store)
+        mended = hand_edits.mend(wm.parse(self.old_text), last, seed_pending=seed_pending)
+        # The seed migration made the person's file crystals already.
+        hand = [] if seed_pending else hand_edits.hand_lines(self.old_text, last)
+        old = self._trim(mended.state, write=write)
+        capped = hand_edits.cap_pointers(old)
+        self.hand_report = {
+            "hand_lines": len(hand),
+            "moved": len(mended.moved) + len(capped.moved),
+            "fixes": mended.fixes + capped.fixes,
+        }
+        if write:
+            # Every line a person wrote stays findable, whatever the synthesizer does with it.
+            for where, line in dict.fromkeys([*hand, *mended.moved, *capped.moved]):
+                self._keep(line, f"MEMORY.md {where}")
+        return capped.state
+
+    def _keep(self, line: str, origin: str) -> None:
+        """Index one line of MEMORY.md as a consolidated crystal (idempotent by content)."""
+        text = hand_edits.text_of(line)
+        if text:
+            self.ws.index(
+                text,
+                importance=0.5,
+                semantic_type=None,
+                at=self.now,
+                source="memory",
+                lifecycle="consolidated",
+                origin=origin,
+            )
+
+    def _trim(self, old: wm.WorkingMemory, *, write: bool) -> wm.WorkingMemory:
+        """The state within its budgets; lines past them become crystals and a pointer."""
         trimmed, cut = overflow.trim(old)
         if not cut:
             return old
@@ -290,17 +323,7 @@ class _Dream:
             # later dream may fade them, and the user's words must stay findable.
             for key in cut:
                 for line in dict.fromkeys([*old.body(key).split("\n"), *cut[key]]):
-                    text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
-                    if text:
-                        self.ws.index(
-                            text,
-                            importance=0.5,
-                            semantic_type=None,
-                            at=self.now,
-                            source="memory",
-                            lifecycle="consolidated",
-                            origin=f"MEMORY.md {titles[key]}",
-                        )
+                    self._keep(line, f"MEMORY.md {titles[key]}")
         self.overflowed = {titles[key]: len(lines) for key, lines in cut.items()}
         return trimmed
 
@@ -367,6 +390,7 @@ class _Dream:
             "left_pending": inputs.left,
             "hormones": {**period, "cause_notes": inputs.causes},
             "overflow": self.overflowed,
+            "hand_edits": self.hand_report,
         }
         self.inputs_summary = {
             "notes": len(given),
