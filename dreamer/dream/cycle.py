@@ -35,7 +35,13 @@ from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
 from dreamer.dream.synth import Draft, DreamInputs, Synthesizer, Usage
 from dreamer.dream.synth.factory import make_synthesizer
-from dreamer.errors import DreamError, DreamRejected, SynthesisError, WorkspaceError
+from dreamer.errors import (
+    DreamDeferred,
+    DreamError,
+    DreamRejected,
+    SynthesisError,
+    WorkspaceError,
+)
 from dreamer.memory import hormones, scratch
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
@@ -62,6 +68,9 @@ STEPS = (
     "settle",
 )
 DAY = timedelta(days=1)
+# A hand edit of MEMORY.md during a dream: dream again over the edited state this many times,
+# then defer (the edit stands, the notes wait for the next dream).
+REDREAMS = 1
 
 StepHook = Callable[[str], None]
 
@@ -86,6 +95,7 @@ class DreamResult:
     model: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # budget, tokens by block, left, hormones
     left_pending: int = 0  # pending notes this dream could not take (they wait for the next)
+    edited_during: int = 0  # times MEMORY.md was edited by hand while this dream ran
 
     @property
     def committed(self) -> bool:
@@ -235,21 +245,34 @@ class _Dream:
                 )
         self.step("forget")
         notes = self._honour_forget_requests(notes)
-        self.step("overflow")
-        old = self._overflow(write=True)
-        watermark = self.ws.store.max_crystal_id()
-        self.step("gather")
-        inputs, consumed = self._gather(notes, watermark, old)
-        self.result.consumed, self.result.notes = consumed, len(inputs.notes)
-        state, report = self._synthesize(inputs)
-        if not report.ok:
-            raise DreamRejected(
-                f"the guards rejected the dream after {self.result.revisions} revision(s): "
-                f"{report.critiques[0]}; MEMORY.md is unchanged and the notes are back in "
-                "the scratch",
-                reasons=report.critiques,
-            )
-        return self._commit(state, inputs)
+        while True:
+            self.step("overflow")
+            old = self._overflow(write=True)
+            watermark = self.ws.store.max_crystal_id()
+            self.step("gather")
+            inputs, consumed = self._gather(notes, watermark, old)
+            self.result.consumed, self.result.notes = consumed, len(inputs.notes)
+            self.result.revisions = 0
+            state, report = self._synthesize(inputs)
+            if not report.ok:
+                raise DreamRejected(
+                    f"the guards rejected the dream after {self.result.revisions} revision(s): "
+                    f"{report.critiques[0]}; MEMORY.md is unchanged and the notes are back in "
+                    "the scratch",
+                    reasons=report.critiques,
+                )
+            try:
+                return self._commit(state, inputs)
+            except DreamDeferred as e:
+                # A person saved MEMORY.md while the synthesizer worked: never write over it.
+                self.result.edited_during += 1
+                if self.result.edited_during > REDREAMS:
+                    raise DreamDeferred(
+                        f"deferred: MEMORY.md was edited during the dream "
+                        f"({self.result.edited_during} times); the edits are kept, MEMORY.md "
+                        "is as the person left it and the notes are back in the scratch for "
+                        "the next dream"
+                    ) from e
 
     def _honour_forget_requests(self, notes: list[scratch.Note]) -> list[scratch.Note]:
         """Forget what notes ask to forget; the requests and the forgotten leave the input."""
@@ -472,7 +495,12 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        ws.write_memory(text, self.now)
+        ws.write_memory(text, self.now, expected=self.old_text)
+        if self.result.edited_during:
+            self.result.reason += (
+                f"; MEMORY.md was edited during the dream ({self.result.edited_during} time(s)), "
+                "so it dreamt again over the edited state"
+            )
         # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
         # bookkeeping, and the dream is reported as what it is: committed.
         self.result.state_text = text
@@ -520,7 +548,13 @@ class _Dream:
     def _fail(self, error: BaseException) -> None:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""
         restored = self.ws.scratch.restore()
-        outcome = "rejected" if isinstance(error, DreamRejected) else "failed"
+        outcome = (
+            "rejected"
+            if isinstance(error, DreamRejected)
+            else "deferred"
+            if isinstance(error, DreamDeferred)
+            else "failed"
+        )
         spent = error.usage if isinstance(error, SynthesisError) else None
         if isinstance(spent, Usage):  # an unusable answer was still paid for
             self.result.usage.add(spent)
@@ -548,6 +582,7 @@ class _Dream:
                 "inputs": {
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
+                    "edited_during": self.result.edited_during,
                 },
                 "old_state": self.old_text or None,
                 "draft": drafts[0] if drafts else None,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.config import Settings, load_settings
 from dreamer.errors import (
+    DreamDeferred,
     DreamError,
     InvalidNote,
     LeaseLost,
@@ -250,13 +251,20 @@ class Workspace:
             with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
                 store.release_lease(holder, token)
 
-    def write_memory(self, text: str, now: datetime) -> None:
+    def write_memory(self, text: str, now: datetime, *, expected: str | None = None) -> None:
         """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
 
         Call it holding ``lock()``. On a shared store whose lease passed to another worker
-        meanwhile, nothing is written and LeaseLost says so: a newer state stands.
+        meanwhile, nothing is written and LeaseLost says so: a newer state stands. With
+        ``expected``, nothing is written unless MEMORY.md (the state row on a shared store) is
+        still that text: a person's edit meanwhile raises DreamDeferred and stands.
         """
         store = self.store
+        if expected is not None and self.read_memory(errors="replace") != expected:
+            raise DreamDeferred(
+                "MEMORY.md was edited during the dream; the edit is kept and the next dream "
+                "reads it"
+            )
         if isinstance(store, Leasing) and (
             self._fence is None or not store.write_state(text, self._fence, now)
         ):
