@@ -155,7 +155,8 @@ def test_an_edit_during_a_revision_is_kept(dreamt, now):
     assert "edited during the dream" in dreamt.store.get_dream(result.dream_id)["reason"]
 
 
-def test_dream_run_says_deferred_and_exits_4(dreamt, runner, monkeypatch):
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_dream_run_says_deferred_and_exits_4(dreamt, runner, monkeypatch, as_json):
     fake = FakeAnthropic()
     lines = iter([HAND, HAND + " again"])
 
@@ -164,14 +165,39 @@ def test_dream_run_says_deferred_and_exits_4(dreamt, runner, monkeypatch):
         return answer(request)
 
     fake.push(editing_answer).push(editing_answer)
+    args = ["run", "--force", "-w", str(dreamt.root)] + (["--json"] if as_json else [])
     with fake.serve() as base_url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-test")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
-        result = runner.invoke(main, ["run", "--force", "--json", "-w", str(dreamt.root)])
+        result = runner.invoke(main, args)
     assert result.exit_code == 4, result.output
-    data = json.loads(result.output)
-    assert data["outcome"] == "deferred"
-    assert "MEMORY.md was edited during the dream" in data["error"]
+    if as_json:
+        data = json.loads(result.output)
+        assert data["outcome"] == "deferred"
+        assert "MEMORY.md was edited during the dream" in data["error"]
+    else:
+        assert result.output.startswith("Error: deferred: MEMORY.md was edited during the dream")
+        assert result.output.count("\n") == 1  # one line
     assert HAND + " again" in dreamt.memory_md.read_text(encoding="utf-8")
     log = runner.invoke(main, ["log", "-w", str(dreamt.root)], catch_exceptions=False)
     assert "deferred" in log.output
+
+
+def test_dream_run_says_it_dreamt_again_over_an_edit(dreamt, runner, monkeypatch):
+    fake = FakeAnthropic()
+
+    def slow_answer(request: Recorded) -> Scripted:
+        append(dreamt, HAND)
+        return answer(request)
+
+    fake.push(slow_answer).push(answer)
+    with fake.serve() as base_url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-test")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
+        result = runner.invoke(main, ["run", "--force", "-w", str(dreamt.root)])
+    assert result.exit_code == 0, result.output
+    assert "committed" in result.output
+    assert "MEMORY.md was edited during the dream: dreamt again over the edited state" in (
+        result.output
+    )
+    assert HAND in dreamt.memory_md.read_text(encoding="utf-8")
