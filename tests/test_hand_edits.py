@@ -238,6 +238,8 @@ CASES = [
         ),
         ["- Ada switched the Vos books to the new ledger by hand"],
     ),
+    ("emptied", lambda t: "", []),
+    ("emptied-but-headings", lambda t: wm.render(wm.WorkingMemory()), []),
     (
         "free-form-rewrite",
         lambda t: "My notes\n\n- Ada's VAT number ends in 4471\n- Noor pays late every quarter\n",
