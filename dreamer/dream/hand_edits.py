@@ -47,8 +47,8 @@ class Mended:
 
 
 def last_written(store: Store) -> str | None:
-    """The MEMORY.md text the last committed dream (or restore) wrote; None when none has."""
-    last = store.latest_dream_id(COMMITTED_OUTCOMES)
+    """The MEMORY.md text dreamer last wrote (a dream, a restore, a forget); None if never."""
+    last = store.latest_dream_id((*COMMITTED_OUTCOMES, "forgotten"))
     if last is None:
         return None
     text = store.get_dream(last).get("new_state")
