@@ -15,13 +15,20 @@ from datetime import timedelta
 import pytest
 from fake_anthropic import FakeAnthropic, Recorded, Scripted, message_body
 
+from dreamer import Workspace
 from dreamer.cli import main
 from dreamer.dream.cycle import run
 from dreamer.dream.synth import Draft, Usage
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
-from dreamer.errors import EXIT_DEFERRED, DreamDeferred
+from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.errors import EXIT_DEFERRED, DreamDeferred, LeaseLost
 from dreamer.memory import scratch
 from dreamer.memory import state as wm
+from dreamer.memory.workspace import LEASE_TTL
+from dreamer.store import open_store
+from dreamer.support.times import utc_now
+
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
 NOTES = [
     "Maya is the product lead at Acme and prefers short, direct answers",
@@ -201,3 +208,44 @@ def test_dream_run_says_it_dreamt_again_over_an_edit(dreamt, runner, monkeypatch
         result.output
     )
     assert HAND in dreamt.memory_md.read_text(encoding="utf-8")
+
+
+def test_on_postgres_a_state_row_written_by_another_worker_is_a_lost_lease_not_a_redream(
+    pg_database, tmp_path, now
+):
+    # Only the lease's holder writes the state row: a row changed during the dream means the
+    # lease passed on. The dream must stop at once (LeaseLost), not pay for a second draft.
+    ws = Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database})
+    other = open_store(tmp_path / "o.db", url=pg_database, key=str(ws.root.resolve()))
+    try:
+        ws.init()
+        for i, text in enumerate(NOTES):
+            ws.note(text, importance=0.7, at=now - timedelta(hours=30 - i))
+        assert run(ws, now=now).committed
+        for text in LATER:
+            ws.note(text, importance=0.7, at=now + timedelta(minutes=10))
+        synth = Counting()
+
+        def take_over(step: str) -> None:
+            if step == "write":
+                token = other.acquire_lease("other", utc_now() + timedelta(hours=1), LEASE_TTL)
+                assert other.write_state("# the other worker's state", token, now)
+
+        with pytest.raises(LeaseLost):
+            run(ws, now=now + timedelta(hours=1), force=True, synthesizer=synth, step=take_over)
+        assert synth.calls == 1
+        assert other.read_state()[0] == "# the other worker's state"
+        assert ws.store.dream_entries(1)[0]["outcome"] == "failed"
+    finally:
+        other.close()
+        ws.close()
+
+
+class Counting(OfflineSynthesizer):
+    """The offline synthesizer, counting its calls."""
+
+    calls = 0
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        self.calls += 1
+        return super().synthesize(inputs, critique=critique, previous=previous)

@@ -256,15 +256,19 @@ class Workspace:
 
         Call it holding ``lock()``. On a shared store whose lease passed to another worker
         meanwhile, nothing is written and LeaseLost says so: a newer state stands. With
-        ``expected``, nothing is written unless MEMORY.md (the state row on a shared store) is
-        still that text: a person's edit meanwhile raises DreamDeferred and stands.
+        ``expected`` (the text the caller read), nothing is written when the file is no longer
+        that text: a person's edit meanwhile raises DreamDeferred and stands.
         """
         store = self.store
-        if expected is not None and self.read_memory(errors="replace") != expected:
-            raise DreamDeferred(
-                "MEMORY.md was edited during the dream; the edit is kept and the next dream "
-                "reads it"
-            )
+        # A shared store's state row is the truth, and only the lease's holder writes it: a
+        # row changed meanwhile means the lease passed on, which the fenced write tells.
+        row = expected is not None and isinstance(store, Leasing) and store.read_state()
+        if expected is not None and not row:
+            if read_memory(self.memory_md, errors="replace") != expected:
+                raise DreamDeferred(
+                    "MEMORY.md was edited during the dream; the edit is kept and the next "
+                    "dream reads it"
+                )
         if isinstance(store, Leasing) and (
             self._fence is None or not store.write_state(text, self._fence, now)
         ):
