@@ -27,7 +27,8 @@
     │   ├── ModelOverloaded         the API is overloaded or answered 5xx
     │   ├── ModelTimeout            the API did not answer in time
     │   └── ModelOutputInvalid      the model's answer did not fit the schema
-    └── DreamRejected               the guards rejected every candidate; exit code 3
+    ├── DreamRejected               the guards rejected every candidate; exit code 3
+    └── DreamDeferred               MEMORY.md was edited during the dream, kept; exit code 4
 
 Messages are one line and name the fix.
 
@@ -37,14 +38,20 @@ The exit codes, the one table every command uses (``dream run``, ``tick``, ``con
     1  an error: DreamError, or a job that failed or was interrupted
     2  bad input: UsageError and its subclasses
     3  the guards rejected the dream: MEMORY.md unchanged
+    4  the dream deferred: MEMORY.md was edited while it ran; the edit stands, the notes wait
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REJECTED = 0, 1, 2, 3
-_OUTCOME_EXIT = {"failed": EXIT_ERROR, "interrupted": EXIT_ERROR, "rejected": EXIT_REJECTED}
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REJECTED, EXIT_DEFERRED = 0, 1, 2, 3, 4
+_OUTCOME_EXIT = {
+    "failed": EXIT_ERROR,
+    "interrupted": EXIT_ERROR,
+    "rejected": EXIT_REJECTED,
+    "deferred": EXIT_DEFERRED,
+}
 
 
 def exit_code(outcome: str) -> int:
@@ -178,3 +185,9 @@ class DreamRejected(DreamError):
     def __init__(self, message: str, reasons: list[str] | None = None):
         super().__init__(message)
         self.reasons: list[str] = reasons or []  # every critique of the last candidate
+
+
+class DreamDeferred(DreamError):
+    """MEMORY.md changed while the dream ran: the edit stands and the notes wait for the next."""
+
+    exit_code = EXIT_DEFERRED

@@ -15,7 +15,7 @@ from dreamer.dream import journal
 from dreamer.dream.cycle import DreamResult
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.errors import DreamError, DreamRejected, UsageError
+from dreamer.errors import DreamDeferred, DreamError, DreamRejected, UsageError
 from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.support.files import atomic_write
@@ -36,6 +36,8 @@ def _describe(result: DreamResult) -> str:
     )
     if result.recovered:
         line += f" Recovered {result.recovered} notes left by an interrupted dream."
+    if result.edited_during:
+        line += " MEMORY.md was edited during the dream: dreamt again over the edited state."
     return line
 
 
@@ -73,8 +75,9 @@ def run_command(
 
     Skips (exit 0, and says so) unless enough new notes arrived since the last dream
     (memory.dream.minChunksForDream). Exit codes: 0 committed or skipped, 3 rejected by the
-    guards (MEMORY.md unchanged, notes back in the scratch), 1 failed, 2 bad usage. A dry run
-    exits 3 when the candidate would be rejected.
+    guards (MEMORY.md unchanged, notes back in the scratch), 4 deferred (MEMORY.md was edited
+    by hand during the dream, and again after a second try: the edit stands, the notes wait),
+    1 failed, 2 bad usage. A dry run exits 3 when the candidate would be rejected.
 
     \b
     Examples:
@@ -98,7 +101,11 @@ def run_command(
             # Scripts asked for JSON: give them the outcome as JSON too, with the exit code.
             emit_json(
                 {
-                    "outcome": "rejected" if isinstance(e, DreamRejected) else "failed",
+                    "outcome": "rejected"
+                    if isinstance(e, DreamRejected)
+                    else "deferred"
+                    if isinstance(e, DreamDeferred)
+                    else "failed",
                     "error": str(e),
                     "error_type": type(e).__name__,
                     "reasons": e.reasons if isinstance(e, DreamRejected) else [],
@@ -129,7 +136,7 @@ def run_command(
 @json_option
 @workspace_option
 def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
-    """List the dream journal, newest first (committed, skipped, rejected, failed, restored).
+    """List the dream journal, newest first (committed, skipped, rejected, deferred, failed...).
 
     \b
     Examples:

@@ -23,20 +23,25 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, insights, keep_rules, overflow
+from dreamer.dream import forget_requests, guards, hand_edits, insights, keep_rules, overflow
 from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
 from dreamer.dream.synth import Draft, DreamInputs, Synthesizer, Usage
 from dreamer.dream.synth.factory import make_synthesizer
-from dreamer.errors import DreamError, DreamRejected, SynthesisError, WorkspaceError
+from dreamer.errors import (
+    DreamDeferred,
+    DreamError,
+    DreamRejected,
+    SynthesisError,
+    WorkspaceError,
+)
 from dreamer.memory import hormones, scratch
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
@@ -63,6 +68,9 @@ STEPS = (
     "settle",
 )
 DAY = timedelta(days=1)
+# A hand edit of MEMORY.md during a dream: dream again over the edited state this many times,
+# then defer (the edit stands, the notes wait for the next dream).
+REDREAMS = 1
 
 StepHook = Callable[[str], None]
 
@@ -87,6 +95,7 @@ class DreamResult:
     model: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # budget, tokens by block, left, hormones
     left_pending: int = 0  # pending notes this dream could not take (they wait for the next)
+    edited_during: int = 0  # times MEMORY.md was edited by hand while this dream ran
 
     @property
     def committed(self) -> bool:
@@ -179,6 +188,7 @@ class _Dream:
         self.old_text = ""
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
         self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
+        self.hand_report: dict[str, Any] = {}  # what the hand edits of the old state needed
         self.resolutions: list[forget_requests.Resolution] = []
         self.current = ""  # the step under way
 
@@ -235,21 +245,34 @@ class _Dream:
                 )
         self.step("forget")
         notes = self._honour_forget_requests(notes)
-        self.step("overflow")
-        old = self._overflow(write=True)
-        watermark = self.ws.store.max_crystal_id()
-        self.step("gather")
-        inputs, consumed = self._gather(notes, watermark, old)
-        self.result.consumed, self.result.notes = consumed, len(inputs.notes)
-        state, report = self._synthesize(inputs)
-        if not report.ok:
-            raise DreamRejected(
-                f"the guards rejected the dream after {self.result.revisions} revision(s): "
-                f"{report.critiques[0]}; MEMORY.md is unchanged and the notes are back in "
-                "the scratch",
-                reasons=report.critiques,
-            )
-        return self._commit(state, inputs)
+        while True:
+            self.step("overflow")
+            old = self._overflow(write=True)
+            watermark = self.ws.store.max_crystal_id()
+            self.step("gather")
+            inputs, consumed = self._gather(notes, watermark, old)
+            self.result.consumed, self.result.notes = consumed, len(inputs.notes)
+            self.result.revisions = 0
+            state, report = self._synthesize(inputs)
+            if not report.ok:
+                raise DreamRejected(
+                    f"the guards rejected the dream after {self.result.revisions} revision(s): "
+                    f"{report.critiques[0]}; MEMORY.md is unchanged and the notes are back in "
+                    "the scratch",
+                    reasons=report.critiques,
+                )
+            try:
+                return self._commit(state, inputs)
+            except DreamDeferred as e:
+                # A person saved MEMORY.md while the synthesizer worked: never write over it.
+                self.result.edited_during += 1
+                if self.result.edited_during > REDREAMS:
+                    raise DreamDeferred(
+                        f"deferred: MEMORY.md was edited during the dream "
+                        f"({self.result.edited_during} times); the edits are kept, MEMORY.md "
+                        "is as the person left it and the notes are back in the scratch for "
+                        "the next dream"
+                    ) from e
 
     def _honour_forget_requests(self, notes: list[scratch.Note]) -> list[scratch.Note]:
         """Forget what notes ask to forget; the requests and the forgotten leave the input."""
@@ -272,9 +295,42 @@ class _Dream:
         ]
 
     def _overflow(self, *, write: bool) -> wm.WorkingMemory:
-        """The old state within its budgets; lines past them become crystals and a pointer."""
+        """The old state mended and within its budgets; what moves out becomes crystals."""
         self.old_text = self.ws.read_memory()
-        old = wm.parse(self.old_text)
+        seed_pending = self.ws.store.get_meta(SEED_FLAG) == "1"
+        last = hand_edits.last_written(self.ws.store)
+        mended = hand_edits.mend(wm.parse(self.old_text), last, seed_pending=seed_pending)
+        # The seed migration made the person's file crystals already.
+        hand = [] if seed_pending else hand_edits.hand_lines(self.old_text, last)
+        old = self._trim(mended.state, write=write)
+        capped = hand_edits.cap_pointers(old)
+        self.hand_report = {
+            "hand_lines": len(hand),
+            "moved": len(mended.moved) + len(capped.moved),
+            "fixes": mended.fixes + capped.fixes,
+        }
+        if write:
+            # Every line a person wrote stays findable, whatever the synthesizer does with it.
+            for where, line in dict.fromkeys([*hand, *mended.moved, *capped.moved]):
+                self._keep(line, f"MEMORY.md {where}")
+        return capped.state
+
+    def _keep(self, line: str, origin: str) -> None:
+        """Index one line of MEMORY.md as a consolidated crystal (idempotent by content)."""
+        text = hand_edits.text_of(line)
+        if text:
+            self.ws.index(
+                text,
+                importance=0.5,
+                semantic_type=None,
+                at=self.now,
+                source="memory",
+                lifecycle="consolidated",
+                origin=origin,
+            )
+
+    def _trim(self, old: wm.WorkingMemory, *, write: bool) -> wm.WorkingMemory:
+        """The state within its budgets; lines past them become crystals and a pointer."""
         trimmed, cut = overflow.trim(old)
         if not cut:
             return old
@@ -290,17 +346,7 @@ class _Dream:
             # later dream may fade them, and the user's words must stay findable.
             for key in cut:
                 for line in dict.fromkeys([*old.body(key).split("\n"), *cut[key]]):
-                    text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
-                    if text:
-                        self.ws.index(
-                            text,
-                            importance=0.5,
-                            semantic_type=None,
-                            at=self.now,
-                            source="memory",
-                            lifecycle="consolidated",
-                            origin=f"MEMORY.md {titles[key]}",
-                        )
+                    self._keep(line, f"MEMORY.md {titles[key]}")
         self.overflowed = {titles[key]: len(lines) for key, lines in cut.items()}
         return trimmed
 
@@ -367,6 +413,7 @@ class _Dream:
             "left_pending": inputs.left,
             "hormones": {**period, "cause_notes": inputs.causes},
             "overflow": self.overflowed,
+            "hand_edits": self.hand_report,
         }
         self.inputs_summary = {
             "notes": len(given),
@@ -448,7 +495,12 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        ws.write_memory(text, self.now)
+        ws.write_memory(text, self.now, expected=self.old_text)
+        if self.result.edited_during:
+            self.result.reason += (
+                f"; MEMORY.md was edited during the dream ({self.result.edited_during} time(s)), "
+                "so it dreamt again over the edited state"
+            )
         # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
         # bookkeeping, and the dream is reported as what it is: committed.
         self.result.state_text = text
@@ -496,7 +548,13 @@ class _Dream:
     def _fail(self, error: BaseException) -> None:
         """Put the notes back and journal why (MEMORY.md is whatever the last write left)."""
         restored = self.ws.scratch.restore()
-        outcome = "rejected" if isinstance(error, DreamRejected) else "failed"
+        outcome = (
+            "rejected"
+            if isinstance(error, DreamRejected)
+            else "deferred"
+            if isinstance(error, DreamDeferred)
+            else "failed"
+        )
         spent = error.usage if isinstance(error, SynthesisError) else None
         if isinstance(spent, Usage):  # an unusable answer was still paid for
             self.result.usage.add(spent)
@@ -524,6 +582,7 @@ class _Dream:
                 "inputs": {
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
+                    "edited_during": self.result.edited_during,
                 },
                 "old_state": self.old_text or None,
                 "draft": drafts[0] if drafts else None,

@@ -18,6 +18,19 @@ The mass-drop guard measures against what the budgets allow: a hand-edited state
 its section budgets counts only as much as fits them (``overflow.trim``; the cycle moves the
 rest into crystals), so such a workspace can commit instead of failing forever.
 
+No hand edit of MEMORY.md can trip a guard for ever, because a synthesizer builds on the old
+state as the cycle mends it first (``dreamer.dream.hand_edits``, then ``overflow``):
+
+- sections: a missing heading is an empty section; a doubled one is one section;
+- schema: a pointer line that does not parse becomes a pointer to its own crystal, a skill line
+  that does not parse moves to The Phenotype, a confidence past 100% reads as 100%;
+- pointers: past 20, the rest move to crystals behind one pointer;
+- budget: a section past its budget keeps its leading lines, the rest move to crystals (the
+  seven budgets add up to less than the total, and unknown sections are not budgeted);
+- mass drop: measured against the mended, trimmed old state;
+- Bond drift: measured against the Bond as the person left it, which is what carries over.
+- empty: a state emptied by hand commits with what the dream's notes say.
+
 ``check`` returns a ``GuardReport`` whose critiques are one-line, actionable sentences: they go
 to the synthesizer for a revision, to the journal, and to ``dream run --dry-run``.
 """

@@ -750,7 +750,13 @@ def _fading(
     if not lines:
         return []
     since = iso(now - FADE_AFTER)
-    recent = store.touched_since(since, limit=400)
+    # MEMORY.md's own lines kept as crystals (hand edits, overflow) are not news about
+    # themselves: only a search that found one since makes it support.
+    recent = [
+        c
+        for c in store.touched_since(since, limit=400)
+        if c.source != "memory" or c.access_count > 0
+    ]
     evidence = [stems(n.text) for n in notes] + [stems(c.text) for c in crystals + recent]
     evidence += [stems(query) for query in store.search_queries(since)]
     fading = []

@@ -2,9 +2,10 @@
 
 Outcomes: ``committed`` (MEMORY.md rewritten), ``skipped`` (not enough new notes),
 ``rejected`` (the guards refused every candidate), ``failed`` (the synthesizer or a step
-raised), ``restored`` (``dream restore`` put an earlier state back). JSON columns: ``inputs``,
-``critiques`` (a list of critique lists, one per checked candidate), ``revisions`` (the text of
-each revised candidate), ``consumed`` (crystal ids).
+raised), ``deferred`` (MEMORY.md was edited by hand while the dream ran, twice: the edit stands
+and the notes wait), ``restored`` (``dream restore`` put an earlier state back). JSON
+columns: ``inputs``, ``critiques`` (a list of critique lists, one per checked candidate),
+``revisions`` (the text of each revised candidate), ``consumed`` (crystal ids).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ Rendered form::
     ...
 
 Parsing tolerates hand edits: headings in any case and order, missing sections (empty),
-unknown ``## `` sections (kept, rendered after the seven), text before the title (kept as the
-preamble, e.g. a hand-written MEMORY.md above a conservative first dream). ``render(parse(t))``
-is a fixed point after one round.
+unknown ``## `` sections (kept, rendered after the seven), text before the title or between it
+and the first heading (kept as the preamble, e.g. a hand-written MEMORY.md above a conservative
+first dream; a dream moves such lines into a section, see ``dreamer.dream.hand_edits``).
+``render(parse(t))`` is a fixed point after one round.
 """
 
 from __future__ import annotations
@@ -215,6 +216,7 @@ def parse(text: str) -> WorkingMemory:
     current: str | None = None
     buffer: list[str] = []
     extra_heading = ""
+    outside: list[str] = []  # lines between the title and the first heading
 
     def flush() -> None:
         body = _clean("\n".join(buffer))
@@ -239,9 +241,13 @@ def parse(text: str) -> WorkingMemory:
             if match:
                 state.last_dream = match["at"].strip() or None
                 state.mood = match["mood"].strip() or None
+            elif line.strip():
+                outside.append(line)
             continue
         buffer.append(line)
     flush()
+    if outside:
+        state.preamble = "\n".join([state.preamble, *outside]).strip("\n")
     return state
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.config import Settings, load_settings
 from dreamer.errors import (
+    DreamDeferred,
     DreamError,
     InvalidNote,
     LeaseLost,
@@ -255,13 +256,24 @@ class Workspace:
             with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
                 store.release_lease(holder, token)
 
-    def write_memory(self, text: str, now: datetime) -> None:
+    def write_memory(self, text: str, now: datetime, *, expected: str | None = None) -> None:
         """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
 
         Call it holding ``lock()``. On a shared store whose lease passed to another worker
-        meanwhile, nothing is written and LeaseLost says so: a newer state stands.
+        meanwhile, nothing is written and LeaseLost says so: a newer state stands. With
+        ``expected`` (the text the caller read), nothing is written when the file is no longer
+        that text: a person's edit meanwhile raises DreamDeferred and stands.
         """
         store = self.store
+        # A shared store's state row is the truth, and only the lease's holder writes it: a
+        # row changed meanwhile means the lease passed on, which the fenced write tells.
+        row = expected is not None and isinstance(store, Leasing) and store.read_state()
+        if expected is not None and not row:
+            if read_memory(self.memory_md, errors="replace") != expected:
+                raise DreamDeferred(
+                    "MEMORY.md was edited during the dream; the edit is kept and the next "
+                    "dream reads it"
+                )
         if isinstance(store, Leasing) and (
             self._fence is None or not store.write_state(text, self._fence, now)
         ):

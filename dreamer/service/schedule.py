@@ -33,7 +33,7 @@ from typing import Any
 
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
-from dreamer.errors import DreamError, DreamRejected, LockHeld, UsageError
+from dreamer.errors import DreamDeferred, DreamError, DreamRejected, LockHeld, UsageError
 from dreamer.kinds import LIFECYCLES
 from dreamer.memory import hormones
 from dreamer.memory.workspace import Workspace
@@ -231,6 +231,8 @@ def run_job(
         outcome, detail = "skipped", str(e)
     except DreamRejected as e:
         outcome, detail = "rejected", "; ".join(e.reasons) or str(e)
+    except DreamDeferred as e:  # a hand edit of MEMORY.md meanwhile: the next run takes it in
+        outcome, detail = "deferred", str(e)
     except DreamError as e:
         outcome, detail = "failed", f"{type(e).__name__}: {e}"
     except OSError as e:
