@@ -524,6 +524,8 @@ class _Dream:
                 "inputs": {
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
+                    # How long the backend took and how many calls it made, retries included.
+                    "synthesis": {"seconds": round(usage.seconds, 3), "tries": usage.tries},
                 },
                 "old_state": self.old_text or None,
                 "draft": drafts[0] if drafts else None,
