@@ -190,6 +190,8 @@ class _Dream:
     def synth(self) -> Synthesizer:
         """The synthesizer, built only once a dream will really run (a skip costs nothing)."""
         if self._synth is None:
+            # Named before it is built, so a backend that cannot start is journaled as itself.
+            self.result.synthesizer = self.ws.settings.synthesis()[0]
             self._synth = default_synthesizer(self.ws)
         self.result.synthesizer, self.result.model = self._synth.name, self._synth.model
         return self._synth

@@ -69,6 +69,7 @@ HOOKS_DISABLED = "DREAM_HOOKS_DISABLED"  # dreamer's hook does nothing when this
 NO_HOOKS = json.dumps({"disableAllHooks": True})
 NO_MCP = json.dumps({"mcpServers": {}})
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
+SCRUB = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"
 
 
 def find_cli(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
@@ -192,6 +193,10 @@ class ClaudeCodeSynthesizer:
 
     def _run(self, text: str) -> tuple[int, str, str]:
         env = {**self.environ, HOOKS_DISABLED: "1", "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"}
+        # Set in the environment of the hooks Claude Code runs, this would make the nested CLI
+        # demand bubblewrap to isolate subprocesses; a dream's CLI starts none (no tools, no
+        # hooks, no MCP server), so there is nothing for it to scrub.
+        env.pop(SCRUB, None)
         with tempfile.TemporaryDirectory(prefix="dream-claude-") as cwd:
             try:
                 child = subprocess.Popen(
@@ -305,12 +310,14 @@ def _kill(child: subprocess.Popen[bytes]) -> None:
 
 
 def _first_line(text: str) -> str:
+    """The line that says what went wrong: the first 'error:' line, else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[0][:200] if lines else ""
+    said = next((line for line in lines if line.lower().startswith("error")), None)
+    return (said or (lines[0] if lines else ""))[:200]
 
 
 def _scrubbed(environ: Mapping[str, str]) -> str:
-    if environ.get("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "") not in ("", "0"):
+    if environ.get(SCRUB, "") not in ("", "0"):
         return (
             " (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB is set: Claude Code removed credentials from "
             "the environment of the hooks it runs, so a dream started by a hook may not see "
