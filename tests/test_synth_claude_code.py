@@ -107,8 +107,12 @@ def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
 
 
 def test_the_same_hooks_do_capture_an_ordinary_claude_run(
-    dreamt, api, runner, monkeypatch, tmp_path
-):  # noqa: F811
+    dreamt,  # noqa: F811
+    api,
+    runner,
+    monkeypatch,
+    tmp_path,
+):
     """The control: without dreamer's protections the installed hooks fire (the test can see)."""
     api.text("hi")
     with api.serve() as base_url:
