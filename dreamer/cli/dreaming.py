@@ -50,7 +50,9 @@ def _describe(result: DreamResult) -> str:
     default=None,
     help="Who writes the dream [default: memory.dream.synthesizer].",
 )
-@click.option("--model", default=None, help="Claude model [default: memory.dream.model].")
+@click.option(
+    "--model", default=None, help="The model that writes the dream [default: memory.dream.model]."
+)
 @click.option(
     "--min-chunks",
     "min_chunks_for_dream",
@@ -149,7 +151,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         tokens = f"{row['input_tokens'] or 0}/{row['output_tokens'] or 0} tok"
         click.echo(
             f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
-            f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
+            f"{row['synthesizer'] or '-':<11} consumed {row['consumed']:<3} "
             f"critiques {row['critiques']:<2} {tokens:>14} ${row['cost_usd'] or 0:.4f}  "
             f"{row['reason'] or ''}"
         )
