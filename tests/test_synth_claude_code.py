@@ -87,6 +87,7 @@ def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
     (tool,) = body["tools"]
     assert tool["name"] == "StructuredOutput"
     assert tool["input_schema"]["properties"].keys() == input_schema()["properties"].keys()
+    assert body["thinking"] == {"type": "disabled"}  # as the API backend's request
     system = " ".join(block["text"] for block in body["system"])
     assert "dream worker" in system and len(system) < 20_000  # dreamer's, not Claude Code's
     sent = request.text()

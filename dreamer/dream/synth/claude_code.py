@@ -5,15 +5,17 @@ the environment of a background process. The only module in dreamer that spawns 
 One call per draft, measured against Claude Code 2.1.197::
 
     claude -p --output-format json --json-schema S --tools "" --no-session-persistence
-           --system-prompt P --model M --max-budget-usd B --settings '{"disableAllHooks":true}'
-           --strict-mcp-config --mcp-config '{"mcpServers":{}}'      (the data on stdin)
+           --system-prompt P --model M --max-budget-usd B --strict-mcp-config
+           --mcp-config '{"mcpServers":{}}'
+           --settings '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'  (data on stdin)
 
 - ``--json-schema`` makes the CLI offer the model one tool, ``StructuredOutput``, whose input
   schema is the working-memory schema; the result object carries ``structured_output``,
   ``usage``/``modelUsage`` (tokens) and ``total_cost_usd`` (for a subscription, the API price
   of the same tokens, not a bill).
 - ``--system-prompt`` replaces Claude Code's own system prompt (~13,700 tokens) with dreamer's;
-  ``--tools ""`` leaves the model no tool but the answer; no MCP server starts;
+  ``--tools ""`` leaves the model no tool but the answer; no MCP server starts; no extended
+  thinking (the CLI turns it on by default; the API backend does not use it either);
   ``CLAUDE_CODE_DISABLE_CLAUDE_MDS`` keeps the user's CLAUDE.md files out of the dream.
 - A dream must never be captured as a session: ``--no-session-persistence`` writes no
   transcript, ``disableAllHooks`` keeps every hook (dreamer's included) from firing, and
@@ -66,7 +68,8 @@ from dreamer.support import prompts
 
 TOOL = "StructuredOutput"  # the tool the CLI offers for --json-schema
 HOOKS_DISABLED = "DREAM_HOOKS_DISABLED"  # dreamer's hook does nothing when this is "1"
-NO_HOOKS = json.dumps({"disableAllHooks": True})
+# No hook fires for a dream; no extended thinking, as with the API backend (the same request).
+CLI_SETTINGS = json.dumps({"disableAllHooks": True, "alwaysThinkingEnabled": False})
 NO_MCP = json.dumps({"mcpServers": {}})
 INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
 SCRUB = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"
@@ -121,7 +124,7 @@ class ClaudeCodeSynthesizer:
             "--max-budget-usd",
             f"{self.budget:g}",
             "--settings",
-            NO_HOOKS,
+            CLI_SETTINGS,
             "--strict-mcp-config",
             "--mcp-config",
             NO_MCP,
