@@ -145,3 +145,26 @@ def test_a_dreamer_toml_the_line_cannot_join_is_one_error_and_untouched(home, ru
     assert len(errors) == 1 and "--no-synthesizer" in errors[0]
     assert toml.read_text() == "[memory]\ndream = { intervalMinutes = 60 }\n"
     assert not (home / ".claude" / "settings.json").exists()  # no half install
+
+
+def test_claude_without_a_key_in_a_scrubbed_hook_says_why(ws, runner, monkeypatch):
+    """A dream started by a Claude Code hook may run with the credentials scrubbed away."""
+    (ws.root / "dreamer.toml").write_text('[memory.dream]\nsynthesizer = "claude"\n')
+    monkeypatch.setenv("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "1")
+    ws.note("Maya prefers tea", importance=0.5)
+    result = runner.invoke(main, ["run", "--force", "-w", str(ws.root)])
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1
+    assert "ANTHROPIC_API_KEY" in errors[0] and "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB" in errors[0]
+    assert [note.text for note in ws.scratch.notes()] == ["Maya prefers tea"]
+
+
+def test_dream_run_takes_every_backend_by_flag(ws, runner, monkeypatch):
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", "/nonexistent/claude")
+    ws.note("Maya prefers tea", importance=0.5)
+    result = runner.invoke(
+        main, ["run", "--force", "--synthesizer", "claude-code", "-w", str(ws.root)]
+    )
+    assert result.exit_code == 1 and "Claude Code's CLI" in result.output
+    assert ws.store.dream_entries(1)[0]["synthesizer"] == "claude-code"

@@ -74,6 +74,8 @@ def test_a_dream_commits_through_a_forced_tool_call(dreamt, server, runner, monk
     assert entry["cost_usd"] == 0  # a local model costs no money unless prices are set
     log = runner.invoke(main, ["log", "-w", str(dreamt.root)]).output
     assert "openai" in log and "1200/300 tok" in log
+    shown = runner.invoke(main, ["show", str(entry["id"]), "-w", str(dreamt.root)]).output
+    assert "synthesizer: openai" in shown and "over 1 call(s)" in shown
 
 
 def test_a_dream_commits_through_a_json_schema_response(dreamt, server, runner, monkeypatch):  # noqa: F811

@@ -191,6 +191,9 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
     ):
         if entry.get(key) is not None:
             click.echo(f"{key}: {entry[key]}")
+    synthesis = (entry.get("inputs") or {}).get("synthesis") or {}
+    if synthesis.get("tries"):
+        click.echo(f"synthesis: {synthesis['seconds']:.1f} s over {synthesis['tries']} call(s)")
     click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
     for number, critiques in enumerate(entry.get("critiques") or [], start=1):
         click.echo(f"critiques of candidate {number}:")
