@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
@@ -187,7 +188,8 @@ def test_a_slow_answer_times_out_and_says_so(dreamt, api, runner, monkeypatch, t
         result = dream(runner, dreamt, monkeypatch)
     assert result.exit_code == 1
     line = one_error(result.output)
-    assert "did not answer within 4 s" in line and "1 try took 4 s in all" in line
+    assert "did not answer within 4 s" in line
+    assert re.search(r"1 try took [45] s in all", line)
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
 
