@@ -98,6 +98,7 @@ def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
     # Nothing of the dream was captured: no hook ran, no transcript was written.
     assert not hooks_log.exists()
     assert not list((home / ".claude").glob("projects/**/*.jsonl"))
+    assert not list(dreamt.store.meta_items("ingest.claude-code:"))  # no session ingested
     entry = last_entry(dreamt)
     assert (entry["synthesizer"], entry["model"]) == ("claude-code", "sonnet")
     assert (entry["input_tokens"], entry["output_tokens"]) == (4000, 900)
@@ -221,3 +222,15 @@ def test_dreamer_s_hook_does_nothing_inside_a_dream(tmp_path):
     )
     assert code == 0 and out.getvalue() == ""
     assert not ws_root.exists()  # not even the workspace a session-end would create
+
+
+def test_an_old_cli_without_the_options_says_to_update(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
+    old_cli = tmp_path / "claude"
+    old_cli.write_text("#!/bin/sh\necho \"error: unknown option '--json-schema'\" >&2\nexit 1\n")
+    old_cli.chmod(0o755)
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", str(old_cli))
+    result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 1
+    line = one_error(result.output)
+    assert "unknown option '--json-schema'" in line and "claude update" in line
+    assert scratch_texts(dreamt) == LATER_NOTES

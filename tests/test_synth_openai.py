@@ -78,6 +78,14 @@ def test_a_dream_commits_through_a_forced_tool_call(dreamt, server, runner, monk
     assert "synthesizer: openai" in shown and "over 1 call(s)" in shown
 
 
+def test_arguments_sent_as_an_object_are_taken_as_they_are(dreamt, server, runner, monkeypatch):  # noqa: F811
+    server.tool_call(TOOL_NAME, GOOD, as_text=False)  # some servers do not encode them
+    with server.serve() as base_url:
+        result = dream(runner, dreamt, monkeypatch, base_url)
+    assert result.exit_code == 0, result.output
+    assert "Lisbon" in dreamt.memory_md.read_text()
+
+
 def test_a_dream_commits_through_a_json_schema_response(dreamt, server, runner, monkeypatch):  # noqa: F811
     monkeypatch.setenv("DREAM_OPENAI_FORMAT", "json_schema")
     monkeypatch.setenv("DREAM_OPENAI_INPUT_PRICE", "0.5")

@@ -170,9 +170,14 @@ class ClaudeCodeSynthesizer:
         if not isinstance(result, dict):
             said = _first_line(err) or _first_line(out) or "no output"
             if code != 0:
+                update = (
+                    " (this Claude Code is too old: run 'claude update')"
+                    if ("unknown option" in said)
+                    else ""
+                )
                 raise ModelUnavailable(
-                    f"the claude CLI failed (exit {code}: {said}); run 'claude -p hello' to see "
-                    f"why{_scrubbed(self.environ)}",
+                    f"the claude CLI failed (exit {code}: {said}){update}; run 'claude -p hello' "
+                    f"to see why{_scrubbed(self.environ)}",
                     out or err,
                 )
             raise unusable(
