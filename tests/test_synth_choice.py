@@ -168,3 +168,9 @@ def test_dream_run_takes_every_backend_by_flag(ws, runner, monkeypatch):
     )
     assert result.exit_code == 1 and "Claude Code's CLI" in result.output
     assert ws.store.dream_entries(1)[0]["synthesizer"] == "claude-code"
+
+
+def test_config_masks_the_openai_key(ws, runner, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-abcdefghijklmnopqrstuvwxyz0123")
+    out = runner.invoke(main, ["config", "-w", str(ws.root)], catch_exceptions=False).output
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in out and "sk-proj…" in out
