@@ -4,8 +4,9 @@ Precedence, highest first: a CLI flag (passed as ``overrides``) > an environment
 ``<workspace>/dreamer.toml`` > the default. The settings, their keys, variables and defaults are
 listed once, for users, in the README's "Settings" table (a test keeps it in step with
 ``_SPECS`` below). ``auto`` synthesis uses Claude when an API key is set and the offline
-synthesizer otherwise. Unknown keys in dreamer.toml are an error, so a typo never silently falls
-back to a default.
+synthesizer otherwise: it never spends a subscription or an endpoint the user did not name
+(``Settings.synthesis`` says which one writes the next dream, and why). Unknown keys in
+dreamer.toml are an error, so a typo never silently falls back to a default.
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ HORMONES = ("dopamine", "cortisol", "oxytocin")
 _DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
 _DEFAULT_HALF_LIFE = {"dopamine": 30.0, "cortisol": 60.0, "oxytocin": 45.0}
 SEARCH_SOURCES = ("memory", "sessions")
-SYNTHESIZERS = ("auto", "offline", "claude")
+SYNTHESIZERS = ("auto", "offline", "claude", "claude-code", "openai")
+# How the openai synthesizer asks for structure: a forced tool call, or a JSON-schema
+# response format (for servers or models without tool calling); never one after the other.
+OPENAI_FORMATS = ("tools", "json_schema")
+# The model each backend uses when memory.dream.model is not set (the openai backend has none:
+# a local server serves whatever the user pulled, so the user names it).
+DEFAULT_MODELS = {"claude": "claude-sonnet-5-5", "claude-code": "sonnet"}
+MAX_TIMEOUT_SECONDS = 3_600.0
+MAX_RETRIES = 10
 # The command-line flags whose names are not the setting's attribute with dashes, so an error
 # names the flag the user typed.
 FLAG_NAMES = {
@@ -57,6 +66,15 @@ class Settings:
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
+    timeout_seconds: float = 120.0  # per try, for every backend
+    retries: int = 2  # tries after the first, on a timeout, an overload or a rate limit
+    claude_cli: str | None = None  # the `claude` command (None: the one on PATH)
+    max_budget_usd: float = 1.0  # the claude-code spend cap per call (--max-budget-usd)
+    openai_base_url: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_format: str = "tools"
+    openai_input_price: float = 0.0  # USD per million tokens; 0 for a local model
+    openai_output_price: float = 0.0
     consolidation_interval_minutes: float = 30.0
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     session_memory: bool = True
@@ -72,10 +90,35 @@ class Settings:
     sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def uses_claude(self) -> bool:
-        """True when dreams should be written by Claude rather than offline."""
-        if self.synthesizer == "claude":
-            return True
-        return self.synthesizer == "auto" and bool(self.api_key)
+        """True when dreams should be written by Claude through the API rather than offline."""
+        return self.synthesis()[0] == "claude"
+
+    def synthesis(self) -> tuple[str, str]:
+        """(backend, why): which synthesizer writes the next dream, and the reason in words.
+
+        ``auto`` picks Claude only when an Anthropic API key is set (the user named a paid key
+        for dreamer or for the process); it never picks claude-code or openai, which spend a
+        subscription or an endpoint the user must ask for by name.
+        """
+        where = {
+            "flag": "set by --synthesizer",
+            "env": "set by DREAM_SYNTHESIZER",
+            "dreamer.toml": "set in dreamer.toml",
+        }
+        source = self.sources.get("synthesizer", "default")
+        if self.synthesizer != "auto":
+            return self.synthesizer, where.get(source, "set")
+        if self.api_key:
+            key_from = "dreamer.toml" if self.sources.get("api_key") == "dreamer.toml" else "env"
+            named = "memory.dream.apiKey" if key_from == "dreamer.toml" else "ANTHROPIC_API_KEY"
+            return "claude", f"auto, {named} is set"
+        return "offline", "auto, no ANTHROPIC_API_KEY"
+
+    def model_for(self, backend: str) -> str | None:
+        """The model a backend uses: memory.dream.model when set, else the backend's default."""
+        if self.sources.get("model", "default") != "default":
+            return self.model
+        return DEFAULT_MODELS.get(backend)
 
     def sessions_searchable(self) -> bool:
         """True when session transcripts take part in search."""
@@ -147,6 +190,53 @@ def _to_choice(choices: tuple[str, ...]) -> Callable[[Any, str], str]:
     return convert
 
 
+def _to_seconds(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be a number of seconds, not {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
+        raise InvalidSetting(f"{where} must be a number of seconds above 0, not {value!r}")
+    if number > MAX_TIMEOUT_SECONDS:
+        raise InvalidSetting(
+            f"{where} must be at most {MAX_TIMEOUT_SECONDS:.0f} seconds (an hour), not {value!r}"
+        )
+    return number
+
+
+def _to_retries(value: Any, where: str) -> int:
+    number = _to_count(value, where)
+    if number > MAX_RETRIES:
+        raise InvalidSetting(f"{where} must be at most {MAX_RETRIES}, not {value!r}")
+    return number
+
+
+def _to_price(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be USD per million tokens, not {value!r}") from None
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise InvalidSetting(f"{where} must be USD per million tokens, 0 or more, not {value!r}")
+    return number
+
+
+def _to_budget_usd(value: Any, where: str) -> float:
+    number = _to_price(value, where)
+    if number <= 0:
+        raise InvalidSetting(f"{where} must be a dollar amount above 0, not {value!r}")
+    return number
+
+
+def _to_http_url(value: Any, where: str) -> str:
+    text = value.strip().rstrip("/") if isinstance(value, str) else ""
+    if not text.startswith(("http://", "https://")) or text in ("http:/", "https:/"):
+        raise InvalidSetting(
+            f"{where} must be an http(s) URL such as http://127.0.0.1:11434/v1, not {value!r}"
+        )
+    return text
+
+
 def _to_text(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidSetting(f"{where} must be a non-empty string, not {value!r}")
@@ -214,6 +304,30 @@ _SPECS: list[_Spec] = [
     _Spec("memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)),
     _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),
     _Spec("memory.dream.apiKey", "ANTHROPIC_API_KEY", "api_key", _to_text),
+    _Spec("memory.dream.timeoutSeconds", "DREAM_TIMEOUT_SECONDS", "timeout_seconds", _to_seconds),
+    _Spec("memory.dream.retries", "DREAM_RETRIES", "retries", _to_retries),
+    _Spec("memory.dream.claudeCli", "DREAM_CLAUDE_CLI", "claude_cli", _to_text),
+    _Spec("memory.dream.maxBudgetUsd", "DREAM_MAX_BUDGET_USD", "max_budget_usd", _to_budget_usd),
+    _Spec("memory.dream.openai.baseUrl", "OPENAI_BASE_URL", "openai_base_url", _to_http_url),
+    _Spec("memory.dream.openai.apiKey", "OPENAI_API_KEY", "openai_api_key", _to_text),
+    _Spec(
+        "memory.dream.openai.format",
+        "DREAM_OPENAI_FORMAT",
+        "openai_format",
+        _to_choice(OPENAI_FORMATS),
+    ),
+    _Spec(
+        "memory.dream.openai.inputPrice",
+        "DREAM_OPENAI_INPUT_PRICE",
+        "openai_input_price",
+        _to_price,
+    ),
+    _Spec(
+        "memory.dream.openai.outputPrice",
+        "DREAM_OPENAI_OUTPUT_PRICE",
+        "openai_output_price",
+        _to_price,
+    ),
     _Spec(
         "memory.consolidation.intervalMinutes",
         "DREAM_CONSOLIDATION_INTERVAL_MINUTES",
@@ -341,7 +455,7 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
             source = settings.sources.get(f"{spec.attr}.{spec.sub}", "default")
         else:
             source = settings.sources.get(spec.attr, "default")
-        if spec.attr == "api_key" and value:
+        if spec.attr in ("api_key", "openai_api_key") and value:
             value = value[:7] + "…"
         if spec.attr == "store_url" and value:
             value = mask_url(value)

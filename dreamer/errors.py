@@ -26,6 +26,7 @@
     │   ├── ModelRateLimited        the API said slow down
     │   ├── ModelOverloaded         the API is overloaded or answered 5xx
     │   ├── ModelTimeout            the API did not answer in time
+    │   ├── ModelUnavailable        the configured backend cannot be used (CLI missing, refused)
     │   └── ModelOutputInvalid      the model's answer did not fit the schema
     ├── DreamRejected               the guards rejected every candidate; exit code 3
     └── DreamDeferred               MEMORY.md was edited during the dream, kept; exit code 4
@@ -151,6 +152,8 @@ class IngestFailed(DreamError):
 class SynthesisError(DreamError):
     """The synthesizer could not produce a candidate state."""
 
+    retry = True  # False when the server said not to try again (x-should-retry: false)
+
     def __init__(self, message: str, raw: str | None = None, usage: Any = None):
         super().__init__(message)
         self.raw = raw  # the model's answer as it came, for the journal
@@ -171,6 +174,10 @@ class ModelOverloaded(SynthesisError):
 
 class ModelTimeout(SynthesisError):
     """The Anthropic API did not answer in time."""
+
+
+class ModelUnavailable(SynthesisError):
+    """The configured synthesizer cannot run: its CLI is missing, not logged in, or refused."""
 
 
 class ModelOutputInvalid(SynthesisError):

@@ -16,7 +16,17 @@ NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never see the developer's own key or workspace, nor write to their data or cache
     folders."""
-    for name in ("ANTHROPIC_API_KEY", "DREAM_WORKSPACE"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "DREAM_WORKSPACE",
+        "DREAM_SYNTHESIZER",
+        "DREAM_MODEL",
+        "DREAM_CLAUDE_CLI",  # tests that run the real CLI read it at import (tests/claude_cli.py)
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",
+        "DREAM_HOOKS_DISABLED",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
     # One cache per test session (the embedder's BPE table is built there once)

@@ -14,6 +14,10 @@ The SDK (anthropic 2.x) talks through ``httpx2``; the fake plugs in at that boun
     with fake.serve() as base_url:                         # same queue, over real HTTP
         monkeypatch.setenv("ANTHROPIC_BASE_URL", base_url)
 
+In server mode a request with ``"stream": true`` (what the Claude Code CLI sends) gets a 200
+message back as the Messages API's server-sent events, so the same scripted answer serves both.
+``structured_output(answer)`` queues the answer the CLI's ``StructuredOutput`` tool expects.
+
 Every request is recorded (``fake.requests``: method, path, headers, parsed JSON body) and
 answered by the next scripted response, first in first out. A scripted response is a
 ``Scripted`` (status, JSON body, headers, optional delay) or a callable taking the
@@ -103,6 +107,7 @@ class Scripted:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # seconds to sleep before answering (real time)
     timeout: bool = False  # raise a read timeout instead of answering (transport mode)
+    raw: bytes | None = None  # send these bytes as the body instead of ``body`` as JSON
 
 
 Responder = Scripted | Callable[[Recorded], Scripted]
@@ -139,6 +144,45 @@ def error_body(status: int, message: str | None = None, kind: str | None = None)
     """A Messages API error body."""
     kind = kind or _ERROR_TYPES.get(status, "api_error")
     return {"type": "error", "error": {"type": kind, "message": message or f"fake {kind}"}}
+
+
+def sse_events(message: dict[str, Any]) -> bytes:
+    """A Messages API response as the event stream a ``"stream": true`` request receives."""
+    usage = message.get("usage") or {}
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": start})
+    ]
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "tool_use":
+            opening = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input"))}
+        else:
+            opening = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        events += [
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": opening},
+            ),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": delta},
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
+    events += [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+                "usage": {"output_tokens": usage.get("output_tokens", 0)},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
 
 
 class FakeAnthropic:
@@ -197,6 +241,14 @@ class FakeAnthropic:
         )
         kwargs.setdefault("stop_reason", "tool_use")
         return self.reply(blocks, **kwargs)
+
+    def structured_output(self, answer: Any, **kwargs: Any) -> FakeAnthropic:
+        """Queue an answer of Claude Code's ``StructuredOutput`` tool (``--json-schema``)."""
+        return self.tool_use("StructuredOutput", answer, **kwargs)
+
+    def raw(self, body: bytes, status: int = 200) -> FakeAnthropic:
+        """Queue a response whose body is these bytes (truncated or empty JSON, HTML...)."""
+        return self.push(Scripted(status, raw=body, headers={"x-should-retry": "false"}))
 
     def error(
         self,
@@ -266,6 +318,11 @@ class FakeAnthropic:
         scripted = self.answer(recorded)
         if scripted.timeout:
             raise httpx2.ReadTimeout("fake anthropic: read timed out", request=request)
+        if scripted.raw is not None:
+            headers = {"request-id": "req_fake", "content-type": "application/json"}
+            return httpx2.Response(
+                scripted.status, content=scripted.raw, headers={**headers, **scripted.headers}
+            )
         return httpx2.Response(
             scripted.status,
             json=scripted.body,
@@ -309,12 +366,25 @@ class FakeAnthropic:
                     # No answer at all: the client's read timeout fires. Hold long enough.
                     time.sleep(5)
                     return
-                payload = json.dumps(scripted.body).encode()
+                payload = (
+                    scripted.raw if scripted.raw is not None else json.dumps(scripted.body).encode()
+                )
                 headers = {
                     "content-type": "application/json",
                     "request-id": "req_fake",
                     **scripted.headers,
                 }
+                asked = recorded.json if recorded.body.startswith(b"{") else None
+                if (
+                    isinstance(asked, dict)
+                    and asked.get("stream")
+                    and scripted.status == 200
+                    and scripted.raw is None
+                    and isinstance(scripted.body, dict)
+                    and scripted.body.get("type") == "message"
+                ):
+                    payload = sse_events(scripted.body)
+                    headers["content-type"] = "text/event-stream"
                 try:
                     self.send_response(scripted.status)
                     for name, value in headers.items():

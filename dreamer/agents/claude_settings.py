@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,49 @@ def dump(data: dict[str, Any], like: str = "") -> str:
     if isinstance(indent, str) and set(indent) == {" "}:
         indent = len(indent)
     return json.dumps(data, indent=indent, ensure_ascii=False) + end
+
+
+# --- the synthesizer offer (the workspace's dreamer.toml) ---------------------------------------
+
+SYNTH_LINE = 'synthesizer = "claude-code"'
+_TABLE = "[memory.dream]"
+
+
+def with_synthesizer(text: str) -> str | None:
+    """dreamer.toml's text with ``memory.dream.synthesizer = "claude-code"`` added.
+
+    None when the file already names a synthesizer (the user's choice stands). ValueError when
+    the file is not TOML, or is written so the line cannot be added safely (say, an inline
+    ``dream = {...}`` table): then the user adds it by hand.
+    """
+    table = _parsed(text)
+    dream = table.get("memory", {}).get("dream", {}) if isinstance(table, dict) else {}
+    if isinstance(dream, dict) and "synthesizer" in dream:
+        return None
+    lines = text.splitlines(keepends=True)
+    heads = [i for i, line in enumerate(lines) if line.strip() == _TABLE]
+    if heads:
+        lines.insert(heads[0] + 1, SYNTH_LINE + "\n")
+        new = "".join(lines)
+    else:
+        gap = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        new = f"{text}{gap}{_TABLE}\n{SYNTH_LINE}\n"
+    after = _parsed(new)
+    if after.get("memory", {}).get("dream", {}).get("synthesizer") != "claude-code":
+        raise ValueError("the line could not be added safely")
+    return new
+
+
+def without_synthesizer(text: str) -> str:
+    """dreamer.toml's text without the line the offer added ('' when nothing else was left)."""
+    lines = text.splitlines(keepends=True)
+    kept = [line for line in lines if line.strip() != SYNTH_LINE]
+    new = "".join(kept)
+    return "" if new.strip() == _TABLE else new
+
+
+def _parsed(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"it is not valid TOML ({e})") from e

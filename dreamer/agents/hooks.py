@@ -16,6 +16,10 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context.
 
+A dream written through the ``claude-code`` synthesizer is itself a Claude Code run; it sets
+``DREAM_HOOKS_DISABLED=1`` for the CLI (and turns hooks off with ``disableAllHooks``), and a hook
+that sees the marker does nothing at all, so a dream is never captured as a session.
+
 A hook must never break the agent: every failure is written to ``memory/hooks.log`` of the
 workspace (when there is one) and the hook exits 0, within its time budget whatever happens (a
 watchdog ends the process). A read-only event never creates a workspace. The workspace is
@@ -37,6 +41,7 @@ from typing import Any, TextIO
 
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.agents.ingest import ingest
+from dreamer.dream.synth.claude_code import HOOKS_DISABLED
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
@@ -67,6 +72,8 @@ def run(
     the detached half of a hook (SessionEnd's ingest), with no budget.
     """
     env = os.environ if environ is None else environ
+    if env.get(HOOKS_DISABLED) == "1":
+        return 0  # a dream's own Claude Code run: nothing of it is remembered
     payload: dict[str, Any] = {}
     where: list[Path | None] = [None]
     watchdog = _watchdog(budget, where, event, now) if budget else None

@@ -96,18 +96,36 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     show_default=True,
     help="Where --plugin writes the folder (it must not exist yet).",
 )
+@click.option(
+    "--no-synthesizer",
+    is_flag=True,
+    help="Leave the workspace's dreamer.toml alone (by default it gets memory.dream.synthesizer "
+    '= "claude-code": dreams written by your Claude Code login).',
+)
 @workspace_option
-def install(scope: str, dry_run: bool, plugin: bool, out: Path, workspace: str | None) -> None:
+def install(
+    scope: str,
+    dry_run: bool,
+    plugin: bool,
+    out: Path,
+    no_synthesizer: bool,
+    workspace: str | None,
+) -> None:
     """Add dreamer's hooks (SessionStart, PreCompact, SessionEnd) and register its MCP server.
 
-    Shows each file's JSON diff; running it again changes nothing. 'dream claude uninstall'
+    Shows each file's diff; running it again changes nothing. 'dream claude uninstall'
     removes exactly what this adds. With -w, hooks and server use that workspace; without,
-    each project's own (see docs/memory.md). With --plugin, writes the plugin folder instead
-    (load it with 'claude --plugin-dir DIR', or add this repository as a marketplace).
+    each project's own (see docs/memory.md). Unless --no-synthesizer, the workspace's
+    dreamer.toml also gets memory.dream.synthesizer = "claude-code", so dreams are written by
+    this Claude Code login (a subscription needs no API key; see docs/synthesizers.md); a
+    dreamer.toml that names a synthesizer already is left as it is. With --plugin, writes the
+    plugin folder instead (load it with 'claude --plugin-dir DIR', or add this repository as a
+    marketplace).
 
     \b
     Examples:
       dream claude install --scope user
+      dream claude install --no-synthesizer --dry-run
       dream claude install --plugin --out ~/claude-plugins/dreamer
     """
     if plugin:
@@ -122,10 +140,66 @@ def install(scope: str, dry_run: bool, plugin: bool, out: Path, workspace: str |
         mcp_new = cs.with_server(cs.load(mcp_file), scope, project, dream, pinned)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
-    changed = _change(settings, hooks_new, dry_run=dry_run, shared=scope == "project")
+    # The offer first: a dreamer.toml it cannot join fails before any file changes.
+    changed = False if no_synthesizer else _offer_synthesizer(_toml(pinned), dry_run)
+    changed |= _change(settings, hooks_new, dry_run=dry_run, shared=scope == "project")
     changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=scope == "project")
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
+
+
+def _toml(pinned: Path | None) -> Path:
+    """The dreamer.toml of the workspace the hooks write to (pinned, or this folder's)."""
+    return (pinned or location.resolve(None)[0]) / "dreamer.toml"
+
+
+def _text_diff(path: Path, before: str, after: str) -> None:
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=str(path),
+        tofile=str(path),
+    )
+    click.echo("".join(diff), nl=False)
+
+
+def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
+    """Add memory.dream.synthesizer = "claude-code" to dreamer.toml, showing the diff."""
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else ""
+        after = cs.with_synthesizer(before)
+    except (ValueError, OSError) as e:
+        raise UsageError(
+            f'{path}: {e}; add memory.dream.synthesizer = "claude-code" yourself, or pass '
+            "--no-synthesizer"
+        ) from e
+    if after is None:
+        return False  # the file names a synthesizer already: the user's choice stands
+    _text_diff(path, before, after)
+    if not dry_run:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, after)
+    return True
+
+
+def _withdraw_synthesizer(path: Path, dry_run: bool) -> bool:
+    """Remove the line install added to dreamer.toml (the file too, when nothing else is left)."""
+    try:
+        before = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False
+    after = cs.without_synthesizer(before)
+    if after == before:
+        return False
+    if not after:
+        click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+        if not dry_run:
+            path.unlink()
+        return True
+    _text_diff(path, before, after)
+    if not dry_run:
+        atomic_write(path, after)
+    return True
 
 
 def _write_plugin(out: Path, dry_run: bool) -> None:
@@ -145,7 +219,7 @@ def _write_plugin(out: Path, dry_run: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Show the changes only.")
 @workspace_option
 def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
-    """Remove dreamer's hooks and MCP server from a scope, and nothing else.
+    """Remove dreamer's hooks and MCP server from a scope, and the synthesizer line install added.
 
     \b
     Example:
@@ -160,6 +234,8 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
         raise UsageError(f"{e}; fix the file, then run this again") from e
     changed = _remove(settings, hooks_new, dry_run)
     changed |= _remove(mcp_file, mcp_new, dry_run)
+    pinned = Path(workspace).expanduser().absolute() if workspace else None
+    changed |= _withdraw_synthesizer(_toml(pinned), dry_run)
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
 
 

@@ -52,7 +52,9 @@ def _describe(result: DreamResult) -> str:
     default=None,
     help="Who writes the dream [default: memory.dream.synthesizer].",
 )
-@click.option("--model", default=None, help="Claude model [default: memory.dream.model].")
+@click.option(
+    "--model", default=None, help="The model that writes the dream [default: memory.dream.model]."
+)
 @click.option(
     "--min-chunks",
     "min_chunks_for_dream",
@@ -156,7 +158,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         tokens = f"{row['input_tokens'] or 0}/{row['output_tokens'] or 0} tok"
         click.echo(
             f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
-            f"{row['synthesizer'] or '-':<8} consumed {row['consumed']:<3} "
+            f"{row['synthesizer'] or '-':<11} consumed {row['consumed']:<3} "
             f"critiques {row['critiques']:<2} {tokens:>14} ${row['cost_usd'] or 0:.4f}  "
             f"{row['reason'] or ''}"
         )
@@ -196,6 +198,9 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
     ):
         if entry.get(key) is not None:
             click.echo(f"{key}: {entry[key]}")
+    synthesis = (entry.get("inputs") or {}).get("synthesis") or {}
+    if synthesis.get("tries"):
+        click.echo(f"synthesis: {synthesis['seconds']:.1f} s over {synthesis['tries']} call(s)")
     click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
     for number, critiques in enumerate(entry.get("critiques") or [], start=1):
         click.echo(f"critiques of candidate {number}:")

@@ -61,7 +61,8 @@ def hook(event: str, budget: float, recall: bool, background: bool, workspace: s
     background; PreCompact stores the transcript's new exchanges, SessionEnd does so in the
     background, and both then consolidate in the background. UserPromptSubmit recalls up to
     3 memories only with --recall (or DREAM_HOOK_RECALL=1). 'dream claude install' sets
-    these up.
+    these up. With DREAM_HOOKS_DISABLED=1 (set for the claude CLI a dream runs) it does
+    nothing, so a dream is never captured as a session.
 
     \b
     Example (what Claude Code runs):

@@ -8,6 +8,7 @@ import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.config import describe
+from dreamer.dream.synth.factory import explain
 from dreamer.errors import InvalidNote
 from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT
@@ -160,11 +161,13 @@ def config(as_json: bool, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         rows = describe(ws.settings)
+        says = explain(ws.settings)
     if as_json:
         emit_json(rows)
         return
     for row in rows:
         click.echo(f"{row['key']:<44} {str(row['value']):<22} ({row['source']}; {row['env']})")
+    click.echo(f"Next dream written by: {says}")
 
 
 @click.command()

@@ -15,6 +15,7 @@ from dreamer.cli.common import (
     workspace_option,
 )
 from dreamer.config import HORMONES
+from dreamer.dream.synth.factory import explain
 from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
 from dreamer.service import schedule as scheduler
@@ -190,10 +191,18 @@ def status(as_json: bool, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         info = scheduler.status(ws, utc_now())
+        backend, why = ws.settings.synthesis()
+        info["synthesizer"] = {
+            "name": backend,
+            "model": ws.settings.model_for(backend),
+            "why": why,
+            "says": explain(ws.settings),
+        }
     if as_json:
         emit_json(info)
         return
     click.echo(f"Workspace: {info['workspace']}")
+    click.echo(f"Next dream written by: {info['synthesizer']['says']}")
     for job, state in info["jobs"].items():
         if not state["enabled"]:
             click.echo(f"{job:<12} disabled (memory.dream.enabled = false)")

@@ -200,6 +200,8 @@ class _Dream:
     def synth(self) -> Synthesizer:
         """The synthesizer, built only once a dream will really run (a skip costs nothing)."""
         if self._synth is None:
+            # Named before it is built, so a backend that cannot start is journaled as itself.
+            self.result.synthesizer = self.ws.settings.synthesis()[0]
             self._synth = default_synthesizer(self.ws)
         self.result.synthesizer, self.result.model = self._synth.name, self._synth.model
         return self._synth
@@ -583,6 +585,8 @@ class _Dream:
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
                     "edited_during": self.result.edited_during,
+                    # How long the backend took and how many calls it made, retries included.
+                    "synthesis": {"seconds": round(usage.seconds, 3), "tries": usage.tries},
                 },
                 "old_state": self.old_text or None,
                 "draft": drafts[0] if drafts else None,

@@ -1,8 +1,13 @@
 """The synthesizer boundary: what a dream hands a synthesizer and what it gets back.
 
-Two implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default)
-and ``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic).
-``factory.make_synthesizer`` picks one from the workspace settings.
+Four implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default),
+``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic),
+``claude_code.ClaudeCodeSynthesizer`` (the user's own ``claude`` CLI in print mode; the only
+module that spawns it) and ``openai.OpenAISynthesizer`` (any OpenAI-compatible chat-completions
+endpoint: Ollama, llama.cpp's server, vLLM, LM Studio). The model backends share one contract
+(``prompt``: prompts, schema, redaction, answer checks) and one way of trying (``calls``: the
+timeout and retries of ``memory.dream``). ``factory.make_synthesizer`` picks one from the
+workspace settings.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: float = 0.0
+    seconds: float = 0.0  # time spent waiting for the model, every try included
+    tries: int = 0  # calls made (a retry is one more)
 
     def add(self, other: Usage) -> None:
         """Accumulate another call's usage into this one."""
@@ -33,6 +40,8 @@ class Usage:
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.cost_usd += other.cost_usd
+        self.seconds += other.seconds
+        self.tries += other.tries
 
 
 @dataclass

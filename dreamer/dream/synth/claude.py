@@ -20,50 +20,52 @@ The only module in dreamer that imports ``anthropic``. One request per draft:
   critiques). The revision's answer builds on the draft: a section it leaves out keeps the
   draft's version.
 
-The answer is validated with jsonschema; a miss raises ``ModelOutputInvalid`` with the raw
-answer. SDK errors become dreamer's own errors here, ``from`` the SDK's. Every call's tokens
-and an estimated cost go in ``Draft.usage`` (and in ``error.usage`` when the answer was unusable).
+The prompts, schema and answer checks are the contract every model backend shares
+(``dreamer.dream.synth.prompt``); tries and timeouts go through ``calls.attempt``
+(``memory.dream.timeoutSeconds``, ``memory.dream.retries``; the client itself never retries, so
+the tries are counted in one place). The answer is validated with jsonschema; a miss, and a 200
+whose body is not a Messages response (truncated or empty JSON), raise ``ModelOutputInvalid``
+with the raw answer. SDK errors become dreamer's own errors here, ``from`` the SDK's. Every
+call's tokens and an estimated cost go in ``Draft.usage`` (and in ``error.usage`` when the
+answer was unusable).
 """
 
 from __future__ import annotations
 
-import copy
 import json
+import os
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 import anthropic
-import jsonschema
 
 from dreamer.config import Settings
-from dreamer.dream import inputs as data
 from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.dream.synth.calls import attempt
+from dreamer.dream.synth.prompt import (
+    MAX_TOKENS,
+    TOOL_DESCRIPTION,
+    TOOL_NAME,
+    as_raw,
+    draft_changes,
+    draft_from,
+    input_schema,
+    redacted,
+    revise_prompt,
+    system_prompt,
+    unusable,
+    user_prompt,
+)
 from dreamer.errors import (
     InvalidSetting,
     ModelAuthError,
-    ModelOutputInvalid,
     ModelOverloaded,
     ModelRateLimited,
     ModelTimeout,
     SynthesisError,
 )
-from dreamer.memory.hormones import DOMINANCE
-from dreamer.memory.state import (
-    WorkingMemory,
-    from_fields,
-    section_keys,
-    sections,
-    total_budget,
-)
-from dreamer.support import prompts
-from dreamer.support.resources import schema
-from dreamer.support.secrets import redact
-from dreamer.support.times import iso
 
-TOOL_NAME = "write_working_memory"
-MAX_TOKENS = 8192  # the state is <= 4,500 tokens; JSON quoting needs room on top
-TIMEOUT_SECONDS = 120.0
+__all__ = ["TOOL_NAME", "ClaudeSynthesizer", "usage_of"]
 
 # Estimated price in USD per million tokens (input, output) by model family, from Anthropic's
 # published list for the current generation (Opus 4.5+, Sonnet 4.x, Haiku 4.5). Cache writes
@@ -80,65 +82,12 @@ CACHE_WRITE_1H_FACTOR = 2.0
 CACHE_READ_FACTOR = 0.10
 LONG_TTL_MINUTES = 60  # a 1-hour cache entry can be read only by a dream within the hour
 
-# Which sections each hormone steers (issue 3): the dominant one's sections change most.
-HORMONE_SECTIONS: dict[str, tuple[str, ...]] = {
-    "dopamine": ("active_context", "emerging_skills"),
-    "cortisol": ("active_context", "curiosity_gaps"),
-    "oxytocin": ("bond", "phenotype"),
-}
-HORMONE_MEANING = {
-    "dopamine": "reward: progress, breakthroughs, things that worked",
-    "cortisol": "stress: deadlines, failures, unresolved problems",
-    "oxytocin": "bonding: closeness, trust and care with the user",
-}
-
-
 # --- the tool ---------------------------------------------------------------------------------
-
-
-def _strip(node: Any) -> Any:
-    """The schema without the keys the API does not need ($schema, $id, x-...)."""
-    if isinstance(node, dict):
-        return {
-            key: _strip(value)
-            for key, value in node.items()
-            if not key.startswith("x-") and key not in ("$schema", "$id")
-        }
-    if isinstance(node, list):
-        return [_strip(item) for item in node]
-    return node
-
-
-@cache
-def input_schema() -> dict[str, Any]:
-    """The working-memory schema as the tool's input schema, each section's budget stated."""
-    spec = _strip(copy.deepcopy(schema("working_memory")))
-    for section in sections():
-        field = spec["properties"][section.key]
-        field["description"] = (
-            f"{section.title}: {section.purpose} {field.get('description', '')} "
-            f"Budget: about {section.budget_tokens} tokens. Leave out to keep it unchanged."
-        ).strip()
-    return spec
 
 
 def tool() -> dict[str, Any]:
     """The one tool the dream is forced to call."""
-    return {
-        "name": TOOL_NAME,
-        "description": (
-            "Write the new working-memory state. Send only the sections you change; "
-            "a section left out is kept exactly as it is."
-        ),
-        "input_schema": input_schema(),
-    }
-
-
-def validate(answer: Any) -> list[str]:
-    """Schema violations of a tool input, as 'path: message' lines (empty when valid)."""
-    validator = jsonschema.Draft202012Validator(schema("working_memory"))
-    errors = sorted(validator.iter_errors(answer), key=lambda e: list(e.absolute_path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(top)'}: {e.message}" for e in errors]
+    return {"name": TOOL_NAME, "description": TOOL_DESCRIPTION, "input_schema": input_schema()}
 
 
 # --- cost -------------------------------------------------------------------------------------
@@ -181,103 +130,6 @@ def usage_of(model: str, raw_usage: Any) -> Usage:
 # --- the prompt -------------------------------------------------------------------------------
 
 
-neutralise = data.neutralise
-
-
-def dominant_hormone(levels: Mapping[str, float], rest: Mapping[str, float]) -> str | None:
-    """The hormone furthest above its resting level, if any is at least DOMINANCE above."""
-    lifts = {name: levels.get(name, 0.0) - rest.get(name, 0.0) for name in HORMONE_SECTIONS}
-    name = max(lifts, key=lambda n: (lifts[n], n))
-    return name if lifts[name] >= DOMINANCE else None
-
-
-def _titles(keys: tuple[str, ...]) -> str:
-    by_key = {s.key: s.title for s in sections()}
-    return " and ".join(by_key[key] for key in keys)
-
-
-def system_prompt() -> str:
-    """The cached system prompt (the same for every dream)."""
-    section_lines = "\n".join(
-        f"- `{s.key}`: **{s.title}** (about {s.budget_tokens} tokens). {s.purpose}"
-        for s in sections()
-    )
-    hormone_lines = "\n".join(
-        f"- **{name}** ({HORMONE_MEANING[name]}) → update {_titles(keys)} most."
-        for name, keys in HORMONE_SECTIONS.items()
-    )
-    return prompts.render(
-        "dream_system",
-        tool_name=TOOL_NAME,
-        sections=section_lines,
-        total_budget=total_budget(),
-        hormone_table=hormone_lines,
-    )
-
-
-def weighting(inputs: DreamInputs, rest: Mapping[str, float]) -> str:
-    """Where this dream should spend its effort: the hormone that peaked since the last dream.
-
-    Levels at dream time say little (a stimulus of the morning has decayed to rest by night),
-    so the period's peaks decide; without a period (a direct call), the levels now.
-    """
-    period = inputs.period or {}
-    dominant = period.get("dominant") if period else dominant_hormone(inputs.hormones, rest)
-    if not dominant:
-        return "No hormone stands out: weigh all sections evenly."
-    why = ""
-    peak = (period.get("peaks") or {}).get(dominant)
-    if peak:
-        reasons = "; ".join(dict.fromkeys(c["reason"] for c in peak["causes"]))
-        why = f" It peaked at {peak['peak']:.2f} at {peak['at']} ({neutralise(reasons)})."
-    return (
-        f"Dominant hormone: **{dominant}** ({HORMONE_MEANING[dominant]}).{why} Spend this "
-        f"dream on {_titles(HORMONE_SECTIONS[dominant])}; keep what caused it (see <hormones>), "
-        "and change the other sections only where the data requires it."
-    )
-
-
-def user_prompt(inputs: DreamInputs, rest: Mapping[str, float], budget: int | None = None) -> str:
-    """The first user message of a dream: instructions, hormones, then delimited data."""
-    levels = ", ".join(
-        f"{name} {inputs.hormones.get(name, 0.0):.2f} (rest {rest.get(name, 0.0):.2f})"
-        for name in HORMONE_SECTIONS
-    )
-    blocks = inputs.blocks or data.blocks_for(inputs, budget or Settings().input_tokens)
-    return prompts.render(
-        "dream_user",
-        now=iso(inputs.now),
-        tool_name=TOOL_NAME,
-        hormones=levels,
-        mood=inputs.mood or "unknown",
-        weighting=weighting(inputs, rest),
-        instructions=blocks["instructions"],
-        current_state=blocks["state"],
-        period=blocks["hormones"],
-        note_count=len(inputs.crystals) or len(inputs.notes),
-        notes=blocks["notes"],
-        left_pending=blocks["left"],
-        insights=blocks["insights"],
-        niche=blocks["niche"],
-    )
-
-
-def revise_prompt(critique: list[str], previous: Draft) -> str:
-    """The tool_result that sends a rejected draft back with the guards' reasons."""
-    reasons = "\n".join(f"- {neutralise(reason)}" for reason in critique) or "- (no reason given)"
-    return prompts.render("dream_revise", critiques=reasons, tool_name=TOOL_NAME)
-
-
-def draft_changes(previous: Draft, old: WorkingMemory) -> dict[str, Any]:
-    """The draft as the tool input that makes it from the old state: its changed sections.
-
-    The replayed call carries each changed section once; what it leaves out is the old state's,
-    which the first message holds. A draft identical to the old state replays as ``{}``.
-    """
-    fields, before = previous.state.to_fields(), old.to_fields()
-    return {key: value for key, value in fields.items() if value != before.get(key)}
-
-
 # --- errors -----------------------------------------------------------------------------------
 
 
@@ -290,12 +142,28 @@ def _api_message(e: anthropic.APIStatusError) -> str:
     return " ".join(text.split())[:200] or "no message"
 
 
-def _translate(e: anthropic.AnthropicError, model: str) -> SynthesisError:
+def _translate(e: anthropic.AnthropicError, model: str, timeout: float) -> SynthesisError:
+    """dreamer's error for an SDK error; not tried again when the API says so."""
+    error = _mapped(e, model, timeout)
+    if isinstance(e, anthropic.APIStatusError):
+        error.retry = e.response.headers.get("x-should-retry", "").lower() != "false"
+    return error
+
+
+def _mapped(e: anthropic.AnthropicError, model: str, timeout: float) -> SynthesisError:
     """dreamer's error for an SDK error (the one place this mapping lives)."""
     if isinstance(e, anthropic.APITimeoutError):
         return ModelTimeout(
-            f"the Anthropic API did not answer within {TIMEOUT_SECONDS:.0f}s; "
+            f"the Anthropic API did not answer within {timeout:g} s; "
             "check the network and run 'dream run' again"
+        )
+    if isinstance(e, anthropic.APIResponseValidationError):
+        return unusable(
+            f"the Anthropic API answered {e.status_code}, but not with a Messages response "
+            "(truncated or empty JSON); if ANTHROPIC_BASE_URL points at a proxy, check it, "
+            "else run 'dream run' again",
+            e.response.text,
+            Usage(),
         )
     if isinstance(e, anthropic.APIConnectionError):
         cause = e.__cause__ or e
@@ -367,17 +235,27 @@ class ClaudeSynthesizer:
 
     name = "claude"
 
-    def __init__(self, settings: Settings, client: anthropic.Anthropic | None = None):
+    def __init__(
+        self,
+        settings: Settings,
+        client: anthropic.Anthropic | None = None,
+        environ: Mapping[str, str] | None = None,
+    ):
+        """``client``: use this one (tests, proxies); it keeps its own retry policy."""
+        self.timeout = settings.timeout_seconds
+        self.retries = settings.retries if client is None else 0
         if client is None:
             if not settings.api_key:
                 raise InvalidSetting(
                     "the Claude synthesizer needs an API key; set ANTHROPIC_API_KEY or "
                     "memory.dream.apiKey in dreamer.toml (or memory.dream.synthesizer = "
-                    '"offline")'
+                    f'"claude-code" or "offline"){scrubbed(environ)}'
                 )
-            client = anthropic.Anthropic(api_key=settings.api_key, timeout=TIMEOUT_SECONDS)
+            client = anthropic.Anthropic(
+                api_key=settings.api_key, timeout=self.timeout, max_retries=0
+            )
         self.client = client
-        self.model: str | None = settings.model
+        self.model: str | None = settings.model_for("claude")
         self.rest = dict(settings.hormone_rest)
         self.budget = settings.input_tokens
         self.marks = cache_marks(settings)
@@ -450,57 +328,52 @@ class ClaudeSynthesizer:
         kwargs = self.request(inputs, critique=critique, previous=previous)
         # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
         kwargs["messages"] = redacted(kwargs["messages"])
+        return attempt(
+            lambda: self._call(kwargs, inputs, previous),
+            timeout=self.timeout,
+            retries=self.retries,
+        )
+
+    def _call(self, kwargs: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
         try:
-            message = self.client.messages.create(**kwargs)
+            response = self.client.messages.with_raw_response.create(**kwargs)
+            message = response.parse()
         except anthropic.AnthropicError as e:
-            raise _translate(e, str(self.model)) from e
+            raise _translate(e, str(self.model), self.timeout) from e
+        except ValueError as e:  # the SDK lets a body that is not JSON through as this
+            raise unusable(
+                f"the Anthropic API answered {response.http_response.status_code} with a body "
+                f"that is not JSON ({e}; truncated or empty); if ANTHROPIC_BASE_URL points at a "
+                "proxy, check it, else run 'dream run' again",
+                response.http_response.text,
+                Usage(),
+            ) from e
         problem = malformed(message)
         if problem:
-            raise _unusable(
+            raise unusable(
                 f"the API answered, but not with a Messages response ({problem}); if "
                 "ANTHROPIC_BASE_URL points at a proxy, check it, else run 'dream run' again",
-                _dump(message),
+                response.http_response.text or _dump(message),
                 Usage(),
             )
         usage = usage_of(str(self.model), message.usage)
-        base = previous.state if previous is not None else inputs.old
-        return self._draft(message, inputs, usage, base)
-
-    def _draft(self, message: Any, inputs: DreamInputs, usage: Usage, base: WorkingMemory) -> Draft:
         calls = [b for b in message.content if b.type == "tool_use" and b.name == TOOL_NAME]
         text = "\n".join(b.text for b in message.content if b.type == "text")
         if not calls:
-            raise _unusable(
+            raise unusable(
                 f"the model answered without calling {TOOL_NAME} "
                 f"(stop reason {message.stop_reason}); run 'dream run' again",
                 text,
                 usage,
             )
         answer = calls[0].input
-        raw = json.dumps(answer, indent=2, ensure_ascii=False)
         if message.stop_reason == "max_tokens":
-            raise _unusable(
+            raise unusable(
                 f"the model's answer was cut off at {MAX_TOKENS} tokens; run 'dream run' again",
-                raw,
+                as_raw(answer),
                 usage,
             )
-        problems = validate(answer)
-        if problems:
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            raise _unusable(
-                f"the model's answer does not fit the working-memory schema ({problems[0]}"
-                f"{more}); run 'dream run' again",
-                raw,
-                usage,
-            )
-        # A section the answer leaves out carries over: from the old state on a first draft,
-        # from the draft being revised on a revision (its other changes are not lost).
-        state = from_fields(answer, base=base)
-        for key in section_keys():
-            # A section absent from both the answer and the old state is empty, not missing.
-            state.bodies.setdefault(key, "")
-        state.last_dream, state.mood = iso(inputs.now), inputs.mood
-        return Draft(state=state, raw=raw, usage=usage)
+        return draft_from(answer, as_raw(answer), inputs, usage, previous)
 
 
 _TOKEN_FIELDS = (
@@ -542,17 +415,12 @@ def _dump(message: Any) -> str:
         return repr(message)
 
 
-def redacted(value: Any) -> Any:
-    """``value`` with every string in it passed through the secret detector."""
-    if isinstance(value, str):
-        return redact(value).text
-    if isinstance(value, list):
-        return [redacted(item) for item in value]
-    if isinstance(value, dict):
-        return {key: redacted(item) for key, item in value.items()}
-    return value
-
-
-def _unusable(message: str, raw: str, usage: Usage) -> ModelOutputInvalid:
-    """A ModelOutputInvalid carrying the raw answer and what the call cost."""
-    return ModelOutputInvalid(message, raw, usage)
+def scrubbed(environ: Mapping[str, str] | None) -> str:
+    """A note for errors when Claude Code removed credentials from this process's environment."""
+    env = os.environ if environ is None else environ
+    if env.get("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "") not in ("", "0"):
+        return (
+            " (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB is set: Claude Code removed credentials from "
+            "the environment of the hooks it runs; put the key in dreamer.toml instead)"
+        )
+    return ""

@@ -1,0 +1,334 @@
+"""The claude-code synthesizer: a dream written by the user's own ``claude`` CLI, in print mode.
+
+For people who have Claude Code (a subscription, or whatever login it has) and no API key in
+the environment of a background process. The only module in dreamer that spawns ``claude``.
+One call per draft, measured against Claude Code 2.1.197::
+
+    claude -p --output-format json --json-schema S --tools "" --no-session-persistence
+           --system-prompt P --model M --max-budget-usd B --strict-mcp-config
+           --mcp-config '{"mcpServers":{}}'
+           --settings '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'  (data on stdin)
+
+- ``--json-schema`` makes the CLI offer the model one tool, ``StructuredOutput``, whose input
+  schema is the working-memory schema; the result object carries ``structured_output``,
+  ``usage``/``modelUsage`` (tokens) and ``total_cost_usd`` (for a subscription, the API price
+  of the same tokens, not a bill).
+- ``--system-prompt`` replaces Claude Code's own system prompt (~13,700 tokens) with dreamer's;
+  ``--tools ""`` leaves the model no tool but the answer; no MCP server starts; no extended
+  thinking (the CLI turns it on by default; the API backend does not use it either);
+  ``CLAUDE_CODE_DISABLE_CLAUDE_MDS`` keeps the user's CLAUDE.md files out of the dream.
+- A dream must never be captured as a session: ``--no-session-persistence`` writes no
+  transcript, ``disableAllHooks`` keeps every hook (dreamer's included) from firing, and
+  ``DREAM_HOOKS_DISABLED=1`` in the child's environment makes dreamer's own hook a no-op should
+  a hook run all the same (a managed policy, a plugin). ``--bare`` would skip hooks too, but it
+  reads no OAuth login, so it cannot serve a subscription.
+- A revision cannot replay a tool call into a fresh print-mode call, so its one message is the
+  first message, the draft (``prompts/dream_replay.md``) and the critiques.
+
+Errors become dreamer's: the CLI missing or not logged in is ``ModelUnavailable`` /
+``ModelAuthError`` (one line naming the fix, never a silent offline dream), the spend cap and
+the CLI's own schema retries are named, a result that is not JSON keeps its raw text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from dreamer.config import Settings
+from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.dream.synth.calls import attempt
+from dreamer.dream.synth.prompt import (
+    as_raw,
+    draft_changes,
+    draft_from,
+    input_schema,
+    redacted,
+    revise_prompt,
+    system_prompt,
+    unusable,
+    user_prompt,
+)
+from dreamer.errors import (
+    ModelAuthError,
+    ModelOverloaded,
+    ModelRateLimited,
+    ModelTimeout,
+    ModelUnavailable,
+    SynthesisError,
+)
+from dreamer.support import prompts
+
+TOOL = "StructuredOutput"  # the tool the CLI offers for --json-schema
+HOOKS_DISABLED = "DREAM_HOOKS_DISABLED"  # dreamer's hook does nothing when this is "1"
+# No hook fires for a dream; no extended thinking, as with the API backend (the same request).
+CLI_SETTINGS = json.dumps({"disableAllHooks": True, "alwaysThinkingEnabled": False})
+NO_MCP = json.dumps({"mcpServers": {}})
+INSTALL_HINT = "npm install -g @anthropic-ai/claude-code"
+SCRUB = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"
+
+
+def find_cli(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """The path of the ``claude`` command to run, or ModelUnavailable naming the fix."""
+    name = setting or "claude"
+    env = os.environ if environ is None else environ
+    found = shutil.which(name, path=env.get("PATH")) if os.sep not in name else name
+    if found and Path(found).is_file() and os.access(found, os.X_OK):
+        return found
+    where = f"{name!r} is not an executable file" if os.sep in name else f"no {name!r} on PATH"
+    raise ModelUnavailable(
+        f"the claude-code synthesizer needs Claude Code's CLI ({where}); install it "
+        f"({INSTALL_HINT}) and log in, or set DREAM_CLAUDE_CLI / memory.dream.claudeCli to it, "
+        'or choose another memory.dream.synthesizer (e.g. "offline")'
+    )
+
+
+class ClaudeCodeSynthesizer:
+    """Writes the candidate state with the user's ``claude`` CLI and its login."""
+
+    name = "claude-code"
+
+    def __init__(self, settings: Settings, environ: Mapping[str, str] | None = None):
+        self.environ = dict(os.environ if environ is None else environ)
+        self.cli = find_cli(settings.claude_cli, self.environ)
+        self.model: str | None = settings.model_for("claude-code")
+        self.budget = settings.max_budget_usd
+        self.rest = dict(settings.hormone_rest)
+        self.input_budget = settings.input_tokens
+        self.timeout = settings.timeout_seconds
+        self.retries = settings.retries
+
+    def command(self) -> list[str]:
+        """The argument vector of one call (the data goes on stdin)."""
+        return [
+            self.cli,
+            "-p",
+            "--output-format",
+            "json",
+            "--json-schema",
+            json.dumps(input_schema(), ensure_ascii=False),
+            "--tools",
+            "",
+            "--no-session-persistence",
+            "--system-prompt",
+            system_prompt(tool_name=TOOL),
+            "--model",
+            str(self.model),
+            "--max-budget-usd",
+            f"{self.budget:g}",
+            "--settings",
+            CLI_SETTINGS,
+            "--strict-mcp-config",
+            "--mcp-config",
+            NO_MCP,
+        ]
+
+    def prompt(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> str:
+        """The one message of a draft, or of a revision (first message, draft, critiques)."""
+        first = user_prompt(inputs, self.rest, self.input_budget, tool_name=TOOL)
+        if critique is None and previous is None:
+            return first
+        if previous is None:
+            raise ValueError("a revision needs the previous draft")
+        draft = json.dumps(draft_changes(previous, inputs.old), indent=2, ensure_ascii=False)
+        replay = prompts.render("dream_replay", tool_name=TOOL, draft=draft)
+        return "\n\n".join([first, replay, revise_prompt(critique or [], previous, TOOL)])
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """Return a draft; with critique and previous, a revision of previous that answers it."""
+        # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
+        text = redacted(self.prompt(inputs, critique=critique, previous=previous))
+        return attempt(
+            lambda: self._call(text, inputs, previous), timeout=self.timeout, retries=self.retries
+        )
+
+    def _call(self, text: str, inputs: DreamInputs, previous: Draft | None) -> Draft:
+        code, out, err = self._run(text)
+        try:
+            result = json.loads(out)
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            said = _first_line(err) or _first_line(out) or "no output"
+            if code != 0:
+                update = (
+                    " (this Claude Code is too old: run 'claude update')"
+                    if ("unknown option" in said)
+                    else ""
+                )
+                raise ModelUnavailable(
+                    f"the claude CLI failed (exit {code}: {said}){update}; run 'claude -p hello' "
+                    f"to see why{_scrubbed(self.environ)}",
+                    out or err,
+                )
+            raise unusable(
+                f"the claude CLI answered, but not with a JSON result ({said}); run "
+                "'dream run' again",
+                out,
+                Usage(),
+            )
+        usage = _usage(result)
+        if result.get("is_error") or code != 0:
+            raise self._failed(result, out, usage)
+        answer = result.get("structured_output")
+        if answer is None:
+            raise unusable(
+                f"the model answered without calling {TOOL} (stop reason "
+                f"{result.get('stop_reason')}); run 'dream run' again",
+                str(result.get("result") or out),
+                usage,
+            )
+        return draft_from(answer, as_raw(answer), inputs, usage, previous)
+
+    def _run(self, text: str) -> tuple[int, str, str]:
+        env = {**self.environ, HOOKS_DISABLED: "1", "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1"}
+        # Set in the environment of the hooks Claude Code runs, this would make the nested CLI
+        # demand bubblewrap to isolate subprocesses; a dream's CLI starts none (no tools, no
+        # hooks, no MCP server), so there is nothing for it to scrub.
+        env.pop(SCRUB, None)
+        with tempfile.TemporaryDirectory(prefix="dream-claude-") as cwd:
+            try:
+                child = subprocess.Popen(
+                    self.command(),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    cwd=cwd,  # no project's settings, CLAUDE.md or .mcp.json join the dream
+                    env=env,
+                    start_new_session=True,  # so a timeout ends the CLI and all it started
+                )
+            except OSError as e:
+                raise ModelUnavailable(
+                    f"cannot run the claude CLI {self.cli} ({e.strerror}); check "
+                    "DREAM_CLAUDE_CLI / memory.dream.claudeCli"
+                ) from e
+            try:
+                out, err = child.communicate(text.encode("utf-8"), timeout=self.timeout)
+            except subprocess.TimeoutExpired as e:
+                _kill(child)
+                raise ModelTimeout(
+                    f"the claude CLI did not answer within {self.timeout:g} s"
+                ) from e
+        return child.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def _failed(self, result: dict[str, Any], out: str, usage: Usage) -> SynthesisError:
+        """dreamer's error for a result the CLI marked as an error."""
+        kind = str(result.get("subtype") or "")
+        errors = result.get("errors")
+        said = " ".join(
+            str(result.get("result") or "; ".join(map(str, errors or [])) or kind).split()
+        )
+        status = result.get("api_error_status")
+        if kind == "error_max_budget_usd":
+            return SynthesisError(
+                f"the dream reached its spend cap of ${self.budget:g} per call "
+                f"(${result.get('total_cost_usd') or 0:.4f} spent); raise "
+                "memory.dream.maxBudgetUsd or lower memory.dream.inputTokens",
+                out,
+                usage,
+            )
+        if kind == "error_max_structured_output_retries":
+            return unusable(
+                f"the model's answer did not fit the working-memory schema ({said}); run "
+                "'dream run' again",
+                out,
+                usage,
+            )
+        if "not logged in" in said.lower() or "/login" in said or status in (401, 403):
+            return ModelAuthError(
+                f"Claude Code cannot log in ({said[:160]}); run 'claude' and /login (or 'claude "
+                f"setup-token') as the user who runs dreamer{_scrubbed(self.environ)}",
+                out,
+                usage,
+            )
+        if status == 429:
+            return ModelRateLimited(
+                f"Claude Code was rate-limited ({said[:160]}); run 'dream run' again later",
+                out,
+                usage,
+            )
+        if isinstance(status, int) and status >= 500:
+            return ModelOverloaded(
+                f"the API behind Claude Code failed ({said[:160]}); run 'dream run' again later",
+                out,
+                usage,
+            )
+        return SynthesisError(
+            f"the claude CLI failed ({said[:200] or 'no reason given'}); run 'claude -p hello' "
+            "to see why",
+            out,
+            usage,
+        )
+
+
+def _usage(result: dict[str, Any]) -> Usage:
+    """Tokens and cost of a CLI result: per-model counts when given (they include every call)."""
+
+    def whole(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    usage = Usage()
+    models = result.get("modelUsage")
+    if isinstance(models, dict) and models:
+        for counts in models.values():
+            if isinstance(counts, dict):
+                usage.input_tokens += whole(counts.get("inputTokens"))
+                usage.output_tokens += whole(counts.get("outputTokens"))
+                usage.cache_read_tokens += whole(counts.get("cacheReadInputTokens"))
+                usage.cache_write_tokens += whole(counts.get("cacheCreationInputTokens"))
+    else:
+        raw = result.get("usage")
+        counts = raw if isinstance(raw, dict) else {}
+        usage.input_tokens = whole(counts.get("input_tokens"))
+        usage.output_tokens = whole(counts.get("output_tokens"))
+        usage.cache_read_tokens = whole(counts.get("cache_read_input_tokens"))
+        usage.cache_write_tokens = whole(counts.get("cache_creation_input_tokens"))
+    cost = result.get("total_cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        usage.cost_usd = round(float(cost), 6)
+    return usage
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    """End the CLI and everything it started, then reap it."""
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    child.communicate()
+
+
+def _first_line(text: str) -> str:
+    """The line that says what went wrong: the first 'error:' line, else the first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = next((line for line in lines if line.lower().startswith("error")), None)
+    return (said or (lines[0] if lines else ""))[:200]
+
+
+def _scrubbed(environ: Mapping[str, str]) -> str:
+    if environ.get(SCRUB, "") not in ("", "0"):
+        return (
+            " (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB is set: Claude Code removed credentials from "
+            "the environment of the hooks it runs, so a dream started by a hook may not see "
+            "a token passed in the environment)"
+        )
+    return ""

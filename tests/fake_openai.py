@@ -1,0 +1,82 @@
+"""A scripted fake of an OpenAI-compatible chat-completions server, served on 127.0.0.1.
+
+What Ollama, llama.cpp's server, vLLM and LM Studio answer at ``POST /v1/chat/completions``::
+
+    fake = FakeOpenAI()
+    fake.tool_call("write_working_memory", {"bond": "..."})   # a forced function call
+    fake.content(json.dumps({...}))                          # a json_schema response
+    fake.error(500)
+    with fake.serve() as base_url:                           # http://127.0.0.1:PORT
+        settings.openai_base_url = base_url + "/v1"
+
+The queue, the record of requests (``fake.requests``), raw bodies (``fake.raw``) and slow answers
+(``fake.timeout(delay=...)``) work as in ``fake_anthropic.FakeAnthropic``, whose server this
+reuses; only the bodies differ.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+from fake_anthropic import FakeAnthropic, Scripted
+
+MODEL = "qwen2.5:14b"
+
+
+def completion(
+    message: dict[str, Any],
+    *,
+    finish_reason: str = "stop",
+    usage: dict[str, int] | None = None,
+    model: str = MODEL,
+) -> dict[str, Any]:
+    """A chat.completion body with one choice holding this assistant message."""
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_773_325_800,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 1200, "completion_tokens": 300, "total_tokens": 1500}
+        | (usage or {}),
+    }
+
+
+class FakeOpenAI(FakeAnthropic):
+    """A queue of scripted chat-completions answers plus a record of the requests received."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._calls = itertools.count(1)
+
+    def tool_call(
+        self, name: str, arguments: Any, *, as_text: bool = True, **kwargs: Any
+    ) -> FakeOpenAI:
+        """Queue a forced function call; arguments as a JSON string (as OpenAI sends them)."""
+        call = {
+            "id": f"call_fake_{next(self._calls)}",
+            "type": "function",
+            "function": {
+                "name": name,
+                "arguments": json.dumps(arguments) if as_text else arguments,
+            },
+        }
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        kwargs.setdefault("finish_reason", "tool_calls")
+        self.push(Scripted(200, completion(message, **kwargs)))
+        return self
+
+    def content(self, text: str, **kwargs: Any) -> FakeOpenAI:
+        """Queue a plain assistant message (a json_schema answer is its JSON text)."""
+        self.push(Scripted(200, completion({"role": "assistant", "content": text}, **kwargs)))
+        return self
+
+    def error(  # type: ignore[override]
+        self, status: int, message: str | None = None, **_: Any
+    ) -> FakeOpenAI:
+        """Queue an HTTP error with an OpenAI-style error body."""
+        body = {"error": {"message": message or f"fake error {status}", "type": "server_error"}}
+        self.push(Scripted(status, body))
+        return self
