@@ -18,21 +18,25 @@ Detectors, in order (where two overlap, the earlier wins):
        why below): private keys clipped before their END line, ``sk-ant-``/``sk-`` keys of any
        length, AWS key ids with any digit, GitHub tokens longer than 36, Stripe test and webhook
        keys, Hugging Face tokens with digits, Telegram, Discord, Mailchimp, Square, Azure
-       storage keys with no name before them, Google OAuth client secrets, Docker Hub and New
-       Relic keys, Mailgun ``key-``, Discord webhooks, JWTs; the password of any
+       storage keys with no name before them, Google OAuth client secrets and tokens, Docker
+       Hub, New Relic and Mapbox keys, Mailgun ``key-``, Discord webhooks, JWTs, password
+       hashes (``$apr1$``, ``$2b$``, ``$6$``, argon2); the password of any
        ``scheme://user:PASS@host`` URL and a key as a URL's whole user
        (``https://<key>@o1.ingest.sentry.io/2``), ``curl -u user:PASS``, ``mysql -pPASS``,
        ``sshpass -p PASS``, ``Authorization: Basic/Bearer``;
     3. an ``aws-secret-key``: 40 base64 characters near ``aws_secret_access_key`` or after a key
        id;
-    4. secrets given in words (below): password, token, api-key, credential;
+    4. secrets given in words (below): password, token, api-key, credential; "my password ...
+       is sunflower" (someone's password, a plain word ending the sentence); a generated string
+       right after key, token, secret or password ("algolia admin key 57f63d65...");
     5. passphrases, passcodes and PINs said in a sentence ("the wifi passphrase is copper
        lantern orbit meadow", "the door code is 482913"): password, pin;
     6. logins written as ``user / password`` or ``user:password`` after login, credentials,
        creds, sign-in: password;
     7. the ruleset's generic rule (a keyword, an assignment, a high-entropy value): credential;
     8. payment card numbers: 13-19 digits with a card prefix and a valid Luhn digit, plain or
-       grouped 4-4-4-4 / 4-6-5 by spaces or dashes: card-number;
+       grouped 4-4-4-4 / 4-6-5 by spaces or dashes: card-number; an IBAN whose mod-97 check
+       holds: iban; a social security number named as one: ssn;
     9. a bare 40-character AWS secret key, only when random-looking.
 
 Secrets given in words: a keyword (password, passwd, passphrase, pwd, pw; api key, access key,
@@ -355,6 +359,20 @@ _SHAPES = (
         hint=("nrak-", "nrii-", "nrjs-", "nriq-"),
     ),
     _shape(
+        "mapbox-token",
+        rf"sk\.eyJ[{_U}]{{20,}}\.[{_U}]{{20,}}",
+        not_after=_URLSAFE,
+        hint=("sk.eyj",),
+    ),
+    _shape("google-oauth-token", rf"ya29\.[{_U}]{{30,}}", not_after=_URLSAFE, hint=("ya29.",)),
+    _shape("google-oauth-token", rf"1//0[{_U}]{{40,}}", not_after=_URLSAFE, hint=("1//0",)),
+    # A password hash (htpasswd, shadow, bcrypt, argon2) can be cracked offline: it goes too.
+    _shape(
+        "password-hash",
+        r"\$(?:apr1|2[abxy]|[156]|y|argon2(?:id|i|d))\$[^\s:\"'`]{20,}",
+        hint=("$",),
+    ),
+    _shape(
         "jwt",
         rf"eyJ[{_U}]{{5,}}\.eyJ[{_U}]{{5,}}\.[{_U}]*",
         not_after=_URLSAFE,
@@ -367,7 +385,7 @@ _SHAPES = (
     # https://<token>@github.com/org/repo.git.
     _shape(
         "url-key",
-        r"://([A-Za-z0-9_\-]{20,})@",
+        r"://([A-Za-z0-9_\-]{20,})[:@]",
         group=1,
         check=lambda v: _random_looking(v) or _HEX_KEY.fullmatch(v) is not None,
         hint=("://",),
@@ -483,7 +501,7 @@ _TAIL = _Lazy(
     r"(?=[\"']?[ \t]*(?::=|=>|[:=](?!=))|[ \t]+(?i:is|was)[ \t]))?"  # only before = or "is"
     r"(?:(?P<assign>[\"']?[ \t]*(?::=|=>|[:=](?!=))(?:[ \t]*(?:\*\*|__))?[ \t]*)"
     r"|(?P<verb>[ \t]+(?i:is|was):?[ \t]+(?i:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+)?)"
-    r"|(?P<to>[ \t]+(?i:to)[ \t]+)"
+    r"|(?P<to>[ \t]+(?i:to|as)[ \t]+)"
     r"|(?P<flag>[ \t]+))"
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]\S{0,199})"
 )
@@ -506,7 +524,8 @@ _STOP_WORDS = frozenset(
     updating revoke revoked please n/a na case-sensitive read-only short-lived long-lived
     per-user per-project hardcoded hard-coded encrypted hashed plaintext plain-text
     str bytes string text int bool any object secretstr password passwd pwd pw pass token secret
-    key apikey api_key user username login name value creds credentials auth""".split()
+    key apikey api_key user username login name value creds credentials auth
+    and or but then so if when while field fields form box""".split()
 )
 _REFERENCE = _Lazy(
     r"^(?:\$[({A-Za-z_]|%[A-Za-z_]+%|<[^>]*>|\*{3,}|[xX]{3,}$|.*(?:\.\.\.|…)$|[\W_]+$"
@@ -614,10 +633,14 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         if keyword is None or tail is None:
             continue
         start, kind = keyword
+        if text[start - 1 : start] == "[" and text[m.end() : m.end() + 1] == ":":
+            continue  # "[secret:kind#hash]" is how a placeholder is spelled out, not a secret
         form = next(f for f in ("assign", "verb", "to", "flag") if tail.group(f) is not None)
         if form == "flag" and not _FLAG.search(text, max(0, start - 30), start):
-            # "the db password hunter2-Blue! is old": a bare value only when made up.
-            if not (kind == "password" and _made_up(_trim(tail.group("value")))):
+            # "the db password hunter2-Blue! is old": a bare value only when made up; "okta
+            # api token 00TOWF...": any keyword before a generated string.
+            bare = _trim(tail.group("value"))
+            if not ((kind == "password" and _made_up(bare)) or _strong(bare)):
                 continue
         if form == "to" and not _SETTING_VERB.search(lowered, max(0, start - 40), start):
             continue
@@ -627,9 +650,76 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         value_start += 1 if quoted else 0
         end = value_start + len(value)
         tight = tail.group("assign") == "="
-        if value and _given(value, kind, form, quoted, text[end : end + 4], tight):
+        after = text[end : end + 4]
+        if value and (
+            _given(value, kind, form, quoted, after, tight)
+            or (form == "verb" and kind == "password" and _owned(lowered, start, value, after))
+        ):
             done = end
             yield value_start, end, kind
+
+
+_OWNER = _Lazy(r"\b(?:my|our|your|his|her|their)\b(?:[ \t]+[\w'-]+){0,3}[ \t]*$")
+_DESCRIBING = _Lazy(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less)$")
+
+
+def _owned(lowered: str, start: int, value: str, after: str) -> bool:
+    """ "my password for the router is sunflower": a plain word is a password when someone's
+    password "is" it and it ends the sentence (not "my password is outdated", "... is in 1P")."""
+    return (
+        value.isalpha()
+        and len(value) >= 4
+        and value.lower() not in _STOP_WORDS
+        and not _DESCRIBING.search(value.lower())
+        and (after[:1] in ("", "\n", ".", "!", ",", ";") and not after[1:2].isalnum())
+        and _OWNER.search(lowered, max(0, start - 40), start) is not None
+    )
+
+
+_STRONG = _Lazy(r"[A-Za-z0-9_\-./+=~]{20,200}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _strong(value: str) -> bool:
+    """A generated string no prose or code holds: 20+ characters, and mixed case with a digit,
+    or 32+ hex digits, or letters and digits of high entropy with no word joined by a hyphen."""
+    if not _STRONG.fullmatch(value) or _REFERENCE.match(value) or _CODE.match(value):
+        return False
+    if _random_looking(value) and not _STAND_IN.search(value):
+        return True
+    if len(value) >= 32 and set(value) <= _HEX:
+        return True
+    letters = any(c.isalpha() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    return letters and digits >= 3 and "-" not in value and _entropy(value) >= 4.0
+
+
+_BARE_KEY = _Lazy(
+    r"\b(?P<word>(?:api[ _-]?)?keys?|tokens?|secrets?|pass(?:word|wd)?s?|pwd)\b"
+    r"(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>[A-Za-z0-9_\-./+=~]{20,200})",
+    re.IGNORECASE,
+)
+
+
+def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
+    """A generated string right after key, token, secret or password: "algolia admin key
+    57f63d65..." (the phrases above need "api key" or a verb; here the value proves itself)."""
+    if not any(word in lowered for word in ("key", "token", "secret", "pass", "pwd")):
+        return
+    for m in _BARE_KEY.finditer(text):
+        value = _trim(m.group("value"))
+        if _strong(value):
+            word = m.group("word").lower()
+            kind = (
+                "password"
+                if word.startswith("p")
+                else "token"
+                if word.startswith("token")
+                else "credential"
+                if word.startswith("secret")
+                else "api-key"
+            )
+            yield m.start("value"), m.start("value") + len(value), kind
 
 
 # Secrets in prose the ruleset cannot read ------------------------------------------------------
@@ -680,11 +770,22 @@ _LOGIN = _Lazy(
 )
 
 
+_USER_THEN_PASSWORD = _Lazy(
+    r"\buser(?:name)?[ \t]*[:=]?[ \t]+(?P<user>[\w.@+\-]{1,64})[ \t]*[,;]?[ \t]+"
+    r"(?:and[ \t]+)?pass(?:word)?[ \t]*[:=]?[ \t]+(?P<password>[^\s\"'`]{3,128})",
+    re.IGNORECASE,
+)
+
+
 def _logins(text: str, lowered: str) -> Iterator[Span]:
-    """``login: admin / hunter2!``, ``creds for the VPN are ada:pw``: the password part."""
+    """``login: admin / hunter2!``, ``creds for the VPN are ada:pw``, ``username admin password
+    hunter2``: the password part."""
     if not any(hint in lowered for hint in ("log", "sign", "cred", "u/p", "user")):
         return
-    for m in _LOGIN.finditer(text):
+    found = list(_LOGIN.finditer(text))
+    if "pass" in lowered:
+        found += _USER_THEN_PASSWORD.finditer(text)
+    for m in found:
         value = _trim(m.group("password"))
         user = m.group("user")
         if (
@@ -716,6 +817,33 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+_IBAN = _Lazy(r"\b[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b")
+_SSN = _Lazy(
+    r"\b(?:ssn|social security(?: number| no\.?)?)\b[^\n0-9]{0,20}([0-9]{3}-[0-9]{2}-[0-9]{4})\b"
+)
+
+
+def _accounts(text: str, lowered: str) -> Iterator[Span]:
+    """An IBAN (its mod-97 check holds) and a US social security number named as one."""
+    if _IBAN_HINT.search(text):
+        for m in _IBAN.finditer(text):
+            compact = m.group().replace(" ", "")
+            if 15 <= len(compact) <= 34 and _mod97(compact):
+                yield m.start(), m.end(), "iban"
+    if "ssn" in lowered or "social security" in lowered:
+        for m in _SSN.finditer(lowered):
+            yield m.start(1), m.end(1), "ssn"
+
+
+_IBAN_HINT = _Lazy(r"\b[A-Z]{2}[0-9]{2}[ ]?[A-Z0-9]{4}")
+
+
+def _mod97(iban: str) -> bool:
+    moved = iban[4:] + iban[:4]
+    digits = "".join(str(int(c, 36)) for c in moved)
+    return int(digits) % 97 == 1
+
+
 def _cards(text: str, lowered: str) -> Iterator[Span]:
     """A payment card number: 13-19 digits with a card prefix and a valid Luhn check digit,
     plain or in the usual groups of 4 (Amex 4-6-5) with spaces or dashes."""
@@ -742,8 +870,10 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Span]], ...] = (
     _phrases,
     _said,
     _logins,
+    _bare_keys,
     _ruleset_generic,
     _cards,
+    _accounts,
     _aws_secret_alone,
 )
 
