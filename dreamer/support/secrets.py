@@ -697,8 +697,7 @@ def _strong(value: str) -> bool:
 _BARE_KEY = _Lazy(
     r"\b(?P<word>(?:api[ _-]?)?keys?|tokens?|secrets?|pass(?:word|wd)?s?|pwd)\b"
     r"(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>[A-Za-z0-9_\-./+=~]{20,200})",
-    re.IGNORECASE,
-)
+)  # runs on the lowercased text
 
 
 def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
@@ -706,8 +705,8 @@ def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
     57f63d65..." (the phrases above need "api key" or a verb; here the value proves itself)."""
     if not any(word in lowered for word in ("key", "token", "secret", "pass", "pwd")):
         return
-    for m in _BARE_KEY.finditer(text):
-        value = _trim(m.group("value"))
+    for m in _BARE_KEY.finditer(lowered):
+        value = _trim(text[m.start("value") : m.end("value")])
         if _strong(value):
             word = m.group("word").lower()
             kind = (
@@ -734,8 +733,7 @@ _SAID = _Lazy(
     r"(?:[ \t]+(?:is|was|are)(?:[ \t]+(?:now|still))?[ \t]+|[ \t]*[:=][ \t]*)"
     r"(?P<value>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'"
     r"|[^\s.,;:!?\"'`()]+(?:[ \t]+[^\s.,;:!?\"'`()]+){0,7})",
-    re.IGNORECASE,
-)
+)  # runs on the lowercased text
 _SAID_HINTS = ("pass", "pin", "code")
 
 
@@ -743,8 +741,9 @@ def _said(text: str, lowered: str) -> Iterator[Span]:
     """A passphrase (words and all), a passcode or a PIN given in a sentence."""
     if not any(hint in lowered for hint in _SAID_HINTS):
         return
-    for m in _SAID.finditer(text):
-        value, start = m.group("value"), m.start("value")
+    for m in _SAID.finditer(lowered):
+        start = m.start("value")
+        value = text[start : m.end("value")]
         if value[0] in "\"'":
             value, start = value[1:-1], start + 1
         words = value.split()
@@ -766,15 +765,13 @@ _LOGIN = _Lazy(
     r"|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)\b"
     r"[^\n]{0,40}?(?:[:=]|\b(?:is|are|was|were)\b)?[ \t]+"
     r"(?P<user>[\w.@+\\-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<password>[^\s/\"'`]{3,128})",
-    re.IGNORECASE,
-)
+)  # runs on the lowercased text
 
 
 _USER_THEN_PASSWORD = _Lazy(
     r"\buser(?:name)?[ \t]*[:=]?[ \t]+(?P<user>[\w.@+\-]{1,64})[ \t]*[,;]?[ \t]+"
     r"(?:and[ \t]+)?pass(?:word)?[ \t]*[:=]?[ \t]+(?P<password>[^\s\"'`]{3,128})",
-    re.IGNORECASE,
-)
+)  # runs on the lowercased text
 
 
 def _logins(text: str, lowered: str) -> Iterator[Span]:
@@ -782,11 +779,11 @@ def _logins(text: str, lowered: str) -> Iterator[Span]:
     hunter2``: the password part."""
     if not any(hint in lowered for hint in ("log", "sign", "cred", "u/p", "user")):
         return
-    found = list(_LOGIN.finditer(text))
+    found = list(_LOGIN.finditer(lowered))
     if "pass" in lowered:
-        found += _USER_THEN_PASSWORD.finditer(text)
+        found += _USER_THEN_PASSWORD.finditer(lowered)
     for m in found:
-        value = _trim(m.group("password"))
+        value = _trim(text[m.start("password") : m.end("password")])
         user = m.group("user")
         if (
             len(value) >= 3
