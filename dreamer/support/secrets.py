@@ -11,7 +11,7 @@ never detected again, and redact repeats until nothing new is found, so
 ``redact(redact(t).text).text == redact(t).text``.
 
 Detectors, in order (where two overlap, the earlier wins):
-    1. the ruleset: gitleaks' 220 rules loaded as data (`dreamer.support.secrets_rules`), all
+    1. the ruleset: gitleaks' 221 rules loaded as data (`dreamer.support.secrets_rules`), all
        but its generic rule; a rule's kind is its gitleaks id, or the name dreamer always used
        (aws-access-key, github-token, anthropic-key, openai-key, slack-token, stripe-key ...);
     2. shapes the ruleset reads narrower than real keys are written, or not at all (each says
