@@ -136,6 +136,16 @@ CAUGHT = [
     ("password", "Blue-Otter-77", "NAS login: admin / Blue-Otter-77"),
     ("password", "wcxrc906$", "creds for the VPN are ada:wcxrc906$"),
     ("password", "hunter2", "username admin password hunter2"),
+    ("password", "hunter2!", "Password for the router admin page — hunter2!"),
+    ("password", "bluebird", "Maya's email password is bluebird."),
+    ("password", "correct horse battery staple", "wifi passphrase: correct horse battery staple"),
+    (
+        "password",
+        "correct-horse-battery-staple",
+        "the wifi password is correct-horse-battery-staple",
+    ),
+    ("password", "Tr0ub4dor&3", "The password, Tr0ub4dor&3, works for the admin panel"),
+    ("password", "letmein123", "the password we agreed on is letmein123"),
     ("pin", "4821", "my ATM PIN is 4821"),
     ("pin", "7731", "the garage door code is 7731"),
     ("card-number", "4111 1111 1111 1111", "paid with 4111 1111 1111 1111 exp 09/28"),
@@ -184,6 +194,13 @@ LEFT = [
     "api_key = 'your-api-key-here' in README example",
     "Each secret becomes a [secret:kind#hash] placeholder",
     "cache key deps-3f2a9c1d8e7b6a5f for the build",
+    "password - see the vault entry",
+    "the router's admin password is outdated",
+    "Maya's password is strong.",
+    "passwords, tokens and keys never go in notes",
+    "the password we use is in 1Password",
+    "the password is up-to-date",
+    "the password reset link is https://example.com/reset",
 ]
 
 

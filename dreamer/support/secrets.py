@@ -497,15 +497,21 @@ _KEYWORD = _Lazy(
 _KEY_PREFIX = _Lazy(r"(?:api|access)[\s_.-]?$")  # "key" alone is no keyword: "api key" is
 _TAIL = _Lazy(
     # "the password for the staging db is ...": a short qualifier before the verb
-    r"(?:[ \t]+(?i:for|of|on|at)[ \t]+(?:[\w.@/-]+[ \t]+){0,3}?[\w.@/-]+"
-    r"(?=[\"']?[ \t]*(?::=|=>|[:=](?!=))|[ \t]+(?i:is|was)[ \t]))?"  # only before = or "is"
-    r"(?:(?P<assign>[\"']?[ \t]*(?::=|=>|[:=](?!=))(?:[ \t]*(?:\*\*|__))?[ \t]*)"
+    r"(?:(?:[ \t]+(?i:for|of|on|at)[ \t]+(?:[\w.@/-]+[ \t]+){0,3}?[\w.@/-]+"
+    # "the password we agreed on is ...", "the password that I use is ..."
+    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?i:we|i|you|they|he|she)[ \t]+[\w']+"
+    r"(?:[ \t]+(?i:on|for|to|with|me|us|them))?)"
+    # only before =, a dash or "is"
+    r"(?=[\"']?[ \t]*(?::=|=>|[:=](?!=))|[ \t]+(?i:is|was)[ \t]|[ \t](?:—|–|-{1,2}|->|→)[ \t]))?"
+    r"(?:(?P<assign>[\"']?[ \t]*(?::=|=>|[:=](?!=)|[ \t](?:—|–|-{1,2}|->|→)(?=[ \t]))"
+    r"(?:[ \t]*(?:\*\*|__))?[ \t]*)"
     r"|(?P<verb>[ \t]+(?i:is|was):?[ \t]+(?i:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+)?)"
     r"|(?P<to>[ \t]+(?i:to|as)[ \t]+)"
-    r"|(?P<flag>[ \t]+))"
+    r"|(?P<flag>,?[ \t]+))"  # "the password, Tr0ub4dor&3, works": an aside, as a bare value
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]\S{0,199})"
 )
 _FLAG = _Lazy(r"--[\w-]*$")
+_JOINED_WORDS = _Lazy(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
 # Values that stand in for a secret in examples and fixtures: token='placeholder',
 # api_key = 'your-api-key-here', password: "changeme", key: "<redacted>".
 _STAND_IN = _Lazy(
@@ -580,6 +586,8 @@ def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bo
     # A hyphen joins words ("read-only"); any other symbol marks a made-up string.
     symbol = any(not c.isalnum() for c in value.replace("-", ""))
     if form in ("verb", "to", "flag"):
+        if kind == "password" and _JOINED_WORDS.fullmatch(value) and len(value) >= 14:
+            return True  # "the wifi password is correct-horse-battery-staple"
         # "the token was supplied.</p>", "Password is correct.&quot;": a word ending a sentence
         return (digit or symbol) and not _WORD_THEN_STOP.match(value)
     if not (digit or tight) and len(value) <= 12 and _MORE_PROSE.match(after):
@@ -659,7 +667,7 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
             yield value_start, end, kind
 
 
-_OWNER = _Lazy(r"\b(?:my|our|your|his|her|their)\b(?:[ \t]+[\w'-]+){0,3}[ \t]*$")
+_OWNER = _Lazy(r"\b(?:my|our|your|his|her|their|\w+'s)(?:[ \t]+[\w'-]+){0,3}[ \t]*$")
 _DESCRIBING = _Lazy(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less)$")
 
 
@@ -735,6 +743,12 @@ _SAID = _Lazy(
     r"|[^\s.,;:!?\"'`()]+(?:[ \t]+[^\s.,;:!?\"'`()]+){0,7})",
 )  # runs on the lowercased text
 _SAID_HINTS = ("pass", "pin", "code")
+_GRAMMAR = frozenset(
+    """a an the in on at to from for of by with via into is are was were be been it its this
+    that these those my our your their his her not no and or but if then than so as required
+    needed stored kept saved managed set changed reset rotated updated generated provided
+    configured shown printed written sentence words word characters chars long""".split()
+)
 
 
 def _said(text: str, lowered: str) -> Iterator[Span]:
@@ -747,16 +761,23 @@ def _said(text: str, lowered: str) -> Iterator[Span]:
         if value[0] in "\"'":
             value, start = value[1:-1], start + 1
         words = value.split()
-        if not words or words[0].lower() in _STOP_WORDS or _REFERENCE.match(value):
+        lowered_words = [w.lower() for w in words]
+        if not words or _REFERENCE.match(value):
             continue
         if "phrase" in m.group("word").lower():
-            # A passphrase is words: take them to the end of the clause.
-            if any(w.lower() in _STOP_WORDS for w in words[1:]) or _STAND_IN.search(value):
+            # A passphrase is words: take them to the end of the clause. Three words or more
+            # with no word of grammar are one ("correct horse battery staple"); fewer must
+            # hold no stop word ("is required", "is stored in vault").
+            prose = _GRAMMAR if len(words) >= 3 else _STOP_WORDS
+            if any(w in prose for w in lowered_words) or _STAND_IN.search(value):
                 continue
             yield start, start + len(value), "password"
-        elif len(words) == 1 and value.isdigit() and 4 <= len(value) <= 12:
+            continue
+        if len(words) != 1 or lowered_words[0] in _STOP_WORDS:
+            continue
+        if value.isdigit() and 4 <= len(value) <= 12:
             yield start, start + len(value), "pin"
-        elif len(words) == 1 and _made_up(value) and "pass" in m.group("word").lower():
+        elif _made_up(value) and "pass" in m.group("word").lower():
             yield start, start + len(value), "password"
 
 
@@ -764,7 +785,7 @@ _LOGIN = _Lazy(
     r"\b(?:log[ -]?in|log[ -]?on|sign[ -]?in|credentials?|creds|u/p"
     r"|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)\b"
     r"[^\n]{0,40}?(?:[:=]|\b(?:is|are|was|were)\b)?[ \t]+"
-    r"(?P<user>[\w.@+\\-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<password>[^\s/\"'`]{3,128})",
+    r"(?P<user>[\w.@+\-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<password>[^\s/\"'`]{3,128})",
 )  # runs on the lowercased text
 
 
