@@ -64,36 +64,33 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from dreamer.support import secrets_rules
+from dreamer.support.secrets_prose import accounts, bare_keys, cards, logins, owned, said, strong
+from dreamer.support.secrets_words import (
+    ALNUM,
+    B64,
+    CODE,
+    REFERENCE,
+    STAND_IN,
+    STOP_WORDS,
+    URLSAFE,
+    WORD,
+    Lazy,
+    Span,
+    U,
+    entropy,
+    made_up,
+    random_looking,
+    trim,
+    user_password,
+    written_out,
+)
 
 __all__ = ["PLACEHOLDER", "Finding", "Redaction", "contains_secret", "placeholder", "redact"]
-
-
-class _Lazy:
-    """A pattern compiled on first use: importing this module compiles nothing."""
-
-    __slots__ = ("_compiled", "flags", "source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self.source, self.flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        """The compiled pattern."""
-        if self._compiled is None:
-            self._compiled = re.compile(self.source, self.flags)
-        return self._compiled
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.compiled, name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,43 +165,9 @@ def contains_secret(text: str) -> bool:
 # Detection. Each detector yields (start, end, kind) candidates; `_find` keeps them in detector
 # order, dropping any that overlaps a placeholder or an earlier, more specific secret. Patterns
 # start with a literal where they can (no leading lookbehind): Python's re then skips ahead with
-# a fast substring search, which is what keeps a 100 KB transcript in milliseconds.
+# a fast substring search; a shape runs only when one of its hints is in the text.
 
-Span = tuple[int, int, str]
-
-PLACEHOLDER = _Lazy(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")  # what redact writes
-
-_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_WORD = _ALNUM | {"_"}
-_URLSAFE = _WORD | {"-"}
-_B64 = r"A-Za-z0-9+/"
-_U = r"A-Za-z0-9_\-"  # base64url, in a character class
-
-
-def _random_looking(value: str) -> bool:
-    """Has lowercase, uppercase and a digit: generated, not a word or a hex digest."""
-    return (
-        any(c.islower() for c in value)
-        and any(c.isupper() for c in value)
-        and any(c.isdigit() for c in value)
-    )
-
-
-def _written_out(value: str) -> bool:
-    """Not a stand-in for a password: PASS, ${PW}, <password>, ***, pw."""
-    if _REFERENCE.match(value):
-        return False
-    return not (value.isalpha() and (value.isupper() or value.lower() in _STOP_WORDS))
-
-
-def _user_password(value: str) -> bool:
-    """Written out, and not a number: ``docker run -u 1000:1000`` is a user and a group."""
-    return _written_out(value) and not value.isdigit()
-
-
-def _entropy(value: str) -> float:
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+PLACEHOLDER = Lazy(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")  # what redact writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +175,7 @@ class _Shape:
     """A token with a recognisable shape; ``group`` is the part that is secret."""
 
     kind: str
-    pattern: _Lazy
+    pattern: Lazy
     group: int = 0
     check: Callable[[str], bool] | None = None
     not_after: frozenset[str] = frozenset()  # the character before the match must not be one
@@ -248,17 +211,17 @@ def _shape(
     run_before: tuple[frozenset[str], int, int] | None = None,
     hint: tuple[str, ...],
 ) -> _Shape:
-    return _Shape(kind, _Lazy(pattern, flags), group, check, not_after, run_before, hint)
+    return _Shape(kind, Lazy(pattern, flags), group, check, not_after, run_before, hint)
 
 
 # Shapes the ruleset misses or reads narrower than real keys are written, kept as a supplement.
 # Each is here because a case in tests/test_secrets.py or benchmarks/secrets/ shows the gap.
-_HEX_KEY = _Lazy(r"[0-9a-f]{32,}")
+_HEX_KEY = Lazy(r"[0-9a-f]{32,}")
 _AWS_KEY_ID = _shape(
     "aws-access-key",
     # gitleaks takes base32 ids only ([A-Z2-7]); ids in docs and old tools use any digit.
     r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])",
-    not_after=_ALNUM,
+    not_after=ALNUM,
     hint=("akia", "asia", "abia", "acca", "a3t"),
 )
 _SHAPES = (
@@ -273,13 +236,13 @@ _SHAPES = (
         hint=("-----begin",),
     ),
     # gitleaks: only sk-ant-api03- of exactly 93 characters and AA.
-    _shape("anthropic-key", rf"sk-ant-[{_U}]{{20,}}", not_after=_URLSAFE, hint=("sk-ant-",)),
+    _shape("anthropic-key", rf"sk-ant-[{U}]{{20,}}", not_after=URLSAFE, hint=("sk-ant-",)),
     _shape(
         "openai-key",
         # gitleaks: only keys with the T3BlbkFJ marker.
-        rf"sk-(?:proj-|svcacct-|admin-)?[{_U}]{{20,}}",
-        not_after=_URLSAFE,
-        check=_random_looking,
+        rf"sk-(?:proj-|svcacct-|admin-)?[{U}]{{20,}}",
+        not_after=URLSAFE,
+        check=random_looking,
         hint=("sk-",),
     ),
     _AWS_KEY_ID,
@@ -288,48 +251,48 @@ _SHAPES = (
         # gitleaks: exactly 36 characters (a longer token would keep its tail), no ghs_APPID_JWT.
         r"gh(?:[pour]_[A-Za-z0-9_]{36,255}|s_[A-Za-z0-9_.\-]{36,1024})"
         r"|github_pat_[A-Za-z0-9_]{22,255}",
-        not_after=_WORD,
+        not_after=WORD,
         hint=("gh", "github_pat_"),
     ),
     # gitleaks: xoxp/xoxb of fixed layouts only.
     _shape(
         "slack-token",
         r"x(?:ox[abposr]|app)-[A-Za-z0-9\-]{10,}",
-        not_after=_ALNUM,
+        not_after=ALNUM,
         hint=("xox", "xapp-"),
     ),
     # gitleaks: live keys only, and no webhook secret.
-    _shape("stripe-key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", not_after=_ALNUM, hint=("k_",)),
-    _shape("stripe-key", r"whsec_[A-Za-z0-9]{24,}", not_after=_ALNUM, hint=("whsec_",)),
+    _shape("stripe-key", r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}", not_after=ALNUM, hint=("k_",)),
+    _shape("stripe-key", r"whsec_[A-Za-z0-9]{24,}", not_after=ALNUM, hint=("whsec_",)),
     # gitleaks: letters only after hf_.
     _shape(
         "huggingface-token",
         r"hf_[A-Za-z0-9]{30,}",
-        not_after=_WORD,
-        check=_random_looking,
+        not_after=WORD,
+        check=random_looking,
         hint=("hf_",),
     ),
     # gitleaks: only with "telegram" named before it.
     _shape(
         "telegram-token",
-        rf":[{_U}]{{35}}(?![{_U}])",
+        rf":[{U}]{{35}}(?![{U}])",
         run_before=(frozenset("0123456789"), 8, 10),
-        check=_random_looking,
+        check=random_looking,
         hint=(":",),
     ),
     # gitleaks: only with "AccountKey" in a named setting it knows; any connection string here.
     _shape(
         "azure-storage-key",
-        rf"AccountKey=([{_B64}]{{86}}==)",
+        rf"AccountKey=([{B64}]{{86}}==)",
         group=1,
         hint=("accountkey=",),
     ),
     # gitleaks: only with "discord" named before it.
     _shape(
         "discord-token",
-        rf"[MNO][{_U}]{{23,25}}\.[{_U}]{{6}}\.[{_U}]{{27,38}}",
-        not_after=_URLSAFE | {"."},
-        check=_random_looking,
+        rf"[MNO][{U}]{{23,25}}\.[{U}]{{6}}\.[{U}]{{27,38}}",
+        not_after=URLSAFE | {"."},
+        check=random_looking,
         hint=(".",),
     ),
     # gitleaks: only with "mailchimp" named before it.
@@ -340,32 +303,32 @@ _SHAPES = (
         hint=("-us",),
     ),
     # gitleaks: sq0atp-/EAAA only, fixed lengths.
-    _shape("square-token", rf"sq0(?:csp|atp)-[{_U}]{{22,43}}", hint=("sq0",)),
+    _shape("square-token", rf"sq0(?:csp|atp)-[{U}]{{22,43}}", hint=("sq0",)),
     # gitleaks has no rule for these.
-    _shape("google-oauth-secret", rf"GOCSPX-[{_U}]{{28}}", not_after=_URLSAFE, hint=("gocspx-",)),
-    _shape("docker-token", rf"dckr_pat_[{_U}]{{27,}}", not_after=_WORD, hint=("dckr_pat_",)),
+    _shape("google-oauth-secret", rf"GOCSPX-[{U}]{{28}}", not_after=URLSAFE, hint=("gocspx-",)),
+    _shape("docker-token", rf"dckr_pat_[{U}]{{27,}}", not_after=WORD, hint=("dckr_pat_",)),
     _shape(
         "discord-webhook",
-        rf"discord(?:app)?\.com/api/webhooks/[0-9]{{17,20}}/([{_U}]{{60,}})",
+        rf"discord(?:app)?\.com/api/webhooks/[0-9]{{17,20}}/([{U}]{{60,}})",
         group=1,
         hint=("discord",),
     ),
     # gitleaks: only after "mailgun" or "newrelic" and an = or :.
-    _shape("mailgun-key", r"key-[0-9a-f]{32}(?![0-9a-zA-Z])", not_after=_URLSAFE, hint=("key-",)),
+    _shape("mailgun-key", r"key-[0-9a-f]{32}(?![0-9a-zA-Z])", not_after=URLSAFE, hint=("key-",)),
     _shape(
         "new-relic-key",
         r"NR(?:AK|II|JS|IQ)-[A-Z0-9]{19,32}(?![A-Za-z0-9])",
-        not_after=_URLSAFE,
+        not_after=URLSAFE,
         hint=("nrak-", "nrii-", "nrjs-", "nriq-"),
     ),
     _shape(
         "mapbox-token",
-        rf"sk\.eyJ[{_U}]{{20,}}\.[{_U}]{{20,}}",
-        not_after=_URLSAFE,
+        rf"sk\.eyJ[{U}]{{20,}}\.[{U}]{{20,}}",
+        not_after=URLSAFE,
         hint=("sk.eyj",),
     ),
-    _shape("google-oauth-token", rf"ya29\.[{_U}]{{30,}}", not_after=_URLSAFE, hint=("ya29.",)),
-    _shape("google-oauth-token", rf"1//0[{_U}]{{40,}}", not_after=_URLSAFE, hint=("1//0",)),
+    _shape("google-oauth-token", rf"ya29\.[{U}]{{30,}}", not_after=URLSAFE, hint=("ya29.",)),
+    _shape("google-oauth-token", rf"1//0[{U}]{{40,}}", not_after=URLSAFE, hint=("1//0",)),
     # A password hash (htpasswd, shadow, bcrypt, argon2) can be cracked offline: it goes too.
     _shape(
         "password-hash",
@@ -374,20 +337,20 @@ _SHAPES = (
     ),
     _shape(
         "jwt",
-        rf"eyJ[{_U}]{{5,}}\.eyJ[{_U}]{{5,}}\.[{_U}]*",
-        not_after=_URLSAFE,
+        rf"eyJ[{U}]{{5,}}\.eyJ[{U}]{{5,}}\.[{U}]*",
+        not_after=URLSAFE,
         hint=("eyj",),
     ),
     # The password of a scheme://user:password@host URL: userinfo cannot hold a raw "/", and
     # the last "@" before the host ends it, so an unescaped "@" in the password is covered.
-    _shape("password", r"://[^\s:@/]*:([^\s/]+)@", group=1, check=_written_out, hint=("://",)),
+    _shape("password", r"://[^\s:@/]*:([^\s/]+)@", group=1, check=written_out, hint=("://",)),
     # A key as the whole userinfo: https://<key>@o1.ingest.sentry.io/2 (a Sentry DSN),
     # https://<token>@github.com/org/repo.git.
     _shape(
         "url-key",
         r"://([A-Za-z0-9_\-]{20,})[:@]",
         group=1,
-        check=lambda v: _random_looking(v) or _HEX_KEY.fullmatch(v) is not None,
+        check=lambda v: random_looking(v) or _HEX_KEY.fullmatch(v) is not None,
         hint=("://",),
     ),
     # Passwords on command lines: curl -u user:pw, mysql -pPW, sshpass -p pw.
@@ -395,34 +358,34 @@ _SHAPES = (
         "password",
         r"-u[ \t]+[\"']?[^\s:\"'`]+:([^\s\"'`]+)",
         group=1,
-        not_after=_URLSAFE,
-        check=_user_password,
+        not_after=URLSAFE,
+        check=user_password,
         hint=("-u",),
     ),
     _shape(
         "password",
         r"--user[ \t=]+[\"']?[^\s:\"'`]+:([^\s\"'`]+)",
         group=1,
-        check=_user_password,
+        check=user_password,
         hint=("--user",),
     ),
     _shape(
         "password",
         r"mysql(?:dump|admin)?\b[^\n]*?[ \t]-p([^\s\"'`-][^\s\"'`]*)",
         group=1,
-        check=_written_out,
+        check=written_out,
         hint=("mysql",),
     ),
     _shape(
         "password",
         r"sshpass[ \t]+-p[ \t]*[\"']?([^\s\"'`]+)",
         group=1,
-        check=_written_out,
+        check=written_out,
         hint=("sshpass",),
     ),
     _shape(
         "basic-auth",
-        rf"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([{_B64}]{{8,}}=*)",
+        rf"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([{B64}]{{8,}}=*)",
         group=1,
         hint=("authorization",),
     ),
@@ -430,7 +393,7 @@ _SHAPES = (
         "token",
         r"(?i:bearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)",
         group=1,
-        check=_random_looking,
+        check=random_looking,
         hint=("bearer",),
     ),
 )
@@ -455,10 +418,10 @@ def _ruleset_generic(text: str, lowered: str) -> Iterator[Span]:
     return secrets_rules.spans(text, lowered, only=_GENERIC)
 
 
-_AWS_SECRET = _Lazy(rf"(?<![{_B64}=])[{_B64}]{{40}}(?![{_B64}=])")
-_CAPITALISED_WORD = _Lazy(r"[A-Z][a-z]{5,}")
-_LONG_LOWER_RUN = _Lazy(r"[a-z]{8}")
-_AWS_SECRET_NAME = _Lazy(r"secret[_\s-]?access[_\s-]?key|aws[_\s-]?secret")
+_AWS_SECRET = Lazy(rf"(?<![{B64}=])[{B64}]{{40}}(?![{B64}=])")
+_CAPITALISED_WORD = Lazy(r"[A-Z][a-z]{5,}")
+_LONG_LOWER_RUN = Lazy(r"[a-z]{8}")
+_AWS_SECRET_NAME = Lazy(r"secret[_\s-]?access[_\s-]?key|aws[_\s-]?secret")
 
 
 def _aws_secret_near_names(text: str, lowered: str) -> Iterator[Span]:
@@ -476,12 +439,12 @@ def _aws_secret_alone(text: str, lowered: str) -> Iterator[Span]:
     for m in _AWS_SECRET.finditer(text):
         value = m.group()
         if (
-            _random_looking(value)
+            random_looking(value)
             and value.count("/") < 3
             # Words make an identifier: BetaAsyncComputerToolset20260801, _ZNKSt10filesystem4path
             and len(_CAPITALISED_WORD.findall(value)) < 2
             and not _LONG_LOWER_RUN.search(value)
-            and _entropy(value) >= 4.3
+            and entropy(value) >= 4.3
         ):
             yield m.start(), m.end(), "aws-secret-key"
 
@@ -490,12 +453,12 @@ def _aws_secret_alone(text: str, lowered: str) -> Iterator[Span]:
 # Found in two steps: the keyword's last word in the lowercased text (a cheap search), then the
 # separator and value from there in the original text.
 
-_KEYWORD = _Lazy(
+_KEYWORD = Lazy(
     r"(?:pass(?:word|wd|phrase)|pwd|pw|token|secret(?:[\s_-]?(?:access[\s_-]?)?key)?|key)"
     r"(?![a-z0-9])"
 )
-_KEY_PREFIX = _Lazy(r"(?:api|access)[\s_.-]?$")  # "key" alone is no keyword: "api key" is
-_TAIL = _Lazy(
+_KEY_PREFIX = Lazy(r"(?:api|access)[\s_.-]?$")  # "key" alone is no keyword: "api key" is
+_TAIL = Lazy(
     # "the password for the staging db is ...": a short qualifier before the verb
     r"(?:(?:[ \t]+(?i:for|of|on|at)[ \t]+(?:[\w.@/-]+[ \t]+){0,3}?[\w.@/-]+"
     # "the password we agreed on is ...", "the password that I use is ..."
@@ -510,69 +473,20 @@ _TAIL = _Lazy(
     r"|(?P<flag>,?[ \t]+))"  # "the password, Tr0ub4dor&3, works": an aside, as a bare value
     r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]\S{0,199})"
 )
-_FLAG = _Lazy(r"--[\w-]*$")
-_JOINED_WORDS = _Lazy(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
-# Values that stand in for a secret in examples and fixtures: token='placeholder',
-# api_key = 'your-api-key-here', password: "changeme", key: "<redacted>".
-_STAND_IN = _Lazy(
-    r"(?i)placeholder|^your[\W_]|[\W_]here$|^(?:dummy|example|sample|fake|changeme|change[-_]me"
-    r"|redacted|secret|test|testing|foo|bar|baz|foobar|todo|fixme|xxx+|\.\.\.)$"
-)
-_STOP_WORDS = frozenset(
-    """a an the in on at to from for of by with via into inside under over is are was be been
-    being it its this that these those my our your their his her not no none null nil empty blank
-    unset undefined required optional needed mandatory missing wrong incorrect correct invalid
-    valid expired expiring same different too very still now also only just there here available
-    unavailable unknown tbd todo hidden redacted masked stored kept saved managed set changed
-    reset rotated updated generated provided configured defined given shown printed logged leaked
-    compromised weak strong long short secure insecure ok okay fine good bad new old default true
-    false yes see check ask use using somewhere elsewhere rotate rotating change changing update
-    updating revoke revoked please n/a na case-sensitive read-only short-lived long-lived
-    per-user per-project hardcoded hard-coded encrypted hashed plaintext plain-text
-    str bytes string text int bool any object secretstr password passwd pwd pw pass token secret
-    key apikey api_key user username login name value creds credentials auth
-    and or but then so if when while field fields form box""".split()
-)
-_REFERENCE = _Lazy(
-    r"^(?:\$[({A-Za-z_]|%[A-Za-z_]+%|<[^>]*>|\*{3,}|[xX]{3,}$|.*(?:\.\.\.|…)$|[\W_]+$"
-    r"|[(!{\[\\]|[rbfuRBFU]{1,2}[\"']"  # an expression, a YAML tag, a regex or an f-string
-    r"|/|~/|\.\.?/"  # a path: password: /run/secrets/db, NOPASSWD: /bin/systemctl
-    r"|os\.environ|os\.getenv|getenv|process\.env|env\.|ENV\[|secrets\.)"
-)
-# Names and expressions in code, not values: getpass(), cfg["pw"], args.password, new_password,
-# and type names (token: AccessToken).
-_CODE = _Lazy(
-    r"^(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*[(\[]|[A-Za-z_]+(?:\.[A-Za-z_]\w*)+$"
-    r"|[a-z]+(?:_[a-z]+)+$|[A-Z]+(?:_[A-Z]+)+$|[A-Z][A-Za-z]*[a-z][A-Z][A-Za-z]*$)"
-)
-_NAME = _Lazy(r"^(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)$")
-_CHAINED = _Lazy(r"[ \t]*=(?!=)")  # chained assignment: userid = passwd = acct = ""
-_CAMEL = _Lazy(r"[a-z][A-Z]")
-_WORD_THEN_STOP = _Lazy(r"[A-Za-z]+(?:[.,;:!?<]|&\w+;)")
-_MORE_PROSE = _Lazy(r"[ \t]+[a-z]")
+_FLAG = Lazy(r"--[\w-]*$")
+_JOINED_WORDS = Lazy(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
+_NAME = Lazy(r"^(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)$")
+_CHAINED = Lazy(r"[ \t]*=(?!=)")  # chained assignment: userid = passwd = acct = ""
+_CAMEL = Lazy(r"[a-z][A-Z]")
+_WORD_THEN_STOP = Lazy(r"[A-Za-z]+(?:[.,;:!?<]|&\w+;)")
+_MORE_PROSE = Lazy(r"[ \t]+[a-z]")
 # "changed the root password to x" gives a value; "pass the token to fetchUser" does not.
-_SETTING_VERB = _Lazy(r"\b(?:change|changed|set|reset|update|updated|rotated|switched)\b")
-_NEXT_PARAM = _Lazy(r"[&;](?=[\w.\-]+=)")
-_CLOSERS = {")": "(", "]": "[", "}": "{", ">": "<"}
-
-
-def _trim(value: str) -> str:
-    """Drop sentence punctuation and unbalanced closing brackets from the end of a value."""
-    value = _NEXT_PARAM.split(value, maxsplit=1)[0]
-    while value:
-        last = value[-1]
-        if last in ".,;:\"'`":
-            value = value[:-1]
-        elif last in _CLOSERS and value.count(last) > value.count(_CLOSERS[last]):
-            value = value[:-1]
-        else:
-            break
-    return value
+_SETTING_VERB = Lazy(r"\b(?:change|changed|set|reset|update|updated|rotated|switched)\b")
 
 
 def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bool) -> bool:
     """Whether a value after a keyword is the secret itself rather than talk about it."""
-    if value.lower() in _STOP_WORDS or _REFERENCE.match(value) or _STAND_IN.search(value):
+    if value.lower() in STOP_WORDS or REFERENCE.match(value) or STAND_IN.search(value):
         return False
     if len(value) < (4 if kind == "password" else 8):
         return False
@@ -580,7 +494,7 @@ def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bo
         return False  # "token: 4096" is a count, not a token
     if quoted:
         return not _NAME.match(value)  # ENV_API_KEY = "ANTHROPIC_API_KEY"
-    if _CODE.match(value) or _CHAINED.match(after):
+    if CODE.match(value) or _CHAINED.match(after):
         return False  # password=args.password, token = get_token(), api_key=api_key
     digit = any(c.isdigit() for c in value)
     # A hyphen joins words ("read-only"); any other symbol marks a made-up string.
@@ -595,16 +509,6 @@ def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bo
     if kind != "password" and len(value) < 16:
         return digit or symbol or _CAMEL.search(value) is not None
     return True
-
-
-def _made_up(value: str) -> bool:
-    """A string no prose has: 8+ characters, letters and digits, and a symbol or mixed case."""
-    if len(value) < 8 or _CODE.match(value) or _REFERENCE.match(value):
-        return False
-    letters = [c for c in value if c.isalpha()]
-    symbol = any(not c.isalnum() for c in value.replace("-", ""))
-    mixed = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
-    return bool(letters) and any(c.isdigit() for c in value) and (symbol or mixed)
 
 
 def _keyword(text: str, lowered: str, m: re.Match[str]) -> tuple[int, str] | None:
@@ -647,251 +551,39 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         if form == "flag" and not _FLAG.search(text, max(0, start - 30), start):
             # "the db password hunter2-Blue! is old": a bare value only when made up; "okta
             # api token 00TOWF...": any keyword before a generated string.
-            bare = _trim(tail.group("value"))
-            if not ((kind == "password" and _made_up(bare)) or _strong(bare)):
+            bare = trim(tail.group("value"))
+            if not ((kind == "password" and made_up(bare)) or strong(bare)):
                 continue
         if form == "to" and not _SETTING_VERB.search(lowered, max(0, start - 40), start):
             continue
         raw, value_start = tail.group("value"), tail.start("value")
         quoted = raw[0] in "\"'`" and raw[-1] == raw[0] and len(raw) > 1
-        value = raw[1:-1] if quoted else _trim(raw)
+        value = raw[1:-1] if quoted else trim(raw)
         value_start += 1 if quoted else 0
         end = value_start + len(value)
         tight = tail.group("assign") == "="
         after = text[end : end + 4]
         if value and (
             _given(value, kind, form, quoted, after, tight)
-            or (form == "verb" and kind == "password" and _owned(lowered, start, value, after))
+            or (form == "verb" and kind == "password" and owned(lowered, start, value, after))
         ):
             done = end
             yield value_start, end, kind
 
 
-_OWNER = _Lazy(r"\b(?:my|our|your|his|her|their|\w+'s)(?:[ \t]+[\w'-]+){0,3}[ \t]*$")
-_DESCRIBING = _Lazy(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less)$")
-
-
-def _owned(lowered: str, start: int, value: str, after: str) -> bool:
-    """ "my password for the router is sunflower": a plain word is a password when someone's
-    password "is" it and it ends the sentence (not "my password is outdated", "... is in 1P")."""
-    return (
-        value.isalpha()
-        and len(value) >= 4
-        and value.lower() not in _STOP_WORDS
-        and not _DESCRIBING.search(value.lower())
-        and (after[:1] in ("", "\n", ".", "!", ",", ";") and not after[1:2].isalnum())
-        and _OWNER.search(lowered, max(0, start - 40), start) is not None
-    )
-
-
-_STRONG = _Lazy(r"[A-Za-z0-9_\-./+=~]{20,200}")
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def _strong(value: str) -> bool:
-    """A generated string no prose or code holds: 20+ characters, and mixed case with a digit,
-    or 32+ hex digits, or letters and digits of high entropy with no word joined by a hyphen."""
-    if not _STRONG.fullmatch(value) or _REFERENCE.match(value) or _CODE.match(value):
-        return False
-    if _random_looking(value) and not _STAND_IN.search(value):
-        return True
-    if len(value) >= 32 and set(value) <= _HEX:
-        return True
-    letters = any(c.isalpha() for c in value)
-    digits = sum(c.isdigit() for c in value)
-    return letters and digits >= 3 and "-" not in value and _entropy(value) >= 4.0
-
-
-_BARE_KEY = _Lazy(
-    r"\b(?P<word>(?:api[ _-]?)?keys?|tokens?|secrets?|pass(?:word|wd)?s?|pwd)\b"
-    r"(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>[A-Za-z0-9_\-./+=~]{20,200})",
-)  # runs on the lowercased text
-
-
-def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
-    """A generated string right after key, token, secret or password: "algolia admin key
-    57f63d65..." (the phrases above need "api key" or a verb; here the value proves itself)."""
-    if not any(word in lowered for word in ("key", "token", "secret", "pass", "pwd")):
-        return
-    for m in _BARE_KEY.finditer(lowered):
-        value = _trim(text[m.start("value") : m.end("value")])
-        if _strong(value):
-            word = m.group("word").lower()
-            kind = (
-                "password"
-                if word.startswith("p")
-                else "token"
-                if word.startswith("token")
-                else "credential"
-                if word.startswith("secret")
-                else "api-key"
-            )
-            yield m.start("value"), m.start("value") + len(value), kind
-
-
-# Secrets in prose the ruleset cannot read ------------------------------------------------------
-# Passphrases and PINs said in a sentence, credentials written as user / password, and card
-# numbers. Each detector runs only when its cheap hint is in the text.
-
-_SAID = _Lazy(
-    r"\b(?P<word>pass[ -]?phrase|pass[ -]?code|pin(?:[ -]code)?|(?:door|alarm|access|gate|safe)"
-    r"[ -]code)s?\b"
-    # "the passphrase for my ssh key is ...": a short qualifier before the verb
-    r"(?:[ \t]+(?:for|of|on|to|at)[ \t]+(?:[\w.@/'-]+[ \t]+){0,3}?[\w.@/'-]+)?"
-    r"(?:[ \t]+(?:is|was|are)(?:[ \t]+(?:now|still))?[ \t]+|[ \t]*[:=][ \t]*)"
-    r"(?P<value>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'"
-    r"|[^\s.,;:!?\"'`()]+(?:[ \t]+[^\s.,;:!?\"'`()]+){0,7})",
-)  # runs on the lowercased text
-_SAID_HINTS = ("pass", "pin", "code")
-_GRAMMAR = frozenset(
-    """a an the in on at to from for of by with via into is are was were be been it its this
-    that these those my our your their his her not no and or but if then than so as required
-    needed stored kept saved managed set changed reset rotated updated generated provided
-    configured shown printed written sentence words word characters chars long""".split()
-)
-
-
-def _said(text: str, lowered: str) -> Iterator[Span]:
-    """A passphrase (words and all), a passcode or a PIN given in a sentence."""
-    if not any(hint in lowered for hint in _SAID_HINTS):
-        return
-    for m in _SAID.finditer(lowered):
-        start = m.start("value")
-        value = text[start : m.end("value")]
-        if value[0] in "\"'":
-            value, start = value[1:-1], start + 1
-        words = value.split()
-        lowered_words = [w.lower() for w in words]
-        if not words or _REFERENCE.match(value):
-            continue
-        if "phrase" in m.group("word").lower():
-            # A passphrase is words: take them to the end of the clause. Three words or more
-            # with no word of grammar are one ("correct horse battery staple"); fewer must
-            # hold no stop word ("is required", "is stored in vault").
-            prose = _GRAMMAR if len(words) >= 3 else _STOP_WORDS
-            if any(w in prose for w in lowered_words) or _STAND_IN.search(value):
-                continue
-            yield start, start + len(value), "password"
-            continue
-        if len(words) != 1 or lowered_words[0] in _STOP_WORDS:
-            continue
-        if value.isdigit() and 4 <= len(value) <= 12:
-            yield start, start + len(value), "pin"
-        elif _made_up(value) and "pass" in m.group("word").lower():
-            yield start, start + len(value), "password"
-
-
-_LOGIN = _Lazy(
-    r"\b(?:log[ -]?in|log[ -]?on|sign[ -]?in|credentials?|creds|u/p"
-    r"|user(?:name)?[ \t]*/[ \t]*pass(?:word)?)\b"
-    r"[^\n]{0,40}?(?:[:=]|\b(?:is|are|was|were)\b)?[ \t]+"
-    r"(?P<user>[\w.@+\-]{1,64})(?:[ \t]*/[ \t]*|:)(?P<password>[^\s/\"'`]{3,128})",
-)  # runs on the lowercased text
-
-
-_USER_THEN_PASSWORD = _Lazy(
-    r"\buser(?:name)?[ \t]*[:=]?[ \t]+(?P<user>[\w.@+\-]{1,64})[ \t]*[,;]?[ \t]+"
-    r"(?:and[ \t]+)?pass(?:word)?[ \t]*[:=]?[ \t]+(?P<password>[^\s\"'`]{3,128})",
-)  # runs on the lowercased text
-
-
-def _logins(text: str, lowered: str) -> Iterator[Span]:
-    """``login: admin / hunter2!``, ``creds for the VPN are ada:pw``, ``username admin password
-    hunter2``: the password part."""
-    if not any(hint in lowered for hint in ("log", "sign", "cred", "u/p", "user")):
-        return
-    found = list(_LOGIN.finditer(lowered))
-    if "pass" in lowered:
-        found += _USER_THEN_PASSWORD.finditer(lowered)
-    for m in found:
-        value = _trim(text[m.start("password") : m.end("password")])
-        user = m.group("user")
-        if (
-            len(value) >= 3
-            and user.lower() not in _STOP_WORDS
-            and _user_password(value)
-            and not _CODE.match(value)
-            and not _STAND_IN.search(value)
-            and not value.isdigit()
-        ):
-            start = m.start("password")
-            yield start, start + len(value), "password"
-
-
-_CARD = _Lazy(r"(?<![\w.-])[2-6](?:[0-9]|[ -](?=[0-9])){12,22}(?![\w-]|\.[0-9])")
-_CARD_PREFIX = _Lazy(
-    r"4|5[1-5]|2(?:2[2-9]|[3-6][0-9]|7[01]|720)|3[47]|3(?:0[0-5]|[68])|6(?:011|5|4[4-9])|35"
-)
-_CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3)}
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-_IBAN = _Lazy(r"\b[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b")
-_SSN = _Lazy(
-    r"\b(?:ssn|social security(?: number| no\.?)?)\b[^\n0-9]{0,20}([0-9]{3}-[0-9]{2}-[0-9]{4})\b"
-)
-
-
-def _accounts(text: str, lowered: str) -> Iterator[Span]:
-    """An IBAN (its mod-97 check holds) and a US social security number named as one."""
-    if _IBAN_HINT.search(text):
-        for m in _IBAN.finditer(text):
-            compact = m.group().replace(" ", "")
-            if 15 <= len(compact) <= 34 and _mod97(compact):
-                yield m.start(), m.end(), "iban"
-    if "ssn" in lowered or "social security" in lowered:
-        for m in _SSN.finditer(lowered):
-            yield m.start(1), m.end(1), "ssn"
-
-
-_IBAN_HINT = _Lazy(r"\b[A-Z]{2}[0-9]{2}[ ]?[A-Z0-9]{4}")
-
-
-def _mod97(iban: str) -> bool:
-    moved = iban[4:] + iban[:4]
-    digits = "".join(str(int(c, 36)) for c in moved)
-    return int(digits) % 97 == 1
-
-
-def _cards(text: str, lowered: str) -> Iterator[Span]:
-    """A payment card number: 13-19 digits with a card prefix and a valid Luhn check digit,
-    plain or in the usual groups of 4 (Amex 4-6-5) with spaces or dashes."""
-    for m in _CARD.finditer(text):
-        raw = m.group()
-        digits = raw.replace(" ", "").replace("-", "")
-        if not 13 <= len(digits) <= 19 or not _CARD_PREFIX.match(digits):
-            continue
-        separators = {c for c in raw if not c.isdigit()}
-        if len(separators) > 1:
-            continue
-        if separators:
-            groups = tuple(len(part) for part in raw.split(separators.pop()))
-            if groups not in _CARD_GROUPS:
-                continue
-        if _luhn(digits):
-            yield m.start(), m.end(), "card-number"
-
-
+# The order of the module docstring; what rulesets miss in prose (said, logins, bare_keys,
+# cards, accounts) lives in dreamer.support.secrets_prose.
 _DETECTORS: tuple[Callable[[str, str], Iterator[Span]], ...] = (
     _ruleset,
     _shapes,
     _aws_secret_near_names,
     _phrases,
-    _said,
-    _logins,
-    _bare_keys,
+    said,
+    logins,
+    bare_keys,
     _ruleset_generic,
-    _cards,
-    _accounts,
+    cards,
+    accounts,
     _aws_secret_alone,
 )
 
