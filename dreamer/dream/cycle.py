@@ -33,7 +33,7 @@ from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
-from dreamer.dream.synth import Draft, DreamInputs, Synthesizer, Usage
+from dreamer.dream.synth import Draft, DreamInputs, Redacting, Synthesizer, Usage
 from dreamer.dream.synth.factory import make_synthesizer
 from dreamer.errors import (
     DreamDeferred,
@@ -203,6 +203,8 @@ class _Dream:
             # Named before it is built, so a backend that cannot start is journaled as itself.
             self.result.synthesizer = self.ws.settings.synthesis()[0]
             self._synth = default_synthesizer(self.ws)
+        if not isinstance(self._synth, Redacting):  # answers are redacted like the notes
+            self._synth = Redacting(self._synth, lambda text: self.ws.redact(text).text)
         self.result.synthesizer, self.result.model = self._synth.name, self._synth.model
         return self._synth
 
