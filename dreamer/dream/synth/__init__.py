@@ -3,13 +3,12 @@
 Four implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default),
 ``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic),
 ``claude_code.ClaudeCodeSynthesizer`` (the user's own ``claude`` CLI in print mode; the only
-module that spawns it) and ``openai_compat.OpenAISynthesizer`` (any OpenAI-compatible chat-completions
-endpoint: Ollama, llama.cpp's server, vLLM, LM Studio). The model backends share one contract
-(``prompt``: prompts, schema, redaction, answer checks) and one way of trying (``calls``: the
-timeout and retries of ``memory.dream``). ``factory.make_synthesizer`` picks one from the
-workspace settings.
-The dream runs whichever it gets inside ``Redacting``, so no backend's answer lands with a
-secret in it.
+module that spawns it) and ``openai_compat.OpenAISynthesizer`` (any OpenAI-compatible
+chat-completions endpoint: Ollama, llama.cpp's server, vLLM, LM Studio). The model backends share
+one contract (``prompt``: prompts, schema, redaction, answer checks) and one way of trying
+(``calls``: the timeout and retries of ``memory.dream``). ``factory.make_synthesizer`` picks one
+from the workspace settings. The dream runs whichever it gets inside ``Redacting``, so no
+backend's answer lands with a secret in it.
 """
 
 from __future__ import annotations
