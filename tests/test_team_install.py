@@ -3,16 +3,22 @@
 The teammate's ``dream`` lives somewhere else (a shim on a different PATH); the hook lines of
 ``.claude/settings.json`` run through a shell and the ``.mcp.json`` server is launched the way
 Claude Code launches it (command and args, resolved on PATH). Where the real Claude Code CLI is
-at hand (``DREAM_CLAUDE_CLI``), its own sessions in the clone show no hook error either.
+at hand (``DREAM_CLAUDE_CLI``; ``DREAM_REQUIRE_CLAUDE_CLI=1`` makes its absence a failure), its
+own sessions in the clone, against a loopback Messages API, show no hook error and a connected
+MCP server.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -172,3 +178,143 @@ def test_user_scope_keeps_this_machines_absolute_command(tmp_path, monkeypatch, 
     assert runner.invoke(main, ["claude", "install", "--scope", "user"]).exit_code == 0
     server = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["dreamer"]
     assert os.path.isabs(server["command"])
+
+
+# --- the real Claude Code CLI --------------------------------------------------------------
+
+
+def claude_cli() -> str:
+    """The real `claude` binary (DREAM_CLAUDE_CLI), else a skip (a failure in CI)."""
+    found = os.environ.get("DREAM_CLAUDE_CLI")
+    if found and os.access(found, os.X_OK):
+        return found
+    reason = "the real Claude Code CLI is not here (set DREAM_CLAUDE_CLI to its binary)"
+    if os.environ.get("DREAM_REQUIRE_CLAUDE_CLI") == "1":
+        pytest.fail(reason + ", and DREAM_REQUIRE_CLAUDE_CLI=1")
+    pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def streaming_messages_api(bodies: list) -> Iterator[str]:
+    """A loopback Messages API that answers every request with one streamed text reply."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+            bodies.append(body)
+            if not body.get("stream"):
+                data = json.dumps({"input_tokens": 10}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()
+            message = {
+                "id": "msg_fake",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model"),
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1},
+            }
+            for event in (
+                {"type": "message_start", "message": message},
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": "Hello."},
+                },
+                {"type": "content_block_stop", "index": 0},
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn"},
+                    "usage": {"output_tokens": 2},
+                },
+                {"type": "message_stop"},
+            ):
+                self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode())
+            self.wfile.flush()
+
+        def log_message(self, format: str, *args) -> None:  # noqa: A002
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def claude_session(clone: Path, path: str, base_url: str) -> list[dict]:
+    """One `claude -p` session in the clone, as the teammate; its stream-json events."""
+    home = clone.parent / "home"
+    home.mkdir(exist_ok=True)
+    # The teammate accepted the folder's trust dialog once (project permissions need it).
+    (home / ".claude.json").write_text(
+        json.dumps({"projects": {str(clone): {"hasTrustDialogAccepted": True}}})
+    )
+    env = {
+        "HOME": str(home),
+        "PATH": path,
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-0000",
+        "DREAM_WORKSPACE": str(clone.parent / "ws"),
+    }
+    done = subprocess.run(
+        [
+            claude_cli(),
+            "-p",
+            "hello",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=clone,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def test_real_claude_code_sessions_in_the_clone_show_no_hook_error(committed, tmp_path):
+    claude_cli()  # skip before building anything when the CLI is not here
+    clone, bin_dir = teammate(tmp_path)
+    with Workspace.open(clone.parent / "ws") as ws:
+        ws.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Bob likes tea.\n")
+    bodies: list = []
+    with streaming_messages_api(bodies) as base_url:
+        events = claude_session(clone, f"{bin_dir}:{SYSTEM_PATH}", base_url)
+        hooks = [e for e in events if e.get("subtype") == "hook_response"]
+        assert hooks and all(h["exit_code"] == 0 and h["outcome"] == "success" for h in hooks)
+        (init,) = [e for e in events if e.get("subtype") == "init"]
+        assert {"name": "dreamer", "status": "connected"} in init["mcp_servers"]
+        assert "mcp__dreamer__memory_search" in init["tools"]
+        assert "Bob likes tea" in json.dumps(bodies[-1])  # SessionStart's memory reached the model
+
+        # A teammate without dreamer: the session runs, the hook says why, no hook error.
+        events = claude_session(clone, SYSTEM_PATH, base_url)
+        (start,) = [
+            e
+            for e in events
+            if e.get("hook_event") == "SessionStart" and e.get("subtype") == "hook_response"
+        ]
+        assert start["exit_code"] == 0 and start["outcome"] == "success"
+        assert start["stdout"].strip() == cs.MISSING_HINT
