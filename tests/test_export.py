@@ -173,3 +173,36 @@ def test_plain_export_still_writes_memory_md_only(tmp_path, runner, now):
     out = tmp_path / "state.md"
     done = runner.invoke(main, ["export", "--to", str(out), "-w", str(source)])
     assert done.exit_code == 0 and out.read_text() == (source / "MEMORY.md").read_text()
+
+
+def test_two_crystals_with_the_same_text_both_come_back(tmp_path, runner, now):
+    with Workspace.open(tmp_path / "ws") as ws:
+        first = ws.note("Ada's token is [secret:api-key]", at=now)
+        second = ws.note("Ada's token is sk-live-not-yet-redacted", at=now)
+        # What a later redaction does: the second now says what the first says.
+        ws.store.replace_text(
+            second,
+            "Ada's token is [secret:api-key]",
+            embedding=None,
+            embedder=None,
+            action="redacted",
+            detail={},
+            at=now,
+        )
+    out = tmp_path / "all.jsonl"
+    assert (
+        runner.invoke(
+            main, ["export", "--all", "--to", str(out), "-w", str(tmp_path / "ws")]
+        ).exit_code
+        == 0
+    )
+    done = runner.invoke(main, ["import", str(out), "-w", str(tmp_path / "new")])
+    assert done.exit_code == 0, done.output
+    with Workspace.open(tmp_path / "new", create=False) as ws:
+        assert [(c.id, c.text) for c in ws.store.crystals()] == [
+            (first, "Ada's token is [secret:api-key]"),
+            (second, "Ada's token is [secret:api-key]"),
+        ]
+    again = tmp_path / "again.jsonl"
+    runner.invoke(main, ["export", "--all", "--to", str(again), "-w", str(tmp_path / "new")])
+    assert comparable(again) == comparable(out)
