@@ -318,3 +318,32 @@ def test_real_claude_code_sessions_in_the_clone_show_no_hook_error(committed, tm
         ]
         assert start["exit_code"] == 0 and start["outcome"] == "success"
         assert start["stdout"].strip() == cs.MISSING_HINT
+
+
+def test_installing_again_replaces_an_old_machine_specific_project_install(
+    tmp_path, monkeypatch, runner
+):
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".claude").mkdir(parents=True)
+    (project / ".git").mkdir()
+    old = "/home/alice/.venvs/dreamer/bin/dream"
+    settings = {
+        "hooks": {
+            event: [{"hooks": [{"type": "command", "command": f"{old} hook {name}"}]}]
+            for event, name in cs.HOOK_EVENTS.items()
+        }
+    }
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2))
+    servers = {"mcpServers": {"dreamer": {"type": "stdio", "command": old, "args": ["mcp"]}}}
+    (project / ".mcp.json").write_text(json.dumps(servers, indent=2))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(project)
+    assert runner.invoke(main, ["claude", "install"]).exit_code == 0
+    written = (project / ".claude" / "settings.json").read_text() + (
+        project / ".mcp.json"
+    ).read_text()
+    assert old not in written
+    data = json.loads((project / ".claude" / "settings.json").read_text())
+    ours = [h for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
+    assert len(ours) == 3 and all(cs.is_ours(h) for h in ours)  # replaced, not added
