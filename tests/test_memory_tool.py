@@ -14,7 +14,10 @@ from anthropic.types.beta import (
 )
 from fake_anthropic import FakeAnthropic, Recorded, Scripted, message_body
 
+from dreamer import Workspace
 from dreamer.agents.memory_tool import FILES_KEY, DreamerMemoryTool
+
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
 STATE = "# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n"
 NOTE = "Ada drinks her coffee black, no sugar."
@@ -190,3 +193,13 @@ def test_memory_md_and_crystals_cannot_be_written(ws, now):
     assert "Lyon" in tool.call({"command": "view", "path": f"/memories/crystals/{crystal_id}.md"})
     tool.call({"command": "delete", "path": f"/memories/crystals/{crystal_id}.md"})
     assert ws.store.tombstone_count() == 1
+
+
+def test_the_backend_works_on_a_postgresql_workspace(tmp_path, now, pg_database):
+    with Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}) as ws:
+        tool = DreamerMemoryTool(ws, clock=lambda: now)
+        tool.call({"command": "create", "path": "/memories/notes/a.md", "file_text": NOTE})
+        assert NOTE in tool.call({"command": "view", "path": "/memories/notes/a.md"})
+        assert "/memories/notes/a.md" in tool.call({"command": "view", "path": "/memories"})
+        tool.call({"command": "delete", "path": "/memories/notes/a.md"})
+        assert ws.store.tombstone_count() == 1 and ws.search("coffee", now=now) == []
