@@ -35,6 +35,7 @@ COMMANDS = {
     "diff": "dreaming:diff_command",
     "restore": "dreaming:restore_command",
     "export": "dreaming:export_command",
+    "import": "dreaming:import_command",
     "demo": "dreaming:demo_command",
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
