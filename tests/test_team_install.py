@@ -23,6 +23,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from claude_cli import cli_path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -185,13 +186,7 @@ def test_user_scope_keeps_this_machines_absolute_command(tmp_path, monkeypatch, 
 
 def claude_cli() -> str:
     """The real `claude` binary (DREAM_CLAUDE_CLI), else a skip (a failure in CI)."""
-    found = os.environ.get("DREAM_CLAUDE_CLI")
-    if found and os.access(found, os.X_OK):
-        return found
-    reason = "the real Claude Code CLI is not here (set DREAM_CLAUDE_CLI to its binary)"
-    if os.environ.get("DREAM_REQUIRE_CLAUDE_CLI") == "1":
-        pytest.fail(reason + ", and DREAM_REQUIRE_CLAUDE_CLI=1")
-    pytest.skip(reason)
+    return cli_path()
 
 
 @contextlib.contextmanager

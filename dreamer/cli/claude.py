@@ -154,7 +154,10 @@ def install(
     dream = cs.PORTABLE if shared else _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     try:
-        hooks_new = cs.with_hooks(cs.load(settings), dream, pinned)
+        hooks_new = cs.load(settings)
+        if not no_permissions:  # taken out and put back, so a second install writes the same
+            hooks_new = cs.without_permissions(hooks_new)
+        hooks_new = cs.with_hooks(hooks_new, dream, pinned)
         if not no_permissions:
             hooks_new = cs.with_permissions(hooks_new)
         mcp_file = cs.mcp_path(scope, home, project)
