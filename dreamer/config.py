@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dreamer.cadence import Cadence, every_minutes, parse
 from dreamer.errors import InvalidSetting
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
@@ -58,6 +59,9 @@ class Settings:
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
     consolidation_interval_minutes: float = 30.0
+    # A cron expression or interval (dreamer.cadence); None: every ``*_interval_minutes``.
+    dream_schedule: Cadence | None = None
+    consolidation_schedule: Cadence | None = None
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     session_memory: bool = True
     redact_secrets: bool = True
@@ -76,6 +80,12 @@ class Settings:
         if self.synthesizer == "claude":
             return True
         return self.synthesizer == "auto" and bool(self.api_key)
+
+    def cadence(self, job: str) -> Cadence:
+        """When ``job`` (consolidate or dream) runs: its schedule, else its interval."""
+        if job == "dream":
+            return self.dream_schedule or every_minutes(self.dream_interval_minutes)
+        return self.consolidation_schedule or every_minutes(self.consolidation_interval_minutes)
 
     def sessions_searchable(self) -> bool:
         """True when session transcripts take part in search."""
@@ -153,6 +163,10 @@ def _to_text(value: Any, where: str) -> str:
     return value.strip()
 
 
+def _to_schedule(value: Any, where: str) -> Cadence:
+    return parse(value, where)
+
+
 def _to_sources(value: Any, where: str) -> list[str]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -208,6 +222,7 @@ _SPECS: list[_Spec] = [
         "min_chunks_for_dream",
         _to_count,
     ),
+    _Spec("memory.dream.schedule", "DREAM_DREAM_SCHEDULE", "dream_schedule", _to_schedule),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
     _Spec("memory.dream.inputTokens", "DREAM_INPUT_TOKENS", "input_tokens", _to_budget),
     _Spec("memory.dream.cache", "DREAM_CACHE", "cache", _to_choice(CACHE_CHOICES)),
@@ -219,6 +234,12 @@ _SPECS: list[_Spec] = [
         "DREAM_CONSOLIDATION_INTERVAL_MINUTES",
         "consolidation_interval_minutes",
         _to_positive_float,
+    ),
+    _Spec(
+        "memory.consolidation.schedule",
+        "DREAM_CONSOLIDATION_SCHEDULE",
+        "consolidation_schedule",
+        _to_schedule,
     ),
     _Spec("memory.search.sources", "DREAM_SEARCH_SOURCES", "search_sources", _to_sources),
     _Spec(
@@ -343,6 +364,8 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
             source = settings.sources.get(spec.attr, "default")
         if spec.attr == "api_key" and value:
             value = value[:7] + "…"
+        if isinstance(value, Cadence):
+            value = value.text
         if spec.attr == "store_url" and value:
             value = mask_url(value)
         rows.append({"key": spec.key, "env": spec.env, "value": value, "source": source})

@@ -202,8 +202,7 @@ def status(as_json: bool, workspace: str | None) -> None:
         if state["last_outcome"]:
             last += f" ({state['last_outcome']}: {state['last_detail']})"
         click.echo(
-            f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
-            f"next {state['next_at']}"
+            f"{job:<12} {state['schedule']}; last {last}; next {', '.join(state['next_runs'])}"
         )
     for job, counts in info["runs_last_day"].items():
         click.echo(
