@@ -55,6 +55,11 @@ class Settings:
     max_revisions: int = 2
     input_tokens: int = DEFAULT_INPUT_TOKENS  # the data a dream request may carry
     cache: str = "auto"
+    # Spending caps (None: no cap), read from the journal by dreamer.dream.budget.
+    max_usd_per_day: float | None = None
+    max_usd_per_month: float | None = None
+    max_tokens_per_day: int | None = None
+    max_tokens_per_month: int | None = None
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
@@ -125,6 +130,18 @@ def _to_count(value: Any, where: str) -> int:
         raise InvalidSetting(f"{where} must be a whole number, not {value!r}") from None
     if number < 0 or (isinstance(value, float) and not value.is_integer()):
         raise InvalidSetting(f"{where} must be a whole number of 0 or more, not {value!r}")
+    return number
+
+
+def _to_money(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(
+            f"{where} must be an amount in USD such as 0.50, not {value!r}"
+        ) from None
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise InvalidSetting(f"{where} must be an amount in USD of 0 or more, not {value!r}")
     return number
 
 
@@ -225,6 +242,20 @@ _SPECS: list[_Spec] = [
     _Spec("memory.dream.schedule", "DREAM_DREAM_SCHEDULE", "dream_schedule", _to_schedule),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
     _Spec("memory.dream.inputTokens", "DREAM_INPUT_TOKENS", "input_tokens", _to_budget),
+    _Spec("memory.dream.maxUsdPerDay", "DREAM_MAX_USD_PER_DAY", "max_usd_per_day", _to_money),
+    _Spec("memory.dream.maxUsdPerMonth", "DREAM_MAX_USD_PER_MONTH", "max_usd_per_month", _to_money),
+    _Spec(
+        "memory.dream.maxTokensPerDay",
+        "DREAM_MAX_TOKENS_PER_DAY",
+        "max_tokens_per_day",
+        _to_count,
+    ),
+    _Spec(
+        "memory.dream.maxTokensPerMonth",
+        "DREAM_MAX_TOKENS_PER_MONTH",
+        "max_tokens_per_month",
+        _to_count,
+    ),
     _Spec("memory.dream.cache", "DREAM_CACHE", "cache", _to_choice(CACHE_CHOICES)),
     _Spec("memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)),
     _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),

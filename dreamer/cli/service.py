@@ -228,6 +228,15 @@ def status(as_json: bool, workspace: str | None) -> None:
             f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
             f"({dream['reason']}); cost {cost}"
         )
+    for period, spend in (info["spending"] or {}).items():
+        caps = [f"${spend['usd_cap']:g}"] if spend["usd_cap"] is not None else []
+        if spend["tokens_cap"] is not None:
+            caps.append(f"{spend['tokens_cap']} tokens")
+        click.echo(
+            f"Spending this {period}: ${spend['usd']:.4f}, {spend['tokens']} tokens; cap "
+            + (" and ".join(caps) or "none")
+            + f" (resets {spend['resets_at']})"
+        )
     spent = info["llm_to_date"]
     click.echo(
         f"LLM to date: ${spent['cost_usd']:.4f} over {spent['dreams']} dreams "

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, insights, keep_rules, overflow
+from dreamer.dream import budget, forget_requests, guards, insights, keep_rules, overflow
 from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
@@ -211,6 +211,11 @@ class _Dream:
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
+        capped = budget.blocked(ws, self.now, lambda: self.synth.name)
+        if capped is not None:  # the journal holds the spend, so every process sees the cap
+            self.result.outcome, self.result.reason = "skipped", capped
+            self.result.dream_id = self._journal("skipped", capped, old_state=None)
+            return self.result
         self.step("rotate")
         self.old_text = ws.read_memory()
         rotated = ws.scratch.rotate()

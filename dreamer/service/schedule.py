@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.cadence import Cadence
+from dreamer.dream import budget
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError, DreamRejected, LockHeld, UsageError
@@ -225,6 +226,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         # later run went well.
         "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.dream_totals(),
+        "spending": budget.summary(ws, now),
     }
 
 
