@@ -55,6 +55,7 @@ class Settings:
     max_revisions: int = 2
     input_tokens: int = DEFAULT_INPUT_TOKENS  # the data a dream request may carry
     cache: str = "auto"
+    review: bool = False  # write memory/MEMORY.candidate.md for 'dream adopt' instead
     # Spending caps (None: no cap), read from the journal by dreamer.dream.budget.
     max_usd_per_day: float | None = None
     max_usd_per_month: float | None = None
@@ -242,6 +243,7 @@ _SPECS: list[_Spec] = [
     _Spec("memory.dream.schedule", "DREAM_DREAM_SCHEDULE", "dream_schedule", _to_schedule),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
     _Spec("memory.dream.inputTokens", "DREAM_INPUT_TOKENS", "input_tokens", _to_budget),
+    _Spec("memory.dream.review", "DREAM_REVIEW", "review", _to_bool),
     _Spec("memory.dream.maxUsdPerDay", "DREAM_MAX_USD_PER_DAY", "max_usd_per_day", _to_money),
     _Spec("memory.dream.maxUsdPerMonth", "DREAM_MAX_USD_PER_MONTH", "max_usd_per_month", _to_money),
     _Spec(

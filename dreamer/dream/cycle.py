@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import budget, forget_requests, guards, insights, keep_rules, overflow
+from dreamer.dream import (
+    budget,
+    forget_requests,
+    guards,
+    insights,
+    keep_rules,
+    overflow,
+    pins,
+    review,
+)
 from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
@@ -211,10 +220,12 @@ class _Dream:
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
-        capped = budget.blocked(ws, self.now, lambda: self.synth.name)
-        if capped is not None:  # the journal holds the spend, so every process sees the cap
-            self.result.outcome, self.result.reason = "skipped", capped
-            self.result.dream_id = self._journal("skipped", capped, old_state=None)
+        # A candidate waiting for review, or the spending cap (read from the journal, so every
+        # process sees it): skip before anything is sent.
+        held = review.waiting(ws) or budget.blocked(ws, self.now, lambda: self.synth.name)
+        if held is not None:
+            self.result.outcome, self.result.reason = "skipped", held
+            self.result.dream_id = self._journal("skipped", held, old_state=None)
             return self.result
         self.step("rotate")
         self.old_text = ws.read_memory()
@@ -242,6 +253,7 @@ class _Dream:
         notes = self._honour_forget_requests(notes)
         self.step("overflow")
         old = self._overflow(write=True)
+        pins.from_memory(self.ws, self.old_text, self.now)  # lines marked "(pinned)" by hand
         watermark = self.ws.store.max_crystal_id()
         self.step("gather")
         inputs, consumed = self._gather(notes, watermark, old)
@@ -332,7 +344,7 @@ class _Dream:
         requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
         evidence = [c for c in pool if forget_requests.parse(c.text) is None]
         levels = hormones.levels(ws, self.now)
-        instructions = _read(ws.dream_md) or None
+        instructions = pins.instructions(ws, _read(ws.dream_md)) or None
         period = hormones.period(ws, self._since(), self.now)
         probe = DreamInputs(
             now=self.now,
@@ -405,6 +417,7 @@ class _Dream:
             keep_rules.silence(state, rules)
             self.step("guards")
             report = guards.check(state, inputs.old, context)
+            pins.guard(self.ws, state, report)
             self.result.report = report
             if report.ok:
                 return state, report
@@ -453,11 +466,15 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        ws.write_memory(text, self.now)
-        # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
-        # bookkeeping, and the dream is reported as what it is: committed.
+        if ws.settings.review:  # review mode: the candidate beside MEMORY.md, which stays as is
+            self.inputs_summary["review_diff"] = review.write(ws, self.old_text, text)
+            self.result.outcome = review.OUTCOME
+        else:
+            ws.write_memory(text, self.now)
+            self.result.outcome = "committed"
+        # The commit point: MEMORY.md (or the candidate) holds the new state. Whatever fails
+        # from here on is bookkeeping, and the dream is reported as what it is.
         self.result.state_text = text
-        self.result.outcome = "committed"
         try:
             self._book(state_text=text, seed_pending=seed_pending)
         except Exception as e:
@@ -473,7 +490,9 @@ class _Dream:
         ws, store, text = self.ws, self.ws.store, state_text
         self.step("journal")
         with store.transaction():
-            self.result.dream_id = self._journal("committed", self.result.reason, new_state=text)
+            self.result.dream_id = self._journal(
+                self.result.outcome, self.result.reason, new_state=text
+            )
             if seed_pending:
                 store.set_meta(SEED_FLAG, "0")
         self.step("consolidate")
@@ -534,7 +553,7 @@ class _Dream:
                 "draft": drafts[0] if drafts else None,
                 "critiques": self.result.critiques,
                 "revisions": drafts[1:],
-                "consumed": self.result.consumed if outcome == "committed" else [],
+                "consumed": self.result.consumed if outcome in ("committed", "candidate") else [],
                 "input_tokens": usage.input_tokens,
                 "output_tokens": usage.output_tokens,
                 "cache_read_tokens": usage.cache_read_tokens,
