@@ -341,6 +341,7 @@ class _Dream:
         if store.get_meta(SEED_FLAG) == "1":
             have = {c.id for c in pool}
             pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+        pool += pins.evidence(ws, pool)  # every dream sees the pinned facts; never consumes them
         requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
         evidence = [c for c in pool if forget_requests.parse(c.text) is None]
         levels = hormones.levels(ws, self.now)
@@ -399,7 +400,7 @@ class _Dream:
             "forget_requests": [resolution.to_dict() for resolution in self.resolutions],
             **self.result.inputs,
         }
-        return inputs, sorted(set(chosen.consumed) | set(requests))
+        return inputs, sorted((set(chosen.consumed) | set(requests)) - pins.ids(ws))
 
     def _synthesize(self, inputs: DreamInputs) -> tuple[wm.WorkingMemory, guards.GuardReport]:
         """Draft, check, and revise on critique (at most settings.max_revisions times)."""

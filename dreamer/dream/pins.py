@@ -39,6 +39,17 @@ def listed(ws: Workspace) -> list[Crystal]:
     return ws.store.crystals(lifecycles=[PINNED])
 
 
+def ids(ws: Workspace) -> set[int]:
+    """The ids of the pinned facts."""
+    return {crystal.id for crystal in listed(ws)}
+
+
+def evidence(ws: Workspace, pool: list[Crystal]) -> list[Crystal]:
+    """The pinned facts not in a dream's pool yet: every dream is given them."""
+    have = {crystal.id for crystal in pool}
+    return [crystal for crystal in listed(ws) if crystal.id not in have]
+
+
 def pin(ws: Workspace, text: str, now: datetime) -> int:
     """Pin a fact (a new crystal, or the crystal that already holds this text); its id."""
     cleaned = _BULLET.sub("", text.replace(MARKER, "")).strip()
