@@ -194,6 +194,8 @@ def status(as_json: bool, workspace: str | None) -> None:
         emit_json(info)
         return
     click.echo(f"Workspace: {info['workspace']}")
+    for line in info["health"]:
+        click.echo(f"Health: {line}")
     for job, state in info["jobs"].items():
         if not state["enabled"]:
             click.echo(f"{job:<12} disabled (memory.dream.enabled = false)")

@@ -35,7 +35,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.cadence import Cadence
-from dreamer.dream import budget
+from dreamer.dream import budget, health
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError, DreamRejected, LockHeld, UsageError
@@ -227,6 +227,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.dream_totals(),
         "spending": budget.summary(ws, now),
+        "health": health.lines(ws, now),
     }
 
 
