@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +12,7 @@ from freezegun import freeze_time
 from test_dream_claude import COLLAPSED, GOOD
 
 from dreamer import Workspace
+from dreamer.agents import hooks
 from dreamer.cli import main
 from dreamer.config import load_settings
 from dreamer.dream import budget
@@ -36,6 +39,13 @@ def _notes(ws, at, tag):
         ws.note(f"Acme report {tag}: finished part {i} of the quarterly review", at=at)
 
 
+def _session_start(ws, at) -> str:
+    payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(ws.root)})
+    out = io.StringIO()
+    hooks.run("session-start", io.StringIO(payload), out, at, {"DREAM_WORKSPACE": str(ws.root)})
+    return json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+
+
 def _dream(ws, fake, at):
     return run(ws, now=at, synthesizer=ClaudeSynthesizer(ws.settings, client=fake.client()))
 
@@ -58,6 +68,8 @@ def test_a_daily_cap_skips_the_second_dream_and_the_next_day_dreams(tmp_path, ru
         assert ws.store.count_new() == 3  # the notes wait for the next dream
         log = runner.invoke(main, ["log", "-w", str(ws.root)], catch_exceptions=False).output
         assert "skipped" in log and "spending cap: $0.0300 spent this day of the $0.05 cap" in log
+        block = _session_start(ws, MORNING + timedelta(hours=5))
+        assert "dreamer health: The last dream was skipped: spending cap: $0.0300" in block
         third = _dream(ws, fake, datetime(2026, 3, 13, 0, 5, tzinfo=UTC))
         assert third.committed and len(fake.requests) == 2
 

@@ -85,6 +85,12 @@ def test_capped_and_rejected_dreams_are_told_apart(ws, now):
     assert "no dream committed in 3 tries (" in line
     assert "1 capped" in line and "1 rejected" in line and "1 failed" in line
     assert line.endswith("the last cause: the fake model is down")
+    # One capped skip is said at once (the cap holds the next dream too).
+    ws.store.record_dream({"started_at": "2026-03-12T13:00:00Z", "outcome": "committed"})
+    ws.store.record_dream(
+        {"started_at": "2026-03-12T13:30:00Z", "outcome": "skipped", "reason": rows[1][1]}
+    )
+    assert health.dream_lines(ws, now) == [f"The last dream was skipped: {rows[1][1]}"]
     # Skips for too few notes are the schedule working, not dreaming failing.
     ws.store.record_dream({"started_at": "2026-03-12T14:00:00Z", "outcome": "committed"})
     for i in range(5):

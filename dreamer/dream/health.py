@@ -121,6 +121,10 @@ def dream_lines(ws: Workspace, now: datetime) -> list[str]:
     gap = ws.settings.cadence("dream").typical_gap(as_utc(now))
     overdue = last_commit is not None and as_utc(now) - last_commit > gap * STOPPED_AFTER
     if len(attempts) < STOPPED_AFTER and not (overdue and attempts):
+        # Not stopped yet, but a cap or a waiting candidate holds the next dream: say so now.
+        newest = attempts[0] if attempts else None
+        if newest is not None and newest is since_commit[0] and newest["outcome"] == "skipped":
+            return [f"The last dream was skipped: {_clip(newest.get('reason') or '')}"]
         return []
     counts = Counter(_kind(row) for row in attempts)
     why = ", ".join(f"{n} {kind}" for kind, n in counts.most_common())
