@@ -112,3 +112,12 @@ def test_discard_keeps_the_notes_as_crystals_unless_asked(reviewed, now, runner)
     out = runner.invoke(main, ["discard", "--return-notes", "-w", str(reviewed.root)])
     assert out.exit_code == 0 and "1 notes wait for the next dream" in out.output
     assert reviewed.store.count_new() == 1
+
+
+def test_a_forget_reaches_the_waiting_candidate(reviewed, now, runner):
+    run(reviewed, now=now)
+    assert "2026-03-20" in review.path(reviewed).read_text(encoding="utf-8")
+    [crystal] = [c for c in reviewed.store.crystals() if "2026-03-20" in c.text]
+    out = runner.invoke(main, ["forget", str(crystal.id), "-w", str(reviewed.root)])
+    assert out.exit_code == 0, out.output
+    assert "2026-03-20" not in review.path(reviewed).read_text(encoding="utf-8")
