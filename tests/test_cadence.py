@@ -166,3 +166,26 @@ def test_the_worker_schedules_the_next_cron_time_not_due_plus_interval(tmp_path)
         later = datetime(2026, 3, 12, 3, 0, 40, tzinfo=UTC)
         scheduler.run_job(ws, "dream", later)
         assert scheduler.next_due(ws, "dream", later) == datetime(2026, 3, 13, 3, 0, tzinfo=UTC)
+
+
+def test_a_started_serve_submits_the_dream_at_three_and_not_before(tmp_path):
+    from test_scheduler import Recording, _wait
+
+    root = _workspace(tmp_path)
+    executor = Recording()
+    service = Service([root], environ={"DREAM_CONSOLIDATION_SCHEDULE": "0 4 * * *"})
+    apscheduler = service.build(datetime(2026, 3, 12, 2, 0, tzinfo=UTC), executor=executor)
+    with freeze_time("2026-03-12T02:59:58Z") as frozen:
+        apscheduler.start()
+        try:
+            apscheduler.wakeup()
+            frozen.tick(timedelta(seconds=1))
+            assert executor.submitted == []  # 02:59:59: nothing yet
+            frozen.move_to("2026-03-12T03:00:00Z")
+            apscheduler.wakeup()
+            _wait(lambda: executor.submitted)
+            [(job_id, times)] = executor.submitted
+            assert job_id == f"dream:{root}"
+            assert times == [datetime(2026, 3, 12, 3, 0, tzinfo=UTC)]
+        finally:
+            apscheduler.shutdown(wait=False)
