@@ -133,8 +133,9 @@ def parse(text: str, where: str) -> Cadence:
         try:
             _trigger_field(name, value)
         except ValueError as e:
+            why = str(e).split("': ", 1)[-1]  # APScheduler repeats the expression first
             raise InvalidSetting(
-                f"{where}: the {name} field {value!r} of {text!r} is not valid ({e}); "
+                f"{where}: the {name} field {value!r} of {text!r} is not valid ({why}); "
                 f"{name} takes {_RANGES[name]}, '*', lists, ranges and steps such as '*/2'"
             ) from None
     cadence = Cadence(cleaned, cron=tuple(parts), zone=zone)
