@@ -18,7 +18,7 @@ from dreamer.config import load_settings
 from dreamer.dream import budget
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
-from dreamer.errors import DreamRejected, InvalidSetting
+from dreamer.errors import DreamError, DreamRejected, InvalidSetting
 
 MORNING = datetime(2026, 3, 12, 9, 0, tzinfo=UTC)
 DOLLARS_003 = {"input_tokens": 5000, "output_tokens": 1000}  # $0.03 at Sonnet's price
@@ -134,3 +134,13 @@ def test_status_shows_the_spend_against_the_cap(tmp_path, runner):
 def test_a_bad_cap_is_one_clear_error():
     with pytest.raises(InvalidSetting, match="DREAM_MAX_USD_PER_DAY must be an amount in USD"):
         load_settings(None, environ={"DREAM_MAX_USD_PER_DAY": "five"})
+
+
+def test_a_backend_that_cannot_start_still_fails_on_the_journal_under_a_cap(tmp_path):
+    with _open(tmp_path, 'maxUsdPerDay = 0.05\nsynthesizer = "claude"\n') as ws:  # no key
+        _notes(ws, MORNING, "one")
+        with pytest.raises(DreamError):
+            run(ws, now=MORNING)
+        newest = ws.store.dream_entries(1)[0]
+        assert newest["outcome"] == "failed"  # seen by dream log and the health line
+        assert ws.store.count_new() == 3

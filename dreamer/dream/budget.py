@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from dreamer.errors import DreamError
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import as_utc, iso
 
@@ -94,8 +95,13 @@ def blocked(ws: Workspace, now: datetime, synthesizer: Callable[[], str]) -> str
     ``synthesizer`` gives the backend's name; it is asked only when a cap is set.
     """
     caps = _caps(ws)
-    if all(cap is None for pair in caps.values() for cap in pair) or synthesizer() in FREE:
+    if all(cap is None for pair in caps.values() for cap in pair):
         return None
+    try:
+        if synthesizer() in FREE:
+            return None
+    except DreamError:
+        return None  # a backend that cannot be built fails the dream itself, journaled there
     usd_each, tokens_each = estimate(ws)
     for period, (usd_cap, token_cap) in caps.items():
         spend = spent(ws, now, period)
