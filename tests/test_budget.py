@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -19,6 +20,8 @@ from dreamer.dream import budget
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.errors import DreamError, DreamRejected, InvalidSetting
+
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
 MORNING = datetime(2026, 3, 12, 9, 0, tzinfo=UTC)
 DOLLARS_003 = {"input_tokens": 5000, "output_tokens": 1000}  # $0.03 at Sonnet's price
@@ -144,3 +147,27 @@ def test_a_backend_that_cannot_start_still_fails_on_the_journal_under_a_cap(tmp_
         newest = ws.store.dream_entries(1)[0]
         assert newest["outcome"] == "failed"  # seen by dream log and the health line
         assert ws.store.count_new() == 3
+
+
+def test_the_cap_holds_for_two_machines_sharing_a_postgresql_store(tmp_path, request):
+    """A fleet worker on another machine (the workspace's folder is not there) sees what the
+    first machine's dream spent: the spend is in the shared journal, not in local files."""
+    pytest.importorskip("pgserver")
+    url = request.getfixturevalue("pg_database")
+    env = {
+        "DREAM_STORE_URL": url,
+        "DREAM_MAX_USD_PER_DAY": "0.05",
+        "DREAM_MIN_CHUNKS_FOR_DREAM": "1",
+    }
+    root = tmp_path / "srv" / "ada"
+    fake = FakeAnthropic()
+    with Workspace.open(root, environ=env) as first:
+        _notes(first, MORNING, "one")
+        fake.tool_use(TOOL_NAME, GOOD, usage=DOLLARS_003)
+        assert _dream(first, fake, MORNING).committed
+    shutil.rmtree(root)  # the other machine has no folder at that path
+    with Workspace.open(root, environ=env) as second:
+        _notes(second, MORNING + timedelta(hours=1), "two")
+        skipped = _dream(second, fake, MORNING + timedelta(hours=2))
+    assert skipped.outcome == "skipped" and skipped.reason.startswith("spending cap: $0.0300")
+    assert len(fake.requests) == 1
