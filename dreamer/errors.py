@@ -7,7 +7,9 @@
     │   ├── CrystalNotFound         no crystal has that id
     │   ├── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
     │   ├── InvalidToolInput        an agent's tool call names no known tool or breaks its schema
-    │   └── DreamNotFound           no dream in the journal has that id
+    │   ├── DreamNotFound           no dream in the journal has that id
+    │   ├── NoCandidate             review mode: no candidate waits to be adopted or discarded
+    │   └── PinNotFound             no pinned fact has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
     │   └── PermissionDenied        this user may not read or write a workspace file
     ├── DiskFull                    no space left on the disk (or quota) for a write
@@ -18,6 +20,7 @@
     ├── StoreUnavailable            the PostgreSQL store cannot be reached, or psycopg is missing
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── LeaseLost                   the workspace's lease passed to another worker mid-dream
+    ├── CandidateStale              MEMORY.md changed since the candidate was written
     ├── ScratchError                the scratch file cannot be read or written
     ├── TokenizerError              the offline token encoding is missing or damaged
     ├── IngestFailed                a file given to 'dream ingest' cannot be read or understood
@@ -95,6 +98,18 @@ class InvalidToolInput(UsageError):
 
 class DreamNotFound(UsageError):
     """No dream in the journal has the requested id."""
+
+
+class NoCandidate(UsageError):
+    """Review mode: no candidate waits to be adopted or discarded."""
+
+
+class PinNotFound(UsageError):
+    """No pinned fact has that id."""
+
+
+class CandidateStale(DreamError):
+    """MEMORY.md changed after the candidate was written; adopting it would lose that change."""
 
 
 class WorkspaceError(DreamError):

@@ -538,3 +538,21 @@ def test_tombstones_list_what_a_forget_kept_and_restore_into_a_new_store(store, 
     assert store.fts_match(["door"], [], 10) == []
     after = add(store, "Ada's door code changed", now)
     assert after == restored_id + 1  # ids keep growing past a restored tombstone
+
+
+def test_pins_are_frozen_crystals_that_list_thaw_and_return(store, now):
+    """Pins (dreamer.dream.pins) need: add frozen, list by lifecycle, thaw, and put a consumed
+    crystal back to generated with no consolidation time (review mode's --return-notes)."""
+    pinned = add(store, "Maya's deadline is 2026-03-24", now, lifecycle="frozen")
+    other = add(store, "An ordinary note", now)
+    assert [c.id for c in store.crystals(lifecycles=["frozen"])] == [pinned]
+    assert store.count_new() == 1  # a pin is never pending for a dream
+    store.update_crystal(pinned, {"lifecycle": "consolidated"}, action="unpinned", at=now)
+    assert store.crystals(lifecycles=["frozen"]) == []
+    store.update_crystal(
+        other, {"lifecycle": "consolidated", "consolidated_at": iso(now)}, action="c", at=now
+    )
+    store.update_crystal(
+        other, {"lifecycle": "generated", "consolidated_at": None}, action="returned", at=now
+    )
+    assert store.get(other).lifecycle == "generated" and store.count_new() == 1

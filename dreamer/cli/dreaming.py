@@ -25,6 +25,12 @@ from dreamer.support.times import utc_now
 def _describe(result: DreamResult) -> str:
     if result.outcome == "skipped":
         return f"Dream skipped: {result.reason}. MEMORY.md is unchanged."
+    if result.outcome == "candidate":
+        return (
+            f"Dream #{result.dream_id} wrote a candidate to memory/MEMORY.candidate.md "
+            f"({len(result.consumed)} crystals consumed); MEMORY.md is unchanged. Review it with "
+            "'dream review', then 'dream adopt' or 'dream discard'."
+        )
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
     notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
     crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"

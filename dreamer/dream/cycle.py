@@ -28,7 +28,17 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, hand_edits, insights, keep_rules, overflow
+from dreamer.dream import (
+    budget,
+    forget_requests,
+    guards,
+    hand_edits,
+    insights,
+    keep_rules,
+    overflow,
+    pins,
+    review,
+)
 from dreamer.dream import inputs as bounded
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
@@ -225,6 +235,13 @@ class _Dream:
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
+        # A candidate waiting for review, or the spending cap (read from the journal, so every
+        # process sees it): skip before anything is sent.
+        held = review.waiting(ws) or budget.blocked(ws, self.now, lambda: self.synth.name)
+        if held is not None:
+            self.result.outcome, self.result.reason = "skipped", held
+            self.result.dream_id = self._journal("skipped", held, old_state=None)
+            return self.result
         self.step("rotate")
         self.old_text = ws.read_memory()
         rotated = ws.scratch.rotate()
@@ -252,6 +269,7 @@ class _Dream:
         while True:
             self.step("overflow")
             old = self._overflow(write=True)
+            pins.from_memory(self.ws, self.old_text, self.now)  # lines marked "(pinned)" by hand
             watermark = self.ws.store.max_crystal_id()
             self.step("gather")
             inputs, consumed = self._gather(notes, watermark, old)
@@ -374,10 +392,11 @@ class _Dream:
         if store.get_meta(SEED_FLAG) == "1":
             have = {c.id for c in pool}
             pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+        pool += pins.evidence(ws, pool)  # every dream sees the pinned facts; never consumes them
         requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
         evidence = [c for c in pool if forget_requests.parse(c.text) is None]
         levels = hormones.levels(ws, self.now)
-        instructions = _read(ws.dream_md) or None
+        instructions = pins.instructions(ws, _read(ws.dream_md)) or None
         period = hormones.period(ws, self._since(), self.now)
         probe = DreamInputs(
             now=self.now,
@@ -433,7 +452,7 @@ class _Dream:
             "forget_requests": [resolution.to_dict() for resolution in self.resolutions],
             **self.result.inputs,
         }
-        return inputs, sorted(set(chosen.consumed) | set(requests))
+        return inputs, sorted((set(chosen.consumed) | set(requests)) - pins.ids(ws))
 
     def _synthesize(self, inputs: DreamInputs) -> tuple[wm.WorkingMemory, guards.GuardReport]:
         """Draft, check, and revise on critique (at most settings.max_revisions times)."""
@@ -451,6 +470,7 @@ class _Dream:
             keep_rules.silence(state, rules)
             self.step("guards")
             report = guards.check(state, inputs.old, context)
+            pins.guard(self.ws, state, report)
             self.result.report = report
             if report.ok:
                 return state, report
@@ -499,16 +519,20 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        ws.write_memory(text, self.now, expected=self.old_text)
+        if ws.settings.review:  # review mode: the candidate beside MEMORY.md, which stays as is
+            self.inputs_summary["review_diff"] = review.write(ws, self.old_text, text)
+            self.result.outcome = review.OUTCOME
+        else:
+            ws.write_memory(text, self.now, expected=self.old_text)
+            self.result.outcome = "committed"
         if self.result.edited_during:
             self.result.reason += (
                 f"; MEMORY.md was edited during the dream ({self.result.edited_during} time(s)), "
                 "so it dreamt again over the edited state"
             )
-        # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
-        # bookkeeping, and the dream is reported as what it is: committed.
+        # The commit point: MEMORY.md (or the candidate) holds the new state. Whatever fails
+        # from here on is bookkeeping, and the dream is reported as what it is.
         self.result.state_text = text
-        self.result.outcome = "committed"
         try:
             self._book(state_text=text, seed_pending=seed_pending)
         except Exception as e:
@@ -524,7 +548,9 @@ class _Dream:
         ws, store, text = self.ws, self.ws.store, state_text
         self.step("journal")
         with store.transaction():
-            self.result.dream_id = self._journal("committed", self.result.reason, new_state=text)
+            self.result.dream_id = self._journal(
+                self.result.outcome, self.result.reason, new_state=text
+            )
             if seed_pending:
                 store.set_meta(SEED_FLAG, "0")
         self.step("consolidate")
@@ -594,7 +620,7 @@ class _Dream:
                 "draft": drafts[0] if drafts else None,
                 "critiques": self.result.critiques,
                 "revisions": drafts[1:],
-                "consumed": self.result.consumed if outcome == "committed" else [],
+                "consumed": self.result.consumed if outcome in ("committed", "candidate") else [],
                 "input_tokens": usage.input_tokens,
                 "output_tokens": usage.output_tokens,
                 "cache_read_tokens": usage.cache_read_tokens,

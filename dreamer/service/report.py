@@ -28,7 +28,7 @@ from typing import Any
 
 from dreamer.config import HORMONES
 from dreamer.dream import cycle as dream_cycle
-from dreamer.dream import journal
+from dreamer.dream import health, journal
 from dreamer.errors import UsageError
 from dreamer.kinds import LIFECYCLES
 from dreamer.memory import hormones
@@ -105,6 +105,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         lifecycle_days=lifecycle_days,
         pointers=check_pointers(ws, memory_text, now),
         memory_md=memory_text,
+        health=health.lines(ws, now),
     )
 
 
