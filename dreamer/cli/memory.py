@@ -8,7 +8,6 @@ import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.config import describe
-from dreamer.dream.synth.factory import explain
 from dreamer.errors import InvalidNote
 from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT
@@ -161,6 +160,8 @@ def config(as_json: bool, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         rows = describe(ws.settings)
+        from dreamer.dream.synth.factory import explain  # not on the note/search path
+
         says = explain(ws.settings)
     if as_json:
         emit_json(rows)
