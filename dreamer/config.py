@@ -42,6 +42,11 @@ STORE_SCHEMES = ("postgresql://", "postgres://")
 CACHE_CHOICES = ("auto", "off")
 DEFAULT_INPUT_TOKENS = 24_000
 MIN_INPUT_TOKENS = 2_000
+# A note is a fact or two, not a document: 32,000 characters is ~8,000 tokens, a long page.
+# Bigger texts go in through `dream ingest` (cut into windows) or not at all.
+DEFAULT_NOTE_MAX_CHARS = 32_000
+MIN_NOTE_MAX_CHARS = 100
+MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Settings:
     max_revisions: int = 2
     input_tokens: int = DEFAULT_INPUT_TOKENS  # the data a dream request may carry
     cache: str = "auto"
+    note_max_chars: int = DEFAULT_NOTE_MAX_CHARS  # the longest note accepted, in characters
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
@@ -123,6 +129,16 @@ def _to_budget(value: Any, where: str) -> int:
     if number < MIN_INPUT_TOKENS:
         raise InvalidSetting(
             f"{where} must be at least {MIN_INPUT_TOKENS} tokens (the state alone needs ~4,500), "
+            f"not {value!r}"
+        )
+    return number
+
+
+def _to_note_limit(value: Any, where: str) -> int:
+    number = _to_count(value, where)
+    if not MIN_NOTE_MAX_CHARS <= number <= MAX_NOTE_MAX_CHARS:
+        raise InvalidSetting(
+            f"{where} must be from {MIN_NOTE_MAX_CHARS} to {MAX_NOTE_MAX_CHARS} characters, "
             f"not {value!r}"
         )
     return number
@@ -229,6 +245,7 @@ _SPECS: list[_Spec] = [
     ),
     _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
     _Spec("memory.search.embedder", "DREAM_EMBEDDER", "embedder", _to_choice(EMBEDDERS)),
+    _Spec("memory.note.maxChars", "DREAM_NOTE_MAX_CHARS", "note_max_chars", _to_note_limit),
     _Spec("memory.store.url", "DREAM_STORE_URL", "store_url", _to_store_url),
 ]
 for _name in HORMONES:

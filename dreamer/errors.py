@@ -3,6 +3,7 @@
     DreamError                      base; exit code 1
     ├── UsageError                  bad input from the caller; exit code 2
     │   ├── InvalidNote             empty note, importance outside 0..1, unknown type, bad time
+    │   │   └── NoteTooLarge        a note longer than memory.note.maxChars
     │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
     │   ├── CrystalNotFound         no crystal has that id
     │   ├── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
@@ -67,6 +68,10 @@ class UsageError(DreamError):
 
 class InvalidNote(UsageError):
     """A note, its importance, type or time is not acceptable."""
+
+
+class NoteTooLarge(InvalidNote):
+    """A note is longer than the workspace's ``memory.note.maxChars``; nothing was stored."""
 
 
 class InvalidSetting(UsageError):

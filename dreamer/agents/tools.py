@@ -139,8 +139,8 @@ def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[s
 
 def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     importance = args.get("importance", DEFAULT_IMPORTANCE)
-    found = ws.redact(args["note"]).found
     crystal_id = ws.note(args["note"], importance=importance, type=args.get("type"), at=now)
+    found = ws.redact(args["note"]).found  # after the note: a refused note is not scanned
     crystal = ws.get(crystal_id)
     output: dict[str, Any] = {
         "id": crystal_id,

@@ -22,22 +22,24 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dreamer.config import Settings, load_settings
+from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
     DreamError,
     InvalidNote,
     LeaseLost,
     LockHeld,
+    NoteTooLarge,
     UsageError,
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
 from dreamer.memory.state import read_memory
-from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
+from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, open_store
 from dreamer.store.base import Leasing, ScratchRows
+from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
@@ -284,7 +286,9 @@ class Workspace:
         should not load the embedder (``dream note``): words find it at once, and the next
         search (in any process) or consolidation tick gives it its vector before ranking.
         """
-        text, importance, semantic_type, moment = validate_note(text, importance, type, at)
+        text, importance, semantic_type, moment = validate_note(
+            text, importance, type, at, max_chars=self.settings.note_max_chars
+        )
         text = self.redact(text).text
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
@@ -322,13 +326,15 @@ class Workspace:
         A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
         embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
-        text = self.redact(text).text
+        # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
+        # (a note with one is refused at the door, ingested text loses it).
+        text = self.redact(text).text.replace("\x00", "")
         embed = embed and not getattr(self.embedder, "deferred", False)
-        blob = to_blob(self.embedder.embed([text])[0]) if embed else None
+        blob = to_blob(embed_texts(self.embedder, [text])[0]) if embed else None
         crystal_id, _created = self.store.add_crystal(
             text,
             source=source,
-            semantic_type=semantic_type or infer_type(text),
+            semantic_type=semantic_type or infer_type(head(text)),
             importance=importance,
             at=at,
             embedding=blob,
@@ -403,13 +409,26 @@ def _dead_here(holder: str | None) -> bool:
 
 
 def validate_note(
-    text: Any, importance: Any, type: Any, at: Any
+    text: Any,
+    importance: Any,
+    type: Any,
+    at: Any,
+    *,
+    max_chars: int = DEFAULT_NOTE_MAX_CHARS,
 ) -> tuple[str, float, str | None, datetime]:
     """Check a note's fields; return them normalised or raise InvalidNote naming the fix."""
     if not isinstance(text, str):
         raise InvalidNote(f"a note is text (str), not {type_name(text)}; pass the words to keep")
+    check_note_size(len(text), max_chars)
     if not text.strip():
         raise InvalidNote("the note is empty; pass the text to remember")
+    if "\x00" in text:
+        # SQLite would keep it and PostgreSQL refuse it: one rule for both, at the door.
+        at_char = text.index("\x00")
+        raise InvalidNote(
+            f"the note contains a NUL character (at character {at_char}); "
+            "remove it (a note is text, not binary data)"
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -431,6 +450,17 @@ def validate_note(
             raise InvalidNote(str(e)) from None
     # Rounded as the scratch writes it, so the WAL and the crystal agree.
     return text, round(float(importance), 3), type, moment.replace(microsecond=0)
+
+
+def check_note_size(chars: int, max_chars: int, *, more: bool = False) -> None:
+    """Raise NoteTooLarge when a note of ``chars`` characters (``more``: at least) is too long."""
+    if chars > max_chars:
+        size = f"more than {max_chars:,}" if more else f"{chars:,}"
+        raise NoteTooLarge(
+            f"the note is {size} characters, over the limit of {max_chars:,} "
+            "(memory.note.maxChars); nothing was stored: keep one fact per note, or store a "
+            "long document with 'dream ingest FILE'"
+        )
 
 
 def type_name(value: Any) -> str:
