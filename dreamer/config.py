@@ -11,6 +11,7 @@ back to a default.
 from __future__ import annotations
 
 import difflib
+import errno
 import math
 import os
 import tomllib
@@ -306,6 +307,11 @@ def read_toml(path: Path) -> dict[str, Any]:
             f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
         ) from e
     except OSError as e:
+        if e.errno in (errno.EMFILE, errno.ENFILE):  # not a permission: the open-files limit
+            raise InvalidSetting(
+                f"too many open files to read {path}; raise the limit ('ulimit -n 4096', or "
+                "LimitNOFILE= in a systemd unit)"
+            ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
     flat = _flatten(table)
     for key in flat:

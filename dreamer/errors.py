@@ -10,7 +10,8 @@
     │   ├── InvalidToolInput        an agent's tool call names no known tool or breaks its schema
     │   └── DreamNotFound           no dream in the journal has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
-    │   └── PermissionDenied        this user may not read or write a workspace file
+    │   ├── PermissionDenied        this user may not read or write a workspace file
+    │   └── LinkRefused             a file dreamer writes is a symbolic link
     ├── DiskFull                    no space left on the disk (or quota) for a write
     ├── FileSizeLimit               a write passed the process's file-size limit (ulimit -f)
     ├── OpenFilesLimit              the process reached its open-files limit (ulimit -n)
@@ -100,6 +101,10 @@ class WorkspaceError(DreamError):
 
 class PermissionDenied(WorkspaceError):
     """This user may not read or write a file or folder of the workspace."""
+
+
+class LinkRefused(WorkspaceError):
+    """A file dreamer would write is a symbolic link: the write could land outside the folder."""
 
 
 class DiskFull(DreamError):

@@ -56,7 +56,7 @@ from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
 from dreamer.store import content_hash
-from dreamer.support import tokens
+from dreamer.support import failures, tokens
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
 
@@ -354,7 +354,9 @@ def _read(path: Path) -> str:
             )
         data = path.read_bytes()
     except OSError as e:
-        raise IngestFailed(f"{path}: cannot read it ({e.strerror}); check its permissions") from e
+        # One file's failure, reported with its true cause while the others still go in.
+        why = failures.cannot_read(e, path, IngestFailed, f"{path}: cannot read it")
+        raise IngestFailed(str(why)) from e
     if b"\x00" in data[:8192]:
         raise IngestFailed(f"{path}: looks like a binary file; pass text, JSON or Markdown")
     try:

@@ -247,7 +247,7 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     "--to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write here instead of the workspace's MEMORY.md.",
+    help="Write here instead of the workspace's MEMORY.md (its folder must exist).",
 )
 @workspace_option
 def export_command(to: Path | None, workspace: str | None) -> None:

@@ -39,6 +39,7 @@ from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, open_store
 from dreamer.store.base import Leasing, ScratchRows
+from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
@@ -71,6 +72,9 @@ class Workspace:
         self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
+        # On a read-only file system (opened by a command that only reads): the store is read
+        # as it is, and a search records nothing and embeds no waiting note.
+        self.read_only = False
 
     # --- opening --------------------------------------------------------------------------
 
@@ -95,20 +99,28 @@ class Workspace:
                     f"no dreamer workspace at {root}; create one with 'dream init -w {root}'"
                 )
             try:
-                new_root = not root.exists()
-                root.mkdir(parents=True, exist_ok=True)
-                memory.mkdir(mode=DIR_MODE, exist_ok=True)
-                # Owner-only whatever the umask; an existing folder the user chose is theirs.
-                for folder in (root, memory) if new_root else (memory,):
+                # Every folder made here (the root and any missing parent of it) is owner-only
+                # whatever the umask; an existing folder the user chose is theirs.
+                made = [folder for folder in (*reversed(root.parents), root) if not folder.exists()]
+                for folder in [*made, memory]:
+                    folder.mkdir(mode=DIR_MODE, exist_ok=True)
                     folder.chmod(DIR_MODE)
             except OSError as e:
                 raise WorkspaceError(
                     f"cannot create a workspace at {root} ({e.strerror}); pick a writable folder"
                 ) from e
+        read_only = False
         if not os.access(memory, os.R_OK | os.W_OK | os.X_OK):
-            raise WorkspaceError(f"{memory} is not readable and writable; fix its permissions")
+            if not failures.on_read_only_fs(memory):
+                raise WorkspaceError(f"{memory} is not readable and writable; fix its permissions")
+            if create or not os.access(memory, os.R_OK | os.X_OK):
+                # A command that writes: named for what it is, not a permission to fix.
+                raise failures.denied(memory, read_only_fs=True)
+            read_only = True
         settings = load_settings(root / "dreamer.toml", environ=environ, overrides=overrides)
-        return cls(root, settings, embedder)
+        ws = cls(root, settings, embedder)
+        ws.read_only = read_only
+        return ws
 
     def init(self) -> None:
         """Create the scratch and the database if they do not exist yet."""
@@ -183,7 +195,10 @@ class Workspace:
                 # The one place a workspace's backend is chosen: the SQLite file in memory/,
                 # or, with memory.store.url set, this workspace's rows in PostgreSQL.
                 self._store = open_store(
-                    self.db_path, url=self.settings.store_url, key=str(self.root.resolve())
+                    self.db_path,
+                    url=self.settings.store_url,
+                    key=str(self.root.resolve()),
+                    read_only=self.read_only,
                 )
             return self._store
 
@@ -377,7 +392,8 @@ class Workspace:
         from dreamer.retrieval.search import search as run_search
 
         # Notes stored without a vector (a fresh `dream note`) are found by meaning too.
-        embed_waiting(self.store, self.embedder)
+        if not self.read_only:
+            embed_waiting(self.store, self.embedder)
         return run_search(
             self.store,
             self.embedder,
@@ -386,6 +402,7 @@ class Workspace:
             now=as_utc(now) if now else utc_now(),
             limit=limit,
             search_type=search_type,
+            record=not self.read_only,
         )
 
     def get(self, crystal_id: int) -> Crystal:
@@ -405,7 +422,20 @@ def _dead_here(holder: str | None) -> bool:
         return True
     except OSError:  # alive, another user's
         return False
-    return False
+    # A killed process its parent has not reaped yet (a zombie) still answers signal 0, but it
+    # runs no code and its lease renews no more: it is gone.
+    return _zombie(int(pid))
+
+
+def _zombie(pid: int) -> bool:
+    """Whether process ``pid`` has exited and waits to be reaped (Linux: /proc/<pid>/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:  # no /proc (macOS, BSD): a zombie keeps its lease until it expires
+        return False
+    # "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
+    fields = stat.rpartition(")")[2].split()
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def validate_note(
