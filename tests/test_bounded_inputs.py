@@ -217,6 +217,13 @@ def test_a_huge_crystal_is_embedded_by_its_head_only(tmp_path, now):
         hits = ws.search("build log compile", now=now + timedelta(hours=1))
         assert hits and hits[0].text.startswith("A pasted build log.")
         assert len(ws.get(hits[0].id).text) == len(TEN_MB)  # stored and returned whole
+        # The search tool hands the agent its head, and memory_get for the rest.
+        found = tools.handle(
+            ws, {"id": "s", "name": "memory_search", "input": {"query": "build log"}}, now=now
+        )
+        first = json.loads(found["content"])["results"][0]
+        assert first["id"] == hits[0].id and len(first["text"]) < READ_MAX_CHARS + 100
+        assert first["text"].endswith(f"memory_get({hits[0].id}) has it whole]")
         assert ws.store.unembedded(0, None, 10) == []  # it has its vector: no retry next time
         synth = RecordingSynthesizer()
         result = run(ws, now=now + timedelta(hours=1), force=True, synthesizer=synth)
@@ -245,6 +252,9 @@ def test_search_and_dream_on_a_workspace_with_a_10_mb_crystal_finish_in_seconds(
     searched = runner.invoke(main, ["search", "build log", "-w", str(root)])
     search_seconds = time.monotonic() - started
     assert searched.exit_code == 0, searched.output
+    # The hit is shown by its head, with where to read it whole.
+    assert len(searched.output) < 2 * READ_MAX_CHARS
+    assert "more characters; dream get " in searched.output
     started = time.monotonic()
     dreamt = runner.invoke(main, ["run", "--force", "-w", str(root)])
     dream_seconds = time.monotonic() - started

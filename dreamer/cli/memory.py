@@ -11,6 +11,7 @@ from dreamer.config import describe
 from dreamer.errors import InvalidNote
 from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT, check_note_size
+from dreamer.support.bounds import shown
 
 
 @click.command()
@@ -135,7 +136,8 @@ def search(query: str, limit: int, search_type: str, as_json: bool, workspace: s
             f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
             f"{hit.created_at}  [{hit.lifecycle}]"
         )
-        click.echo("    " + hit.text.replace("\n", "\n    "))
+        text = shown(hit.text, f"dream get {hit.id}")  # --json gives every hit whole
+        click.echo("    " + text.replace("\n", "\n    "))
 
 
 @click.command()

@@ -17,3 +17,11 @@ READ_MAX_CHARS = 32_000
 def head(text: str, limit: int = READ_MAX_CHARS) -> str:
     """The first ``limit`` characters of text (text itself when it is not longer)."""
     return text if len(text) <= limit else text[:limit]
+
+
+def shown(text: str, whole: str, limit: int = READ_MAX_CHARS) -> str:
+    """Text as a list of results shows it: its head, and past ``limit`` a marker saying how
+    much more there is and where to read it whole (``whole``, e.g. "memory_get(12)")."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]} … [{len(text) - limit:,} more characters; {whole} has it whole]"
