@@ -752,8 +752,10 @@ def _fading(
         return []
     since = iso(now - FADE_AFTER)
     recent = store.touched_since(since, limit=400)
-    evidence = [stems(n.text) for n in notes] + [stems(c.text) for c in crystals + recent]
-    evidence += [stems(query) for query in store.search_queries(since)]
+    # Heads only: a crystal (or a query) of megabytes costs no more than a long note.
+    evidence = [stems(head(n.text)) for n in notes]
+    evidence += [stems(head(c.text)) for c in crystals + recent]
+    evidence += [stems(head(query)) for query in store.search_queries(since)]
     fading = []
     for line in lines:
         line_stems = stems(line)
