@@ -10,6 +10,9 @@ older versions could) searches and dreams in seconds, and hands the embedder at 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -294,3 +297,32 @@ def test_a_huge_crystal_does_not_make_later_dreams_slower(tmp_path, now):
     huge = _later_dream_seconds(tmp_path / "huge", now, huge=True)
     # Measured here: ~0.8 s against ~0.05 s (reading the 10 MB rows); 3.6 s before the fix.
     assert huge < 3 * plain + 2, (huge, plain)
+
+
+def test_a_consolidation_tick_never_compares_two_huge_crystals_word_by_word(tmp_path, now):
+    """Two near-identical 10 MB crystals were a merge candidate whose word-by-word comparison
+    ran for hours, and every tick started it again; a crystal longer than any note is never
+    merged, so the tick takes seconds."""
+    root = tmp_path / "ws"
+    _with_huge_crystal(root, now)
+    with Workspace.open(root, environ={"DREAM_EMBEDDER": "hashing"}) as ws:
+        assert run(ws, now=now + timedelta(hours=1), force=True).committed  # indexes the 2nd
+        ws.search("build log", now=now + timedelta(hours=1))  # both have vectors now
+        huge = [c for c in ws.store.crystals() if len(c.text) > READ_MAX_CHARS]
+        assert len(huge) == 2 and all(c.embedder for c in huge)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "dreamer.cli", "consolidate", "--json", "-w", str(root)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "DREAM_EMBEDDER": "hashing"},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the consolidation tick did not finish in 120 s")
+    assert done.returncode == 0, done.stderr
+    with Workspace.open(root, create=False, environ={}) as ws:
+        huge = [c for c in ws.store.crystals() if len(c.text) > READ_MAX_CHARS]
+        # Neither merged into the other (the CLI's clock is months on: both may have faded).
+        assert [c.parent_id for c in huge] == [None, None]
+    assert json.loads(done.stdout)["outcome"] == "done"
