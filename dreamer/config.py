@@ -12,6 +12,7 @@ dreamer.toml are an error, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
+import errno
 import math
 import os
 import tomllib
@@ -52,6 +53,11 @@ STORE_SCHEMES = ("postgresql://", "postgres://")
 CACHE_CHOICES = ("auto", "off")
 DEFAULT_INPUT_TOKENS = 24_000
 MIN_INPUT_TOKENS = 2_000
+# A note is a fact or two, not a document: 32,000 characters is ~8,000 tokens, a long page.
+# Bigger texts go in through `dream ingest` (cut into windows) or not at all.
+DEFAULT_NOTE_MAX_CHARS = 32_000
+MIN_NOTE_MAX_CHARS = 100
+MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
 @dataclass
@@ -70,6 +76,7 @@ class Settings:
     max_usd_per_month: float | None = None
     max_tokens_per_day: int | None = None
     max_tokens_per_month: int | None = None
+    note_max_chars: int = DEFAULT_NOTE_MAX_CHARS  # the longest note accepted, in characters
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
@@ -194,6 +201,16 @@ def _to_budget(value: Any, where: str) -> int:
     if number < MIN_INPUT_TOKENS:
         raise InvalidSetting(
             f"{where} must be at least {MIN_INPUT_TOKENS} tokens (the state alone needs ~4,500), "
+            f"not {value!r}"
+        )
+    return number
+
+
+def _to_note_limit(value: Any, where: str) -> int:
+    number = _to_count(value, where)
+    if not MIN_NOTE_MAX_CHARS <= number <= MAX_NOTE_MAX_CHARS:
+        raise InvalidSetting(
+            f"{where} must be from {MIN_NOTE_MAX_CHARS} to {MAX_NOTE_MAX_CHARS} characters, "
             f"not {value!r}"
         )
     return number
@@ -397,6 +414,7 @@ _SPECS: list[_Spec] = [
     ),
     _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
     _Spec("memory.search.embedder", "DREAM_EMBEDDER", "embedder", _to_choice(EMBEDDERS)),
+    _Spec("memory.note.maxChars", "DREAM_NOTE_MAX_CHARS", "note_max_chars", _to_note_limit),
     _Spec("memory.store.url", "DREAM_STORE_URL", "store_url", _to_store_url),
 ]
 for _name in HORMONES:
@@ -457,6 +475,11 @@ def read_toml(path: Path) -> dict[str, Any]:
             f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
         ) from e
     except OSError as e:
+        if e.errno in (errno.EMFILE, errno.ENFILE):  # not a permission: the open-files limit
+            raise InvalidSetting(
+                f"too many open files to read {path}; raise the limit ('ulimit -n 4096', or "
+                "LimitNOFILE= in a systemd unit)"
+            ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
     flat = _flatten(table)
     for key in flat:

@@ -76,7 +76,7 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     if not dry_run:
         mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after)
+        atomic_write(path, after, replace_link=True)  # as before: a dotfile link is replaced
         path.chmod(mode)  # a settings file keeps the mode it had (a shared one stays readable)
     return True
 

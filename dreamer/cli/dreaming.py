@@ -265,8 +265,8 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     "--to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write here instead of the workspace's MEMORY.md (with --all: the JSONL file, "
-    "default dreamer-export.jsonl).",
+    help="Write here instead of the workspace's MEMORY.md (its folder must exist; with --all: "
+    "the JSONL file, default dreamer-export.jsonl).",
 )
 @click.option(
     "--all",

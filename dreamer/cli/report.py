@@ -33,7 +33,8 @@ def parse_since(value: str | None) -> datetime | None:
     "--output",
     type=click.Path(dir_okay=False, path_type=str),
     default=None,
-    help="Where to write the page; '-' prints it [default: <workspace>/memory/report.html].",
+    help="Where to write the page (its folder must exist); '-' prints it "
+    "[default: <workspace>/memory/report.html].",
 )
 @click.option(
     "--since",

@@ -57,6 +57,7 @@ from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
+from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
 
 STEPS = (
@@ -301,7 +302,7 @@ class _Dream:
         store = self.ws.store
         asked = []
         for note in notes:
-            request = forget_requests.parse(note.text)
+            request = forget_requests.parse(head(note.text))
             crystal_id = store.find_by_hash(content_hash(note.text))
             if request is not None and crystal_id is not None:
                 asked.append((store.get(crystal_id), request))
@@ -312,7 +313,7 @@ class _Dream:
         return [
             note
             for note in notes
-            if forget_requests.parse(note.text) is None
+            if forget_requests.parse(head(note.text)) is None
             and store.find_by_hash(content_hash(note.text)) is not None
         ]
 
@@ -392,6 +393,9 @@ class _Dream:
         if store.get_meta(SEED_FLAG) == "1":
             have = {c.id for c in pool}
             pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+        # A crystal of megabytes (stored before notes had a limit) is read by its head: every
+        # step below costs in proportion to what it reads. memory_get still has it whole.
+        pool = [bounded.readable(c) for c in pool]
         pool += pins.evidence(ws, pool)  # every dream sees the pinned facts; never consumes them
         requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
         evidence = [c for c in pool if forget_requests.parse(c.text) is None]
@@ -415,7 +419,11 @@ class _Dream:
         room = max(0, budget - used["total"] - int(budget * bounded.INSIGHTS_SHARE))
         chosen = bounded.select(evidence, room, self.now, old.substance().split("\n"))
         hashes = {c.content_hash for c in chosen.chosen}
-        given = [note for note in notes if content_hash(note.text) in hashes]
+        given = [
+            dataclasses.replace(note, text=head(note.text))
+            for note in notes
+            if content_hash(note.text) in hashes
+        ]
         found = insights.compute(store, given, chosen.chosen, self.now, old)
         inputs = dataclasses.replace(
             probe,
