@@ -58,7 +58,9 @@ def _one_error_line(result, code: int = 2) -> str:
 
 
 @pytest.mark.parametrize(
-    ("command", "option"), [("export", "--to"), ("report", "-o")], ids=["export", "report"]
+    ("command", "option"),
+    [(["export"], "--to"), (["export", "--all"], "--to"), (["report"], "-o")],
+    ids=["export", "export-all", "report"],
 )
 def test_writing_to_a_missing_folder_is_one_error_line_and_makes_nothing(
     tmp_path, now, command, option
@@ -66,13 +68,13 @@ def test_writing_to_a_missing_folder_is_one_error_line_and_makes_nothing(
     root = tmp_path / "ws"
     _dreamt(root, now)
     target = tmp_path / "missing" / "deeper" / "MEMORY.md"
-    result = CliRunner().invoke(main, [command, option, str(target), "-w", str(root)])
+    result = CliRunner().invoke(main, [*command, option, str(target), "-w", str(root)])
     line = _one_error_line(result)
     assert f"the folder {target.parent} does not exist" in line and "mkdir -p" in line
     assert not (tmp_path / "missing").exists()
     # An existing folder works as before.
     target.parent.mkdir(parents=True)
-    done = CliRunner().invoke(main, [command, option, str(target), "-w", str(root)])
+    done = CliRunner().invoke(main, [*command, option, str(target), "-w", str(root)])
     assert done.exit_code == 0, done.output
     assert target.read_text(encoding="utf-8").strip()
 

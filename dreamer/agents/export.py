@@ -22,7 +22,7 @@ from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal
-from dreamer.support.files import atomic_write
+from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
 
@@ -116,7 +116,7 @@ def export_all(ws: Workspace, to: Path, now: datetime) -> Counts:
     for row in records(ws, now):
         _count(counts, row)
         lines.append(json.dumps(row, ensure_ascii=False, sort_keys=True, default=str))
-    atomic_write(to, "\n".join(lines) + "\n")
+    write_chosen(to, "\n".join(lines) + "\n", "--to")  # a missing folder is one error line
     return counts
 
 
