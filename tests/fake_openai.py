@@ -12,6 +12,11 @@ What Ollama, llama.cpp's server, vLLM and LM Studio answer at ``POST /v1/chat/co
 The queue, the record of requests (``fake.requests``), raw bodies (``fake.raw``) and slow answers
 (``fake.timeout(delay=...)``) work as in ``fake_anthropic.FakeAnthropic``, whose server this
 reuses; only the bodies differ.
+
+The Codex CLI speaks the Responses API instead (``POST /v1/responses`` with ``"stream": true``);
+``fake.response("text")`` queues one assistant message as that endpoint's server-sent events
+(``response.created``, the item's ``output_item.added`` / ``output_text.delta`` /
+``output_item.done``, then ``response.completed`` with usage), the shape the real service sends.
 """
 
 from __future__ import annotations
@@ -44,6 +49,49 @@ def completion(
     }
 
 
+def response_events(text: str, *, response_id: str = "resp_fake", model: str = MODEL) -> bytes:
+    """A Responses API answer holding one assistant message, as its event stream."""
+    item_id = f"msg_{response_id}"
+    done = {
+        "type": "message",
+        "id": item_id,
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+    head = {"id": response_id, "object": "response", "model": model, "status": "in_progress"}
+    usage = {
+        "input_tokens": 1200,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 30,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 1230,
+    }
+    events = [
+        {"type": "response.created", "response": head},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**done, "status": "in_progress", "content": []},
+        },
+        {
+            "type": "response.output_text.delta",
+            "item_id": item_id,
+            "output_index": 0,
+            "content_index": 0,
+            "delta": text,
+        },
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {
+            "type": "response.completed",
+            "response": {**head, "status": "completed", "output": [done], "usage": usage},
+        },
+    ]
+    return "".join(
+        f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
+    ).encode()
+
+
 class FakeOpenAI(FakeAnthropic):
     """A queue of scripted chat-completions answers plus a record of the requests received."""
 
@@ -71,6 +119,12 @@ class FakeOpenAI(FakeAnthropic):
     def content(self, text: str, **kwargs: Any) -> FakeOpenAI:
         """Queue a plain assistant message (a json_schema answer is its JSON text)."""
         self.push(Scripted(200, completion({"role": "assistant", "content": text}, **kwargs)))
+        return self
+
+    def response(self, text: str, **kwargs: Any) -> FakeOpenAI:
+        """Queue a streamed Responses API answer (what the Codex CLI reads) saying ``text``."""
+        events = response_events(text, response_id=f"resp_fake_{next(self._calls)}", **kwargs)
+        self.push(Scripted(200, raw=events, headers={"content-type": "text/event-stream"}))
         return self
 
     def error(  # type: ignore[override]

@@ -58,6 +58,7 @@ COMMANDS = {
     "mcp": "integrations:mcp",
     "hook": "integrations:hook",
     "claude": "claude:claude",
+    "codex": "codex:codex",
     "bench": "bench:bench",
     "worker": "worker:worker",
 }

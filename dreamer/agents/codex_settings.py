@@ -1,0 +1,150 @@
+"""Codex CLI settings: dreamer's hooks (``hooks.json``) and MCP server (``config.toml``).
+
+Where the Codex CLI keeps them (developers.openai.com/codex/hooks and /codex/config; checked
+against Codex CLI 0.169.0):
+
+- hooks: ``hooks.json`` next to a config layer, ``~/.codex/hooks.json`` (scope ``user``; the
+  folder is ``$CODEX_HOME`` when set) or ``<project>/.codex/hooks.json`` (``project``), shaped
+  as Claude Code's: ``{"hooks": {"SessionStart": [{"matcher"?, "hooks": [{"type": "command",
+  "command", "timeout"}]}]}}``. Hooks from every layer run. Codex runs a hook that no admin
+  manages only once the person has reviewed and trusted it (``/hooks`` in the Codex TUI), so
+  install says so; dreamer never writes that trust itself.
+- MCP servers: ``[mcp_servers.<name>]`` tables (``command``, ``args``) in ``config.toml`` of
+  the same folder. A project's ``.codex/`` layer is read only for a project the person trusts.
+
+dreamer's hooks are the ones whose command runs ``dream hook``, exactly as for Claude Code, so
+the JSON side reuses :mod:`dreamer.agents.claude_settings`. The TOML side is edited with
+tomlkit, which keeps comments, order and spacing: removing the table install added gives the
+person's file back byte for byte. A project-scope install names no path of this machine (the
+bare ``dream``, resolved on each PATH), as for Claude Code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+from dreamer.agents import claude_settings as cs
+
+SCOPES = ("user", "project")
+HOOK_EVENTS = {
+    "SessionStart": "session-start",
+    "PreCompact": "pre-compact",
+    "Stop": "stop",
+}
+SERVER = cs.SERVER
+PORTABLE = cs.PORTABLE
+TRUST_HINT = (
+    "Codex runs new hooks only once you trust them: start codex and review them with /hooks."
+)
+
+
+def folder(scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None) -> Path:
+    """The .codex folder of a scope (``$CODEX_HOME`` for the user scope when it is set)."""
+    env = os.environ if environ is None else environ
+    if scope == "user":
+        return Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+    return project / ".codex"
+
+
+def with_hooks(
+    settings: dict[str, Any], dream: str, workspace: Path | None = None
+) -> dict[str, Any]:
+    """hooks.json data with dreamer's hooks (its old ones replaced, the others untouched)."""
+    out = cs.without_hooks(settings)
+    hooks = out.setdefault("hooks", {})
+    pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
+    for event, name in HOOK_EVENTS.items():
+        command = f"{dream} hook {name}{pin}"
+        if dream == PORTABLE:
+            command = cs.portable_hook(name, pin)
+        hooks.setdefault(event, []).append(
+            {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
+        )
+    return out
+
+
+def hooks_installed(settings: dict[str, Any]) -> list[str]:
+    """The events for which dreamer's hook is in this hooks.json data."""
+    hooks = settings.get("hooks")
+    found = []
+    for event in HOOK_EVENTS:
+        groups = hooks.get(event, []) if isinstance(hooks, dict) else []
+        groups = groups if isinstance(groups, list) else []
+        if any(cs.is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []):
+            found.append(event)
+    return found
+
+
+def server_block(dream: str, workspace: Path | None) -> str:
+    """The ``[mcp_servers.dreamer]`` table install appends to config.toml."""
+    args = ["mcp"] + (["-w", str(workspace)] if workspace else [])
+    return (
+        f"[mcp_servers.{SERVER}]\ncommand = {json.dumps(dream)}\n"
+        f"args = [{', '.join(json.dumps(arg) for arg in args)}]\n"
+    )
+
+
+def with_server(text: str, path: Path, dream: str, workspace: Path | None) -> str:
+    """config.toml's text with ``[mcp_servers.dreamer]`` appended (an older one replaced).
+
+    The table goes at the end after one newline (ending the last line, or leaving a blank one),
+    so :func:`without_server` can take exactly those bytes away again.
+    """
+    base = without_server(text, path)
+    new = base + ("\n" if base else "") + server_block(dream, workspace)
+    wanted = _parsed(server_block(dream, workspace), path)["mcp_servers"][SERVER]
+    if _parsed(new, path).get("mcp_servers", {}).get(SERVER) != wanted:
+        raise ValueError(f"{path}: the [mcp_servers.{SERVER}] table could not be added safely")
+    return new
+
+
+def without_server(text: str, path: Path) -> str:
+    """config.toml's text without dreamer's table: the bytes install added, and only those.
+
+    A table that was edited by hand (not the block install writes) is removed through tomlkit,
+    which keeps every other line as it was.
+    """
+    data = _parsed(text, path)
+    servers = data.get("mcp_servers")
+    if not isinstance(servers, dict) or SERVER not in servers:
+        return text
+    header = f"[mcp_servers.{SERVER}]\n"
+    at = text.find(header)
+    if at == 0 or (at > 0 and text[at - 1] == "\n"):
+        block_end = at + len(header)
+        for line in text[block_end:].splitlines(keepends=True):
+            if not line.strip() or line.lstrip().startswith(("[", "#")):
+                break  # the table's own key lines end here
+            block_end += len(line)
+        new = text[: max(0, at - 1)] + text[block_end:]
+        try:
+            if SERVER not in _parsed(new, path).get("mcp_servers", {}):
+                return new
+        except ValueError:
+            pass  # lines were joined that must not be: let tomlkit take the table out
+    doc = tomlkit.parse(text)
+    table = doc["mcp_servers"]
+    del table[SERVER]
+    if not table:
+        del doc["mcp_servers"]
+    return tomlkit.dumps(doc)
+
+
+def server_registered(text: str, path: Path) -> bool:
+    """Whether config.toml's text registers the dreamer MCP server."""
+    servers = _parsed(text, path).get("mcp_servers")
+    return isinstance(servers, dict) and SERVER in servers
+
+
+def _parsed(text: str, path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path} is not valid TOML ({e})") from e
