@@ -49,16 +49,33 @@ def completion(
     }
 
 
-def response_events(text: str, *, response_id: str = "resp_fake", model: str = MODEL) -> bytes:
-    """A Responses API answer holding one assistant message, as its event stream."""
-    item_id = f"msg_{response_id}"
-    done = {
+def message_item(text: str, item_id: str) -> dict[str, Any]:
+    """A Responses API output item: one assistant message."""
+    return {
         "type": "message",
         "id": item_id,
         "status": "completed",
         "role": "assistant",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
+
+
+def call_item(name: str, arguments: Any, item_id: str) -> dict[str, Any]:
+    """A Responses API output item: a function call (arguments as a JSON string)."""
+    return {
+        "type": "function_call",
+        "id": item_id,
+        "call_id": f"call_{item_id}",
+        "status": "completed",
+        "name": name,
+        "arguments": json.dumps(arguments),
+    }
+
+
+def response_events(
+    items: list[dict[str, Any]], *, response_id: str = "resp_fake", model: str = MODEL
+) -> bytes:
+    """A Responses API answer with these output items, as its event stream."""
     head = {"id": response_id, "object": "response", "model": model, "status": "in_progress"}
     usage = {
         "input_tokens": 1200,
@@ -67,26 +84,31 @@ def response_events(text: str, *, response_id: str = "resp_fake", model: str = M
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 1230,
     }
-    events = [
-        {"type": "response.created", "response": head},
-        {
-            "type": "response.output_item.added",
-            "output_index": 0,
-            "item": {**done, "status": "in_progress", "content": []},
-        },
-        {
-            "type": "response.output_text.delta",
-            "item_id": item_id,
-            "output_index": 0,
-            "content_index": 0,
-            "delta": text,
-        },
-        {"type": "response.output_item.done", "output_index": 0, "item": done},
+    events: list[dict[str, Any]] = [{"type": "response.created", "response": head}]
+    for index, item in enumerate(items):
+        opening = {**item, "status": "in_progress"}
+        if item["type"] == "message":
+            opening["content"] = []
+        events.append(
+            {"type": "response.output_item.added", "output_index": index, "item": opening}
+        )
+        if item["type"] == "message":
+            events.append(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": item["content"][0]["text"],
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append(
         {
             "type": "response.completed",
-            "response": {**head, "status": "completed", "output": [done], "usage": usage},
-        },
-    ]
+            "response": {**head, "status": "completed", "output": items, "usage": usage},
+        }
+    )
     return "".join(
         f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events
     ).encode()
@@ -123,7 +145,18 @@ class FakeOpenAI(FakeAnthropic):
 
     def response(self, text: str, **kwargs: Any) -> FakeOpenAI:
         """Queue a streamed Responses API answer (what the Codex CLI reads) saying ``text``."""
-        events = response_events(text, response_id=f"resp_fake_{next(self._calls)}", **kwargs)
+        number = next(self._calls)
+        items = [message_item(text, f"msg_fake_{number}")]
+        return self._stream(items, f"resp_fake_{number}", **kwargs)
+
+    def response_call(self, name: str, arguments: Any, **kwargs: Any) -> FakeOpenAI:
+        """Queue a streamed Responses API answer that calls the tool ``name`` (Codex runs it)."""
+        number = next(self._calls)
+        items = [call_item(name, arguments, f"fc_fake_{number}")]
+        return self._stream(items, f"resp_fake_{number}", **kwargs)
+
+    def _stream(self, items: list[dict[str, Any]], response_id: str, **kwargs: Any) -> FakeOpenAI:
+        events = response_events(items, response_id=response_id, **kwargs)
         self.push(Scripted(200, raw=events, headers={"content-type": "text/event-stream"}))
         return self
 

@@ -11,6 +11,10 @@ What each kind of file becomes:
   stored with the exchanges in one transaction, so a growing session ingested any number of
   times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
   (a hook and a catch-up) from reading the same cursor at once.
+- **Codex CLI rollouts** (a ``.jsonl`` whose first line is a ``session_meta``; a folder such
+  as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
+  way: one crystal per complete turn, origin ``codex:<session id>:<turn id>...``, cursor meta
+  ``ingest.codex:<absolute path>``, under the same lock.
 - **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
   ``experience``), one per exchange (a user message and everything until the next one), cut
   into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
@@ -51,7 +55,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreamer.agents import claude_code
+from dreamer.agents import claude_code, codex
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
@@ -157,7 +161,7 @@ def ingest(
             if progress:
                 progress(base + int(size * share), total)
 
-        if is_claude_session(path):
+        if codex.is_rollout(path) or is_claude_session(path):
             # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
             # the cursor, one at a time, or both would store the same exchanges.
             with hold(ws.memory_dir / "ingest.lock"):
@@ -182,7 +186,10 @@ def _ingest_file(
 ) -> None:
     cursor: tuple[str, claude_code.Cursor] | None = None
     try:
-        if claude:
+        if claude and codex.is_rollout(path):
+            result.kind = "codex"
+            pieces, cursor = _claude_pieces(ws, path, now, live, agent="codex")
+        elif claude:
             result.kind = "claude-code"
             pieces, cursor = _claude_pieces(ws, path, now, live)
         else:
@@ -251,15 +258,20 @@ def is_claude_project(folder: Path) -> bool:
 
 
 def _claude_pieces(
-    ws: Workspace, path: Path, now: datetime, live: bool
+    ws: Workspace, path: Path, now: datetime, live: bool, agent: str = "claude-code"
 ) -> tuple[list[Piece], tuple[str, claude_code.Cursor]]:
-    """The exchanges completed since the last ingest of this file, and its new cursor."""
-    key = f"ingest.claude-code:{path.resolve()}"
+    """The exchanges completed since the last ingest of this file, and its new cursor.
+
+    ``agent`` is ``claude-code`` (a session file) or ``codex`` (a rollout file): the same
+    cursor, windows and origins, each read by its own reader.
+    """
+    key = f"ingest.{agent}:{path.resolve()}"
     saved = ws.store.get_meta(key)
     cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
+    read = codex.read_rollout if agent == "codex" else claude_code.read_session
     try:
         settled = now.timestamp() - path.stat().st_mtime >= SETTLED_SECONDS
-        exchanges, cursor = claude_code.read_session(path, cursor, final=settled or not live)
+        exchanges, cursor = read(path, cursor, final=settled or not live)
     except (OSError, claude_code.UnreadableTranscript) as e:
         raise IngestFailed(str(e)) from None
     pieces = []
@@ -276,7 +288,7 @@ def _claude_pieces(
                     "sessions",
                     "experience",
                     SESSION_IMPORTANCE,
-                    f"claude-code:{exchange.session_id}:{exchange.uuid}{part}{where}",
+                    f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
                 )
             )
     return pieces, (key, cursor)

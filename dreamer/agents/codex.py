@@ -1,0 +1,320 @@
+"""Read Codex CLI rollout files incrementally, as complete user/assistant exchanges.
+
+The format
+----------
+The Codex CLI writes each session (a "thread") to
+``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time>-<session id>.jsonl`` and appends to it
+while the session runs (``codex exec resume`` appends to the same file). OpenAI calls the format
+internal, so every rule below degrades to "skip the line and count it". Each line is
+``{"timestamp", "type", "payload"}`` (0.169.0 adds ``ordinal``); the types this reader uses, as
+written by Codex CLI 0.169.0 (tests/codex_rollout.jsonl is such a file, unchanged):
+
+- ``session_meta`` (the first line): ``payload.id`` (the session id), ``cwd``, ``git``
+  (``branch`` ...) when the folder is a repository, ``cli_version``, ``base_instructions``.
+- ``event_msg`` with ``payload.type``: ``task_started`` (``turn_id``) opens a turn,
+  ``task_complete`` (``turn_id``, ``last_agent_message``) and ``turn_aborted`` close it;
+  ``item_completed`` carries the turn's items as the app shows them: ``UserMessage`` (what the
+  person typed, ``content[].text``), ``AgentMessage``, ``CommandExecution`` (with its output);
+  older releases write ``user_message`` (``message``) and ``agent_message`` instead. Also
+  ``token_count``, ``thread_settings_applied`` and others, which say nothing.
+- ``response_item``: what goes to the model. ``message`` with ``role`` ``developer`` (the
+  harness's instructions, and the SessionStart hook's ``additionalContext``), ``user`` (the
+  prompt, but also ``<environment_context>`` and AGENTS.md blocks) and ``assistant``
+  (``output_text`` parts); ``function_call`` (``name``, ``arguments`` as a JSON string, e.g.
+  ``exec_command`` with ``cmd``), ``custom_tool_call`` (``apply_patch``), ``local_shell_call``,
+  their ``*_output`` lines, and ``reasoning``.
+- ``turn_context``, ``world_state``, ``token_usage_record`` and ``compacted``: bookkeeping.
+
+Hooks receive ``session_id``, ``transcript_path`` (the rollout file), ``cwd`` and, for Stop,
+``turn_id``; the Stop hook runs before ``task_complete`` is written.
+
+What the reader does
+--------------------
+An :class:`~dreamer.agents.claude_code.Exchange` is one turn: the person's prompt (from
+``UserMessage`` / ``user_message``; a release that writes neither falls back to the ``user``
+messages that are not harness markup) and what the assistant said (its ``assistant`` messages in
+order), each tool call as one ``[tool: name "arg"]`` line. Tool output, reasoning, developer
+messages (so also dreamer's own memory block) and harness markup are dropped. The exchange's
+``uuid`` is the ``turn_id``, its time the prompt's. A turn is emitted once it is closed
+(``task_complete``, ``turn_aborted``, or a new ``task_started``); a session read ``final``
+also emits its open turn. A turn without a prompt (a compaction, a review) is skipped.
+
+Cursor: as for Claude Code sessions. ``offset`` is the end of the last line consumed with no
+turn open, so an open turn is read again whole next time and a half-written line is never read;
+a replaced, truncated or rewritten file (inode, size, or the hash of the bytes before
+``offset``) is read again from the start, and only exchanges after ``last_uuid`` and later than
+``last_at`` are emitted, so none is stored twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from dreamer.agents.claude_code import Cursor, Exchange, UnreadableTranscript
+
+MARK_BYTES = 512
+TOOL_ARG_CHARS = 80
+_ARG_KEYS = ("cmd", "command", "path", "file_path", "query", "url", "pattern")
+_MARKUP = ("<environment_context", "<user_instructions", "# AGENTS.md", "<turn_aborted", "<INSTR")
+
+__all__ = ["Cursor", "Exchange", "UnreadableTranscript", "is_rollout", "read_rollout"]
+
+
+def is_rollout(path: Path) -> bool:
+    """Whether a .jsonl file is a Codex rollout (its first line is a ``session_meta``)."""
+    if path.suffix.lower() != ".jsonl":
+        return False
+    try:
+        with path.open("rb") as handle:
+            first = _parse(handle.readline())
+    except OSError:
+        return False
+    return (
+        isinstance(first, dict)
+        and first.get("type") == "session_meta"
+        and isinstance(first.get("payload"), dict)
+    )
+
+
+def read_rollout(
+    path: str | os.PathLike[str], cursor: Cursor | None = None, *, final: bool = False
+) -> tuple[list[Exchange], Cursor]:
+    """Exchanges completed since ``cursor``, and the cursor to pass next time."""
+    path = Path(path)
+    cursor = Cursor() if cursor is None else replace(cursor, skipped=dict(cursor.skipped))
+    try:
+        with path.open("rb") as fh:
+            stat = os.fstat(fh.fileno())
+            restart = cursor.offset > 0 and _moved(cursor, stat.st_ino, stat.st_size, fh)
+            start = 0 if restart else cursor.offset
+            fh.seek(0)
+            meta = _parse(fh.readline())
+            base = max(0, start - MARK_BYTES)
+            fh.seek(base)
+            data = fh.read()
+    except OSError as e:
+        raise UnreadableTranscript(
+            f"{path}: cannot read it ({e.strerror or e}); check the path and its permissions"
+        ) from e
+    if restart:
+        cursor.malformed, cursor.skipped, cursor.restarts = 0, {}, cursor.restarts + 1
+    reader = _Reader(path, meta, datetime.fromtimestamp(stat.st_mtime, UTC))
+    offset = reader.feed(data, base, start, final)
+    exchanges = _after(reader.exchanges, cursor.last_uuid, cursor.last_at)
+    for end, reason in reader.tally:
+        if end <= offset:
+            if reason == "malformed":
+                cursor.malformed += 1
+            else:
+                cursor.skipped[reason] = cursor.skipped.get(reason, 0) + 1
+    if exchanges:
+        cursor.last_uuid, cursor.last_at = exchanges[-1].uuid, exchanges[-1].at.isoformat()
+    cursor.offset, cursor.inode = offset, stat.st_ino or None
+    cursor.mark = _digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
+    return exchanges, cursor
+
+
+@dataclass
+class _Turn:
+    start: int
+    turn_id: str
+    at: datetime | None = None
+    prompts: list[str] = field(default_factory=list)
+    fallback: list[str] = field(default_factory=list)  # user messages, when no prompt event
+    parts: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+
+
+class _Reader:
+    def __init__(self, path: Path, meta: Any, mtime: datetime) -> None:
+        self.mtime = mtime
+        payload = meta.get("payload") if isinstance(meta, dict) else None
+        payload = payload if isinstance(payload, dict) else {}
+        self.session_id = str(payload.get("id") or payload.get("session_id") or path.stem)
+        self.cwd = _text(payload.get("cwd"))
+        git = payload.get("git")
+        self.branch = _text(git.get("branch")) if isinstance(git, dict) else None
+        self.exchanges: list[Exchange] = []
+        self.tally: list[tuple[int, str]] = []
+        self.turn: _Turn | None = None
+
+    def feed(self, data: bytes, base: int, start: int, final: bool) -> int:
+        offset = position = start
+        for line in data[start - base :].splitlines(keepends=True):
+            begin, position = position, position + len(line)
+            if not line.endswith(b"\n"):
+                break  # still being written
+            entry = _parse(line)
+            if not isinstance(entry, dict):
+                if line.strip():
+                    self.tally.append((position, "malformed"))
+                continue
+            self._line(entry, begin, position)
+            if self.turn is None:
+                offset = position
+        if self.turn is not None:
+            if final:
+                self._close()
+                offset = position
+            else:
+                offset = self.turn.start
+        return offset
+
+    def _line(self, entry: dict[str, Any], begin: int, end: int) -> None:
+        kind, payload = entry.get("type"), entry.get("payload")
+        if not isinstance(payload, dict):
+            return
+        what = payload.get("type")
+        at = _when(entry.get("timestamp"))
+        if kind == "event_msg" and what == "task_started":
+            self._close()
+            turn_id = str(payload.get("turn_id") or f"{self.session_id}@{begin}")
+            self.turn = _Turn(begin, turn_id, at)
+            return
+        if kind == "event_msg" and what in ("task_complete", "turn_aborted"):
+            self._close()
+            return
+        turn = self.turn
+        if turn is None:
+            if kind == "response_item":
+                self.tally.append((end, "outside a turn"))
+            return
+        if kind == "event_msg" and what in ("user_message", "item_completed"):
+            self._prompt(turn, payload, at)
+        elif kind == "response_item":
+            self._item(turn, payload, end)
+
+    def _prompt(self, turn: _Turn, payload: dict[str, Any], at: datetime | None) -> None:
+        if payload.get("type") == "user_message":
+            text = _text(payload.get("message"))
+        else:
+            item = payload.get("item")
+            if not isinstance(item, dict) or item.get("type") != "UserMessage":
+                return
+            text = "\n".join(
+                str(c.get("text"))
+                for c in item.get("content") or []
+                if isinstance(c, dict) and c.get("type") == "text" and c.get("text")
+            ).strip()
+        if text:
+            turn.prompts.append(text)
+            turn.at = turn.at or at
+
+    def _item(self, turn: _Turn, payload: dict[str, Any], end: int) -> None:
+        what = payload.get("type")
+        item_id = str(payload.get("id") or payload.get("call_id") or "")
+        if item_id and item_id in turn.seen:
+            return
+        turn.seen.add(item_id)
+        if what == "message":
+            role = payload.get("role")
+            texts = [
+                str(c.get("text")).strip()
+                for c in payload.get("content") or []
+                if isinstance(c, dict) and c.get("text")
+            ]
+            text = "\n".join(t for t in texts if t)
+            if role == "assistant" and text:
+                turn.parts.append(text)
+            elif role == "user" and text and not text.lstrip().startswith(_MARKUP):
+                turn.fallback.append(text)
+            elif text:
+                self.tally.append((end, f"{role} message"))
+        elif what in ("function_call", "custom_tool_call", "local_shell_call"):
+            turn.parts.append(_tool_line(payload))
+        else:
+            self.tally.append((end, str(what)))  # tool output, reasoning: dropped on purpose
+
+    def _close(self) -> None:
+        turn, self.turn = self.turn, None
+        if turn is None:
+            return
+        prompts = turn.prompts or turn.fallback
+        if not prompts:
+            self.tally.append((turn.start, "turn without a prompt"))
+            return
+        self.exchanges.append(
+            Exchange(
+                session_id=self.session_id,
+                uuid=turn.turn_id,
+                at=turn.at or self.mtime,
+                user="\n".join(dict.fromkeys(prompts)),
+                assistant="\n".join(turn.parts),
+                cwd=self.cwd,
+                git_branch=self.branch,
+            )
+        )
+
+
+def _tool_line(payload: dict[str, Any]) -> str:
+    """``[tool: name "arg"]``: a tool call as one line (its most telling argument, cut)."""
+    name = str(payload.get("name") or payload.get("type") or "tool")
+    value: Any = None
+    if payload.get("type") == "local_shell_call":
+        action = payload.get("action")
+        value = action.get("command") if isinstance(action, dict) else None
+    elif payload.get("type") == "function_call":
+        arguments = _parse(str(payload.get("arguments") or "").encode())
+        if isinstance(arguments, dict):
+            key = next((k for k in _ARG_KEYS if arguments.get(k)), None)
+            value = arguments.get(key) if key else None
+    if isinstance(value, list):
+        value = " ".join(str(part) for part in value)
+    if not isinstance(value, str) or not value.strip():
+        return f"[tool: {name}]"
+    value = " ".join(value.split())
+    if len(value) > TOOL_ARG_CHARS:
+        value = value[: TOOL_ARG_CHARS - 1] + "…"
+    return f'[tool: {name} "{value}"]'
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _moved(cursor: Cursor, inode: int, size: int, fh: BinaryIO) -> bool:
+    """Whether the file under ``cursor`` was replaced, truncated or rewritten since."""
+    if cursor.inode and inode and inode != cursor.inode:
+        return True
+    if size < cursor.offset:
+        return True
+    if cursor.mark is None:
+        return False
+    fh.seek(max(0, cursor.offset - MARK_BYTES))
+    return _digest(fh.read(min(cursor.offset, MARK_BYTES))) != cursor.mark
+
+
+def _after(exchanges: list[Exchange], last_uuid: str | None, last_at: str | None) -> list[Exchange]:
+    """The exchanges past ``last_uuid`` and later than ``last_at``: the ones not emitted yet."""
+    uuids = [x.uuid for x in exchanges]
+    if last_uuid in uuids:
+        exchanges = exchanges[uuids.index(last_uuid) + 1 :]
+    since = _when(last_at)
+    return [x for x in exchanges if since is None or x.at > since]

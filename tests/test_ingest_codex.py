@@ -1,0 +1,133 @@
+"""Codex CLI rollouts: each turn stored once, without tool output, harness markup or secrets.
+
+tests/codex_rollout.jsonl is a rollout file written by the real Codex CLI 0.169.0 (against the
+loopback fake in tests/fake_openai.py): a turn that runs ``echo TOOL-OUTPUT-SENTINEL`` through
+``exec_command`` and answers, then a second turn from ``codex exec resume``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dreamer.agents import codex
+from dreamer.agents.ingest import ingest
+from dreamer.cli import main
+
+ROLLOUT = Path(__file__).with_name("codex_rollout.jsonl")
+SECRET = "sk-ant-api03-" + "Zq7" * 30  # the shape of a real key, so redaction must catch it
+
+
+def lines() -> list[bytes]:
+    return ROLLOUT.read_bytes().splitlines(keepends=True)
+
+
+def settle(path: Path, now) -> None:
+    old = now.timestamp() - 3600
+    os.utime(path, (old, old))
+
+
+def rollout_texts(ws) -> list[str]:
+    return [c.text for c in ws.store.crystals() if (c.origin or "").startswith("codex:")]
+
+
+def test_the_real_rollout_gives_two_clean_exchanges(ws, now, tmp_path):
+    path = tmp_path / "rollout.jsonl"
+    shutil.copy(ROLLOUT, path)
+    settle(path, now)
+    report = ingest(ws, [path], now)
+    assert report.files[0].kind == "codex" and report.created == 2
+    first, second = rollout_texts(ws)
+    assert first.startswith("User: Run echo for me please\nAssistant: ")
+    assert '[tool: exec_command "echo TOOL-OUTPUT-SENTINEL"]' in first  # the call, one line
+    assert "I ran echo; the word was printed." in first
+    assert second == "User: And a second question\nAssistant: Second answer: remember Tuesdays."
+    everything = "\n".join(rollout_texts(ws))
+    for bad in ("Chunk ID", "Process exited", "environment_context", "skills_instructions"):
+        assert bad not in everything, bad  # tool output and harness markup stay out
+    origins = [c.origin for c in ws.store.crystals()]
+    session = "01a21352-f9a3-78d3-b712-d7dcd84fcc62"
+    assert origins[0] == f"codex:{session}:01a21352-f9b0-7ff2-9de0-e434edb15e1e in /tmp/cx/proj2"
+
+
+def test_a_growing_rollout_stores_each_exchange_exactly_once(ws, now, tmp_path):
+    path = tmp_path / "growing.jsonl"
+    whole = lines()
+    cut_mid_line = b"".join(whole[:15]) + whole[15][:40]  # turn 1 open, a line half written
+    path.write_bytes(cut_mid_line)
+    ingest(ws, [path], now, live=True)
+    assert rollout_texts(ws) == []  # the turn is not over yet: nothing half stored
+    for count in (19, 22, 26, len(whole)):
+        path.write_bytes(b"".join(whole[:count]))
+        ingest(ws, [path], now, live=True)  # as the Stop hook does, turn after turn
+    settle(path, now)
+    ingest(ws, [path], now, live=True)
+    ingest(ws, [path], now)  # and a bulk import of the same file later
+    texts = rollout_texts(ws)
+    assert len(texts) == 2 and len(set(texts)) == 2
+    saved = json.loads(ws.store.get_meta(f"ingest.codex:{path.resolve()}"))
+    assert saved["offset"] == path.stat().st_size
+
+
+def test_an_open_turn_waits_while_live_and_comes_in_when_final(tmp_path):
+    path = tmp_path / "open.jsonl"
+    path.write_bytes(b"".join(lines()[:17]))  # turn 1 answered, task_complete not yet written
+    exchanges, cursor = codex.read_rollout(path)
+    assert exchanges == [] and cursor.offset < path.stat().st_size
+    exchanges, cursor = codex.read_rollout(path, cursor, final=True)
+    assert [x.user for x in exchanges] == ["Run echo for me please"]
+    again, _ = codex.read_rollout(path, cursor, final=True)
+    assert again == []
+
+
+def test_a_rewritten_rollout_repeats_nothing(ws, now, tmp_path):
+    path = tmp_path / "rewritten.jsonl"
+    shutil.copy(ROLLOUT, path)
+    ingest(ws, [path], now, live=True)
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(ROLLOUT.read_bytes())
+    os.replace(replacement, path)  # another inode, the same turns
+    ingest(ws, [path], now, live=True)
+    assert len(rollout_texts(ws)) == 2
+
+
+def test_secrets_in_a_rollout_are_redacted_before_they_land(ws, now, tmp_path):
+    path = tmp_path / "secret.jsonl"
+    text = ROLLOUT.read_text().replace("And a second question", f"My key is {SECRET}, keep it")
+    path.write_text(text)
+    ingest(ws, [path], now)
+    everything = "\n".join(rollout_texts(ws))
+    assert "My key is" in everything and SECRET not in everything
+
+
+def test_bad_lines_are_skipped_and_counted(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    whole = lines()
+    path.write_bytes(b"".join(whole[:3]) + b"{not json\n" + b"".join(whole[3:]))
+    exchanges, cursor = codex.read_rollout(path)
+    assert len(exchanges) == 2 and cursor.malformed == 1
+
+
+def test_dream_ingest_takes_a_sessions_folder(tmp_path, runner, now):
+    folder = tmp_path / "sessions" / "2026" / "11" / "25"
+    folder.mkdir(parents=True)
+    shutil.copy(ROLLOUT, folder / "rollout-2026-11-25T15-28-54-x.jsonl")
+    settle(folder / "rollout-2026-11-25T15-28-54-x.jsonl", now)
+    ws = tmp_path / "ws"
+    result = runner.invoke(main, ["ingest", str(tmp_path / "sessions"), "-w", str(ws)])
+    assert result.exit_code == 0, result.output
+    from dreamer import Workspace
+
+    with Workspace.open(ws) as opened:
+        assert len(rollout_texts(opened)) == 2
+
+
+@pytest.mark.parametrize("first", [b"", b'{"type": "user", "sessionId": "x"}\n'])
+def test_other_jsonl_files_are_not_rollouts(tmp_path, first):
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(first)
+    assert not codex.is_rollout(path)
