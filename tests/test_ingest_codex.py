@@ -131,3 +131,31 @@ def test_other_jsonl_files_are_not_rollouts(tmp_path, first):
     path = tmp_path / "x.jsonl"
     path.write_bytes(first)
     assert not codex.is_rollout(path)
+
+
+def test_the_stop_hook_stores_the_turn_that_just_ended(tmp_path, now, monkeypatch):
+    """What Codex's Stop hook runs in the background: the rollout's finished turns go in."""
+    import io
+
+    from dreamer import Workspace
+    from dreamer.agents import hooks
+
+    path = tmp_path / "rollout-2026-11-25T15-28-54-x.jsonl"
+    shutil.copy(ROLLOUT, path)
+    ws_path = tmp_path / "ws"
+    Workspace.open(ws_path).close()
+    monkeypatch.setenv("DREAM_WORKSPACE", str(ws_path))
+    payload = {
+        "session_id": "01a21352-f9a3-78d3-b712-d7dcd84fcc62",
+        "turn_id": "01a21352-fbd1-7541-ab0a-c1ac7e14c8d3",
+        "transcript_path": str(path),
+        "cwd": str(tmp_path),
+        "hook_event_name": "Stop",
+    }
+    out = io.StringIO()
+    assert hooks.run("stop", io.StringIO(json.dumps(payload)), out, now, background=True) == 0
+    assert out.getvalue() == ""  # Stop answers nothing: the turn ends as it was
+    with Workspace.open(ws_path, create=False) as ws:
+        assert len(rollout_texts(ws)) == 2
+    log = (ws_path / "memory" / "hooks.log").read_text()
+    assert "stored 2 new crystals" in log and "Traceback" not in log

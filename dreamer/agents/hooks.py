@@ -1,8 +1,10 @@
-"""Claude Code hooks: ``dream hook EVENT`` reads the hook's JSON on stdin and never fails.
+"""Claude Code and Codex CLI hooks: ``dream hook EVENT`` reads JSON on stdin, never fails.
 
 Claude Code runs the hook command on its events with a JSON object on stdin (``session_id``,
 ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``, ``model``,
-``trigger``, ``reason``). What dreamer does:
+``trigger``, ``reason``). The Codex CLI sends the same fields (and ``turn_id`` to Stop) and reads
+the same SessionStart answer; its transcripts are rollout files (:mod:`dreamer.agents.codex`).
+What dreamer does:
 
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
   to the model's window and cut below Claude Code's 10,000-character limit (after a ``compact``
@@ -13,6 +15,10 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
   then starts a detached ``dream tick`` (consolidation, and a dream when one is due).
 - **SessionEnd**: the same, taking the session whole, in a detached process: Claude Code gives
   SessionEnd hooks about 1.5 s before it kills them, too little to embed a long session.
+- **Stop** (Codex CLI, after each turn): in a detached process, ingests ``transcript_path``
+  (the rollout file) once the turn's ``task_complete`` is written (Codex runs Stop hooks just
+  before it writes it; waits at most ``STOP_WAIT`` seconds, after which the next read takes
+  the turn), then starts a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context.
 
@@ -33,6 +39,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Mapping
 from datetime import datetime
@@ -40,14 +47,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from dreamer.agents.bootstrap import bootstrap_block
-from dreamer.agents.ingest import ingest
+from dreamer.agents.ingest import IngestReport, ingest
 from dreamer.dream import health
 from dreamer.dream.synth.claude_code import HOOKS_DISABLED
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
 
-EVENTS = ("session-start", "pre-compact", "session-end", "user-prompt-submit")
+EVENTS = ("session-start", "pre-compact", "session-end", "stop", "user-prompt-submit")
+STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
 CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
 RECALL_HITS = 3
@@ -88,11 +96,11 @@ def run(
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
-        if event == "session-end" and not background:
+        if event in ("session-end", "stop") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
-            _detached(["hook", "session-end", "--in-background", "-w", str(root)], root, raw)
+            _detached(["hook", event, "--in-background", "-w", str(root)], root, raw)
             return 0
-        writes = event in ("pre-compact", "session-end")
+        writes = event in ("pre-compact", "session-end", "stop")
         if not writes and not (root / "memory").is_dir():
             return 0  # nothing remembered here yet, and a read must not create a workspace
         recall = recall or env.get("DREAM_HOOK_RECALL") == "1"
@@ -137,17 +145,21 @@ def _handle(
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
-    if event in ("pre-compact", "session-end"):
+    if event in ("pre-compact", "session-end", "stop"):
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
+            turn = str(payload.get("turn_id") or "") if event == "stop" else ""
             try:
-                report = ingest(ws, [transcript], now, live=event == "pre-compact")
+                created, report = _await_turn(ws, Path(transcript), turn, now)
+                if event != "stop":
+                    report = ingest(ws, [transcript], now, live=event == "pre-compact")
+                    created = report.created
             except Exception as e:
                 health.capture_result(ws, now, f"{type(e).__name__}: {e}")
                 raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
             health.capture_result(ws, now, failed or None)
-            stored = f"stored {report.created} new crystals of {transcript}"
+            stored = f"stored {created} new crystals of {transcript}"
             _log(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         _detached(["tick", "-w", str(ws.root)], ws.root)
         return None
@@ -174,6 +186,26 @@ def _handle(
     return None
 
 
+def _await_turn(
+    ws: Workspace, transcript: Path, turn_id: str, now: datetime
+) -> tuple[int, IngestReport]:
+    """Ingest a Codex rollout until the turn ``turn_id`` is stored or ``STOP_WAIT`` passed:
+    the crystals created in all, and the last read's report (no read at all without a turn)."""
+    key = f"ingest.codex:{transcript.resolve()}"
+    deadline = time.monotonic() + STOP_WAIT
+    created, report = 0, IngestReport()
+    while turn_id:
+        report = ingest(ws, [transcript], now, live=True)
+        created += report.created
+        saved = ws.store.get_meta(key)
+        if report.failed or time.monotonic() > deadline:
+            break
+        if saved and json.loads(saved).get("last_uuid") == turn_id:
+            break
+        time.sleep(0.2)
+    return created, report
+
+
 def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> str:
     if payload.get("source") == "compact":
         notes = ws.scratch.notes()
@@ -197,9 +229,14 @@ def _window(model: Any) -> int | None:
 
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
-    """The Claude Code project folder of this session (where its transcripts are)."""
+    """The Claude Code project folder of this session (where its transcripts are).
+
+    None for a Codex rollout: its folder holds one day's sessions of every project.
+    """
     transcript = payload.get("transcript_path")
-    return [str(Path(transcript).parent)] if transcript else []
+    if not transcript or Path(transcript).name.startswith("rollout-"):
+        return []
+    return [str(Path(transcript).parent)]
 
 
 def _detached(args: list[str], root: Path, stdin: str | None = None) -> None:

@@ -36,7 +36,9 @@ def mcp(workspace: str | None) -> None:
 @click.command()
 @click.argument(
     "event",
-    type=click.Choice(["session-start", "pre-compact", "session-end", "user-prompt-submit"]),
+    type=click.Choice(
+        ["session-start", "pre-compact", "session-end", "stop", "user-prompt-submit"]
+    ),
 )
 @click.option(
     "--budget",
@@ -54,15 +56,17 @@ def mcp(workspace: str | None) -> None:
 @click.option("--in-background", "background", is_flag=True, hidden=True)
 @workspace_option
 def hook(event: str, budget: float, recall: bool, background: bool, workspace: str | None) -> None:
-    """Handle a Claude Code hook: its JSON on stdin, memory for the agent on stdout.
+    """Handle a Claude Code or Codex CLI hook: its JSON on stdin, memory on stdout.
 
     Always exits 0, even on bad input: failures go to memory/hooks.log. SessionStart prints
     the memory as additionalContext and catches up on the project's transcripts in the
     background; PreCompact stores the transcript's new exchanges, SessionEnd does so in the
     background, and both then consolidate in the background. UserPromptSubmit recalls up to
-    3 memories only with --recall (or DREAM_HOOK_RECALL=1). 'dream claude install' sets
-    these up. With DREAM_HOOKS_DISABLED=1 (set for the claude CLI a dream runs) it does
-    nothing, so a dream is never captured as a session.
+    3 memories only with --recall (or DREAM_HOOK_RECALL=1). Stop (Codex) stores the turn
+    that just ended, in the background, once Codex has written it to the rollout file.
+    'dream claude install' and 'dream codex install' set these up. With
+    DREAM_HOOKS_DISABLED=1 (set for the claude CLI a dream runs) it does nothing, so a dream
+    is never captured as a session.
 
     \b
     Example (what Claude Code runs):
