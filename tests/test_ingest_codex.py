@@ -159,3 +159,35 @@ def test_the_stop_hook_stores_the_turn_that_just_ended(tmp_path, now, monkeypatc
         assert len(rollout_texts(ws)) == 2
     log = (ws_path / "memory" / "hooks.log").read_text()
     assert "stored 2 new crystals" in log and "Traceback" not in log
+
+
+def test_the_stop_hook_waits_for_codex_to_close_the_turn(tmp_path, now, monkeypatch):
+    """Codex runs Stop before it writes task_complete: the turn is stored whole, once."""
+    import io
+    import threading
+
+    from dreamer import Workspace
+    from dreamer.agents import hooks
+
+    whole = lines()
+    path = tmp_path / "rollout-2026-11-25T15-28-54-y.jsonl"
+    path.write_bytes(b"".join(whole[:-1]))  # turn 2 answered, its task_complete not yet written
+    ws_path = tmp_path / "ws"
+    Workspace.open(ws_path).close()
+    monkeypatch.setenv("DREAM_WORKSPACE", str(ws_path))
+    payload = {"turn_id": "01a21352-fbd1-7541-ab0a-c1ac7e14c8d3", "transcript_path": str(path)}
+
+    def codex_finishes() -> None:
+        with path.open("ab") as handle:
+            handle.write(whole[-1])
+
+    writer = threading.Timer(1.0, codex_finishes)  # a real writer, in real time
+    writer.start()
+    try:
+        hooks.run("stop", io.StringIO(json.dumps(payload)), io.StringIO(), now, background=True)
+    finally:
+        writer.join()
+    with Workspace.open(ws_path, create=False) as ws:
+        texts = rollout_texts(ws)
+    assert texts[-1] == "User: And a second question\nAssistant: Second answer: remember Tuesdays."
+    assert len(texts) == 2

@@ -148,10 +148,11 @@ def _handle(
     if event in ("pre-compact", "session-end", "stop"):
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
-            turn = str(payload.get("turn_id") or "") if event == "stop" else ""
             try:
-                created, report = _await_turn(ws, Path(transcript), turn, now)
-                if event != "stop":
+                if event == "stop":
+                    turn = str(payload.get("turn_id") or "")
+                    created, report = _await_turn(ws, Path(transcript), turn, now)
+                else:
                     report = ingest(ws, [transcript], now, live=event == "pre-compact")
                     created = report.created
             except Exception as e:
@@ -190,15 +191,15 @@ def _await_turn(
     ws: Workspace, transcript: Path, turn_id: str, now: datetime
 ) -> tuple[int, IngestReport]:
     """Ingest a Codex rollout until the turn ``turn_id`` is stored or ``STOP_WAIT`` passed:
-    the crystals created in all, and the last read's report (no read at all without a turn)."""
+    the crystals created in all, and the last read's report (one read when no turn is named)."""
     key = f"ingest.codex:{transcript.resolve()}"
     deadline = time.monotonic() + STOP_WAIT
-    created, report = 0, IngestReport()
-    while turn_id:
+    created = 0
+    while True:
         report = ingest(ws, [transcript], now, live=True)
         created += report.created
         saved = ws.store.get_meta(key)
-        if report.failed or time.monotonic() > deadline:
+        if not turn_id or report.failed or time.monotonic() > deadline:
             break
         if saved and json.loads(saved).get("last_uuid") == turn_id:
             break
