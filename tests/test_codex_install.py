@@ -34,10 +34,9 @@ args = ["-y", "docs-mcp"]
 
 [profiles.deep]
 model_reasoning_effort = 'high'"""
-# As a JSON serializer writes it (4 spaces, no final newline): the layout is kept.
-HOOKS = json.dumps(
-    {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}},
-    indent=4,
+# Laid out by hand, as hooks.json files are (no serializer writes this): it comes back as is.
+HOOKS = (
+    '{\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}'
 )
 
 
@@ -151,6 +150,7 @@ def test_codex_home_moves_the_user_scope(place, runner, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEX_HOME", str(elsewhere))
     assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
     assert (elsewhere / "hooks.json").is_file() and (elsewhere / "config.toml").is_file()
+    assert (elsewhere / "config.toml").stat().st_mode & 0o777 == 0o600  # a new user file: private
     assert not (place[0] / ".codex").exists()
 
 
@@ -161,3 +161,19 @@ def test_the_documented_config_table_is_what_install_writes():
     shown = docs.split("```toml\n[mcp_servers.dreamer]", 1)[1].split("```", 1)[0]
     written = xs.server_block("/home/ada/.venv/bin/dream", Path("/home/ada/agents/ada"))
     assert "[mcp_servers.dreamer]" + shown == written
+
+
+def test_a_file_edited_after_install_loses_only_dreamers_entries(place, runner):
+    home, _ = place
+    folder = home / ".codex"
+    folder.mkdir()
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}}
+    (folder / "hooks.json").write_text(json.dumps(theirs, indent=2) + "\n")
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    data = json.loads((folder / "hooks.json").read_text())
+    data["hooks"]["PostToolUse"] = [{"hooks": [{"type": "command", "command": "lint"}]}]
+    (folder / "hooks.json").write_text(json.dumps(data, indent=2) + "\n")  # their edit
+    assert runner.invoke(main, ["codex", "uninstall", "--scope", "user"]).exit_code == 0
+    after = json.loads((folder / "hooks.json").read_text())
+    assert after == {"hooks": {**theirs["hooks"], "PostToolUse": data["hooks"]["PostToolUse"]}}
+    assert not (folder / "config.toml").exists()  # made by install, untouched since: removed

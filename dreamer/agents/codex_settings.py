@@ -13,14 +13,19 @@ against Codex CLI 0.169.0):
   the same folder. A project's ``.codex/`` layer is read only for a project the person trusts.
 
 dreamer's hooks are the ones whose command runs ``dream hook``, exactly as for Claude Code, so
-the JSON side reuses :mod:`dreamer.agents.claude_settings`. The TOML side is edited with
-tomlkit, which keeps comments, order and spacing: removing the table install added gives the
-person's file back byte for byte. A project-scope install names no path of this machine (the
-bare ``dream``, resolved on each PATH), as for Claude Code.
+the JSON side reuses :mod:`dreamer.agents.claude_settings`. Install also keeps each file's text
+from before it (in dreamer's user data folder, keyed by the file's path); uninstall writes that
+text back when the file is still exactly as install left it, so even a hand-laid-out
+``hooks.json`` comes back byte for byte. A file edited since gets dreamer's entries taken out:
+config.toml's table is appended as its own block and removed as exactly those bytes (a table
+edited by hand goes through tomlkit, which keeps comments, order and spacing). A project-scope
+install names no path of this machine (the bare ``dream``, resolved on each PATH), as for
+Claude Code.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tomllib
@@ -31,6 +36,7 @@ from typing import Any
 import tomlkit
 
 from dreamer.agents import claude_settings as cs
+from dreamer.support.files import atomic_write
 
 SCOPES = ("user", "project")
 HOOK_EVENTS = {
@@ -80,6 +86,51 @@ def hooks_installed(settings: dict[str, Any]) -> list[str]:
         if any(cs.is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []):
             found.append(event)
     return found
+
+
+def _record(path: Path, data_dir: Path | None) -> Path:
+    if data_dir is None:
+        import platformdirs
+
+        data_dir = platformdirs.user_data_path("dreamer", appauthor=False)
+    key = hashlib.sha256(str(path.absolute()).encode()).hexdigest()[:24]
+    return data_dir / "codex-install" / f"{key}.json"
+
+
+def remember(path: Path, before: str | None, after: str, data_dir: Path | None = None) -> None:
+    """Keep a file's text from before the first install, for uninstall to give back.
+
+    ``before`` is None when the file did not exist. A record whose ``after`` is still the
+    file's text keeps its ``before`` (a second install, say with another -w, is no new start).
+    """
+    record = _record(path, data_dir)
+    try:
+        old = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        old = None
+    if isinstance(old, dict) and old.get("after") == (before or ""):
+        before = old.get("before")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(record, json.dumps({"path": str(path), "before": before, "after": after}))
+
+
+def original(path: Path, current: str, data_dir: Path | None = None) -> tuple[bool, str | None]:
+    """(known, text): whether the file is exactly as install left it, and then its text from
+    before install (None when it did not exist)."""
+    record = _record(path, data_dir)
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False, None
+    if not isinstance(data, dict) or data.get("after") != current:
+        return False, None  # edited since: uninstall takes dreamer's entries out of what is there
+    before = data.get("before")
+    return True, before if isinstance(before, str) else None
+
+
+def forget(path: Path, data_dir: Path | None = None) -> None:
+    """Drop the record of a file (after uninstall)."""
+    _record(path, data_dir).unlink(missing_ok=True)
 
 
 def server_block(dream: str, workspace: Path | None) -> str:

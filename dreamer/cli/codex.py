@@ -57,11 +57,13 @@ def _read(path: Path) -> str:
         raise UsageError(f"{path}: cannot read it ({e}); check the file and its permissions") from e
 
 
-def _write(path: Path, before: str, after: str, *, dry_run: bool, shared: bool) -> bool:
+def _write(
+    path: Path, before: str, after: str, *, dry_run: bool, shared: bool, keep_empty: bool = False
+) -> bool:
     """Show the diff of path; write (or remove, when empty) unless dry_run; True if it changed."""
     if before == after:
         return False
-    if not after and path.exists():
+    if not after and path.exists() and not keep_empty:
         # The file held dreamer's entries only: install made it, so uninstall takes it away.
         click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
         if not dry_run:
@@ -140,8 +142,16 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
         config_after = xs.with_server(config_before, config_file, dream, pinned)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
-    changed = _write(hooks_file, hooks_before, hooks_after, dry_run=dry_run, shared=shared)
-    changed |= _write(config_file, config_before, config_after, dry_run=dry_run, shared=shared)
+    changed = False
+    for path, before, after in (
+        (hooks_file, hooks_before, hooks_after),
+        (config_file, config_before, config_after),
+    ):
+        existed = path.exists()
+        if _write(path, before, after, dry_run=dry_run, shared=shared) and not dry_run:
+            xs.remember(path, before if existed else None, after)
+            changed = True
+        changed |= dry_run and before != after
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
     if changed and not dry_run:
@@ -169,8 +179,22 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
         config_after = xs.without_server(config_before, config_file)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
-    changed = _write(hooks_file, hooks_before, hooks_after, dry_run=dry_run, shared=False)
-    changed |= _write(config_file, config_before, config_after, dry_run=dry_run, shared=False)
+    changed = False
+    for path, before, after in (
+        (hooks_file, hooks_before, hooks_after),
+        (config_file, config_before, config_after),
+    ):
+        if before == after:
+            continue  # none of dreamer's entries here
+        known, kept = xs.original(path, before)
+        if not known:  # edited since install: take dreamer's entries out of what is there
+            changed |= _write(path, before, after, dry_run=dry_run, shared=False)
+        else:  # as install left it: the bytes from before (no file, when there was none)
+            changed |= _write(
+                path, before, kept or "", dry_run=dry_run, shared=False, keep_empty=kept == ""
+            )
+        if not dry_run:
+            xs.forget(path)
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
 
 
