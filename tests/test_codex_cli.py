@@ -62,6 +62,12 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
     with fake.serve() as base_url:
         before = config(base_url)
         (codex_home / "config.toml").write_text(before)
+        marker = tmp_path / "their-hook-ran"
+        theirs = (  # the person's own hook, laid out by hand: it keeps running, and comes back
+            '{"hooks": {\n  "Stop": [{"hooks": [{"type": "command", '
+            f'"command": "touch {marker}"}}]}}]\n}}}}\n'
+        )
+        (codex_home / "hooks.json").write_text(theirs)
         installed = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(ws_path)])
         assert installed.exit_code == 0, installed.output
 
@@ -95,7 +101,8 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
     removed = runner.invoke(main, ["codex", "uninstall", "--scope", "user"])
     assert removed.exit_code == 0, removed.output
     assert (codex_home / "config.toml").read_text() == before  # byte for byte
-    assert not (codex_home / "hooks.json").exists()  # install made it; uninstall took it away
+    assert (codex_home / "hooks.json").read_text() == theirs
+    assert marker.exists()
     assert json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)["scopes"][
         "user"
     ] == {"hooks_file": str(codex_home / "hooks.json"), "hooks": [], "mcp": False}
