@@ -177,3 +177,20 @@ def test_a_file_edited_after_install_loses_only_dreamers_entries(place, runner):
     after = json.loads((folder / "hooks.json").read_text())
     assert after == {"hooks": {**theirs["hooks"], "PostToolUse": data["hooks"]["PostToolUse"]}}
     assert not (folder / "config.toml").exists()  # made by install, untouched since: removed
+
+
+def test_status_says_what_is_installed_and_what_was_captured(place, runner, tmp_path, now):
+    from pathlib import Path
+
+    from dreamer import Workspace
+    from dreamer.agents.ingest import ingest
+
+    ws_path = tmp_path / "ws"
+    with Workspace.open(ws_path) as ws:
+        ingest(ws, [Path(__file__).with_name("codex_rollout.jsonl")], now)
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    shown = runner.invoke(main, ["codex", "status", "-w", str(ws_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "user     hooks: SessionStart, PreCompact, Stop; MCP server: yes" in shown.output
+    assert "project  hooks: none; MCP server: no" in shown.output
+    assert "captured codex_rollout.jsonl: up to 2026-" in shown.output

@@ -77,7 +77,8 @@ def bootstrap(context_window: str | None, as_json: bool, workspace: str | None) 
     "--live",
     is_flag=True,
     help="Sessions may still be growing (as when Claude Code's hooks run): a Claude Code "
-    "session's last turn waits until it is over, unless the file has been quiet for 10 minutes.",
+    "session's (or Codex rollout's) last turn waits until it is over, unless the file has been "
+    "quiet for 10 minutes.",
 )
 @json_option
 @workspace_option
@@ -89,7 +90,9 @@ def ingest(paths: tuple[str, ...], live: bool, as_json: bool, workspace: str | N
     their own timestamps. A Claude Code project folder (~/.claude/projects/<project>/) or
     session file is read with its subagents, without markup, errors, compaction summaries or
     tool-output dumps, and from where the last ingest of it stopped: each exchange is stored
-    once however often a growing session is ingested. Markdown with name/description/type
+    once however often a growing session is ingested. Codex CLI rollout files
+    (~/.codex/sessions/...) are read the same way, one crystal per finished turn, without tool
+    output or harness text. Markdown with name/description/type
     frontmatter becomes 'memory' crystals. Ingesting the same file again adds nothing.
     A file that cannot be read is reported and the others still go in (exit code 1).
 
@@ -97,6 +100,7 @@ def ingest(paths: tuple[str, ...], live: bool, as_json: bool, workspace: str | N
     Examples:
       dream ingest ~/.claude/projects/-home-ada-src-ferrous/
       dream ingest --live ~/.claude/projects/-home-ada-src-ferrous/abc123.jsonl
+      dream ingest ~/.codex/sessions/2026/03/
       dream ingest notes.md memory/feedback_testing.md --json
     """
     with open_workspace(workspace) as ws:
