@@ -201,10 +201,18 @@ def _await_turn(
         saved = ws.store.get_meta(key)
         if not turn_id or report.failed or time.monotonic() > deadline:
             break
-        if saved and json.loads(saved).get("last_uuid") == turn_id:
-            break
+        cursor = json.loads(saved) if saved else {}
+        if cursor.get("last_uuid") == turn_id or cursor.get("offset") == _size(transcript):
+            break  # the turn is stored, or was closed with nothing to store (no prompt)
         time.sleep(0.2)
     return created, report
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> str:
