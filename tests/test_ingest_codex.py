@@ -191,3 +191,35 @@ def test_the_stop_hook_waits_for_codex_to_close_the_turn(tmp_path, now, monkeypa
         texts = rollout_texts(ws)
     assert texts[-1] == "User: And a second question\nAssistant: Second answer: remember Tuesdays."
     assert len(texts) == 2
+
+
+def test_an_interrupted_turn_keeps_the_prompt_and_older_prompt_events_count(tmp_path):
+    """``turn_aborted`` ends a turn like ``task_complete``; releases before 0.169 wrote the
+    prompt as an ``event_msg`` ``user_message`` instead of an ``item_completed`` UserMessage."""
+
+    def line(kind: str, payload: dict, second: int) -> bytes:
+        at = f"2026-03-01T10:00:0{second}.000Z"
+        return (json.dumps({"timestamp": at, "type": kind, "payload": payload}) + "\n").encode()
+
+    meta = lines()[0]
+    turn = {"type": "task_started", "turn_id": "t-1"}
+    path = tmp_path / "older.jsonl"
+    path.write_bytes(
+        meta
+        + line("event_msg", turn, "2026-03-01T10:00:00.000Z")
+        + line(
+            "event_msg",
+            {"type": "user_message", "message": "Stop, wrong repo"},
+            "2026-03-01T10:00:01.000Z",
+        )
+        + line("response_item", {"type": "reasoning", "summary": []}, "2026-03-01T10:00:02.000Z")
+        + line(
+            "event_msg",
+            {"type": "turn_aborted", "reason": "interrupted"},
+            "2026-03-01T10:00:03.000Z",
+        )
+    )
+    exchanges, cursor = codex.read_rollout(path)
+    assert [(x.uuid, x.user, x.assistant) for x in exchanges] == [("t-1", "Stop, wrong repo", "")]
+    assert exchanges[0].text() == "User: Stop, wrong repo"
+    assert cursor.offset == path.stat().st_size and cursor.skipped == {"reasoning": 1}
