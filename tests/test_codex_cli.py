@@ -70,6 +70,12 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
         (codex_home / "hooks.json").write_text(theirs)
         installed = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(ws_path)])
         assert installed.exit_code == 0, installed.output
+        listed = subprocess.run(
+            [cli, "mcp", "list", "--json"], capture_output=True, text=True, timeout=60
+        )
+        servers = {server["name"]: server for server in json.loads(listed.stdout)}
+        assert servers["dreamer"]["enabled"] is True  # Codex reads the table install wrote
+        assert servers["dreamer"]["transport"]["args"] == ["mcp", "-w", str(ws_path)]
 
         first = _codex(cli, project, FIRST)
         assert first.returncode == 0, first.stderr[-3000:]
