@@ -40,6 +40,7 @@ def config(base_url: str) -> str:
 model = "gpt-fake"   # served by the test's fake
 model_provider = "fake"
 check_for_update_on_startup = false
+mcp_optional_startup_grace_ms = 0   # wait for MCP servers (Codex's default grace is ~1 s)
 
 [analytics]
 enabled = false

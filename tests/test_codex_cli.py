@@ -96,6 +96,10 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
         for part in item["content"]
     ]
     assert any(NOTE in text for text in developer), "the memory block did not reach the model"
+    # The MCP server registered in config.toml started, and its tools reached the model.
+    for request in fake.requests:
+        namespaces = [tool for tool in request.json["tools"] if tool.get("name") == "mcp__dreamer"]
+        assert namespaces and "memory_search" in json.dumps(namespaces[0])
     # Each exchange once, and neither the memory block nor harness text was captured.
     assert stored == [
         f"User: {FIRST}\nAssistant: {ANSWER}",
