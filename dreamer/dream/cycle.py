@@ -42,7 +42,7 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormones, scratch
+from dreamer.memory import hormones, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
@@ -403,6 +403,7 @@ class _Dream:
             insights=found,
             left=bounded.left_summary(chosen.left, beyond),
             causes=_causes(period, chosen.chosen),
+            seen=sightings.of(store, [(c.id, c.created_at) for c in chosen.chosen]),
         )
         inputs.blocks = bounded.blocks_for(inputs, budget)
         measured = bounded.measure(inputs.blocks)

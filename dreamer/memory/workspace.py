@@ -33,11 +33,11 @@ from dreamer.errors import (
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import hormones, location
+from dreamer.memory import hormones, location, sightings
 from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal, Store, open_store
+from dreamer.store import Crystal, Store, content_hash, open_store
 from dreamer.store.base import Leasing, ScratchRows
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
@@ -313,7 +313,8 @@ class Workspace:
                 text, hormones.load_lexicon(self)
             ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
-        return self.index(
+        again = self.store.find_by_hash(content_hash(text))
+        crystal_id = self.index(
             text,
             importance=importance,
             semantic_type=semantic_type,
@@ -321,6 +322,9 @@ class Workspace:
             source=source,
             embed=embed,
         )
+        if again is not None:
+            sightings.record(self.store, again, moment)
+        return crystal_id
 
     def index(
         self,

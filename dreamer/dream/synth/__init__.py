@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from dreamer.memory.scratch import Note
+from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal
 
@@ -61,6 +62,7 @@ class DreamInputs:
     period: dict[str, Any] | None = None  # what the hormones did since the last dream
     causes: dict[str, list[int]] = field(default_factory=dict)  # hormone -> crystals behind it
     blocks: dict[str, str] = field(default_factory=dict)  # the data as rendered in the budget
+    seen: dict[int, Sighting] = field(default_factory=dict)  # crystals written more than once
 
 
 @dataclass
