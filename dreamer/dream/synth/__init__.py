@@ -63,6 +63,7 @@ class DreamInputs:
     causes: dict[str, list[int]] = field(default_factory=dict)  # hormone -> crystals behind it
     blocks: dict[str, str] = field(default_factory=dict)  # the data as rendered in the budget
     seen: dict[int, Sighting] = field(default_factory=dict)  # crystals written more than once
+    revision_rate: float | None = None  # the journal's revisions per dream (None: no history)
 
 
 @dataclass
