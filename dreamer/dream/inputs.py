@@ -51,6 +51,14 @@ TEXT_CAP = 240  # characters of any text inside the insights
 IDS_CAP = 5
 CONTINUATION = "  "  # indent of a note's later lines
 REFERABLE = ("line", "text")  # insight fields that may repeat a state line
+SECRET_MARK = "[secret:"  # how a redacted secret reads (dreamer.support.secrets.placeholder)
+WITHHELD = "[withheld]"
+_VALUE = r"[^\s,;]*[\w@.-][^\s,;]*"  # a name, handle or address
+_WHO = r"(?:user(?:[ _-]?(?:name|id))?|login|account|e-?mail)"
+_CREDENTIAL = re.compile(
+    rf"(\b{_WHO}\b(?:\s*:?\s*{_WHO}\b)*(?:\s+is)?\s*[:=]?\s*)(?!\[secret:){_VALUE}",
+    re.IGNORECASE,
+)
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 # Tags that delimit data in the prompts; inside data they are neutralised.
@@ -184,9 +192,17 @@ def when(stamp: str) -> str:
         return stamp
 
 
+def withhold(text: str) -> str:
+    """``text`` without the username, login or account that goes with a redacted secret: half
+    a credential is still one, so the request never carries it (a model cannot keep it)."""
+    if SECRET_MARK not in text:
+        return text
+    return _CREDENTIAL.sub(lambda m: m.group(1) + WITHHELD, text)
+
+
 def _body(text: str) -> str:
     """A note's text on its line; a later line of it indented, so it never reads as a note."""
-    return neutralise(text).replace("\n", "\n" + CONTINUATION)
+    return neutralise(withhold(text)).replace("\n", "\n" + CONTINUATION)
 
 
 def note_line(crystal: Crystal, sighting: Sighting | None = None) -> str:
@@ -363,7 +379,7 @@ def blocks_for(di: Any, budget: int) -> dict[str, str]:
     """Every data block of a dream (``DreamInputs``) rendered within ``budget`` tokens."""
     causes = {
         name: [
-            clip(c.text, c.id, TEXT_CAP)
+            clip(withhold(c.text), c.id, TEXT_CAP)
             for c in di.crystals
             if c.id in set(di.causes.get(name, []))
         ]
