@@ -7,14 +7,17 @@ real Anthropic SDK against the local fake Messages API, and read the request it 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import timedelta
 
 from fake_anthropic import FakeAnthropic
+from fake_openai import MODEL, FakeOpenAI
 
 from dreamer.dream import inputs
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
+from dreamer.dream.synth.openai_compat import OpenAISynthesizer
 from dreamer.support import tokens
 
 CHORE = "Watered the balcony tomatoes before work"
@@ -102,3 +105,24 @@ def test_a_later_line_of_a_note_cannot_pass_for_another_note(ws, now):
     block = inputs.notes_block([ws.get(crystal_id)])
     assert block.split("\n")[1].startswith("  #99")
     assert [line for line in block.split("\n") if line.startswith("#")] == [block.split("\n")[0]]
+
+
+def test_every_model_backend_sends_the_count_an_openai_endpoint_too(ws, now):
+    start = now - timedelta(days=6)
+    for day in range(5):
+        ws.note(CHORE, importance=0.6, at=start + timedelta(days=day, hours=8))
+    for i, text in enumerate(OTHERS):
+        ws.note(text, importance=0.7, at=now - timedelta(hours=3 - i))
+    server = FakeOpenAI()
+    server.tool_call(TOOL_NAME, STATE)
+    settings = dataclasses.replace(
+        ws.settings,
+        openai_base_url="http://127.0.0.1:9/v1",
+        model=MODEL,
+        sources={**ws.settings.sources, "model": "test"},
+    )
+    synth = OpenAISynthesizer(settings, transport=server.transport)
+    assert run(ws, now=now, force=True, synthesizer=synth).committed
+    user = server.last.json["messages"][1]["content"]
+    last = (start + timedelta(days=4, hours=8)).strftime("%Y-%m-%d %H:%M")
+    assert f"seen 5, last {last}: {CHORE}" in user
