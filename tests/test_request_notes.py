@@ -11,13 +11,14 @@ import dataclasses
 import re
 from datetime import timedelta
 
-from fake_anthropic import FakeAnthropic
+from fake_anthropic import FakeAnthropic, Scripted, message_body
 from fake_openai import MODEL, FakeOpenAI
 
 from dreamer.dream import inputs
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.dream.synth.openai_compat import OpenAISynthesizer
+from dreamer.store import content_hash
 from dreamer.support import tokens
 
 CHORE = "Watered the balcony tomatoes before work"
@@ -126,3 +127,27 @@ def test_every_model_backend_sends_the_count_an_openai_endpoint_too(ws, now):
     user = server.last.json["messages"][1]["content"]
     last = (start + timedelta(days=4, hours=8)).strftime("%Y-%m-%d %H:%M")
     assert f"seen 5, last {last}: {CHORE}" in user
+
+
+def test_a_note_written_again_while_the_model_works_waits_for_the_next_dream(ws, now):
+    fake = FakeAnthropic()
+    ws.note(CHORE, importance=0.6, at=now - timedelta(hours=3))
+    ws.note(OTHERS[0], importance=0.7, at=now - timedelta(hours=2))
+
+    def answer_while_the_chore_repeats(request):
+        ws.note(CHORE, importance=0.6, at=now)  # the agent keeps working during the call
+        body = message_body(
+            [{"type": "tool_use", "id": "toolu_r", "name": TOOL_NAME, "input": STATE}],
+            stop_reason="tool_use",
+        )
+        return Scripted(200, body)
+
+    fake.push(answer_while_the_chore_repeats)
+    synth = ClaudeSynthesizer(ws.settings, client=fake.client())
+    result = run(ws, now=now, force=True, synthesizer=synth)
+    assert result.committed
+    chore = ws.store.find_by_hash(content_hash(CHORE))
+    assert chore not in result.consumed and ws.get(chore).lifecycle == "generated"
+    assert ws.get(ws.store.find_by_hash(content_hash(OTHERS[0]))).lifecycle == "consolidated"
+    later = dream(ws, fake, now + timedelta(hours=2))
+    assert f"seen 2, last {now.strftime('%Y-%m-%d %H:%M')}: {CHORE}" in later

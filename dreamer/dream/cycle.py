@@ -196,6 +196,7 @@ class _Dream:
         self.inputs_summary: dict[str, Any] = {}
         self.old_text = ""
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
+        self.audit_mark = 0  # the newest audit row when the dream gathered its inputs
         self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
         self.hand_report: dict[str, Any] = {}  # what the hand edits of the old state needed
         self.resolutions: list[forget_requests.Resolution] = []
@@ -376,6 +377,7 @@ class _Dream:
     ) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
         budget = ws.settings.input_tokens
+        self.audit_mark = sightings.mark(store)
         pool = store.new_crystals(watermark, bounded.POOL)
         beyond = max(0, store.count_new() - len(pool))
         if store.get_meta(SEED_FLAG) == "1":
@@ -536,6 +538,9 @@ class _Dream:
     def _book(self, *, state_text: str, seed_pending: bool) -> None:
         """The bookkeeping after the commit: journal, consumed crystals, the scratch."""
         ws, store, text = self.ws, self.ws.store, state_text
+        # A note written again while the model worked stays pending: the next dream counts it.
+        again = sightings.since(store, self.result.consumed, self.audit_mark)
+        self.result.consumed = [i for i in self.result.consumed if i not in again]
         self.step("journal")
         with store.transaction():
             self.result.dream_id = self._journal("committed", self.result.reason, new_state=text)

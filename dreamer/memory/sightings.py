@@ -54,3 +54,21 @@ def of(store: Store, crystals: Iterable[tuple[int, str]]) -> dict[int, Sighting]
         if times:
             out[crystal_id] = Sighting(1 + len(times), max([created_at, *times]))
     return out
+
+
+def mark(store: Store) -> int:
+    """The id of the newest audit row (0 for none): what ``since`` counts from."""
+    newest = store.audit_entries(None, 1)
+    return int(newest[0]["id"]) if newest else 0
+
+
+def since(store: Store, crystal_ids: Iterable[int], after: int) -> set[int]:
+    """Those of ``crystal_ids`` whose text was written again after audit row ``after``."""
+    return {
+        crystal_id
+        for crystal_id in crystal_ids
+        if any(
+            row["action"] == SEEN and int(row["id"]) > after
+            for row in store.audit_entries(crystal_id, HISTORY)
+        )
+    }
