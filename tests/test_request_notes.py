@@ -18,6 +18,7 @@ from dreamer.dream import inputs
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.dream.synth.openai_compat import OpenAISynthesizer
+from dreamer.memory import sightings
 from dreamer.store import content_hash
 from dreamer.support import tokens
 
@@ -151,3 +152,15 @@ def test_a_note_written_again_while_the_model_works_waits_for_the_next_dream(ws,
     assert ws.get(ws.store.find_by_hash(content_hash(OTHERS[0]))).lifecycle == "consolidated"
     later = dream(ws, fake, now + timedelta(hours=2))
     assert f"seen 2, last {now.strftime('%Y-%m-%d %H:%M')}: {CHORE}" in later
+
+
+def test_a_repeated_note_ranks_by_when_it_was_last_written(ws, now):
+    ws.note(CHORE, importance=0.6, at=now - timedelta(days=6))
+    ws.note(OTHERS[0], importance=0.6, at=now - timedelta(days=1))
+    ws.note(CHORE, importance=0.6, at=now - timedelta(hours=1))  # again, today
+    pending = ws.store.new_crystals(ws.store.max_crystal_id(), 10)
+    room = max(tokens.count(inputs.note_line(c)) for c in pending) + 2  # room for one
+    chosen = inputs.select(pending, room, now, last=sightings.latest(ws.store)).chosen
+    assert [c.text for c in chosen] == [CHORE]
+    # Without its last writing it is the older note, and the other one goes first.
+    assert [c.text for c in inputs.select(pending, room, now).chosen] == [OTHERS[0]]

@@ -403,7 +403,9 @@ class _Dream:
         fixed = bounded.blocks_for(probe, budget)
         used = bounded.measure({k: v for k, v in fixed.items() if k not in ("notes", "insights")})
         room = max(0, budget - used["total"] - int(budget * bounded.INSIGHTS_SHARE))
-        chosen = bounded.select(evidence, room, self.now, old.substance().split("\n"))
+        chosen = bounded.select(
+            evidence, room, self.now, old.substance().split("\n"), last=sightings.latest(store)
+        )
         hashes = {c.content_hash for c in chosen.chosen}
         given = [note for note in notes if content_hash(note.text) in hashes]
         found = insights.compute(store, given, chosen.chosen, self.now, old)

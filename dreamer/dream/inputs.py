@@ -104,12 +104,16 @@ def clip(text: str, crystal_id: int | None, limit: int = CLIP_CHARS) -> str:
 # --- ranking and selection ----------------------------------------------------------------------
 
 
-def priority(crystal: Crystal, now: datetime, known: list[set[str]]) -> tuple[float, ...]:
+def priority(
+    crystal: Crystal, now: datetime, known: list[set[str]], last: str | None = None
+) -> tuple[float, ...]:
     """Sort key (ascending): directives and corrections first, then a score of importance,
-    recency (a day-scale decay) and novelty (little overlap with the state and the others)."""
+    recency (a day-scale decay from ``last``, when the text was last written, else its
+    creation) and novelty (little overlap with the state and the others)."""
     first = crystal.semantic_type == "directive" or bool(_CORRECTION.search(crystal.text[:400]))
     try:
-        hours = max(0.0, (now - parse_iso(crystal.created_at)).total_seconds() / 3600)
+        stamp = max(crystal.created_at, last or "")
+        hours = max(0.0, (now - parse_iso(stamp)).total_seconds() / 3600)
     except ValueError:
         hours = 1e6
     recency = 1.0 / (1.0 + hours / 24.0)
@@ -140,11 +144,14 @@ def select(
     now: datetime,
     state_lines: list[str] | None = None,
     render_one: Callable[[Crystal], str] | None = None,
+    last: dict[int, str] | None = None,
 ) -> Selection:
-    """Take pending crystals in rank order while their rendered lines fit ``room`` tokens."""
+    """Take pending crystals in rank order while their rendered lines fit ``room`` tokens
+    (``last``: when a crystal's text was last written again, for its recency)."""
     render_one = render_one or note_line
     known = [stems(line) for line in state_lines or [] if line.strip()]
-    ranked = sorted(crystals, key=lambda c: priority(c, now, known))
+    last = last or {}
+    ranked = sorted(crystals, key=lambda c: priority(c, now, known, last.get(c.id)))
     out = Selection()
     seen: list[tuple[set[str], int]] = []
     for crystal in ranked:
