@@ -55,7 +55,7 @@ def test_the_rules_do_not_mislead(ws, now):
     # One rule for the counts, stated once; no "reject any that is wrong" beside it.
     assert system.count("never count or estimate") == 1
     assert "reject any that is wrong" not in user and "base the counts" not in system
-    assert "counts follow\nthe rule of the first message" in user
+    assert "counts follow\nthe **Counts** rule of your instructions" in user
     # Sensitive details and credentials; the model cannot delete.
     assert "only when the user asked for them to be remembered" in system
     assert "nor the username, account\n  or address that goes with a redacted secret" in system
