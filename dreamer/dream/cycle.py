@@ -28,16 +28,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import (
-    forget_requests,
-    guards,
-    hand_edits,
-    insights,
-    journal,
-    keep_rules,
-    overflow,
-)
+from dreamer.dream import forget_requests, guards, hand_edits, insights, keep_rules, overflow
 from dreamer.dream import inputs as bounded
+from dreamer.dream.journal import revision_rate
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
@@ -417,7 +410,7 @@ class _Dream:
             left=bounded.left_summary(chosen.left, beyond),
             causes=_causes(period, chosen.chosen),
             seen=sightings.of(store, [(c.id, c.created_at) for c in chosen.chosen]),
-            revision_rate=journal.revision_rate(store, self.synth.name),
+            revision_rate=revision_rate(store, self.synth.name),
         )
         inputs.blocks = bounded.blocks_for(inputs, budget)
         measured = bounded.measure(inputs.blocks)
