@@ -207,6 +207,10 @@ def withhold(text: str) -> str:
     return _CREDENTIAL.sub(lambda m: m.group(1) + WITHHELD, text)
 
 
+def _importance(value: float) -> str:
+    return f"{value:.2f}".removeprefix("0")  # ".70"; 1.00 stays "1.00"
+
+
 def _body(text: str) -> str:
     """A note's text on its line; a later line of it indented, so it never reads as a note."""
     return neutralise(withhold(text)).replace("\n", "\n" + CONTINUATION)
@@ -218,8 +222,9 @@ def note_line(crystal: Crystal, sighting: Sighting | None = None) -> str:
     kind = crystal.semantic_type
     if crystal.source != "scratch":
         kind += f"/{crystal.source}"
-    importance = f"{crystal.importance:.2f}".removeprefix("0")
-    head = f"#{crystal.id} {when(crystal.created_at)} {_attr(kind)} {importance}"
+    head = (
+        f"#{crystal.id} {when(crystal.created_at)} {_attr(kind)} {_importance(crystal.importance)}"
+    )
     if sighting is not None and sighting.seen > 1:
         head += f" seen {sighting.seen}, last {when(sighting.last)}"
     return f"{head}: {_body(crystal.text)}"
@@ -376,7 +381,7 @@ def _loose_notes(di: Any) -> list[str]:
 
     have = {c.content_hash for c in di.crystals}
     return [
-        f"{when(n.at.isoformat())} {n.importance:.2f}: {_body(clip(n.text, None))}"
+        f"{when(n.at.isoformat())} {_importance(n.importance)}: {_body(clip(n.text, None))}"
         for n in di.notes
         if content_hash(n.text) not in have
     ]
