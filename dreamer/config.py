@@ -12,6 +12,7 @@ dreamer.toml are an error, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import difflib
+import errno
 import math
 import os
 import tomllib
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dreamer.cadence import Cadence, every_minutes, parse
 from dreamer.errors import InvalidSetting
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
@@ -51,6 +53,11 @@ STORE_SCHEMES = ("postgresql://", "postgres://")
 CACHE_CHOICES = ("auto", "off")
 DEFAULT_INPUT_TOKENS = 24_000
 MIN_INPUT_TOKENS = 2_000
+# A note is a fact or two, not a document: 32,000 characters is ~8,000 tokens, a long page.
+# Bigger texts go in through `dream ingest` (cut into windows) or not at all.
+DEFAULT_NOTE_MAX_CHARS = 32_000
+MIN_NOTE_MAX_CHARS = 100
+MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
 @dataclass
@@ -63,6 +70,13 @@ class Settings:
     max_revisions: int = 2
     input_tokens: int = DEFAULT_INPUT_TOKENS  # the data a dream request may carry
     cache: str = "auto"
+    review: bool = False  # write memory/MEMORY.candidate.md for 'dream adopt' instead
+    # Spending caps (None: no cap), read from the journal by dreamer.dream.budget.
+    max_usd_per_day: float | None = None
+    max_usd_per_month: float | None = None
+    max_tokens_per_day: int | None = None
+    max_tokens_per_month: int | None = None
+    note_max_chars: int = DEFAULT_NOTE_MAX_CHARS  # the longest note accepted, in characters
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
     api_key: str | None = field(default=None, repr=False)
@@ -76,6 +90,9 @@ class Settings:
     openai_input_price: float = 0.0  # USD per million tokens; 0 for a local model
     openai_output_price: float = 0.0
     consolidation_interval_minutes: float = 30.0
+    # A cron expression or interval (dreamer.cadence); None: every ``*_interval_minutes``.
+    dream_schedule: Cadence | None = None
+    consolidation_schedule: Cadence | None = None
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     session_memory: bool = True
     redact_secrets: bool = True
@@ -120,6 +137,12 @@ class Settings:
             return self.model
         return DEFAULT_MODELS.get(backend)
 
+    def cadence(self, job: str) -> Cadence:
+        """When ``job`` (consolidate or dream) runs: its schedule, else its interval."""
+        if job == "dream":
+            return self.dream_schedule or every_minutes(self.dream_interval_minutes)
+        return self.consolidation_schedule or every_minutes(self.consolidation_interval_minutes)
+
     def sessions_searchable(self) -> bool:
         """True when session transcripts take part in search."""
         return "sessions" in self.search_sources and self.session_memory
@@ -161,11 +184,33 @@ def _to_count(value: Any, where: str) -> int:
     return number
 
 
+def _to_money(value: Any, where: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(
+            f"{where} must be an amount in USD such as 0.50, not {value!r}"
+        ) from None
+    if isinstance(value, bool) or not math.isfinite(number) or number < 0:
+        raise InvalidSetting(f"{where} must be an amount in USD of 0 or more, not {value!r}")
+    return number
+
+
 def _to_budget(value: Any, where: str) -> int:
     number = _to_count(value, where)
     if number < MIN_INPUT_TOKENS:
         raise InvalidSetting(
             f"{where} must be at least {MIN_INPUT_TOKENS} tokens (the state alone needs ~4,500), "
+            f"not {value!r}"
+        )
+    return number
+
+
+def _to_note_limit(value: Any, where: str) -> int:
+    number = _to_count(value, where)
+    if not MIN_NOTE_MAX_CHARS <= number <= MAX_NOTE_MAX_CHARS:
+        raise InvalidSetting(
+            f"{where} must be from {MIN_NOTE_MAX_CHARS} to {MAX_NOTE_MAX_CHARS} characters, "
             f"not {value!r}"
         )
     return number
@@ -243,6 +288,10 @@ def _to_text(value: Any, where: str) -> str:
     return value.strip()
 
 
+def _to_schedule(value: Any, where: str) -> Cadence:
+    return parse(value, where)
+
+
 def _to_sources(value: Any, where: str) -> list[str]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list):
@@ -298,8 +347,24 @@ _SPECS: list[_Spec] = [
         "min_chunks_for_dream",
         _to_count,
     ),
+    _Spec("memory.dream.schedule", "DREAM_DREAM_SCHEDULE", "dream_schedule", _to_schedule),
     _Spec("memory.dream.maxRevisions", "DREAM_MAX_REVISIONS", "max_revisions", _to_count),
     _Spec("memory.dream.inputTokens", "DREAM_INPUT_TOKENS", "input_tokens", _to_budget),
+    _Spec("memory.dream.review", "DREAM_REVIEW", "review", _to_bool),
+    _Spec("memory.dream.maxUsdPerDay", "DREAM_MAX_USD_PER_DAY", "max_usd_per_day", _to_money),
+    _Spec("memory.dream.maxUsdPerMonth", "DREAM_MAX_USD_PER_MONTH", "max_usd_per_month", _to_money),
+    _Spec(
+        "memory.dream.maxTokensPerDay",
+        "DREAM_MAX_TOKENS_PER_DAY",
+        "max_tokens_per_day",
+        _to_count,
+    ),
+    _Spec(
+        "memory.dream.maxTokensPerMonth",
+        "DREAM_MAX_TOKENS_PER_MONTH",
+        "max_tokens_per_month",
+        _to_count,
+    ),
     _Spec("memory.dream.cache", "DREAM_CACHE", "cache", _to_choice(CACHE_CHOICES)),
     _Spec("memory.dream.synthesizer", "DREAM_SYNTHESIZER", "synthesizer", _to_choice(SYNTHESIZERS)),
     _Spec("memory.dream.model", "DREAM_MODEL", "model", _to_text),
@@ -334,6 +399,12 @@ _SPECS: list[_Spec] = [
         "consolidation_interval_minutes",
         _to_positive_float,
     ),
+    _Spec(
+        "memory.consolidation.schedule",
+        "DREAM_CONSOLIDATION_SCHEDULE",
+        "consolidation_schedule",
+        _to_schedule,
+    ),
     _Spec("memory.search.sources", "DREAM_SEARCH_SOURCES", "search_sources", _to_sources),
     _Spec(
         "memory.search.experimental.sessionMemory",
@@ -343,6 +414,7 @@ _SPECS: list[_Spec] = [
     ),
     _Spec("memory.secrets.redact", "DREAM_REDACT_SECRETS", "redact_secrets", _to_bool),
     _Spec("memory.search.embedder", "DREAM_EMBEDDER", "embedder", _to_choice(EMBEDDERS)),
+    _Spec("memory.note.maxChars", "DREAM_NOTE_MAX_CHARS", "note_max_chars", _to_note_limit),
     _Spec("memory.store.url", "DREAM_STORE_URL", "store_url", _to_store_url),
 ]
 for _name in HORMONES:
@@ -403,6 +475,11 @@ def read_toml(path: Path) -> dict[str, Any]:
             f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
         ) from e
     except OSError as e:
+        if e.errno in (errno.EMFILE, errno.ENFILE):  # not a permission: the open-files limit
+            raise InvalidSetting(
+                f"too many open files to read {path}; raise the limit ('ulimit -n 4096', or "
+                "LimitNOFILE= in a systemd unit)"
+            ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
     flat = _flatten(table)
     for key in flat:
@@ -457,6 +534,8 @@ def describe(settings: Settings) -> list[dict[str, Any]]:
             source = settings.sources.get(spec.attr, "default")
         if spec.attr in ("api_key", "openai_api_key") and value:
             value = value[:7] + "…"
+        if isinstance(value, Cadence):
+            value = value.text
         if spec.attr == "store_url" and value:
             value = mask_url(value)
         rows.append({"key": spec.key, "env": spec.env, "value": value, "source": source})

@@ -3,13 +3,17 @@
     DreamError                      base; exit code 1
     ├── UsageError                  bad input from the caller; exit code 2
     │   ├── InvalidNote             empty note, importance outside 0..1, unknown type, bad time
+    │   │   └── NoteTooLarge        a note longer than memory.note.maxChars
     │   ├── InvalidSetting          a dreamer.toml key or value, or a DREAM_* variable, is wrong
     │   ├── CrystalNotFound         no crystal has that id
     │   ├── InvalidStimulus         unknown hormone, delta not a number from -1 to 1, bad lexicon
     │   ├── InvalidToolInput        an agent's tool call names no known tool or breaks its schema
-    │   └── DreamNotFound           no dream in the journal has that id
+    │   ├── DreamNotFound           no dream in the journal has that id
+    │   ├── NoCandidate             review mode: no candidate waits to be adopted or discarded
+    │   └── PinNotFound             no pinned fact has that id
     ├── WorkspaceError              the workspace folder is missing, unreadable or not writable
-    │   └── PermissionDenied        this user may not read or write a workspace file
+    │   ├── PermissionDenied        this user may not read or write a workspace file
+    │   └── LinkRefused             a file dreamer writes is a symbolic link
     ├── DiskFull                    no space left on the disk (or quota) for a write
     ├── FileSizeLimit               a write passed the process's file-size limit (ulimit -f)
     ├── OpenFilesLimit              the process reached its open-files limit (ulimit -n)
@@ -18,6 +22,7 @@
     ├── StoreUnavailable            the PostgreSQL store cannot be reached, or psycopg is missing
     ├── LockHeld                    another dreamer holds the workspace lock
     ├── LeaseLost                   the workspace's lease passed to another worker mid-dream
+    ├── CandidateStale              MEMORY.md changed since the candidate was written
     ├── ScratchError                the scratch file cannot be read or written
     ├── TokenizerError              the offline token encoding is missing or damaged
     ├── IngestFailed                a file given to 'dream ingest' cannot be read or understood
@@ -77,6 +82,10 @@ class InvalidNote(UsageError):
     """A note, its importance, type or time is not acceptable."""
 
 
+class NoteTooLarge(InvalidNote):
+    """A note is longer than the workspace's ``memory.note.maxChars``; nothing was stored."""
+
+
 class InvalidSetting(UsageError):
     """A setting in dreamer.toml or the environment is unknown or of the wrong type."""
 
@@ -97,12 +106,28 @@ class DreamNotFound(UsageError):
     """No dream in the journal has the requested id."""
 
 
+class NoCandidate(UsageError):
+    """Review mode: no candidate waits to be adopted or discarded."""
+
+
+class PinNotFound(UsageError):
+    """No pinned fact has that id."""
+
+
+class CandidateStale(DreamError):
+    """MEMORY.md changed after the candidate was written; adopting it would lose that change."""
+
+
 class WorkspaceError(DreamError):
     """The workspace folder is missing, unreadable or not writable."""
 
 
 class PermissionDenied(WorkspaceError):
     """This user may not read or write a file or folder of the workspace."""
+
+
+class LinkRefused(WorkspaceError):
+    """A file dreamer would write is a symbolic link: the write could land outside the folder."""
 
 
 class DiskFull(DreamError):

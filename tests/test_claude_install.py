@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from dreamer.agents import claude_settings as cs
 from dreamer.cli import main
 
 
@@ -43,7 +44,8 @@ def test_install_status_uninstall_round_trip_in_project_scope(place, runner):
     done = runner.invoke(main, ["claude", "install", "--scope", "project"])
     assert done.exit_code == 0, done.output
     data = json.loads(settings.read_text())
-    assert data["permissions"] == OTHER["permissions"]
+    # theirs kept first, dreamer's tool rules after them
+    assert data["permissions"]["allow"] == OTHER["permissions"]["allow"] + cs.tool_rules()
     assert data["hooks"]["SessionStart"][0] == OTHER["hooks"]["SessionStart"][0]  # theirs first
     ours = [
         h["command"]
@@ -52,7 +54,8 @@ def test_install_status_uninstall_round_trip_in_project_scope(place, runner):
         for h in g["hooks"]
         if "hook" in h["command"]
     ]
-    assert [c.split()[-1] for c in ours] == ["session-start", "pre-compact", "session-end"]
+    events = [c.split(" hook ", 1)[1].split()[0] for c in ours]
+    assert events == ["session-start", "pre-compact", "session-end"]
     mcp = json.loads((project / ".mcp.json").read_text())
     assert mcp["mcpServers"]["dreamer"]["args"] == ["mcp"]
 

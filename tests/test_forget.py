@@ -111,10 +111,10 @@ def test_the_memory_forget_tool(ws, now):
 
 
 def test_the_same_words_can_be_noted_again_after_a_forget(ws, now):
-    first = ws.note("Temporary: door code is 4821", at=now)
+    first = ws.note("Temporary: the spare desk is B-12 on floor 4", at=now)
     ws.forget([first], now=now)
-    again = ws.note("Temporary: door code is 4821", at=now)
-    assert again != first and ws.get(again).text == "Temporary: door code is 4821"
+    again = ws.note("Temporary: the spare desk is B-12 on floor 4", at=now)
+    assert again != first and ws.get(again).text == "Temporary: the spare desk is B-12 on floor 4"
 
 
 def test_a_forget_request_in_a_note_is_honoured_by_the_dream(tmp_path, now):

@@ -509,3 +509,50 @@ def test_dream_states_hold_the_texts_a_diff_needs(store, now):
     }
     assert states[1]["new_state"] == "# b" and states[1]["revisions"] == []
     assert store.dream_states([]) == []
+
+
+def test_tombstones_list_what_a_forget_kept_and_restore_into_a_new_store(store, tmp_path, now):
+    kept = add(store, "Ada likes tea", now)
+    gone = add(store, "Ada's door code is 4512", now, semantic_type="world_fact", importance=0.8)
+    store.forget_crystal(gone, reason="asked by Ada", at=now + timedelta(hours=1))
+    (tomb,) = store.tombstones()
+    assert tomb == {
+        "crystal_id": gone,
+        "content_hash": content_hash("Ada's door code is 4512"),
+        "source": "scratch",
+        "semantic_type": "world_fact",
+        "importance": 0.8,
+        "created_at": iso(now),
+        "forgotten_at": iso(now + timedelta(hours=1)),
+        "reason": "asked by Ada",
+    }
+    assert "4512" not in repr(store.tombstones())
+
+    # Restored in order, the ids come out as they went in, and the row reads as forgotten.
+    restored_id = store.restore_tombstone({**tomb, "crystal_id": None}, now)
+    assert restored_id == gone + 1 and store.max_crystal_id() == restored_id
+    assert [t["crystal_id"] for t in store.tombstones()] == [gone, restored_id]
+    with pytest.raises(CrystalNotFound, match="forgotten"):
+        store.get(restored_id)
+    assert [c.id for c in store.crystals()] == [kept]
+    assert store.fts_match(["door"], [], 10) == []
+    after = add(store, "Ada's door code changed", now)
+    assert after == restored_id + 1  # ids keep growing past a restored tombstone
+
+
+def test_pins_are_frozen_crystals_that_list_thaw_and_return(store, now):
+    """Pins (dreamer.dream.pins) need: add frozen, list by lifecycle, thaw, and put a consumed
+    crystal back to generated with no consolidation time (review mode's --return-notes)."""
+    pinned = add(store, "Maya's deadline is 2026-03-24", now, lifecycle="frozen")
+    other = add(store, "An ordinary note", now)
+    assert [c.id for c in store.crystals(lifecycles=["frozen"])] == [pinned]
+    assert store.count_new() == 1  # a pin is never pending for a dream
+    store.update_crystal(pinned, {"lifecycle": "consolidated"}, action="unpinned", at=now)
+    assert store.crystals(lifecycles=["frozen"]) == []
+    store.update_crystal(
+        other, {"lifecycle": "consolidated", "consolidated_at": iso(now)}, action="c", at=now
+    )
+    store.update_crystal(
+        other, {"lifecycle": "generated", "consolidated_at": None}, action="returned", at=now
+    )
+    assert store.get(other).lifecycle == "generated" and store.count_new() == 1

@@ -122,7 +122,7 @@ def test_the_file_size_limit_is_named_with_ulimit_f(tmp_path):
         "note",
         "-w",
         str(root),
-        "a very long note " * 2000,
+        "a very long note " * 1800,  # ~30 KB: within a note's size limit
         preexec=_file_size_limit(len(before) + 200),
     )
     line = _one_error_line(done.stderr)

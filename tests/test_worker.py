@@ -234,3 +234,22 @@ def test_a_worker_reconnects_when_the_jobs_database_drops_it(pg_database, queue,
     worker = workers.Worker(queue, owner="w", clock=lambda: now, lease=LEASE, poll_seconds=0.01)
     assert worker.run(until_idle=True) == 2
     assert {job["runs_count"] for job in queue.jobs()} == {1}
+
+
+def test_a_cron_schedule_registers_and_reschedules_at_its_cron_times(queue, tmp_path, now):
+    [root] = make_workspaces(tmp_path, 1)
+    (root / "dreamer.toml").write_text('[memory.dream]\nschedule = "0 3 * * *"\n')
+    workers.add_workspaces(queue, [root], now)
+    three = now.replace(hour=3, minute=0) + timedelta(days=1)  # now is 14:30: the next 03:00
+    dream = next(j for j in queue.jobs() if j["kind"] == "dream")
+    assert dream["next_due"] == three
+    assert not [
+        c for c in queue.claim("w", three - timedelta(minutes=1), LEASE, 5) if c.kind == "dream"
+    ]
+    claims = [c for c in queue.claim("w", three, LEASE, 5) if c.kind == "dream"]
+    assert len(claims) == 1
+    clock = iter([three, three, three + timedelta(seconds=40), three + timedelta(seconds=41)])
+    outcome = workers.run_claim(queue, claims[0], clock=lambda: next(clock, three))
+    assert outcome.counted
+    dream = next(j for j in queue.jobs() if j["kind"] == "dream")
+    assert dream["next_due"] == three + timedelta(days=1)  # the next 03:00, not due + a gap

@@ -9,9 +9,16 @@ Where Claude Code keeps them (its settings documentation):
 - MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` top-level
   ``mcpServers`` (``user``) or under ``projects.<path>.mcpServers`` (``local``).
 
-dreamer's entries are the ones whose command runs ``dream hook`` (or ``dream mcp``), so
-installing twice changes nothing and uninstalling removes those and nothing else: the other
-hooks, servers and keys of the file stay as they were, in their order.
+dreamer's entries are the ones whose command runs ``dream hook`` (or ``dream mcp``), and the
+``permissions.allow`` rules for its MCP tools, so installing twice changes nothing and
+uninstalling removes those and nothing else: the other hooks, servers, rules and keys of the
+file stay as they were, in their order.
+
+A project-scope install is committed and pulled by teammates whose ``dream`` lives elsewhere,
+so it names no path of this machine: each hook is a POSIX shell line that looks ``dream`` up on
+PATH and, when it is missing, prints one hint and exits 0 (Claude Code runs hook commands in a
+shell, Git Bash on Windows); the MCP server's command is the bare ``dream``, which Claude Code
+resolves on PATH. User and local scopes are this machine's own and keep the absolute path.
 """
 
 from __future__ import annotations
@@ -30,6 +37,14 @@ HOOK_EVENTS = {
     "SessionEnd": "session-end",
 }
 SERVER = "dreamer"
+PORTABLE = "dream"  # the command a project-scope install writes: resolved on each machine's PATH
+# The MCP tools Claude Code may run without asking (rule ``mcp__<server>__<tool>``). Forgetting
+# is left out on purpose: it erases memory for good, so a person approves each one.
+ALLOWED_TOOLS = ("working_memory_note", "memory_search", "memory_get", "memory_feel")
+MISSING_HINT = (
+    "dreamer: the 'dream' command is not on PATH, so this session has no long-term memory; "
+    "install it (pip install dreamer-memory) or add its folder to PATH, then start a new session"
+)
 _OURS = re.compile(r"(^|[/\\\s\"'])dream(\.exe)?[\"']?\s+hook\s")
 
 
@@ -60,9 +75,57 @@ def with_hooks(
     pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
     for event, name in HOOK_EVENTS.items():
         command = f"{dream} hook {name}{pin}"
+        if dream == PORTABLE:
+            command = portable_hook(name, pin)
         hooks.setdefault(event, []).append(
             {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
         )
+    return out
+
+
+def portable_hook(name: str, pin: str = "") -> str:
+    """A hook line that runs ``dream hook NAME`` found on PATH, or prints the hint and exits 0.
+
+    The SessionStart hint goes to stdout, which Claude Code hands to the model, so the agent can
+    tell the person why it remembers nothing; the others go to stderr.
+    """
+    to = "" if name == "session-start" else " >&2"
+    return (
+        f"command -v dream >/dev/null 2>&1 && exec dream hook {name}{pin} "
+        f"|| echo {json.dumps(MISSING_HINT)}{to}"
+    )
+
+
+def tool_rules() -> list[str]:
+    """The ``permissions.allow`` rules that let Claude Code run dreamer's tools unasked."""
+    return [f"mcp__{SERVER}__{tool}" for tool in ALLOWED_TOOLS]
+
+
+def with_permissions(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings whose ``permissions.allow`` holds dreamer's tool rules (others untouched)."""
+    out = copy.deepcopy(settings)
+    permissions = out.setdefault("permissions", {})
+    allow = permissions.setdefault("allow", [])
+    allow.extend(rule for rule in tool_rules() if rule not in allow)
+    return out
+
+
+def without_permissions(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings without dreamer's tool rules, and without containers they alone filled."""
+    out = copy.deepcopy(settings)
+    permissions = out.get("permissions")
+    if not isinstance(permissions, dict) or not isinstance(permissions.get("allow"), list):
+        return out
+    ours = set(tool_rules())
+    kept = [rule for rule in permissions["allow"] if rule not in ours]
+    if len(kept) == len(permissions["allow"]):
+        return out
+    if kept:
+        permissions["allow"] = kept
+    else:
+        del permissions["allow"]
+        if not permissions:
+            del out["permissions"]
     return out
 
 

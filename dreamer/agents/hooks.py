@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.agents.ingest import ingest
+from dreamer.dream import health
 from dreamer.dream.synth.claude_code import HOOKS_DISABLED
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
@@ -128,6 +129,7 @@ def _handle(
     event: str, ws: Workspace, payload: dict[str, Any], now: datetime, recall: bool
 ) -> dict[str, Any] | None:
     if event == "session-start":
+        health.session_started(ws, now)
         context = _session_context(ws, payload, now)
         folders = _project_folders(payload)
         if folders:  # catch up on this project's other sessions, from their cursors
@@ -138,8 +140,13 @@ def _handle(
     if event in ("pre-compact", "session-end"):
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
-            report = ingest(ws, [transcript], now, live=event == "pre-compact")
+            try:
+                report = ingest(ws, [transcript], now, live=event == "pre-compact")
+            except Exception as e:
+                health.capture_result(ws, now, f"{type(e).__name__}: {e}")
+                raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
+            health.capture_result(ws, now, failed or None)
             stored = f"stored {report.created} new crystals of {transcript}"
             _log(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         _detached(["tick", "-w", str(ws.root)], ws.root)
@@ -176,6 +183,9 @@ def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> s
         text = "\n".join(lines)
     else:
         text = bootstrap_block(ws, context_window=_window(payload.get("model")), now=now)
+    warnings = health.lines(ws, now)  # quiet when all is well
+    if warnings:
+        text = "\n".join(f"dreamer health: {line}" for line in warnings) + "\n\n" + text
     return text if len(text) <= CONTEXT_LIMIT else text[: CONTEXT_LIMIT - len(CUT)] + CUT
 
 

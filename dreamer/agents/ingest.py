@@ -20,6 +20,8 @@ What each kind of file becomes:
   ``message.role``, ``message.content`` as a string or blocks, ``timestamp``; meta lines and
   events such as ``summary`` are skipped). Thinking blocks are dropped; tool calls and tool
   output are kept but clipped to 200 tokens each; ``<system-reminder>`` text is dropped.
+  An exchange keeps at most ``memory.note.maxChars`` characters (its head, then a
+  ``… [clipped N chars]`` mark), as a note would.
 - **Markdown memory files** with frontmatter (``name``, ``description``, ``type``) become
   ``memory`` crystals (importance 0.75) typed from ``type``: ``user`` → ``world_fact`` (facts
   about the person), ``feedback`` → ``directive`` (how they want things done), ``project`` →
@@ -34,7 +36,8 @@ Files without timestamps are dated by their modification time; no crystal is dat
 MEMORY.md. Ingesting is idempotent: a window whose content hash is already a crystal is
 skipped (and not embedded again). A file that cannot be read or parsed is reported with a
 one-line reason and the others are still ingested. Folders are walked for ``.jsonl``,
-``.json``, ``.md``, ``.markdown`` and ``.txt`` files (hidden ones skipped).
+``.json``, ``.md``, ``.markdown`` and ``.txt`` files (hidden ones skipped). NUL characters
+are dropped (a note with one is refused; SQLite would keep one and PostgreSQL refuse it).
 """
 
 from __future__ import annotations
@@ -49,10 +52,11 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.agents import claude_code
+from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
 from dreamer.store import content_hash
-from dreamer.support import tokens
+from dreamer.support import failures, tokens
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
 
@@ -182,7 +186,7 @@ def _ingest_file(
             result.kind = "claude-code"
             pieces, cursor = _claude_pieces(ws, path, now, live)
         else:
-            result.kind, pieces = read_pieces(path, now)
+            result.kind, pieces = read_pieces(path, now, ws.settings.note_max_chars)
     except IngestFailed as e:
         result.error = str(e)
         return
@@ -262,7 +266,8 @@ def _claude_pieces(
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
         where += f" in {exchange.cwd}" if exchange.cwd else ""
-        for number, window in enumerate(_windows(exchange.text()), start=1):
+        text = clip_exchange(exchange.text(), ws.settings.note_max_chars)
+        for number, window in enumerate(_windows(text), start=1):
             part = f"#{number}" if number > 1 else ""
             pieces.append(
                 Piece(
@@ -277,14 +282,19 @@ def _claude_pieces(
     return pieces, (key, cursor)
 
 
-def read_pieces(path: Path, now: datetime) -> tuple[str, list[Piece]]:
-    """Parse one file into (kind, crystals-to-be), or raise IngestFailed naming the problem."""
+def read_pieces(
+    path: Path, now: datetime, max_chars: int = DEFAULT_NOTE_MAX_CHARS
+) -> tuple[str, list[Piece]]:
+    """Parse one file into (kind, crystals-to-be), or raise IngestFailed naming the problem.
+
+    An exchange of a transcript keeps at most ``max_chars`` characters (a note's limit).
+    """
     text = _read(path)
     mtime = min(datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0), now)
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json"):
         messages = _jsonl_messages(path, text) if suffix == ".jsonl" else _json_messages(path, text)
-        return "transcript", _session_pieces(messages, mtime, now, path)
+        return "transcript", _session_pieces(messages, mtime, now, path, max_chars)
     front = _FRONTMATTER.match(text) if suffix in (".md", ".markdown") else None
     if front:
         return "memory", _memory_pieces(front["head"], text[front.end() :], mtime, path)
@@ -344,7 +354,9 @@ def _read(path: Path) -> str:
             )
         data = path.read_bytes()
     except OSError as e:
-        raise IngestFailed(f"{path}: cannot read it ({e.strerror}); check its permissions") from e
+        # One file's failure, reported with its true cause while the others still go in.
+        why = failures.cannot_read(e, path, IngestFailed, f"{path}: cannot read it")
+        raise IngestFailed(str(why)) from e
     if b"\x00" in data[:8192]:
         raise IngestFailed(f"{path}: looks like a binary file; pass text, JSON or Markdown")
     try:
@@ -361,14 +373,15 @@ def _store(
     seen: set[str] = set()
     with ws.store.transaction():  # one transaction per file: fast, and a file lands whole
         for number, piece in enumerate(pieces, start=1):
-            digest = content_hash(piece.text)
+            text = piece.text.replace("\x00", "")  # as ws.index stores it, so hashes agree
+            digest = content_hash(text)
             if digest in seen:
                 continue
             seen.add(digest)
             result.crystals += 1
             if ws.store.find_by_hash(digest) is None:
                 ws.index(
-                    piece.text,
+                    text,
                     importance=piece.importance,
                     semantic_type=piece.semantic_type,
                     at=piece.at,
@@ -496,7 +509,7 @@ def _message(item: Any, path: Path, where: str) -> _Message | None:
 
 
 def _session_pieces(
-    messages: list[_Message], fallback: datetime, now: datetime, path: Path
+    messages: list[_Message], fallback: datetime, now: datetime, path: Path, max_chars: int
 ) -> list[Piece]:
     exchanges: list[tuple[datetime | None, str, list[str]]] = []
     for message in messages:
@@ -512,7 +525,8 @@ def _session_pieces(
     pieces = []
     for at, where, lines in exchanges:
         moment = min(at.replace(microsecond=0), now) if at else fallback
-        for number, window in enumerate(_windows("\n".join(lines)), start=1):
+        text = clip_exchange("\n".join(lines), max_chars)
+        for number, window in enumerate(_windows(text), start=1):
             pieces.append(
                 Piece(
                     window,
@@ -572,6 +586,17 @@ def _result_text(content: Any) -> str:
             for b in content
         )
     return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def clip_exchange(text: str, max_chars: int) -> str:
+    """An exchange as stored: its first ``max_chars`` characters, the rest marked as clipped.
+
+    A pasted log or a runaway answer is one exchange of megabytes; as windows it would make
+    thousands of crystals that say nothing new, so it is bounded like a note.
+    """
+    if len(text) <= max_chars:
+        return text
+    return f"{text[:max_chars].rstrip()} … [clipped {len(text) - max_chars:,} chars]"
 
 
 def _clip(text: str) -> str:

@@ -27,6 +27,7 @@ import jsonschema
 from dreamer.errors import CrystalNotFound, DreamError, InvalidToolInput
 from dreamer.memory import forget_search, hormones
 from dreamer.memory.workspace import DEFAULT_IMPORTANCE, Workspace
+from dreamer.support.bounds import shown
 from dreamer.support.resources import schema
 from dreamer.support.times import as_utc, utc_now
 
@@ -139,8 +140,8 @@ def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[s
 
 def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     importance = args.get("importance", DEFAULT_IMPORTANCE)
-    found = ws.redact(args["note"]).found
     crystal_id = ws.note(args["note"], importance=importance, type=args.get("type"), at=now)
+    found = ws.redact(args["note"]).found  # after the note: a refused note is not scanned
     crystal = ws.get(crystal_id)
     output: dict[str, Any] = {
         "id": crystal_id,
@@ -168,7 +169,9 @@ def _search(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any
     output["results"] = [
         {
             "id": hit.id,
-            "text": hit.text,
+            # A crystal of megabytes (stored before notes had a limit) must not flood the
+            # agent's context: its head, and memory_get for the rest.
+            "text": shown(hit.text, f"memory_get({hit.id})"),
             "score": hit.score,
             "type": hit.semantic_type,
             "importance": hit.importance,

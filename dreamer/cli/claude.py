@@ -76,7 +76,7 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     if not dry_run:
         mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after)
+        atomic_write(path, after, replace_link=True)  # as before: a dotfile link is replaced
         path.chmod(mode)  # a settings file keeps the mode it had (a shared one stays readable)
     return True
 
@@ -102,6 +102,11 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     help="Leave the workspace's dreamer.toml alone (by default it gets memory.dream.synthesizer "
     '= "claude-code": dreams written by your Claude Code login).',
 )
+@click.option(
+    "--no-permissions",
+    is_flag=True,
+    help="Leave permissions.allow alone: Claude Code then asks before each dreamer tool once.",
+)
 @workspace_option
 def install(
     scope: str,
@@ -109,6 +114,7 @@ def install(
     plugin: bool,
     out: Path,
     no_synthesizer: bool,
+    no_permissions: bool,
     workspace: str | None,
 ) -> None:
     """Add dreamer's hooks (SessionStart, PreCompact, SessionEnd) and register its MCP server.
@@ -122,28 +128,46 @@ def install(
     plugin folder instead (load it with 'claude --plugin-dir DIR', or add this repository as a
     marketplace).
 
+    The project scope is for committing: its commands run the 'dream' found on each
+    teammate's PATH (a hook prints a hint when there is none) and name no path of this machine.
+    Unless --no-permissions, permissions.allow lets Claude Code run dreamer's tools without
+    asking, all but memory_forget.
+
     \b
     Examples:
       dream claude install --scope user
       dream claude install --no-synthesizer --dry-run
+      dream claude install --scope project --no-permissions
       dream claude install --plugin --out ~/claude-plugins/dreamer
     """
     if plugin:
         _write_plugin(out, dry_run)
         return
     home, project, settings = _places(scope)
-    dream = _dream()
+    shared = scope == "project"
+    if shared and workspace:
+        raise UsageError(
+            "a project-scope install is shared through git, so it cannot pin this machine's "
+            f"workspace path; write it (relative to the project) into {location.POINTER} "
+            "instead, or install with --scope local -w PATH"
+        )
+    dream = cs.PORTABLE if shared else _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     try:
-        hooks_new = cs.with_hooks(cs.load(settings), dream, pinned)
+        hooks_new = cs.load(settings)
+        if not no_permissions:  # taken out and put back, so a second install writes the same
+            hooks_new = cs.without_permissions(hooks_new)
+        hooks_new = cs.with_hooks(hooks_new, dream, pinned)
+        if not no_permissions:
+            hooks_new = cs.with_permissions(hooks_new)
         mcp_file = cs.mcp_path(scope, home, project)
         mcp_new = cs.with_server(cs.load(mcp_file), scope, project, dream, pinned)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
     # The offer first: a dreamer.toml it cannot join fails before any file changes.
     changed = False if no_synthesizer else _offer_synthesizer(_toml(pinned), dry_run)
-    changed |= _change(settings, hooks_new, dry_run=dry_run, shared=scope == "project")
-    changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=scope == "project")
+    changed |= _change(settings, hooks_new, dry_run=dry_run, shared=shared)
+    changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=shared)
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
 
@@ -228,7 +252,7 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
     home, project, settings = _places(scope)
     mcp_file = cs.mcp_path(scope, home, project)
     try:
-        hooks_new = cs.without_hooks(cs.load(settings))
+        hooks_new = cs.without_permissions(cs.without_hooks(cs.load(settings)))
         mcp_new = cs.without_server(cs.load(mcp_file), scope, project)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e

@@ -25,6 +25,12 @@ from dreamer.support.times import utc_now
 def _describe(result: DreamResult) -> str:
     if result.outcome == "skipped":
         return f"Dream skipped: {result.reason}. MEMORY.md is unchanged."
+    if result.outcome == "candidate":
+        return (
+            f"Dream #{result.dream_id} wrote a candidate to memory/MEMORY.candidate.md "
+            f"({len(result.consumed)} crystals consumed); MEMORY.md is unchanged. Review it with "
+            "'dream review', then 'dream adopt' or 'dream discard'."
+        )
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
     notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
     crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"
@@ -259,21 +265,75 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     "--to",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write here instead of the workspace's MEMORY.md.",
+    help="Write here instead of the workspace's MEMORY.md (its folder must exist; with --all: "
+    "the JSONL file, default dreamer-export.jsonl).",
+)
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Export the whole memory (crystals with provenance, tombstones without text, the "
+    "journal, MEMORY.md) as one JSONL file that 'dream import' restores; see docs/export.md.",
+)
+@click.option(
+    "--markdown",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --all, also write a new folder of Markdown files with frontmatter, one per crystal.",
 )
 @workspace_option
-def export_command(to: Path | None, workspace: str | None) -> None:
+def export_command(
+    to: Path | None, everything: bool, markdown: Path | None, workspace: str | None
+) -> None:
     """Write MEMORY.md from the store's committed state (a PostgreSQL state row, else the
-    journal's newest committed state), e.g. on a machine that did not run the dream.
+    journal's newest committed state), e.g. on a machine that did not run the dream. With
+    --all, write the whole workspace to one file another machine or backend imports.
 
     \b
     Examples:
       dream export -w /srv/agents/ada
       dream export --to /tmp/ada-MEMORY.md
+      dream export --all --to ada.jsonl --markdown ada-notes
     """
+    if markdown is not None and not everything:
+        raise UsageError("--markdown goes with --all: dream export --all --markdown DIR")
+    if not everything:
+        with open_workspace(workspace, create=False) as ws:
+            path, source = journal.export(ws, to)
+        click.echo(f"Wrote {path} from the {source}.")
+        return
+    from dreamer.agents import export
+
+    target = to or Path("dreamer-export.jsonl")
+    if markdown is not None and markdown.exists():
+        raise UsageError(f"{markdown} exists already; pass --markdown with a new folder")
     with open_workspace(workspace, create=False) as ws:
-        path, source = journal.export(ws, to)
-    click.echo(f"Wrote {path} from the {source}.")
+        counts = export.export_all(ws, target, utc_now())
+        if markdown is not None:
+            written = export.write_markdown(export.read(target), markdown)
+            click.echo(f"Wrote {written} Markdown files to {markdown}.")
+    click.echo(f"Wrote {target}: {counts.summary()}.")
+
+
+@click.command(name="import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@workspace_option
+def import_command(file: Path, workspace: str | None) -> None:
+    """Restore a 'dream export --all' file into a new, empty workspace (SQLite or PostgreSQL,
+    as the workspace's memory.store.url says).
+
+    \b
+    Examples:
+      dream import ada.jsonl -w ~/agents/ada
+      DREAM_STORE_URL=postgresql://fleet@db/dreamer dream import ada.jsonl -w /srv/agents/ada
+    """
+    from dreamer.agents import export
+
+    rows = export.read(file)
+    with open_workspace(workspace) as ws:
+        ws.init()
+        counts = export.import_all(ws, rows, utc_now())
+    click.echo(f"Imported {file} into {ws.root}: {counts.summary()}.")
 
 
 DEMO_NOTES = [

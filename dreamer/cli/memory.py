@@ -8,10 +8,10 @@ import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.config import describe
-from dreamer.dream.synth.factory import explain
 from dreamer.errors import InvalidNote
 from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
-from dreamer.memory.workspace import MAX_SEARCH_LIMIT
+from dreamer.memory.workspace import MAX_SEARCH_LIMIT, check_note_size
+from dreamer.support.bounds import shown
 
 
 @click.command()
@@ -58,6 +58,8 @@ def note(
     """Write a note to the scratch and index it as a crystal; print its id.
 
     TEXT is the note, or - to read it from standard input (multi-line text is kept exactly).
+    A note may be up to 32,000 characters (memory.note.maxChars); a longer one is refused
+    and nothing is stored (long documents go in with 'dream ingest').
 
     \b
     Examples:
@@ -65,19 +67,13 @@ def note(
       git log -1 --format=%B | dream note -
       dream note -- "-5 C in the server room"   (-- before text that starts with -)
     """
-    if text == "-":
-        # Bytes, decoded here: text-mode stdin would follow the locale and could alter them.
-        try:
-            text = sys.stdin.buffer.read().decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InvalidNote(
-                f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
-            ) from None
     with open_workspace(workspace) as ws:
-        found = ws.redact(text).found
+        if text == "-":
+            text = _read_stdin(ws.settings.note_max_chars)
         # No embedder in a one-shot process (~70 ms to load): the next search or tick embeds
         # the note; words find it at once.
         click.echo(ws.note(text, importance=importance, type=semantic_type, at=at, embed=False))
+        found = ws.redact(text).found  # after the note: a refused note is not scanned
     if found:
         kinds = ", ".join(dict.fromkeys(finding.kind for finding in found))
         click.echo(
@@ -85,6 +81,23 @@ def note(
             "storing; only the [secret:...] placeholders were kept.",
             err=True,
         )
+
+
+def _read_stdin(max_chars: int) -> str:
+    """The note on standard input, read no further than a note may be long."""
+    # Bytes, decoded here: text-mode stdin would follow the locale and could alter them.
+    # UTF-8 takes at most 4 bytes a character: past that many bytes the note is surely too
+    # long, and a 200 MB pipe is refused without being held in memory.
+    limit = 4 * max_chars
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        check_note_size(limit + 1, max_chars, more=True)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidNote(
+            f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
+        ) from None
 
 
 @click.command()
@@ -123,7 +136,8 @@ def search(query: str, limit: int, search_type: str, as_json: bool, workspace: s
             f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
             f"{hit.created_at}  [{hit.lifecycle}]"
         )
-        click.echo("    " + hit.text.replace("\n", "\n    "))
+        text = shown(hit.text, f"dream get {hit.id}")  # --json gives every hit whole
+        click.echo("    " + text.replace("\n", "\n    "))
 
 
 @click.command()
@@ -161,6 +175,8 @@ def config(as_json: bool, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         rows = describe(ws.settings)
+        from dreamer.dream.synth.factory import explain  # not on the note/search path
+
         says = explain(ws.settings)
     if as_json:
         emit_json(rows)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
+from dreamer.dream import health
 from dreamer.errors import UsageError
 from dreamer.service import report as memory_report
 from dreamer.support.times import parse_iso, utc_now
@@ -32,7 +33,8 @@ def parse_since(value: str | None) -> datetime | None:
     "--output",
     type=click.Path(dir_okay=False, path_type=str),
     default=None,
-    help="Where to write the page; '-' prints it [default: <workspace>/memory/report.html].",
+    help="Where to write the page (its folder must exist); '-' prints it "
+    "[default: <workspace>/memory/report.html].",
 )
 @click.option(
     "--since",
@@ -67,4 +69,7 @@ def report(output: str | None, since: str | None, workspace: str | None) -> None
         target = memory_report.write(
             ws, now, Path(output).expanduser() if output else None, since=start
         )
+        warnings = health.lines(ws, now)
     click.echo(f"Report written to {target}")
+    for line in warnings:  # also at the top of the page; quiet when all is well
+        click.echo(f"Health: {line}")

@@ -203,6 +203,8 @@ def status(as_json: bool, workspace: str | None) -> None:
         return
     click.echo(f"Workspace: {info['workspace']}")
     click.echo(f"Next dream written by: {info['synthesizer']['says']}")
+    for line in info["health"]:
+        click.echo(f"Health: {line}")
     for job, state in info["jobs"].items():
         if not state["enabled"]:
             click.echo(f"{job:<12} disabled (memory.dream.enabled = false)")
@@ -211,8 +213,7 @@ def status(as_json: bool, workspace: str | None) -> None:
         if state["last_outcome"]:
             last += f" ({state['last_outcome']}: {state['last_detail']})"
         click.echo(
-            f"{job:<12} every {state['interval_minutes']:g} min; last {last}; "
-            f"next {state['next_at']}"
+            f"{job:<12} {state['schedule']}; last {last}; next {', '.join(state['next_runs'])}"
         )
     for job, counts in info["runs_last_day"].items():
         click.echo(
@@ -237,6 +238,15 @@ def status(as_json: bool, workspace: str | None) -> None:
         click.echo(
             f"Last dream: #{dream['id']} {dream['outcome']} at {dream['started_at']} "
             f"({dream['reason']}); cost {cost}"
+        )
+    for period, spend in (info["spending"] or {}).items():
+        caps = [f"${spend['usd_cap']:g}"] if spend["usd_cap"] is not None else []
+        if spend["tokens_cap"] is not None:
+            caps.append(f"{spend['tokens_cap']} tokens")
+        click.echo(
+            f"Spending this {period}: ${spend['usd']:.4f}, {spend['tokens']} tokens; cap "
+            + (" and ".join(caps) or "none")
+            + f" (resets {spend['resets_at']})"
         )
     spent = info["llm_to_date"]
     click.echo(

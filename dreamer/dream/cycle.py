@@ -28,13 +28,23 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream import forget_requests, guards, hand_edits, insights, keep_rules, overflow
+from dreamer.dream import (
+    budget,
+    forget_requests,
+    guards,
+    hand_edits,
+    insights,
+    keep_rules,
+    overflow,
+    pins,
+    review,
+)
 from dreamer.dream import inputs as bounded
 from dreamer.dream.journal import revision_rate
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
-from dreamer.dream.synth import Draft, DreamInputs, Synthesizer, Usage
+from dreamer.dream.synth import Draft, DreamInputs, Redacting, Synthesizer, Usage
 from dreamer.dream.synth.factory import make_synthesizer
 from dreamer.errors import (
     DreamDeferred,
@@ -48,6 +58,7 @@ from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
+from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
 
 STEPS = (
@@ -206,6 +217,8 @@ class _Dream:
             # Named before it is built, so a backend that cannot start is journaled as itself.
             self.result.synthesizer = self.ws.settings.synthesis()[0]
             self._synth = default_synthesizer(self.ws)
+        if not isinstance(self._synth, Redacting):  # answers are redacted like the notes
+            self._synth = Redacting(self._synth, lambda text: self.ws.redact(text).text)
         self.result.synthesizer, self.result.model = self._synth.name, self._synth.model
         return self._synth
 
@@ -226,6 +239,13 @@ class _Dream:
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
         self.result.reason = why if ready else f"forced ({why})"
+        # A candidate waiting for review, or the spending cap (read from the journal, so every
+        # process sees it): skip before anything is sent.
+        held = review.waiting(ws) or budget.blocked(ws, self.now, lambda: self.synth.name)
+        if held is not None:
+            self.result.outcome, self.result.reason = "skipped", held
+            self.result.dream_id = self._journal("skipped", held, old_state=None)
+            return self.result
         self.step("rotate")
         self.old_text = ws.read_memory()
         rotated = ws.scratch.rotate()
@@ -253,6 +273,7 @@ class _Dream:
         while True:
             self.step("overflow")
             old = self._overflow(write=True)
+            pins.from_memory(self.ws, self.old_text, self.now)  # lines marked "(pinned)" by hand
             watermark = self.ws.store.max_crystal_id()
             self.step("gather")
             inputs, consumed = self._gather(notes, watermark, old)
@@ -284,7 +305,7 @@ class _Dream:
         store = self.ws.store
         asked = []
         for note in notes:
-            request = forget_requests.parse(note.text)
+            request = forget_requests.parse(head(note.text))
             crystal_id = store.find_by_hash(content_hash(note.text))
             if request is not None and crystal_id is not None:
                 asked.append((store.get(crystal_id), request))
@@ -295,7 +316,7 @@ class _Dream:
         return [
             note
             for note in notes
-            if forget_requests.parse(note.text) is None
+            if forget_requests.parse(head(note.text)) is None
             and store.find_by_hash(content_hash(note.text)) is not None
         ]
 
@@ -376,10 +397,14 @@ class _Dream:
         if store.get_meta(SEED_FLAG) == "1":
             have = {c.id for c in pool}
             pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+        # A crystal of megabytes (stored before notes had a limit) is read by its head: every
+        # step below costs in proportion to what it reads. memory_get still has it whole.
+        pool = [bounded.readable(c) for c in pool]
+        pool += pins.evidence(ws, pool)  # every dream sees the pinned facts; never consumes them
         requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
         evidence = [c for c in pool if forget_requests.parse(c.text) is None]
         levels = hormones.levels(ws, self.now)
-        instructions = _read(ws.dream_md) or None
+        instructions = pins.instructions(ws, _read(ws.dream_md)) or None
         period = hormones.period(ws, self._since(), self.now)
         probe = DreamInputs(
             now=self.now,
@@ -400,7 +425,11 @@ class _Dream:
             evidence, room, self.now, old.substance().split("\n"), last=sightings.latest(store)
         )
         hashes = {c.content_hash for c in chosen.chosen}
-        given = [note for note in notes if content_hash(note.text) in hashes]
+        given = [
+            dataclasses.replace(note, text=head(note.text))
+            for note in notes
+            if content_hash(note.text) in hashes
+        ]
         found = insights.compute(store, given, chosen.chosen, self.now, old)
         inputs = dataclasses.replace(
             probe,
@@ -439,7 +468,7 @@ class _Dream:
             "forget_requests": [resolution.to_dict() for resolution in self.resolutions],
             **self.result.inputs,
         }
-        return inputs, sorted(set(chosen.consumed) | set(requests))
+        return inputs, sorted((set(chosen.consumed) | set(requests)) - pins.ids(ws))
 
     def _synthesize(self, inputs: DreamInputs) -> tuple[wm.WorkingMemory, guards.GuardReport]:
         """Draft, check, and revise on critique (at most settings.max_revisions times)."""
@@ -460,6 +489,7 @@ class _Dream:
             keep_rules.silence(state, rules)
             self.step("guards")
             report = guards.check(state, inputs.old, context)
+            pins.guard(self.ws, state, report)
             self.result.report = report
             # Only a pointer this dream wrote is sent back; one the old state had just goes.
             told = [fix for fix in new if not fix.endswith(CARRIED)]
@@ -510,16 +540,20 @@ class _Dream:
         seed_pending = store.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
-        ws.write_memory(text, self.now, expected=self.old_text)
+        if ws.settings.review:  # review mode: the candidate beside MEMORY.md, which stays as is
+            self.inputs_summary["review_diff"] = review.write(ws, self.old_text, text)
+            self.result.outcome = review.OUTCOME
+        else:
+            ws.write_memory(text, self.now, expected=self.old_text)
+            self.result.outcome = "committed"
         if self.result.edited_during:
             self.result.reason += (
                 f"; MEMORY.md was edited during the dream ({self.result.edited_during} time(s)), "
                 "so it dreamt again over the edited state"
             )
-        # The commit point: MEMORY.md holds the new state. Whatever fails from here on is
-        # bookkeeping, and the dream is reported as what it is: committed.
+        # The commit point: MEMORY.md (or the candidate) holds the new state. Whatever fails
+        # from here on is bookkeeping, and the dream is reported as what it is.
         self.result.state_text = text
-        self.result.outcome = "committed"
         try:
             self._book(state_text=text, seed_pending=seed_pending)
         except Exception as e:
@@ -538,7 +572,9 @@ class _Dream:
         self.result.consumed = [i for i in self.result.consumed if i not in again]
         self.step("journal")
         with store.transaction():
-            self.result.dream_id = self._journal("committed", self.result.reason, new_state=text)
+            self.result.dream_id = self._journal(
+                self.result.outcome, self.result.reason, new_state=text
+            )
             if seed_pending:
                 store.set_meta(SEED_FLAG, "0")
         self.step("consolidate")
@@ -608,7 +644,7 @@ class _Dream:
                 "draft": drafts[0] if drafts else None,
                 "critiques": self.result.critiques,
                 "revisions": drafts[1:],
-                "consumed": self.result.consumed if outcome == "committed" else [],
+                "consumed": self.result.consumed if outcome in ("committed", "candidate") else [],
                 "input_tokens": usage.input_tokens,
                 "output_tokens": usage.output_tokens,
                 "cache_read_tokens": usage.cache_read_tokens,

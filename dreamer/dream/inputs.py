@@ -30,6 +30,7 @@ from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory, render, sections
 from dreamer.store import Crystal
 from dreamer.support import tokens
+from dreamer.support.bounds import READ_MAX_CHARS, head
 from dreamer.support.times import parse_iso
 
 CLIP_CHARS = 1_500  # a pending memory longer than this is clipped, with a marker
@@ -90,6 +91,13 @@ def neutralise(text: str) -> str:
 
 def _attr(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def readable(crystal: Crystal) -> Crystal:
+    """The crystal as a dream reads it: its text cut to ``READ_MAX_CHARS`` characters."""
+    if len(crystal.text) <= READ_MAX_CHARS:
+        return crystal
+    return dataclasses.replace(crystal, text=head(crystal.text))
 
 
 def clip(text: str, crystal_id: int | None, limit: int = CLIP_CHARS) -> str:

@@ -55,6 +55,7 @@ from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
+from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
 
 FADE_AFTER = timedelta(days=2)  # an Active Context line with no support this long fades
@@ -657,7 +658,7 @@ def _skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     for crystal in recent:
         if crystal.importance < ROUTINE_BELOW:
             continue  # emptying a bin twice is a chore, not an emerging skill
-        action = task_action(crystal.text)
+        action = task_action(head(crystal.text))  # a crystal of megabytes: its head
         if action:
             by_verb.setdefault(action[0], []).append((crystal, action[1]))
     searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
@@ -757,8 +758,10 @@ def _fading(
         for c in store.touched_since(since, limit=400)
         if c.source != "memory" or c.access_count > 0
     ]
-    evidence = [stems(n.text) for n in notes] + [stems(c.text) for c in crystals + recent]
-    evidence += [stems(query) for query in store.search_queries(since)]
+    # Heads only: a crystal (or a query) of megabytes costs no more than a long note.
+    evidence = [stems(head(n.text)) for n in notes]
+    evidence += [stems(head(c.text)) for c in crystals + recent]
+    evidence += [stems(head(query)) for query in store.search_queries(since)]
     fading = []
     for line in lines:
         line_stems = stems(line)

@@ -17,7 +17,7 @@ from typing import Any
 
 from dreamer.errors import UsageError
 from dreamer.store.base import Leasing
-from dreamer.support.files import atomic_write
+from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso
 
 
@@ -96,9 +96,11 @@ def export(ws: Any, to: Path | None = None) -> tuple[Path, str]:
             source = f"journal (dream {latest})"
     if text is None:
         raise UsageError("no dream has committed a state yet; run 'dream run' first")
-    path = to if to is not None else ws.memory_md
-    atomic_write(path, text)
-    return path, source
+    if to is None:
+        atomic_write(ws.memory_md, text)
+        return ws.memory_md, source
+    write_chosen(to, text, "--to")
+    return to, source
 
 
 RATE_WINDOW = 20  # recent dreams of a synthesizer that say how often it revises

@@ -34,7 +34,7 @@ from typing import Any
 from dreamer.errors import WorkspaceError
 from dreamer.memory.state import TITLE, read_memory
 from dreamer.memory.workspace import Workspace
-from dreamer.support import tokens
+from dreamer.support import failures, tokens
 from dreamer.support.files import atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.times import iso
@@ -222,7 +222,7 @@ def _read_bytes(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise WorkspaceError(f"cannot read {path} ({e.strerror}); check its permissions") from e
+        raise failures.cannot_read(e, path, WorkspaceError) from e
 
 
 @contextlib.contextmanager

@@ -237,9 +237,11 @@ def seed_backups(ws: Forgettable) -> list[Path]:
 def rewrite_backups(
     ws: Forgettable, transform: Callable[[str], str], *, dry_run: bool = False
 ) -> int:
-    """Rewrite each seed backup through ``transform``, atomically; return the lines changed."""
+    """Rewrite each seed backup (and review mode's waiting candidate) through ``transform``,
+    atomically; return the lines changed."""
     removed = 0
-    for path in seed_backups(ws):
+    candidate = ws.seed_backup.parent / "memory" / "MEMORY.candidate.md"  # dreamer.dream.review
+    for path in [*seed_backups(ws), *([candidate] if candidate.is_file() else [])]:
         try:
             old = path.read_bytes().decode("utf-8", errors="surrogateescape")
             new = transform(old)

@@ -47,6 +47,7 @@ from dreamer.config import HORMONES
 from dreamer.memory.parts import Parts
 from dreamer.store import Store
 from dreamer.store.base import VectorRow
+from dreamer.support.bounds import READ_MAX_CHARS
 from dreamer.support.times import as_utc, iso, parse_iso
 
 BASE_HALF_LIFE_DAYS = 30.0
@@ -229,6 +230,11 @@ def same_words(first: str, second: str) -> bool:
     Vectors only shortlist: a bag of word vectors cannot tell "prefers tabs over spaces" from
     "prefers spaces over tabs", nor a deadline of April 3 from April 7.
     """
+    if max(len(first), len(second)) > READ_MAX_CHARS:
+        # The comparison costs the product of the lengths (hours for two 10 MB crystals, so
+        # every tick would hang on it), and a head alone cannot prove a duplicate: a crystal
+        # longer than any note is never merged.
+        return False
     a, b = _WORDS.findall(first.lower()), _WORDS.findall(second.lower())
     if [w for w in a if w.isdigit()] != [w for w in b if w.isdigit()]:
         return False

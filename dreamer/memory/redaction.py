@@ -16,7 +16,7 @@ from typing import Any
 
 from dreamer.memory.forgetting import map_stored, remove_report, rewrite_backups
 from dreamer.memory.workspace import Workspace
-from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.embed import embed_texts, to_blob
 from dreamer.retrieval.vectors import clear_cache
 from dreamer.support.secrets import redact
 
@@ -57,7 +57,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
             report.crystals += 1
             report.secrets += len(found.found)
             if not dry_run:
-                vector = to_blob(ws.embedder.embed([found.text])[0])
+                vector = to_blob(embed_texts(ws.embedder, [found.text])[0])
                 kinds = sorted({finding.kind for finding in found.found})
                 store.replace_text(
                     crystal.id,

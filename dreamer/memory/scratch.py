@@ -39,7 +39,7 @@ from typing import Protocol
 
 from dreamer.errors import ScratchError
 from dreamer.support import failures, files
-from dreamer.support.files import FILE_MODE, atomic_write, fsync_dir, write_all
+from dreamer.support.files import atomic_write, fsync_dir, write_all
 from dreamer.support.locks import hold
 from dreamer.support.times import iso, parse_iso
 
@@ -141,7 +141,7 @@ def _read(path: Path) -> str:
     except FileNotFoundError:
         return ""
     except OSError as e:
-        raise ScratchError(f"cannot read {path} ({e.strerror}); check its permissions") from e
+        raise failures.cannot_read(e, path, ScratchError) from e
 
 
 def parse(path: Path) -> Parsed:
@@ -158,7 +158,7 @@ def locked(path: Path) -> Iterator[None]:
 
 def _append_unlocked(path: Path, chunk: str) -> None:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        fd = files.open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     except OSError as e:
         known = failures.explain_os_error(e, path)
         why = str(known) if known else f"{e.strerror}; make it a writable file"

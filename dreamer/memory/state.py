@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.errors import WorkspaceError
+from dreamer.support import failures
 from dreamer.support.resources import schema
 
 TITLE = "# Working Memory State"
@@ -279,7 +280,7 @@ def read_memory(path: Path, *, errors: str = "strict") -> str:
     except FileNotFoundError:
         return ""
     except OSError as e:
-        raise WorkspaceError(f"cannot read {path} ({e.strerror}); check its permissions") from e
+        raise failures.cannot_read(e, path, WorkspaceError) from e
     try:
         return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as e:

@@ -22,23 +22,26 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dreamer.config import Settings, load_settings
+from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
     DreamDeferred,
     DreamError,
     InvalidNote,
     LeaseLost,
     LockHeld,
+    NoteTooLarge,
     UsageError,
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location, sightings
 from dreamer.memory.state import read_memory
-from dreamer.retrieval.embed import Embedder, embedder_for, to_blob
+from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, content_hash, open_store
 from dreamer.store.base import Leasing, ScratchRows
+from dreamer.support import failures
+from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
@@ -70,6 +73,9 @@ class Workspace:
         self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
+        # On a read-only file system (opened by a command that only reads): the store is read
+        # as it is, and a search records nothing and embeds no waiting note.
+        self.read_only = False
 
     # --- opening --------------------------------------------------------------------------
 
@@ -94,20 +100,28 @@ class Workspace:
                     f"no dreamer workspace at {root}; create one with 'dream init -w {root}'"
                 )
             try:
-                new_root = not root.exists()
-                root.mkdir(parents=True, exist_ok=True)
-                memory.mkdir(mode=DIR_MODE, exist_ok=True)
-                # Owner-only whatever the umask; an existing folder the user chose is theirs.
-                for folder in (root, memory) if new_root else (memory,):
+                # Every folder made here (the root and any missing parent of it) is owner-only
+                # whatever the umask; an existing folder the user chose is theirs.
+                made = [folder for folder in (*reversed(root.parents), root) if not folder.exists()]
+                for folder in [*made, memory]:
+                    folder.mkdir(mode=DIR_MODE, exist_ok=True)
                     folder.chmod(DIR_MODE)
             except OSError as e:
                 raise WorkspaceError(
                     f"cannot create a workspace at {root} ({e.strerror}); pick a writable folder"
                 ) from e
+        read_only = False
         if not os.access(memory, os.R_OK | os.W_OK | os.X_OK):
-            raise WorkspaceError(f"{memory} is not readable and writable; fix its permissions")
+            if not failures.on_read_only_fs(memory):
+                raise WorkspaceError(f"{memory} is not readable and writable; fix its permissions")
+            if create or not os.access(memory, os.R_OK | os.X_OK):
+                # A command that writes: named for what it is, not a permission to fix.
+                raise failures.denied(memory, read_only_fs=True)
+            read_only = True
         settings = load_settings(root / "dreamer.toml", environ=environ, overrides=overrides)
-        return cls(root, settings, embedder)
+        ws = cls(root, settings, embedder)
+        ws.read_only = read_only
+        return ws
 
     def init(self) -> None:
         """Create the scratch and the database if they do not exist yet."""
@@ -187,7 +201,10 @@ class Workspace:
                 # The one place a workspace's backend is chosen: the SQLite file in memory/,
                 # or, with memory.store.url set, this workspace's rows in PostgreSQL.
                 self._store = open_store(
-                    self.db_path, url=self.settings.store_url, key=str(self.root.resolve())
+                    self.db_path,
+                    url=self.settings.store_url,
+                    key=str(self.root.resolve()),
+                    read_only=self.read_only,
                 )
             return self._store
 
@@ -301,7 +318,9 @@ class Workspace:
         should not load the embedder (``dream note``): words find it at once, and the next
         search (in any process) or consolidation tick gives it its vector before ranking.
         """
-        text, importance, semantic_type, moment = validate_note(text, importance, type, at)
+        text, importance, semantic_type, moment = validate_note(
+            text, importance, type, at, max_chars=self.settings.note_max_chars
+        )
         text = self.redact(text).text
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
@@ -343,13 +362,15 @@ class Workspace:
         A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
         embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
-        text = self.redact(text).text
+        # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
+        # (a note with one is refused at the door, ingested text loses it).
+        text = self.redact(text).text.replace("\x00", "")
         embed = embed and not getattr(self.embedder, "deferred", False)
-        blob = to_blob(self.embedder.embed([text])[0]) if embed else None
+        blob = to_blob(embed_texts(self.embedder, [text])[0]) if embed else None
         crystal_id, _created = self.store.add_crystal(
             text,
             source=source,
-            semantic_type=semantic_type or infer_type(text),
+            semantic_type=semantic_type or infer_type(head(text)),
             importance=importance,
             at=at,
             embedding=blob,
@@ -396,7 +417,8 @@ class Workspace:
         from dreamer.retrieval.search import search as run_search
 
         # Notes stored without a vector (a fresh `dream note`) are found by meaning too.
-        embed_waiting(self.store, self.embedder)
+        if not self.read_only:
+            embed_waiting(self.store, self.embedder)
         return run_search(
             self.store,
             self.embedder,
@@ -405,6 +427,7 @@ class Workspace:
             now=as_utc(now) if now else utc_now(),
             limit=limit,
             search_type=search_type,
+            record=not self.read_only,
         )
 
     def get(self, crystal_id: int) -> Crystal:
@@ -424,17 +447,43 @@ def _dead_here(holder: str | None) -> bool:
         return True
     except OSError:  # alive, another user's
         return False
-    return False
+    # A killed process its parent has not reaped yet (a zombie) still answers signal 0, but it
+    # runs no code and its lease renews no more: it is gone.
+    return _zombie(int(pid))
+
+
+def _zombie(pid: int) -> bool:
+    """Whether process ``pid`` has exited and waits to be reaped (Linux: /proc/<pid>/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:  # no /proc (macOS, BSD): a zombie keeps its lease until it expires
+        return False
+    # "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
+    fields = stat.rpartition(")")[2].split()
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def validate_note(
-    text: Any, importance: Any, type: Any, at: Any
+    text: Any,
+    importance: Any,
+    type: Any,
+    at: Any,
+    *,
+    max_chars: int = DEFAULT_NOTE_MAX_CHARS,
 ) -> tuple[str, float, str | None, datetime]:
     """Check a note's fields; return them normalised or raise InvalidNote naming the fix."""
     if not isinstance(text, str):
         raise InvalidNote(f"a note is text (str), not {type_name(text)}; pass the words to keep")
+    check_note_size(len(text), max_chars)
     if not text.strip():
         raise InvalidNote("the note is empty; pass the text to remember")
+    if "\x00" in text:
+        # SQLite would keep it and PostgreSQL refuse it: one rule for both, at the door.
+        at_char = text.index("\x00")
+        raise InvalidNote(
+            f"the note contains a NUL character (at character {at_char}); "
+            "remove it (a note is text, not binary data)"
+        )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -456,6 +505,17 @@ def validate_note(
             raise InvalidNote(str(e)) from None
     # Rounded as the scratch writes it, so the WAL and the crystal agree.
     return text, round(float(importance), 3), type, moment.replace(microsecond=0)
+
+
+def check_note_size(chars: int, max_chars: int, *, more: bool = False) -> None:
+    """Raise NoteTooLarge when a note of ``chars`` characters (``more``: at least) is too long."""
+    if chars > max_chars:
+        size = f"more than {max_chars:,}" if more else f"{chars:,}"
+        raise NoteTooLarge(
+            f"the note is {size} characters, over the limit of {max_chars:,} "
+            "(memory.note.maxChars); nothing was stored: keep one fact per note, or store a "
+            "long document with 'dream ingest FILE'"
+        )
 
 
 def type_name(value: Any) -> str:

@@ -15,10 +15,16 @@ import threading
 import zlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from dreamer.support.bounds import READ_MAX_CHARS, head
+
 if TYPE_CHECKING:  # imported where vectors are made: `dream note` never needs numpy
     import numpy as np
 
 WORD_CACHE = 65536
+# A vector stands for a text's gist: past a long page (the default note limit) more words only
+# dilute it, and tokenizing megabytes costs seconds and gigabytes. Longer texts are embedded by
+# their head.
+EMBED_MAX_CHARS = READ_MAX_CHARS
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP = frozenset(
     "a an and are as at be been but by did do does for from had has have he her him his how i if "
@@ -100,6 +106,21 @@ class HashingEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+def clip_for_embedding(text: str) -> str:
+    """The part of a text its vector is made from: at most ``EMBED_MAX_CHARS`` characters."""
+    return head(text, EMBED_MAX_CHARS)
+
+
+def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed texts by their first ``EMBED_MAX_CHARS`` characters: the way every caller embeds.
+
+    A crystal of megabytes (stored before notes had a limit, or written straight to the
+    store) costs a vector no more than a long note does, and so never keeps a search or a
+    dream waiting; its words are all still found through the full-text index.
+    """
+    return embedder.embed([clip_for_embedding(text) for text in texts])
 
 
 def to_blob(vector: np.ndarray) -> bytes:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dreamer.retrieval.embed import Embedder, to_blob
+from dreamer.retrieval.embed import Embedder, embed_texts, to_blob
 from dreamer.store import Store
 
 BATCH = 256  # crystals embedded and written per transaction
@@ -37,7 +37,7 @@ def reindex(
         stale = store.stale_vectors(embedder.name, size)
         if not stale:
             break
-        vectors = embedder.embed([text for _, text in stale])
+        vectors = embed_texts(embedder, [text for _, text in stale])
         store.set_vectors(
             [
                 (crystal_id, to_blob(vector))
@@ -63,7 +63,7 @@ def embed_waiting(store: Store, embedder: Embedder, *, limit: int = WAITING_LIMI
     waiting = store.unembedded(0, None, limit)
     if not waiting:
         return 0
-    vectors = embedder.embed([text for _, _, text in waiting])
+    vectors = embed_texts(embedder, [text for _, _, text in waiting])
     store.set_vectors(
         [
             (crystal_id, to_blob(vector))

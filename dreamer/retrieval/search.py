@@ -59,7 +59,7 @@ import numpy as np
 from dreamer.config import Settings
 from dreamer.errors import UsageError
 from dreamer.kinds import SEARCH_TYPES
-from dreamer.retrieval.embed import Embedder
+from dreamer.retrieval.embed import Embedder, embed_texts
 from dreamer.retrieval.vectors import cosines, index_for, nearest
 from dreamer.store import Store
 from dreamer.store.base import RankRow
@@ -327,7 +327,7 @@ def search(
     lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
     known: dict[int, tuple[Any, ...]] = {}
     contextual = _in_context(store, lexical, known)
-    vector = embedder.embed([query])[0]
+    vector = embed_texts(embedder, [query])[0]
     top = max(contextual.values(), default=0.0)
     ceiling = (
         attainable(store, terms, fusion.absent_weight)

@@ -28,7 +28,7 @@ from typing import Any
 
 from dreamer.config import HORMONES
 from dreamer.dream import cycle as dream_cycle
-from dreamer.dream import journal
+from dreamer.dream import health, journal
 from dreamer.errors import UsageError
 from dreamer.kinds import LIFECYCLES
 from dreamer.memory import hormones
@@ -42,7 +42,7 @@ from dreamer.service.report_data import (
     ReportData,
     StimulusMark,
 )
-from dreamer.support.files import atomic_write
+from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import as_utc, iso, parse_iso
 
 DEFAULT_SPAN_DAYS = 365  # with no --since: the whole history, but at most this far back
@@ -105,6 +105,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         lifecycle_days=lifecycle_days,
         pointers=check_pointers(ws, memory_text, now),
         memory_md=memory_text,
+        health=health.lines(ws, now),
     )
 
 
@@ -258,7 +259,9 @@ def write(
     ws: Workspace, now: datetime, path: Path | None = None, since: datetime | None = None
 ) -> Path:
     """Build the report and write it atomically, owner-only; return where it went."""
-    target = Path(path) if path is not None else default_path(ws)
     page = build(ws, now, since)
-    atomic_write(target, page)
-    return target
+    if path is None:
+        atomic_write(default_path(ws), page)
+        return default_path(ws)
+    write_chosen(Path(path), page, "--output")
+    return Path(path)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -69,3 +69,4 @@ class ReportData:
     lifecycle_days: int  # days per bar
     pointers: list[PointerCheck]
     memory_md: str
+    health: list[str] = field(default_factory=list)  # dreamer.dream.health: empty when well

@@ -39,6 +39,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:14px;
 padding:14px 14px 10px;margin:14px 0}
 h2{font-size:1.08rem;margin:0 0 .5rem}
 h3.sub{font-size:.95rem;margin:14px 0 2px}
+.health{border:1px solid #c0392b;border-radius:12px;padding:8px 12px;margin:0 0 10px}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(210px,46%),1fr));gap:10px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:12px;padding:10px 12px}
 .card .k{font-size:.75rem;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
@@ -209,7 +210,8 @@ def summary(data: ReportData) -> str:
             "their keywords still find the topic" if data.pointers else "none in MEMORY.md yet",
         ),
     ]
-    return '<div class="cards">' + "".join(cards) + "</div>"
+    warnings = "".join(f'<p class="health">{esc(line)}</p>' for line in data.health)
+    return warnings + '<div class="cards">' + "".join(cards) + "</div>"
 
 
 def hormone_section(data: ReportData) -> str:

@@ -3,15 +3,18 @@
 
 Two jobs per workspace: ``consolidate`` (every ``memory.consolidation.intervalMinutes``, 30 by
 default) and ``dream`` (every ``memory.dream.intervalMinutes``, 120; none at all when
-``memory.dream.enabled`` is false). Intervals may be fractions of a minute (for testing).
+``memory.dream.enabled`` is false). Intervals may be fractions of a minute (for testing). A
+``schedule`` setting (``memory.dream.schedule = "0 3 * * *"``, see ``dreamer.cadence``) replaces
+the interval: the job is then due at the first cron time after its last start (after the
+workspace's first activity when it never ran), never at once and never early.
 
-**The schedule lives in the journal**, not in the process: a job is due ``interval`` after it last
-*started*, according to the ``runs`` table (every run, whatever its outcome) and, for the dream,
-the ``dreams`` journal too (so a ``dream run`` by hand counts). A job that never ran is due at
-once. So a restarted ``dream serve``, or ``dream tick`` from cron, continues the schedule instead of
-starting the clock again, and several runners (serve, tick, a second serve) share one schedule:
-``run_if_due`` checks the journal and runs the job under ``memory/<job>.due.lock``, so two of
-them never both run what was due once.
+**The schedule lives in the journal**, not in the process: an interval job is due ``interval``
+after it last *started*, according to the ``runs`` table (every run, whatever its outcome) and,
+for the dream, the ``dreams`` journal too (so a ``dream run`` by hand counts). An interval job
+that never ran is due at once. So a restarted ``dream serve``, or ``dream tick`` from cron,
+continues the schedule instead of starting the clock again, and several runners (serve, tick,
+a second serve) share one schedule: ``run_if_due`` checks the journal and runs the job under
+``memory/<job>.due.lock``, so two of them never both run what was due once.
 
 **Every run is logged** to the ``runs`` table (job, started_at, finished_at, outcome, detail) and to
 the ``dreamer.scheduler`` logger. Outcomes: ``done`` (a consolidation), ``committed``, ``skipped``
@@ -27,10 +30,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from dreamer.cadence import Cadence
+from dreamer.dream import budget, health
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamDeferred, DreamError, DreamRejected, LockHeld, UsageError
@@ -59,12 +64,15 @@ class JobState:
     last_outcome: str | None
     last_detail: str | None
     next_at: datetime | None
+    schedule: str = ""
+    next_runs: list[datetime] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (times as ISO strings)."""
         out = asdict(self)
         out["last_at"] = iso(self.last_at) if self.last_at else None
         out["next_at"] = iso(self.next_at) if self.next_at else None
+        out["next_runs"] = [iso(moment) for moment in self.next_runs]
         return out
 
 
@@ -97,13 +105,16 @@ class RunRecord:
 # --- the due-logic (pure functions of the journal and `now`) -----------------------------------
 
 
-def interval(ws: Workspace, job: str) -> timedelta:
-    """How often ``job`` runs in this workspace."""
-    if job == "consolidate":
-        return timedelta(minutes=ws.settings.consolidation_interval_minutes)
-    if job == "dream":
-        return timedelta(minutes=ws.settings.dream_interval_minutes)
-    raise UsageError(f"unknown job {job!r}; use one of {', '.join(JOBS)}")
+def cadence(ws: Workspace, job: str) -> Cadence:
+    """When ``job`` runs in this workspace: its cron schedule or its interval."""
+    if job not in JOBS:
+        raise UsageError(f"unknown job {job!r}; use one of {', '.join(JOBS)}")
+    return ws.settings.cadence(job)
+
+
+def interval(ws: Workspace, job: str, now: datetime | None = None) -> timedelta:
+    """How often ``job`` runs: its interval, or for a cron schedule the gap after ``now``."""
+    return cadence(ws, job).typical_gap(as_utc(now) if now else utc_now())
 
 
 def enabled_jobs(ws: Workspace) -> list[str]:
@@ -124,47 +135,71 @@ def last_run(ws: Workspace, job: str) -> tuple[datetime | None, str | None, str 
     return parse_iso(row[0]), row[1], row[2]
 
 
+def _cron_anchor(ws: Workspace, last: datetime | None, now: datetime) -> datetime:
+    """What a cron job's next time counts from: its last run, else the workspace's first
+    activity (so a new workspace waits for the next 03:00 instead of dreaming at once)."""
+    if last is not None:
+        return last
+    span = ws.store.activity_span()
+    return min(parse_iso(span[0]), as_utc(now)) if span else as_utc(now)
+
+
+def _due_at(ws: Workspace, job: str, now: datetime) -> datetime:
+    """The time ``job`` comes (or came) due, from the journal; may be in the past."""
+    last, _, _ = last_run(ws, job)
+    plan = cadence(ws, job)
+    if plan.is_cron:
+        return plan.first_after(_cron_anchor(ws, last, now))
+    return as_utc(now) if last is None else plan.first_after(last)
+
+
 def next_due(ws: Workspace, job: str, now: datetime) -> datetime | None:
-    """When ``job`` is next due (``now`` if it never ran or is overdue); None when disabled."""
+    """When ``job`` is next due (``now`` if it is due or overdue); None when disabled."""
     if job not in enabled_jobs(ws):
         return None
-    last, _, _ = last_run(ws, job)
-    if last is None:
-        return as_utc(now)
-    return max(as_utc(now), last + interval(ws, job))
+    return max(as_utc(now), _due_at(ws, job, now))
+
+
+def next_runs(ws: Workspace, job: str, now: datetime, count: int = 3) -> list[datetime]:
+    """The next ``count`` run times of ``job`` (none when it is disabled)."""
+    first = next_due(ws, job, now)
+    return [] if first is None else cadence(ws, job).times(first, count)
 
 
 def due_jobs(ws: Workspace, now: datetime, *, slack: float = 0.0) -> list[str]:
     """The jobs due at ``now``, consolidation first.
 
-    ``slack`` (a share of the interval, at most ``MAX_SLACK``) counts a job due that early: a
-    scheduler firing on its own beat must not be put off because the previous run was
-    recorded a second late.
+    ``slack`` (a share of an interval, at most ``MAX_SLACK``) counts an interval job due that
+    early: a scheduler firing on its own beat must not be put off because the previous run was
+    recorded a second late. A cron job is due from its time on, never early.
     """
     due = []
     for job in enabled_jobs(ws):
-        last, _, _ = last_run(ws, job)
-        every = interval(ws, job)
-        early = min(every * slack, MAX_SLACK)
-        if last is None or last + every - early <= as_utc(now):
+        plan = cadence(ws, job)
+        early = timedelta(0) if plan.every is None else min(plan.every * slack, MAX_SLACK)
+        if _due_at(ws, job, now) - early <= as_utc(now):
             due.append(job)
     return due
 
 
 def job_states(ws: Workspace, now: datetime) -> list[JobState]:
-    """Last and next run of every job (disabled jobs included, with next_at None)."""
+    """Last and next runs of every job (disabled jobs included, with next_at None)."""
     states = []
     for job in JOBS:
         last, outcome, detail = last_run(ws, job)
+        plan = cadence(ws, job)
+        upcoming = next_runs(ws, job, now)
         states.append(
             JobState(
                 job,
                 job in enabled_jobs(ws),
-                interval(ws, job).total_seconds() / 60.0,
+                plan.typical_gap(as_utc(now)).total_seconds() / 60.0,
                 last,
                 outcome,
                 detail,
-                next_due(ws, job, now),
+                upcoming[0] if upcoming else None,
+                plan.describe(),
+                upcoming,
             )
         )
     return states
@@ -191,6 +226,8 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         # later run went well.
         "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.dream_totals(),
+        "spending": budget.summary(ws, now),
+        "health": health.lines(ws, now),
     }
 
 

@@ -6,7 +6,9 @@ Built for hundreds of workspaces on one machine:
   stable offset (``phase``: a hash of the workspace path and the job) within a window of
   ``SPREAD_STEP`` per workspace, at most its interval, and every interval after that; so 200
   workspaces' consolidations are spread over the 30 minutes instead of all starting in the
-  same second, a restart keeps each job's place, and a single workspace starts at once.
+  same second, a restart keeps each job's place, and a single workspace starts at once. A job
+  with a cron schedule fires at its cron times (APScheduler's ``CronTrigger``); one whose time
+  passed while serve was down runs once, spread the same way.
 - **Bounded work, bounded files.** Jobs run on ``workers`` threads (4 by default), whatever the
   number of workspaces. A run opens its workspace (one SQLite connection, its lock files) and
   closes it when done, so the open files are ``workers`` runs' worth, not the workspaces'.
@@ -47,9 +49,9 @@ from dreamer.memory.workspace import Workspace
 from dreamer.service.schedule import (
     Clock,
     RunRecord,
+    cadence,
     enabled_jobs,
     ensure_migrated,
-    interval,
     next_due,
     run_if_due,
 )
@@ -130,15 +132,21 @@ class Service:
             with self._open(root) as ws:
                 ensure_migrated(ws, now)
                 for job in enabled_jobs(ws):
-                    every = interval(ws, job)
+                    plan = cadence(ws, job)
+                    every = plan.typical_gap(now)
                     due = next_due(ws, job, now) or now  # enabled, so always due
                     window = spread(every, len(self.roots))
                     first = first_run(ws.root, job, due, now, window)
+                    trigger = (
+                        plan.trigger()
+                        if plan.is_cron
+                        else IntervalTrigger(
+                            seconds=every.total_seconds(), start_date=first, timezone=UTC
+                        )
+                    )
                     scheduler.add_job(
                         self._fire,
-                        IntervalTrigger(
-                            seconds=every.total_seconds(), start_date=first, timezone=UTC
-                        ),
+                        trigger,
                         args=[str(ws.root), job],
                         id=_job_id(ws.root, job),
                         name=f"{job} {ws.root}",
@@ -147,13 +155,7 @@ class Service:
                         coalesce=True,
                         misfire_grace_time=None,
                     )
-                    log.debug(
-                        "%s %s: every %g min, first at %s",
-                        ws.root,
-                        job,
-                        every.total_seconds() / 60,
-                        iso(first),
-                    )
+                    log.debug("%s %s: %s, first at %s", ws.root, job, plan.describe(), iso(first))
         scheduler.add_listener(self._overran, EVENT_JOB_MAX_INSTANCES)
         self.scheduler = scheduler
         return scheduler
@@ -187,8 +189,8 @@ class Service:
                 due = next_due(ws, job, later)
                 if due is not None and due <= later:
                     # Due, yet not run: another process holds the job right now. Its run
-                    # will be on the record; look again one interval on, not at once.
-                    due = later + interval(ws, job)
+                    # will be on the record; look again at the next time, not at once.
+                    due = cadence(ws, job).first_after(later)
                 self._move(root, job, due)
                 return
             if job == "dream":

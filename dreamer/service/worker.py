@@ -40,6 +40,7 @@ from dreamer.errors import DreamError, StoreUnavailable
 from dreamer.memory.workspace import Workspace
 from dreamer.service.schedule import (
     Clock,
+    cadence,
     enabled_jobs,
     ensure_migrated,
     interval,
@@ -74,7 +75,7 @@ def add_workspaces(
         with Workspace.open(root, create=False, environ=environ) as ws:
             for job in enabled_jobs(ws):
                 due = next_due(ws, job, now) or as_utc(now)
-                every = interval(ws, job).total_seconds()
+                every = interval(ws, job, now).total_seconds()
                 new = queue.register(str(ws.root), job, every, due)
                 added.append({"workspace": str(ws.root), "job": job, "new": new, "due": due})
     return added
@@ -141,20 +142,23 @@ def run_claim(
     begun = as_utc(clock())  # to the microsecond: job lateness is measured from it
     started = begun.replace(microsecond=0)
     every: float | None = None
+    following: datetime | None = None
     with _Heartbeat(queue, claim, clock, lease):
         try:
             shared = _store_is_shared(claim.workspace, environ)
             with Workspace.open(claim.workspace, create=shared, environ=environ) as ws:
                 ensure_migrated(ws, started)
-                every = interval(ws, claim.kind).total_seconds()
+                every = interval(ws, claim.kind, started).total_seconds()
                 record = run_job(ws, claim.kind, started, clock=clock, synthesizer=synthesizer)
                 outcome, detail = record.outcome, record.detail
+                if cadence(ws, claim.kind).is_cron:  # the next cron time, not due + interval
+                    following = cadence(ws, claim.kind).first_after(started)
         except DreamError as e:  # the workspace is gone, unreadable, misconfigured ...
             outcome, detail = "failed", f"{type(e).__name__}: {e}"
         except Exception as e:  # a bug in one workspace's job must not stop the fleet
             log.exception("%s %s: failed", claim.workspace, claim.kind)
             outcome, detail = "failed", f"{type(e).__name__}: {e}"
-    counted = queue.finish(claim, begun, as_utc(clock()), outcome, detail, every)
+    counted = queue.finish(claim, begun, as_utc(clock()), outcome, detail, every, following)
     if not counted:
         log.warning("%s %s: lease lost; this run is not counted", claim.workspace, claim.kind)
     return Outcome(claim, outcome, detail, counted)

@@ -47,9 +47,13 @@ def open_jobs(url: str) -> JobQueue:
     return JobQueue(url)
 
 
-def open_store(path: Path, *, url: str | None = None, key: str | None = None) -> Store:
+def open_store(
+    path: Path, *, url: str | None = None, key: str | None = None, read_only: bool = False
+) -> Store:
     """Open (creating and migrating if needed) the store at ``path``, or, given a PostgreSQL
-    ``url``, the rows of workspace ``key`` (default: ``path``'s workspace folder) there."""
+    ``url``, the rows of workspace ``key`` (default: ``path``'s workspace folder) there.
+
+    ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read."""
     if is_postgres(url):
         _require_psycopg()
         from dreamer.store.postgres import PostgresStore
@@ -57,4 +61,4 @@ def open_store(path: Path, *, url: str | None = None, key: str | None = None) ->
         return PostgresStore(str(url), key or str(path.resolve().parent.parent), path)
     from dreamer.store.sqlite import SQLiteStore
 
-    return SQLiteStore(path)
+    return SQLiteStore(path, read_only=read_only)

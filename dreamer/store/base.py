@@ -183,6 +183,18 @@ class Store(Protocol):
         """How many crystals were forgotten."""
         ...
 
+    def tombstones(self) -> list[dict[str, Any]]:
+        """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
+        ...
+
+    def restore_tombstone(self, row: Mapping[str, Any], at: datetime) -> int:
+        """Append an emptied crystal row and its tombstone as a forget leaves them; its id.
+
+        For an import into a new workspace: ``row`` holds the keys ``tombstones`` gives
+        (``crystal_id`` aside, which the store assigns as it assigns every id).
+        """
+        ...
+
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows."""
         ...

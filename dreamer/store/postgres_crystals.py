@@ -15,6 +15,10 @@ from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
 LIVE = "lifecycle != 'forgotten'"
+TOMBSTONE_COLUMNS = (
+    "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
+    " t.forgotten_at, t.reason"
+)
 CHANGEABLE = frozenset(
     {
         "importance",
@@ -311,6 +315,58 @@ class CrystalTables(Connected):
     def tombstone_count(self) -> int:
         """How many crystals were forgotten."""
         return int(self._one("SELECT count(*) FROM tombstones WHERE workspace = %s", [self.ws]))
+
+    def tombstones(self) -> list[dict[str, Any]]:
+        """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
+        names = [column.split(".")[1] for column in TOMBSTONE_COLUMNS.split(", ")]
+        rows = self._all(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones t JOIN crystals c"
+            " ON c.workspace = t.workspace AND c.id = t.crystal_id WHERE t.workspace = %s"
+            " ORDER BY t.crystal_id",
+            [self.ws],
+        )
+        return [dict(zip(names, values, strict=True)) for values in rows]
+
+    def restore_tombstone(self, row: Mapping[str, Any], at: datetime) -> int:
+        """Append an emptied crystal row and its tombstone as a forget leaves them; its id."""
+        with self.transaction():
+            crystal_id = int(
+                self._one(
+                    "UPDATE workspaces SET crystal_seq = crystal_seq + 1 WHERE id = %s"
+                    " RETURNING crystal_seq",
+                    [self.ws],
+                )
+            )
+            self._run(
+                "INSERT INTO crystals (workspace, id, text, source, semantic_type, importance,"
+                " lifecycle, created_at, updated_at, access_count, content_hash, tsv, doc_len)"
+                " VALUES (%s, %s, '', %s, %s, %s, 'forgotten', %s, %s, 0, %s, ''::tsvector, 0)",
+                [
+                    self.ws,
+                    crystal_id,
+                    row["source"],
+                    row["semantic_type"],
+                    row["importance"],
+                    row["created_at"],
+                    row["forgotten_at"],
+                    f"forgotten:{crystal_id}",
+                ],
+            )
+            self._run(
+                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
+                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                [
+                    self.ws,
+                    crystal_id,
+                    row["content_hash"],
+                    row["source"],
+                    row["created_at"],
+                    row["forgotten_at"],
+                    row["reason"],
+                ],
+            )
+            self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
+        return crystal_id
 
     def update_crystal(
         self,

@@ -199,15 +199,17 @@ class JobQueue:
         outcome: str,
         detail: str | None,
         interval_seconds: float | None = None,
+        next_due: datetime | None = None,
     ) -> bool:
         """Record a run and schedule the next one, if the claim still holds (its token).
 
-        The next due time is the claimed one plus the interval; if that has passed already
-        (the job ran late or overran), the missed due times fold into one run due ``now``.
+        The next due time is ``next_due`` (a cron schedule's next time) or the claimed one plus
+        the interval; if that has passed already (the job ran late or overran), the missed due
+        times fold into one run due ``now``.
         False, and nothing written, when the lease was lost: the run does not count.
         """
         every = interval_seconds if interval_seconds is not None else claim.interval_seconds
-        following = max(claim.due_at + timedelta(seconds=every), now)
+        following = max(next_due or claim.due_at + timedelta(seconds=every), now)
         with reported(), self.conn.transaction():
             cursor = self.conn.execute(
                 "UPDATE jobs SET next_due = %s, interval_seconds = %s, lease_owner = NULL,"

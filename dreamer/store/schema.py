@@ -184,3 +184,19 @@ def m050_unembedded(db: sqlite_utils.Database) -> None:
         "CREATE INDEX crystals_unembedded ON crystals(id)"
         " WHERE embedding IS NULL AND lifecycle != 'forgotten'"
     )
+
+
+@migrations()
+def m060_fts_follows_text(db: sqlite_utils.Database) -> None:
+    # The full-text row is rebuilt when the text changes, not on every update of the row: a
+    # search counting an access of a 10 MB crystal re-tokenized all of it (seconds, each time).
+    db.execute("DROP TRIGGER IF EXISTS crystals_au")
+    db.execute(
+        """
+        CREATE TRIGGER crystals_au AFTER UPDATE OF text ON crystals BEGIN
+          INSERT INTO crystals_fts (crystals_fts, rowid, text)
+            VALUES('delete', old.rowid, old.text);
+          INSERT INTO crystals_fts (rowid, text) VALUES (new.rowid, new.text);
+        END
+        """
+    )

@@ -20,7 +20,7 @@ from dreamer.store.sqlite_history import HistoryTables
 from dreamer.store.sqlite_records import RecordTables
 from dreamer.store.sqlite_search import SearchTables
 from dreamer.support import failures
-from dreamer.support.files import FILE_MODE
+from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
 
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
@@ -29,11 +29,42 @@ BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 class SQLiteStore(CrystalTables, SearchTables, RecordTables, HistoryTables):
     """An open crystals.db: the ``Store`` interface on SQLite."""
 
-    def __init__(self, path: Path):
-        super().__init__(path, _connect(path))
+    def __init__(self, path: Path, *, read_only: bool = False):
+        super().__init__(path, _connect_read_only(path) if read_only else _connect(path))
+
+
+def _connect_read_only(path: Path) -> sqlite_db.Database:
+    """Open crystals.db on a read-only file system: as an immutable file, never written.
+
+    SQLite in WAL mode cannot even read without its shared-memory file, which a read-only
+    mount cannot hold; ``immutable`` reads the file as it is (no other process can change it
+    there either).
+    """
+    if not path.is_file():
+        raise WorkspaceError(
+            f"{path} is missing and its folder is on a read-only file system; remount it "
+            "read-write or use a workspace elsewhere with -w"
+        )
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    try:
+        conn = sqlite_errors.connect(path, uri=uri, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA temp_store = MEMORY")  # the search's temp tables, off the mount
+        if not sqlite_db.is_current(conn):
+            conn.close()
+            raise WorkspaceError(
+                f"{path} needs a schema upgrade, which a read-only file system does not allow; "
+                "remount it read-write and run any dream command once"
+            )
+        conn.execute("SELECT count(*) FROM crystals").fetchone()
+    except sqlite3.Error as e:
+        raise sqlite_errors.translate(e, path) or StorageIOError(
+            f"SQLite could not read {path} ({e}); check the disk"
+        ) from e
+    return sqlite_db.Database(conn)
 
 
 def _connect(path: Path) -> sqlite_db.Database:
+    refuse_link(path)  # SQLite would follow it, and write its journal beside the target
     existed = path.exists()
     if not existed:
         try:

@@ -13,7 +13,11 @@ from dreamer.store.sqlite_base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
-LIVE = "lifecycle != 'forgotten'"  # a forgotten crystal is an emptied row: never read as memory
+LIVE = "lifecycle != 'forgotten'"
+TOMBSTONE_COLUMNS = (
+    "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
+    " t.forgotten_at, t.reason"
+)  # a forgotten crystal is an emptied row: never read as memory
 CHANGEABLE = frozenset(
     {
         "importance",
@@ -221,6 +225,48 @@ class CrystalTables(Connected):
     def tombstone_count(self) -> int:
         """How many crystals were forgotten."""
         return int(self._one("SELECT count(*) FROM tombstones"))
+
+    def tombstones(self) -> list[dict[str, Any]]:
+        """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
+        cursor = self.db.execute(
+            f"SELECT {TOMBSTONE_COLUMNS} FROM tombstones t JOIN crystals c ON c.id = t.crystal_id"
+            " ORDER BY t.crystal_id"
+        )
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+
+    def restore_tombstone(self, row: Mapping[str, Any], at: datetime) -> int:
+        """Append an emptied crystal row and its tombstone as a forget leaves them; its id."""
+        with self.transaction():
+            crystal_id = self.max_crystal_id() + 1
+            self.db.execute(
+                "INSERT INTO crystals (id, text, source, semantic_type, importance, lifecycle,"
+                " created_at, updated_at, access_count, content_hash)"
+                " VALUES (?, '', ?, ?, ?, 'forgotten', ?, ?, 0, ?)",
+                [
+                    crystal_id,
+                    row["source"],
+                    row["semantic_type"],
+                    row["importance"],
+                    row["created_at"],
+                    row["forgotten_at"],
+                    f"forgotten:{crystal_id}",
+                ],
+            )
+            self.db.execute(
+                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
+                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    crystal_id,
+                    row["content_hash"],
+                    row["source"],
+                    row["created_at"],
+                    row["forgotten_at"],
+                    row["reason"],
+                ],
+            )
+            self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
+        return crystal_id
 
     def update_crystal(
         self,

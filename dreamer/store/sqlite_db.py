@@ -22,6 +22,7 @@ SCHEMA = (
     "m030_vector_embedder",
     "m040_tombstones",
     "m050_unembedded",
+    "m060_fts_follows_text",
 )
 
 

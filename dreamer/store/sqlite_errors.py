@@ -202,8 +202,11 @@ class Connection(sqlite3.Connection):
             raise
 
 
-def connect(path: Path, **kwargs: Any) -> Connection:
-    """Open ``path`` with a translating connection."""
-    conn = sqlite3.connect(path, factory=Connection, **kwargs)
+def connect(path: Path, *, uri: str | None = None, **kwargs: Any) -> Connection:
+    """Open ``path`` (through ``uri``, a ``file:`` URI for it, if given) with a translating
+    connection."""
+    if uri is not None:
+        kwargs["uri"] = True
+    conn = sqlite3.connect(uri or path, factory=Connection, **kwargs)
     conn.path = path
     return conn

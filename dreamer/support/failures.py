@@ -117,6 +117,25 @@ def explain_os_error(error: OSError, path: Path | str | None = None) -> DreamErr
     return None
 
 
+def cannot_read(
+    error: OSError, path: Path | str, kind: type[DreamError], what: str | None = None
+) -> DreamError:
+    """The error for a failed read of ``path``: its true cause when known (the open-files
+    limit, a read-only or failing disk...), else ``kind`` naming the permissions to check."""
+    known = None if error.errno in _PERMISSION else explain_os_error(error, path)
+    if known is not None:
+        return known
+    return kind(f"{what or f'cannot read {path}'} ({error.strerror}); check its permissions")
+
+
+def on_read_only_fs(path: Path | str) -> bool:
+    """Whether ``path`` is on a file system mounted read-only."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # AttributeError: no statvfs on Windows
+        return False
+
+
 def free_bytes(path: Path) -> int | None:
     """Bytes free for this user on the file system holding ``path`` (None if unknown)."""
     try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dreamer.errors import DreamError, LockHeld, WorkspaceError
 from dreamer.support import failures
-from dreamer.support.files import FILE_MODE
+from dreamer.support.files import FILE_MODE, refuse_link
 
 
 @contextlib.contextmanager
@@ -29,6 +29,7 @@ def hold(
     """
     from filelock import FileLock, Timeout  # here: a cold `dream search` takes no lock
 
+    refuse_link(path)  # filelock opens with O_TRUNC: through a link it would empty the target
     lock = FileLock(path, mode=FILE_MODE, timeout=-1 if wait else 0, thread_local=False)
     try:
         lock.acquire()

@@ -3,19 +3,23 @@
 Four implementations: ``offline.OfflineSynthesizer`` (deterministic, no network, the default),
 ``claude.ClaudeSynthesizer`` (the Anthropic API; the only module that imports anthropic),
 ``claude_code.ClaudeCodeSynthesizer`` (the user's own ``claude`` CLI in print mode; the only
-module that spawns it) and ``openai.OpenAISynthesizer`` (any OpenAI-compatible chat-completions
-endpoint: Ollama, llama.cpp's server, vLLM, LM Studio). The model backends share one contract
-(``prompt``: prompts, schema, redaction, answer checks) and one way of trying (``calls``: the
-timeout and retries of ``memory.dream``). ``factory.make_synthesizer`` picks one from the
-workspace settings.
+module that spawns it) and ``openai_compat.OpenAISynthesizer`` (any OpenAI-compatible
+chat-completions endpoint: Ollama, llama.cpp's server, vLLM, LM Studio). The model backends share
+one contract (``prompt``: prompts, schema, redaction, answer checks) and one way of trying
+(``calls``: the timeout and retries of ``memory.dream``). ``factory.make_synthesizer`` picks one
+from the workspace settings. The dream runs whichever it gets inside ``Redacting``, so no
+backend's answer lands with a secret in it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from dreamer.errors import SynthesisError
 from dreamer.memory.scratch import Note
 from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory
@@ -90,3 +94,45 @@ class Synthesizer(Protocol):
     ) -> Draft:
         """Return a draft; with critique and previous, a revision of previous that answers it."""
         ...
+
+
+class Redacting:
+    """Any synthesizer, with its answers redacted like the notes it read.
+
+    A model can write a secret no note held (a prompt injection obeyed, a hallucination, a file
+    no door redacts such as niche.json): the dream wraps whatever synthesizer it runs in this,
+    so every draft, revision and unusable raw answer passes ``redact`` before the guards, the
+    commit and the journal see it. ``redact`` is the workspace's (a no-op when
+    memory.secrets.redact is off, as for the notes).
+    """
+
+    def __init__(self, inner: Synthesizer, redact: Callable[[str], str]) -> None:
+        self.inner = inner
+        self.redact = redact
+        self.name = inner.name
+        self.model = inner.model
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """The inner synthesizer's draft with every secret in it replaced by its placeholder."""
+        try:
+            draft = self.inner.synthesize(inputs, critique=critique, previous=previous)
+        except SynthesisError as error:
+            if error.raw is not None:
+                error.raw = self.redact(error.raw)
+            raise
+        return Draft(self._state(draft.state), self.redact(draft.raw), draft.usage)
+
+    def _state(self, state: WorkingMemory) -> WorkingMemory:
+        return dataclasses.replace(
+            state,
+            bodies={key: self.redact(body) for key, body in state.bodies.items()},
+            mood=None if state.mood is None else self.redact(state.mood),
+            preamble=self.redact(state.preamble),
+            extra=[(self.redact(head), self.redact(body)) for head, body in state.extra],
+        )

@@ -1,0 +1,142 @@
+"""The health line: say plainly when capture or dreaming has stopped; say nothing when all is well.
+
+Three checks, each from what the store already records (so every process sees the same):
+
+- **Capture went quiet**: no note (a ``scratch`` crystal) has arrived for ``QUIET_DAYS`` days
+  while sessions ran (SessionStart hooks, recorded by ``session_started``, or ingested session
+  transcripts).
+- **Capture failed**: the last transcript capture by a hook failed (``capture_result``).
+- **Dreaming stopped**: the last ``STOPPED_AFTER`` dreams all failed to commit, or no dream has
+  committed for ``STOPPED_AFTER`` dream intervals while enough notes waited; the line says why
+  (failed, rejected, capped by the spending cap, skipped) and quotes the newest cause.
+
+Shown at the top of the SessionStart block, in ``dream status`` and in ``dream report``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from datetime import datetime, timedelta
+from typing import Any
+
+from dreamer.dream import budget
+from dreamer.memory.workspace import Workspace
+from dreamer.support.times import as_utc, iso, parse_iso
+
+QUIET_DAYS = 3
+STOPPED_AFTER = 3
+SESSIONS_KEY = "health.session_starts"  # the newest SessionStart times, a JSON list
+CAPTURE_KEY = "health.capture"  # the last capture: {"at", "ok", "detail"}
+KEEP_SESSIONS = 50
+NOT_DREAMS = ("forgotten", "restored")
+MAX_CAUSE = 200
+
+
+def session_started(ws: Workspace, now: datetime) -> None:
+    """Record that an agent session started (the SessionStart hook calls this)."""
+    starts = _starts(ws)
+    starts.append(iso(now))
+    ws.store.set_meta(SESSIONS_KEY, json.dumps(starts[-KEEP_SESSIONS:]))
+
+
+def capture_result(ws: Workspace, now: datetime, error: str | None) -> None:
+    """Record how the last capture (a hook's transcript ingest) went."""
+    record = {"at": iso(now), "ok": error is None, "detail": error}
+    ws.store.set_meta(CAPTURE_KEY, json.dumps(record))
+
+
+def _starts(ws: Workspace) -> list[str]:
+    try:
+        found = json.loads(ws.store.get_meta(SESSIONS_KEY) or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [str(item) for item in found] if isinstance(found, list) else []
+
+
+def _newest(ws: Workspace, source: str) -> datetime | None:
+    rows = ws.store.crystals(sources=[source], newest_first=True, limit=1)
+    return parse_iso(rows[0].created_at) if rows else None
+
+
+def _clip(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_CAUSE else text[: MAX_CAUSE - 1] + "…"
+
+
+def capture_lines(ws: Workspace, now: datetime) -> list[str]:
+    """Lines about capture: gone quiet while sessions ran, or the last capture failed."""
+    out = []
+    now = as_utc(now)
+    last_note = _newest(ws, "scratch")
+    quiet_since = last_note or None
+    if quiet_since is not None and now - quiet_since >= timedelta(days=QUIET_DAYS):
+        sessions = [at for at in _starts(ws) if parse_iso(at) > quiet_since]
+        transcript = _newest(ws, "sessions")
+        if sessions or (transcript is not None and transcript > quiet_since):
+            days = (now - quiet_since).days
+            ran = f"{len(sessions)} sessions ran" if sessions else "sessions were ingested"
+            out.append(
+                f"Capture has stopped: no note for {days} days (last {iso(quiet_since)}) while "
+                f"{ran}; check that the agent still writes notes ('dream claude install' "
+                "re-installs the hooks and tools)."
+            )
+    try:
+        capture = json.loads(ws.store.get_meta(CAPTURE_KEY) or "null")
+    except json.JSONDecodeError:
+        capture = None
+    if isinstance(capture, dict) and capture.get("ok") is False:
+        out.append(
+            f"The last capture failed at {capture.get('at')}: "
+            f"{_clip(capture.get('detail') or 'unknown error')} (see memory/hooks.log)."
+        )
+    return out
+
+
+def _kind(row: dict[str, Any]) -> str:
+    reason = str(row.get("reason") or "")
+    if row["outcome"] == "skipped" and reason.startswith(budget.PREFIX):
+        return "capped"
+    return str(row["outcome"])
+
+
+def dream_lines(ws: Workspace, now: datetime) -> list[str]:
+    """A line when dreaming has stopped, with why; none when dreams commit."""
+    rows = [r for r in ws.store.dream_entries(100) if r["outcome"] not in NOT_DREAMS]
+    since_commit: list[dict[str, Any]] = []
+    last_commit = None
+    for row in rows:  # newest first
+        if row["outcome"] in ("committed", "candidate"):
+            last_commit = parse_iso(row["started_at"])
+            break
+        since_commit.append(row)
+    # A skip for too few notes is the schedule working, not dreaming failing.
+    attempts = [
+        row
+        for row in since_commit
+        if row["outcome"] != "skipped"
+        or _kind(row) == "capped"
+        or "candidate waits" in (row.get("reason") or "")
+    ]
+    gap = ws.settings.cadence("dream").typical_gap(as_utc(now))
+    overdue = last_commit is not None and as_utc(now) - last_commit > gap * STOPPED_AFTER
+    if len(attempts) < STOPPED_AFTER and not (overdue and attempts):
+        # Not stopped yet, but a cap or a waiting candidate holds the next dream: say so now.
+        newest = attempts[0] if attempts else None
+        if newest is not None and newest is since_commit[0] and newest["outcome"] == "skipped":
+            return [f"The last dream was skipped: {_clip(newest.get('reason') or '')}"]
+        return []
+    counts = Counter(_kind(row) for row in attempts)
+    why = ", ".join(f"{n} {kind}" for kind, n in counts.most_common())
+    cause = _clip(attempts[0].get("reason") or attempts[0]["outcome"])
+    if len(attempts) >= STOPPED_AFTER and len(counts) == 1:
+        head = f"Dreaming has stopped: the last {len(attempts)} dreams {next(iter(counts))}"
+    else:
+        head = f"Dreaming has stopped: no dream committed in {len(attempts)} tries ({why})"
+    since = f" since {iso(last_commit)}" if last_commit else ""
+    return [f"{head}{since}; the last cause: {cause}"]
+
+
+def lines(ws: Workspace, now: datetime) -> list[str]:
+    """Every health line; empty when all is well."""
+    return capture_lines(ws, now) + dream_lines(ws, now)
