@@ -9,7 +9,7 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
          "crystal_ids": [3, 7], "size": 2}
       ],
       "contradictions": [    # a newer statement superseding an older one about the same thing
-        {"kind": "preference" | "deadline", "subject": ["editor", "theme"],
+        {"kind": "preference" | "deadline" | "replaces", "subject": ["editor", "theme"],
          "older": {"id": 4 | None, "text": "...", "at": "2026-03-10T09:00:00Z" | None,
                    "source": "crystal" | "note" | "state"},
          "newer": {... same shape ...}}
@@ -53,6 +53,7 @@ from dreamer.dream.rules.ageing import find_fading, find_upcoming
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.people import find_people
+from dreamer.dream.rules.replaces import find_replaced
 from dreamer.dream.rules.skills import find_skills, task_action, task_pattern
 from dreamer.dream.rules.supersession import date_state_sides, find_contradictions
 from dreamer.dream.rules.topics import find_topics
@@ -114,7 +115,13 @@ def compute(
         except ValueError:
             old = WorkingMemory(dict(old.bodies), None, old.mood, old.preamble, list(old.extra))
     gaps, answered = find_gaps(store, notes, crystals, now, old)
-    contradictions = find_contradictions(_evidence(notes, crystals, old))
+    evidence = _evidence(notes, crystals, old)
+    # What a note says it replaces is exact; the guesses only add pairs for other statements.
+    contradictions = find_replaced(store, crystals, notes, evidence)
+    named = {pair["older"]["text"] for pair in contradictions}
+    contradictions += [
+        pair for pair in find_contradictions(evidence) if pair["older"]["text"] not in named
+    ]
     for pair in contradictions:
         date_state_sides(store, pair, old)
     return Insights(

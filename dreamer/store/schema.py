@@ -184,3 +184,11 @@ def m050_unembedded(db: sqlite_utils.Database) -> None:
         "CREATE INDEX crystals_unembedded ON crystals(id)"
         " WHERE embedding IS NULL AND lifecycle != 'forgotten'"
     )
+
+
+@migrations()
+def m060_note_fields(db: sqlite_utils.Database) -> None:
+    # What a note is about and what it replaces, as its writer gave them (issue 24): a note
+    # that names what it replaces supersedes it exactly at the next dream.
+    db.execute("ALTER TABLE crystals ADD COLUMN about TEXT")
+    db.execute("ALTER TABLE crystals ADD COLUMN replaces TEXT")

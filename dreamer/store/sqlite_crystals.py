@@ -45,6 +45,8 @@ class CrystalTables(Connected):
         origin: str | None = None,
         parent_id: int | None = None,
         consolidated_at: str | None = None,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         digest = content_hash(text)
@@ -57,8 +59,8 @@ class CrystalTables(Connected):
             cursor = self.db.execute(
                 "INSERT INTO crystals (text, source, semantic_type, importance, lifecycle,"
                 " created_at, updated_at, access_count, dopamine, cortisol, oxytocin,"
-                " content_hash, parent_id, origin, embedding, embedder, consolidated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " content_hash, parent_id, origin, embedding, embedder, consolidated_at, about,"
+                " replaces) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     text,
                     source,
@@ -76,6 +78,8 @@ class CrystalTables(Connected):
                     embedding,
                     embedder if embedding else None,
                     consolidated_at,
+                    about,
+                    replaces,
                 ],
             )
             crystal_id = int(cursor.lastrowid or 0)
