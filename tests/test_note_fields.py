@@ -78,6 +78,7 @@ def test_postgres_keeps_about_and_replaces_on_crystals_and_scratch_rows(pg_datab
         )
         (crystal,) = store.crystals_by_id([crystal_id])
         assert (crystal.about, crystal.replaces) == ("go-live date", "#4")
+        assert [c.id for c in store.crystals_about("Go-Live DATE")] == [crystal_id]
         store.scratch_append("Go-live moved to July 3", now, 0.8, about="go-live", replaces="#4")
         store.scratch_append("A plain note", now, 0.5)
         rows = store.scratch_rows()
@@ -150,3 +151,23 @@ def test_a_note_that_names_what_it_replaces_supersedes_it_at_the_next_dream(ws, 
     after = _dream(ws, now + timedelta(hours=3))
     assert "July 3" in _current(after)
     assert "June 12" not in _current(after)
+
+
+def test_of_notes_about_the_same_thing_the_newest_holds_after_the_next_dream(ws, now):
+    ws.note("Worktop: oiled oak from the timber yard.", at=now, about="Kitchen worktop")
+    assert "oiled oak" in _current(_dream(ws, now + timedelta(hours=1)))
+    ws.note(
+        "Hannah changed her mind: quartz composite, white.",
+        at=now + timedelta(hours=2),
+        about="kitchen worktop",
+    )
+    after = _current(_dream(ws, now + timedelta(hours=3)))
+    assert "quartz composite" in after
+    assert "oiled oak" not in after
+
+
+def test_crystals_about_finds_any_case_on_sqlite(ws, now):
+    one = ws.note("Worktop: oak.", at=now, about="Kitchen worktop")
+    two = ws.note("Worktop: quartz.", at=now + timedelta(hours=1), about="kitchen WORKTOP")
+    ws.note("Tiles: white.", at=now, about="kitchen tiles")
+    assert [c.id for c in ws.store.crystals_about("kitchen worktop")] == [two, one]

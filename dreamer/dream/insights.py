@@ -53,7 +53,7 @@ from dreamer.dream.rules.ageing import find_fading, find_upcoming
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.people import find_people
-from dreamer.dream.rules.replaces import find_replaced
+from dreamer.dream.rules.replaces import find_replaced, find_same_about
 from dreamer.dream.rules.skills import find_skills, task_action, task_pattern
 from dreamer.dream.rules.supersession import date_state_sides, find_contradictions
 from dreamer.dream.rules.topics import find_topics
@@ -118,6 +118,7 @@ def compute(
     evidence = _evidence(notes, crystals, old)
     # What a note says it replaces is exact; the guesses only add pairs for other statements.
     contradictions = find_replaced(store, crystals, notes, evidence)
+    contradictions += find_same_about(store, crystals)
     named = {pair["older"]["text"] for pair in contradictions}
     contradictions += [
         pair for pair in find_contradictions(evidence) if pair["older"]["text"] not in named

@@ -130,6 +130,10 @@ class Store(Protocol):
         """The crystals with these ids (missing ids are left out), by id."""
         ...
 
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        ...
+
     def crystals(
         self,
         *,

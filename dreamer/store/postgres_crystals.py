@@ -169,6 +169,11 @@ class CrystalTables(Connected):
             return []
         return self._select(f"id = ANY(%s) AND {LIVE}", [_ids(ids)], "id")
 
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        where = f"lower(about) = lower(%s) AND {LIVE}"
+        return self._select(where, [about], "created_at DESC, id DESC", limit)
+
     def crystals(
         self,
         *,

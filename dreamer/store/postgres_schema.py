@@ -240,6 +240,8 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
         (
             "ALTER TABLE crystals ADD COLUMN about TEXT",
             "ALTER TABLE crystals ADD COLUMN replaces TEXT",
+            "CREATE INDEX crystals_about ON crystals (workspace, lower(about))"
+            " WHERE about IS NOT NULL",
             "ALTER TABLE scratch ADD COLUMN about TEXT",
             "ALTER TABLE scratch ADD COLUMN replaces TEXT",
         ),

@@ -192,3 +192,4 @@ def m060_note_fields(db: sqlite_utils.Database) -> None:
     # that names what it replaces supersedes it exactly at the next dream.
     db.execute("ALTER TABLE crystals ADD COLUMN about TEXT")
     db.execute("ALTER TABLE crystals ADD COLUMN replaces TEXT")
+    db.execute("CREATE INDEX crystals_about ON crystals(lower(about)) WHERE about IS NOT NULL")

@@ -126,6 +126,11 @@ class CrystalTables(Connected):
             return []
         return self._select(f"id IN ({marks(ids)}) AND {LIVE}", list(ids), "id")
 
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        where = f"lower(about) = lower(?) AND {LIVE}"
+        return self._select(where, [about], "created_at DESC, id DESC", limit)
+
     def crystals(
         self,
         *,

@@ -1,4 +1,5 @@
-"""Replaces: a note that names what it replaces (a crystal id or the old words) supersedes it.
+"""Replaces: a note that names what it replaces (a crystal id or the old words) supersedes it,
+and of notes that say they are about the same thing, the newest holds.
 
 This is structure the writer gave (``Workspace.note(..., replaces=...)``, ``dream note
 --replaces``, the note tool's ``replaces``), so it wins over every guess: the named crystal,
@@ -43,6 +44,34 @@ def find_replaced(
         if older is not None and older["text"] != item["text"]:
             found.append({"kind": "replaces", "subject": [replaces], "older": older, "newer": item})
     return found
+
+
+def find_same_about(store: Store, crystals: list[Crystal]) -> list[dict[str, Any]]:
+    """Pairs (older, newer): a new note about what an earlier note was about supersedes it."""
+    found: list[dict[str, Any]] = []
+    for crystal in sorted(crystals, key=lambda c: (c.created_at, c.id)):
+        if not crystal.about:
+            continue
+        earlier = [
+            c
+            for c in store.crystals_about(crystal.about)
+            if (c.created_at, c.id) < (crystal.created_at, crystal.id) and c.text != crystal.text
+        ]
+        if earlier:
+            older = max(earlier, key=lambda c: (c.created_at, c.id))
+            found.append(
+                {
+                    "kind": "replaces",
+                    "subject": [crystal.about],
+                    "older": _side(older),
+                    "newer": _side(crystal),
+                }
+            )
+    return found
+
+
+def _side(crystal: Crystal) -> dict[str, Any]:
+    return {"id": crystal.id, "text": crystal.text, "at": crystal.created_at, "source": "crystal"}
 
 
 def _named(store: Store, replaces: str) -> dict[str, Any] | None:
