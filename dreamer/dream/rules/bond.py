@@ -8,7 +8,7 @@ from typing import Any
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
 from dreamer.dream.rules.lines import bullet, fit, norm, same
-from dreamer.dream.rules.people import ROLES
+from dreamer.dream.rules.people import ROLES, described
 from dreamer.dream.rules.words import context_lines
 from dreamer.memory.state import WorkingMemory
 
@@ -53,6 +53,12 @@ _PERSONAL = re.compile(
 _RULE = re.compile(r"\b(never|always|from now on|every time|no longer|any more|anymore)\b", re.I)
 
 
+# A rule is about every case, not one errand: "nothing gets booked until...", "no calls before
+# 10:00", "any budget line above...". Each entry has a test in tests/test_rules_bond.py.
+STANDING_CUES = ("never", "always", "nothing", "no", "any", "every", "whenever", "rule")
+STANDING = re.compile(r"\b(" + "|".join(STANDING_CUES) + r")\b", re.IGNORECASE)
+
+
 _WANTS = re.compile(r"\b(wants?|would like|prefers?|asks? (?:us|me|you|the agent) to)\b", re.I)
 
 
@@ -78,8 +84,12 @@ def is_bond(item: dict[str, Any], ctx: Context) -> bool:
         return True  # someone named with their role: who is around the user
     if _RULE.search(text) and (item["type"] == "directive" or _WANTS.search(text)):
         return True  # a standing rule of the user's
+    if item["type"] == "directive" and STANDING.search(text):
+        return True  # a rule that holds for every case, whatever action it names
     if _NOT_BOND.search(text):
         return False  # a task or a project event
+    if item["type"] == "directive":
+        return True  # a preference or instruction: it holds until contradicted
     if _PREFERENCE.search(text):
         return True
     return item["type"] == "world_fact" and bool(_PERSONAL.search(text))
@@ -105,11 +115,7 @@ def write_bond(
     # Someone named with their role belongs here even when the note naming them was about an
     # errand with a date ("Rui Matos, my accountant, needs the receipts by Friday").
     named = " ".join(new + kept)
-    new += [
-        bullet(f"{person['name']} is the user's {person['role']}.")
-        for person in ctx.people
-        if person["name"] not in named
-    ]
+    new += [bullet(described(person)) for person in ctx.people if person["name"] not in named]
     # Who the user is first (what a small context window keeps), then newest first, so a fresh
     # directive outlives a stale one; a revision (answering e.g. Bond drift) keeps the old first.
     lines = kept + new if level else _who_first(new + kept)
