@@ -35,6 +35,9 @@ def past_pointers(evidence: list[dict[str, Any]]) -> list[Pointer]:
 
 
 TOPIC_WORDS = 9
+VALUE_WORDS = 16  # a topic may run this long to end on the value it carries
+# A value: a number, an amount or a time ("£32,000", "71", "17:30", "34.6"), or a day of a month.
+_VALUE = re.compile(r"[£$€]?\d[\d,.:%k]*|\d+(?:st|nd|rd|th)", re.IGNORECASE)
 
 
 _OLD = "\x00old pointer: "  # marks an old pointer among the sources of a merge
@@ -54,10 +57,22 @@ def _topic(line: str) -> str:
         return len(words) >= 3 and len([w for w in words if w.lower() not in _TOPIC_STOP]) >= 2
 
     chosen = next((c for c in clauses if specific(c)), text)
+    if _VALUE.search(text) and not _VALUE.search(chosen):
+        # The value is what a pointer must carry ("the ask is now £32,000"), not the preamble.
+        chosen = next(
+            (c for c in clauses if _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4),
+            chosen,
+        )
     words = chosen.rstrip(".").split()
     if words and words[0].lower().rstrip(":") in LABELS:
         words = words[1:]
-    words = words[:TOPIC_WORDS]
+    # A whole phrase up to the newest value it names ("moved from March 20 to March 27"), so
+    # a cut never leaves the old value looking current; else the first TOPIC_WORDS words.
+    last_value = max(
+        (i for i, w in enumerate(words[:VALUE_WORDS]) if _VALUE.fullmatch(w.strip(",.;:()"))),
+        default=-1,
+    )
+    words = words[: max(TOPIC_WORDS, last_value + 1)]
     while len(words) > 3 and words[-1].lower().strip(",.") in _TOPIC_STOP:
         words = words[:-1]  # end on a content word, not "for the"
     return " ".join(words).rstrip(",;:.") or text[:60]
@@ -77,14 +92,25 @@ def _anchors(text: str, common: set[str]) -> set[str]:
 def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointer]:
     """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge."""
     groups: list[tuple[set[str], list[tuple[Pointer, str]]]] = []
+    subjects: list[list[set[str]]] = []
     for pointer, source in pointers:
         anchors = _anchors(source, common)
-        home = next((g for g in groups if g[0] & anchors), None)
+        subject = _subject(source, common)
+        home = next(
+            (
+                n
+                for n, g in enumerate(groups)
+                if g[0] & anchors or any(_same_topic(subject, s) for s in subjects[n])
+            ),
+            None,
+        )
         if home is None:
             groups.append((set(anchors), [(pointer, source)]))
+            subjects.append([subject])
         else:
-            home[0].update(anchors)
-            home[1].append((pointer, source))
+            groups[home][0].update(anchors)
+            groups[home][1].append((pointer, source))
+            subjects[home].append(subject)
     out = []
     for _, members in groups:
         if len(members) == 1:
@@ -92,6 +118,22 @@ def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointe
             continue
         out.append(_merged(members))
     return out
+
+
+def _subject(text: str, common: set[str]) -> set[str]:
+    """The content stems of a pointer's source, without labels, names the Bond holds, numbers."""
+    body = text.removeprefix(_OLD)
+    return {s for s in stems(LABEL_PREFIX.sub("", body)) if s not in common and s not in LABELS}
+
+
+_RELATED = re.compile(r" \(and (\d+) related notes?\)")
+SAME_TOPIC_SHARE = 0.4  # of the smaller set of content stems, and at least two stems
+
+
+def _same_topic(one: set[str], other: set[str]) -> bool:
+    """Two pointers on one topic: "place cards for tables 4 to 6" and "Wrote the place cards"."""
+    shared = len(one & other)
+    return shared >= 2 and shared >= SAME_TOPIC_SHARE * min(len(one), len(other))
 
 
 def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
@@ -121,7 +163,16 @@ def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
         lead = source_words[0] if source_words else name
         return Pointer(topic, " ".join(dict.fromkeys([lead, noun, *others[:1]])))
     first = members[0][0]
-    return Pointer(f"{first.topic} (and {len(members) - 1} related notes)", first.keywords)
+    # A topic merged before keeps one count: "X (and 2 related notes)", never "(and 1) (and 1)".
+    related = len(members) - 1
+    base = first.topic
+    for pointer, _ in members:
+        if found := _RELATED.search(pointer.topic):
+            related += int(found[1])
+    base = _RELATED.sub("", base)
+    return Pointer(
+        f"{base} (and {related} related note{'s' if related > 1 else ''})", first.keywords
+    )
 
 
 def write_pointers(
