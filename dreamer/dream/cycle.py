@@ -347,7 +347,7 @@ class _Dream:
         chosen = bounded.select(evidence, room, self.now, old.substance().split("\n"))
         hashes = {c.content_hash for c in chosen.chosen}
         given = [note for note in notes if content_hash(note.text) in hashes]
-        found = insights.compute(store, given, chosen.chosen, self.now, old)
+        found = insights.compute(store, given, chosen.chosen, self.now, old, self.ws.embedder)
         inputs = dataclasses.replace(
             probe,
             notes=given,

@@ -60,6 +60,7 @@ from dreamer.dream.rules.topics import find_topics
 from dreamer.dream.rules.words import STOP, context_lines, keywords, stems
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
+from dreamer.retrieval.embed import Embedder
 from dreamer.store import Crystal, Store
 
 __all__ = [
@@ -106,15 +107,19 @@ def compute(
     crystals: list[Crystal],
     now: datetime,
     old_state: WorkingMemory | None,
+    embedder: Embedder | None = None,
 ) -> Insights:
-    """Work out the dream's insights from the new evidence, the store and the old state."""
+    """Work out the dream's insights from the new evidence, the store and the old state.
+
+    With an embedder, meaning decides what words cannot (a question answered in other words).
+    """
     old = old_state or WorkingMemory()
     if old.last_dream:
         try:
             parse_iso(old.last_dream)
         except ValueError:
             old = WorkingMemory(dict(old.bodies), None, old.mood, old.preamble, list(old.extra))
-    gaps, answered = find_gaps(store, notes, crystals, now, old)
+    gaps, answered = find_gaps(store, notes, crystals, now, old, embedder)
     evidence = _evidence(notes, crystals, old)
     # What a note says it replaces is exact; the guesses only add pairs for other statements.
     contradictions = find_replaced(store, crystals, notes, evidence)

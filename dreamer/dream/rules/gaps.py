@@ -6,13 +6,15 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+import numpy as np
+
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit, same
 from dreamer.dream.rules.words import context_lines, stems
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import _stem
+from dreamer.retrieval.embed import Embedder, _stem
 from dreamer.store import Crystal, Store
 from dreamer.support.times import iso
 
@@ -78,14 +80,48 @@ def answer_to(question: str, asked: str, statements: list[tuple[str, str]]) -> t
     return "", ""
 
 
+ANSWER_SIMILARITY = 0.35  # cosine of question and answer, with the default embedder
+ANSWER_MARGIN = 0.1  # the answer must be clearly nearer than any other later statement
+
+
+def by_meaning(
+    question: str, asked: str, statements: list[tuple[str, str]], embedder: Embedder
+) -> tuple[str, str]:
+    """(text, at) of the later statement clearly nearest the question in meaning, or ("", "")."""
+    # An answer names something the question names (the courier, the metric): meaning alone
+    # would let any near sentence close a question.
+    wanted = stems(question) - _QUESTION_WORDS
+    # One entry per text: a note and its crystal are one statement, not two close rivals.
+    later = list(
+        {
+            text: (text, at)
+            for text, at in statements
+            if not (asked and at <= asked) and wanted & stems(text)
+        }.values()
+    )
+    if not later:
+        return "", ""
+    vectors = embedder.embed([question, *[text for text, _ in later]])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    sims = vectors[1:] @ vectors[0]
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    second = float(sims[order[1]]) if len(order) > 1 else 0.0
+    if best >= ANSWER_SIMILARITY and best - second >= ANSWER_MARGIN:
+        return later[int(order[0])]
+    return "", ""
+
+
 def find_gaps(
     store: Store,
     notes: list[Note],
     crystals: list[Crystal],
     now: datetime,
     old: WorkingMemory,
+    embedder: Embedder | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(open questions, answered questions): a later note that answers one closes it."""
+    """(open questions, answered questions): a later note that answers one closes it, in the
+    question's words or, with an embedder, in any words (``by_meaning``)."""
     seen: set[str] = set()
     gaps: list[dict[str, Any]] = []
     answered: list[dict[str, Any]] = []
@@ -98,6 +134,8 @@ def find_gaps(
             return
         seen.add(key)
         reply, when = answer_to(question, at, statements) if source != "search" else ("", "")
+        if not reply and source != "search" and embedder is not None:
+            reply, when = by_meaning(question, at, statements, embedder)
         if reply:
             answered.append({"question": question, "answer": reply, "at": when})
         elif source != "state":
