@@ -11,7 +11,7 @@ import numpy as np
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit, same
-from dreamer.dream.rules.words import context_lines, stems
+from dreamer.dream.rules.words import context_lines, is_capture, stems
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.retrieval.embed import Embedder, _stem
@@ -142,6 +142,8 @@ def find_gaps(
             gaps.append({"question": question, "source": source, "at": at})
 
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
+        if is_capture(text):
+            continue  # a question asked in a session was asked of the agent, and answered there
         for question in questions(text):
             add(question, "note", at)
     for line in context_lines(old.body("curiosity_gaps")):

@@ -80,3 +80,11 @@ def topic_of(line: str) -> str:
     text = re.sub(r"^(Friction|Breakthrough|Deadline|Goal|Task|Note):\s*", "", text)
     text = re.split(r"\s+[—–-]\s+|:\s|;\s|\.\s", text, maxsplit=1)[0].strip().rstrip(".:")
     return _first_line(text, 8)
+
+
+_CAPTURE = re.compile(r"(?m)^(?:User|Task for subagent [\w-]+):\s")
+
+
+def is_capture(text: str) -> bool:
+    """Whether text is an exchange captured from a session transcript ("User: …")."""
+    return bool(_CAPTURE.search(text))

@@ -28,6 +28,7 @@ from typing import Any
 from dreamer.dream import forget_requests, keep_rules
 from dreamer.dream.rules.active import write_active
 from dreamer.dream.rules.bond import SELF, write_bond
+from dreamer.dream.rules.captures import established
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import write_gaps
@@ -172,6 +173,10 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
     for item in hand_written(inputs.old.preamble):
         items.setdefault(norm(item["text"]), item)
     out = [item for item in items.values() if forget_requests.parse(item["text"]) is None]
+    # A captured exchange is evidence only for what it established, never as dialogue.
+    for item in out:
+        item["text"] = established(item["text"]) or ""
+    out = [item for item in out if item["text"]]
     for item in out:
         item["original"] = item["text"]
         item["text"] = current(linked(item["text"], ctx.people))
