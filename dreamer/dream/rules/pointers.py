@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dreamer.dream import keep_rules
+from dreamer.dream import dates, keep_rules
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit
 from dreamer.dream.rules.skills import task_action
@@ -44,6 +44,7 @@ _OLD = "\x00old pointer: "  # marks an old pointer among the sources of a merge
 
 
 _TOPIC_STOP = STOP | {"now", "then", "again", "also"}
+_WHEN = frozenset(dates.MONTHS) | frozenset(dates.WEEKDAYS) | {"am", "pm"}
 
 
 def _topic(line: str) -> str:
@@ -54,13 +55,19 @@ def _topic(line: str) -> str:
 
     def specific(clause: str) -> bool:
         words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
-        return len(words) >= 3 and len([w for w in words if w.lower() not in _TOPIC_STOP]) >= 2
+        # A time stamp with a name ("1:56 pm on 8 May, 2023 Ana") heads a line; it is no topic.
+        content = [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
+        return len(words) >= 3 and len(content) >= 2
 
     chosen = next((c for c in clauses if specific(c)), text)
     if _VALUE.search(text) and not _VALUE.search(chosen):
         # The value is what a pointer must carry ("the ask is now £32,000"), not the preamble.
         chosen = next(
-            (c for c in clauses if _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4),
+            (
+                c
+                for c in clauses
+                if specific(c) and _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4
+            ),
             chosen,
         )
     words = chosen.rstrip(".").split()
