@@ -25,7 +25,7 @@ from dreamer.support.times import parse_iso
 
 SHARED_STEMS = 2
 SIMILARITY = 0.4
-_CALENDAR = re.compile(
+CALENDAR = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:{'|'.join(dates.MONTHS)})\.?\s+\d{{1,2}}\b|"
     rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{'|'.join(dates.MONTHS)})\b",
     re.IGNORECASE,
@@ -37,7 +37,7 @@ _WHEN_WORDS = frozenset(dates.MONTHS) | frozenset(dates.WEEKDAYS)
 def _dates(text: str, at: str | None) -> set[date]:
     """The calendar dates a text names (a month and day, or ISO); a bare weekday is left out:
     "the Friday status" names a habit more often than a plan."""
-    if not _CALENDAR.search(text):
+    if not CALENDAR.search(text):
         return set()
     try:
         written = parse_iso(at) if at else None

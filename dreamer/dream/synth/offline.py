@@ -35,7 +35,8 @@ from dreamer.dream.rules.gaps import write_gaps
 from dreamer.dream.rules.lines import bullet, clip, fit, norm
 from dreamer.dream.rules.people import linked
 from dreamer.dream.rules.pointers import past_pointers, write_pointers
-from dreamer.dream.rules.skills import ROUTINE_BELOW, write_skills
+from dreamer.dream.rules.routine import is_routine
+from dreamer.dream.rules.skills import write_skills
 from dreamer.dream.rules.supersession import current
 from dreamer.dream.rules.words import context_lines
 from dreamer.dream.synth import Draft, DreamInputs, Usage
@@ -182,7 +183,7 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
         item["text"] = current(linked(item["text"], ctx.people))
         # A routine note that happened to move a hormone ("it passed") is still routine.
         item["routine"] = (
-            item["importance"] < ROUTINE_BELOW
+            is_routine(item["text"], item["importance"])
             and not item.get("hint")
             and not keep_rules.pinned(item["text"], ctx.rules)
         )
