@@ -201,8 +201,7 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
             group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
             left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
             crystals = [c for c, _ in group]
-            heads = {_stem(words[0]) for _, words in group}
-            obj = wording[best] if len(heads) == 1 else _plural(wording[best])
+            obj = _object(group, best, wording)
             recall = sum(min(c.access_count, 3) for c in crystals)
             recall += sum(1 for query in searches if best in {_stem(w) for w in keywords(query)})
             confidence = min(95, 35 + 15 * (len(crystals) - 1) + 5 * min(recall, 4))
@@ -217,6 +216,23 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     skills += _recalled(store, now)
     skills.sort(key=lambda s: (-s["occurrences"], -s["confidence"], s["skill"]))
     return skills[:MAX_SKILLS]
+
+
+def _object(group: list[tuple[Crystal, list[str]]], best: str, wording: dict[str, str]) -> str:
+    """The object a group of actions shares, in its own words: the object words at least half
+    of the notes name, in the order the first names them ("dbt staging models"), the last one
+    plural when the notes act on several things."""
+    counts: dict[str, int] = {}
+    for _, words in group:
+        for stem in dict.fromkeys(_stem(w) for w in words):
+            counts[stem] = counts.get(stem, 0) + 1
+    order = [_stem(w) for _, words in group for w in words]
+    shared = [s for s in dict.fromkeys(order) if counts[s] * 2 >= len(group)][:3] or [best]
+    phrase = [wording[s] for s in shared]
+    heads = {_stem(words[0]) for _, words in group}
+    if len(heads) > 1 and len(shared) == 1:
+        phrase[-1] = _plural(phrase[-1])
+    return " ".join(phrase)
 
 
 def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
