@@ -171,3 +171,11 @@ def test_crystals_about_finds_any_case_on_sqlite(ws, now):
     two = ws.note("Worktop: quartz.", at=now + timedelta(hours=1), about="kitchen WORKTOP")
     ws.note("Tiles: white.", at=now, about="kitchen tiles")
     assert [c.id for c in ws.store.crystals_about("kitchen worktop")] == [two, one]
+
+
+def test_a_secret_in_about_or_replaces_never_lands(ws, now):
+    key = "AKIAQ3EGUGWZ7EXMPL42"
+    crystal_id = ws.note("Rotated the deploy key.", at=now, about=f"key {key}", replaces=key)
+    crystal = ws.get(crystal_id)
+    assert key not in f"{crystal.about} {crystal.replaces}"
+    assert key not in ws.scratch_path.read_text(encoding="utf-8")
