@@ -32,7 +32,7 @@ class Context:
             now=inputs.now,
             superseded={norm(c["older"]["text"]) for c in ins.contradictions},
             answered={norm(q["question"]) for q in ins.answered_questions},
-            ahead={norm(u["text"]): u["date"] for u in ins.upcoming},
+            ahead={line_key(u["text"]): u["date"] for u in ins.upcoming},
             rules=keep_rules.parse(inputs.instructions or ""),
             causes=causes,
             people=list(ins.people),
@@ -40,7 +40,13 @@ class Context:
 
     def date_of(self, text: str) -> str | None:
         """The date still ahead a text (or the line it became) names, if any."""
-        key = norm(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text)))
+        key = line_key(text)
         if key in self.ahead:
             return self.ahead[key]
-        return next((d for t, d in self.ahead.items() if norm(clip(t)) == key), None)
+        return next((d for t, d in self.ahead.items() if line_key(clip(t)) == key), None)
+
+
+def line_key(text: str) -> str:
+    """A note or a state line as one key: no bullet, no label ("Deadline: "), any case, so a
+    carried "- Deadline: ..." line finds the date its note named."""
+    return norm(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text).strip()))
