@@ -9,7 +9,7 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
          "crystal_ids": [3, 7], "size": 2}
       ],
       "contradictions": [    # a newer statement superseding an older one about the same thing
-        {"kind": "preference" | "deadline" | "replaces", "subject": ["editor", "theme"],
+        {"kind": "preference" | "deadline" | "replaces" | "value", "subject": ["editor", "theme"],
          "older": {"id": 4 | None, "text": "...", "at": "2026-03-10T09:00:00Z" | None,
                    "source": "crystal" | "note" | "state"},
          "newer": {... same shape ...}}
