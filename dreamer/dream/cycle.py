@@ -430,7 +430,7 @@ class _Dream:
             for note in notes
             if content_hash(note.text) in hashes
         ]
-        found = insights.compute(store, given, chosen.chosen, self.now, old)
+        found = insights.compute(store, given, chosen.chosen, self.now, old, self.ws.embedder)
         inputs = dataclasses.replace(
             probe,
             notes=given,
