@@ -121,7 +121,7 @@ def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointe
             groups[home][0].update(anchors)
             groups[home][1].append((pointer, source))
             subjects[home].append(subject)
-    out = []
+    out: list[Pointer] = []
     for _, members in groups:
         old_only = all(src.startswith(_OLD) for _, src in members)
         if len(members) == 1 or (old_only and len(members) > MERGE_OLD_AT_MOST):
