@@ -437,6 +437,8 @@ for _name in HORMONES:
         )
     )
 _BY_KEY = {spec.key: spec for spec in _SPECS}
+# Other spellings a person may write in dreamer.toml, read as the setting they name.
+ALIASES = {"memory.consolidate.schedule": "memory.consolidation.schedule"}
 _BY_ATTR = {spec.attr: spec for spec in _SPECS if spec.sub is None}
 
 
@@ -482,6 +484,11 @@ def read_toml(path: Path) -> dict[str, Any]:
             ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
     flat = _flatten(table)
+    for alias, key in ALIASES.items():
+        if alias in flat:
+            if key in flat:
+                raise InvalidSetting(f"{path}: {alias!r} and {key!r} are one setting; keep one")
+            flat[key] = flat.pop(alias)
     for key in flat:
         if key not in _BY_KEY:
             close = difflib.get_close_matches(key, list(_BY_KEY), n=1)

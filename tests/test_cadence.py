@@ -189,3 +189,18 @@ def test_a_started_serve_submits_the_dream_at_three_and_not_before(tmp_path):
             assert times == [datetime(2026, 3, 12, 3, 0, tzinfo=UTC)]
         finally:
             apscheduler.shutdown(wait=False)
+
+
+def test_the_consolidation_schedule_is_read_by_either_spelling(tmp_path):
+    toml = tmp_path / "dreamer.toml"
+    toml.write_text('[memory.consolidate]\nschedule = "15 * * * *"\n', encoding="utf-8")
+    assert load_settings(toml, {}).consolidation_schedule == parse(
+        "15 * * * *", "memory.consolidation.schedule"
+    )
+    toml.write_text(
+        '[memory.consolidate]\nschedule = "15 * * * *"\n'
+        '[memory.consolidation]\nschedule = "every 2h"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InvalidSetting, match="are one setting; keep one"):
+        load_settings(toml, {})

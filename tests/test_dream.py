@@ -208,7 +208,7 @@ def test_dry_run_changes_nothing(ws, now):
     assert ws.store.count_by_lifecycle() == {"generated": 6}
 
 
-def test_pointers_that_lead_nowhere_are_repaired_or_dropped(ws, now):
+def test_pointers_that_lead_nowhere_are_reported_once_and_left_out(ws, now):
     write(ws, now)
     ws.note("Kitchen renovation quotes from three contractors", at=now - timedelta(days=9))
     synth = Fixed(
@@ -224,9 +224,13 @@ def test_pointers_that_lead_nowhere_are_repaired_or_dropped(ws, now):
     result = dream.run(ws, now=now, synthesizer=synth)
     pointers = wm.parse(ws.memory_md.read_text()).pointers()
     assert wm.Pointer("Kitchen renovation", "kitchen renovation quotes") in pointers
-    assert wm.Pointer("Kitchen renovation plans", "kitchen renovation") in pointers
-    assert all("Moon" not in p.topic for p in pointers)
-    assert any("dropped pointer 'Moon base logistics'" in fix for fix in result.pointer_fixes)
+    # Never rewritten under a guessed keyword: a topic's own words can find something else.
+    assert all("plans" not in p.topic and "Moon" not in p.topic for p in pointers)
+    assert len(result.pointer_fixes) == 2  # recorded once, though the revision repeats them
+    assert "pointer 'Moon base logistics' leads nowhere" in result.pointer_fixes[1]
+    # The model is told once, in the critique of its first draft.
+    told = [c for c in synth.calls[1] if "leads nowhere" in c]
+    assert len(told) == 2 and len(synth.calls) == 2 and synth.calls[0] is None
     row = ws.store.get_dream(result.dream_id)
     assert row["inputs"]["pointer_fixes"] == result.pointer_fixes
     for pointer in pointers:

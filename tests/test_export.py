@@ -99,7 +99,12 @@ def test_export_import_round_trip_through_postgresql_and_back(tmp_path, runner, 
     server = tmp_path / "server"
     done = runner.invoke(main, ["import", str(first), "-w", str(server)], env=fleet)
     assert done.exit_code == 0, done.output
-    assert "6 crystals, 1 tombstones (no text), 2 journal entries, MEMORY.md" in done.output
+    # Every journal entry of the source comes back (how many a forget adds depends on whether
+    # the dream wrote the forgotten note into MEMORY.md, which is the synthesizer's choice).
+    dreams = kinds.count("dream")
+    assert dreams >= 1
+    summary = f"6 crystals, 1 tombstones (no text), {dreams} journal entries, MEMORY.md"
+    assert summary in done.output
     second = tmp_path / "second.jsonl"
     done = runner.invoke(
         main, ["export", "--all", "--to", str(second), "-w", str(server)], env=fleet

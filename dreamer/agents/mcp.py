@@ -67,7 +67,8 @@ dreamer is this agent's long-term memory. It outlives the conversation.
   result whole with memory_get (or the resource dreamer://crystal/{id}).
 - memory_forget: only when the user asks you to forget something; search first, then forget
   exactly those ids, or give a query: only memories holding every word of it are forgotten.
-  To correct a fact, write a new note instead.
+  To correct a fact, write a new note instead, with replaces (the old note's id or words) and
+  about (what it is about).
 - The resource dreamer://MEMORY.md is the working memory; the prompt "bootstrap" gives it
   sized for your context window. Notes join it at the next dream (every two hours)."""
 # Hints for clients: which tools only read, which may destroy. All act on this memory only.

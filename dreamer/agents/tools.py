@@ -140,7 +140,14 @@ def _result(tool_use_id: str, content: str, *, is_error: bool = False) -> dict[s
 
 def _note(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     importance = args.get("importance", DEFAULT_IMPORTANCE)
-    crystal_id = ws.note(args["note"], importance=importance, type=args.get("type"), at=now)
+    crystal_id = ws.note(
+        args["note"],
+        importance=importance,
+        type=args.get("type"),
+        at=now,
+        about=args.get("about"),
+        replaces=args.get("replaces"),
+    )
     found = ws.redact(args["note"]).found  # after the note: a refused note is not scanned
     crystal = ws.get(crystal_id)
     output: dict[str, Any] = {

@@ -15,6 +15,7 @@ from dreamer.bench import locomo as locomo_bench
 from dreamer.bench import paraphrase as paraphrase_bench
 from dreamer.bench import quality as quality_bench
 from dreamer.bench import report as report_bench
+from dreamer.bench import retention as retention_bench
 from dreamer.bench import scale as scale_bench
 from dreamer.bench import serve as serve_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
@@ -320,6 +321,58 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
             click.echo(f"workspaces kept in {workdir}")
     if any(result.failed for result in results):
         sys.exit(1)
+
+
+def _indices(value: str) -> list[int]:
+    """'0-4' or '5,7,9' as a list of conversation numbers."""
+    out: list[int] = []
+    try:
+        for part in value.split(","):
+            low, _, high = part.strip().partition("-")
+            out += list(range(int(low), int(high or low) + 1))
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: give numbers like 0-4 or 5,7,9") from None
+    return out
+
+
+@bench.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--conversations",
+    default="0-9",
+    show_default=True,
+    metavar="RANGE",
+    help="Which conversations, e.g. 0-4 (tuning) or 5-9 (reporting).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def retention(
+    path: Path, conversations: str, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
+    """How much of what is later asked about survives the dreams of a LoCoMo conversation.
+
+    Every turn is a note and the offline synthesizer dreams after each session, in a fresh
+    workspace in a temporary folder inside -w (deleted after). The answers of categories 1-4
+    kept by MEMORY.md and by the 32k bootstrap block are set beside two references of the same
+    size: the most recent turns and the dataset's session summaries. See docs/bench.md.
+
+    \b
+    Examples:
+      dream bench retention ../shared/data/locomo10.json --conversations 0-4
+      dream bench retention locomo10.json --conversations 5-9 --json
+    """
+    parent = Path(workspace).expanduser() if workspace else None
+    results = retention_bench.run(
+        path,
+        _indices(conversations),
+        parent=parent,
+        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
+    )
+    if as_json:
+        emit_json({"conversations": [r.to_dict() for r in results]})
+    else:
+        click.echo(retention_bench.format_report(results))
 
 
 @bench.command()

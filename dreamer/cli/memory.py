@@ -51,9 +51,27 @@ def init(workspace: str | None) -> None:
     default=None,
     help="When it happened [default: now], e.g. 2026-03-12T14:30:00Z.",
 )
+@click.option(
+    "--about",
+    metavar="WORDS",
+    default=None,
+    help='What the note is about, e.g. "launch date"; notes about one thing: the newest holds.',
+)
+@click.option(
+    "--replaces",
+    metavar="ID|WORDS",
+    default=None,
+    help='What it replaces: an earlier note\'s id ("#12") or the old words; not kept as current.',
+)
 @workspace_option
 def note(
-    text: str, importance: float, semantic_type: str | None, at: str | None, workspace: str | None
+    text: str,
+    importance: float,
+    semantic_type: str | None,
+    at: str | None,
+    about: str | None,
+    replaces: str | None,
+    workspace: str | None,
 ) -> None:
     """Write a note to the scratch and index it as a crystal; print its id.
 
@@ -64,6 +82,7 @@ def note(
     \b
     Examples:
       dream note "User prefers dark mode" --importance 0.8 --type directive
+      dream note "Launch moved to July 3" --about "launch date" --replaces "#12"
       git log -1 --format=%B | dream note -
       dream note -- "-5 C in the server room"   (-- before text that starts with -)
     """
@@ -72,7 +91,17 @@ def note(
             text = _read_stdin(ws.settings.note_max_chars)
         # No embedder in a one-shot process (~70 ms to load): the next search or tick embeds
         # the note; words find it at once.
-        click.echo(ws.note(text, importance=importance, type=semantic_type, at=at, embed=False))
+        click.echo(
+            ws.note(
+                text,
+                importance=importance,
+                type=semantic_type,
+                at=at,
+                embed=False,
+                about=about,
+                replaces=replaces,
+            )
+        )
         found = ws.redact(text).found  # after the note: a refused note is not scanned
     if found:
         kinds = ", ".join(dict.fromkeys(finding.kind for finding in found))

@@ -40,6 +40,7 @@ from dreamer.dream import (
     review,
 )
 from dreamer.dream import inputs as bounded
+from dreamer.dream.journal import revision_rate
 from dreamer.dream.seed import FIRST_DREAM_KEY as SEED_FLAG
 from dreamer.dream.seed import FIRST_DREAM_MARKER as SEED_MARKER
 from dreamer.dream.seed import ensure_migrated
@@ -52,7 +53,7 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormones, scratch
+from dreamer.memory import hormones, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search
@@ -82,6 +83,7 @@ DAY = timedelta(days=1)
 # A hand edit of MEMORY.md during a dream: dream again over the edited state this many times,
 # then defer (the edit stands, the notes wait for the next dream).
 REDREAMS = 1
+CARRIED = " (the old state had it; it is left out)"  # how a dead pointer the old state had ends
 
 StepHook = Callable[[str], None]
 
@@ -198,6 +200,7 @@ class _Dream:
         self.inputs_summary: dict[str, Any] = {}
         self.old_text = ""
         self.silenced: list[forget_requests.ForgetRequest] = []  # never stated in MEMORY.md
+        self.audit_mark = 0  # the newest audit row when the dream gathered its inputs
         self.overflowed: dict[str, int] = {}  # section title -> lines moved into crystals
         self.hand_report: dict[str, Any] = {}  # what the hand edits of the old state needed
         self.resolutions: list[forget_requests.Resolution] = []
@@ -388,6 +391,7 @@ class _Dream:
     ) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
         budget = ws.settings.input_tokens
+        self.audit_mark = sightings.mark(store)
         pool = store.new_crystals(watermark, bounded.POOL)
         beyond = max(0, store.count_new() - len(pool))
         if store.get_meta(SEED_FLAG) == "1":
@@ -417,14 +421,16 @@ class _Dream:
         fixed = bounded.blocks_for(probe, budget)
         used = bounded.measure({k: v for k, v in fixed.items() if k not in ("notes", "insights")})
         room = max(0, budget - used["total"] - int(budget * bounded.INSIGHTS_SHARE))
-        chosen = bounded.select(evidence, room, self.now, old.substance().split("\n"))
+        chosen = bounded.select(
+            evidence, room, self.now, old.substance().split("\n"), last=sightings.latest(store)
+        )
         hashes = {c.content_hash for c in chosen.chosen}
         given = [
             dataclasses.replace(note, text=head(note.text))
             for note in notes
             if content_hash(note.text) in hashes
         ]
-        found = insights.compute(store, given, chosen.chosen, self.now, old)
+        found = insights.compute(store, given, chosen.chosen, self.now, old, self.ws.embedder)
         inputs = dataclasses.replace(
             probe,
             notes=given,
@@ -432,6 +438,8 @@ class _Dream:
             insights=found,
             left=bounded.left_summary(chosen.left, beyond),
             causes=_causes(period, chosen.chosen),
+            seen=sightings.of(store, [(c.id, c.created_at) for c in chosen.chosen]),
+            revision_rate=revision_rate(store, self.synth.name),
         )
         inputs.blocks = bounded.blocks_for(inputs, budget)
         measured = bounded.measure(inputs.blocks)
@@ -470,22 +478,27 @@ class _Dream:
         context = guards.Context(
             evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
         )
+        reported: set[str] = set()  # a dead pointer is told to the model and recorded once
         while True:
             self.step("pointers")
-            state, fixes = verify_pointers(self.ws, draft.state, self.now)
-            self.result.pointer_fixes.extend(fixes)
+            state, dead = verify_pointers(self.ws, draft.state, self.now, inputs.old)
+            new = [fix for fix in dead if fix not in reported]
+            reported.update(new)
+            self.result.pointer_fixes.extend(new)
             forget_requests.silence(state, self.silenced, [])
             keep_rules.silence(state, rules)
             self.step("guards")
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
             self.result.report = report
-            if report.ok:
+            # Only a pointer this dream wrote is sent back; one the old state had just goes.
+            told = [fix for fix in new if not fix.endswith(CARRIED)]
+            if report.ok and not told:
                 return state, report
             critiques = report.critiques + [
-                f"{fix} (write pointers whose keywords occur in the topic's notes)"
-                for fix in fixes
-                if fix.startswith("dropped")
+                f"{fix}: write its keywords from words its topic's notes contain, or leave it "
+                "out (it was left out of this draft)"
+                for fix in told
             ]
             self.result.critiques.append(critiques)
             if self.result.revisions >= self.ws.settings.max_revisions:
@@ -554,6 +567,9 @@ class _Dream:
     def _book(self, *, state_text: str, seed_pending: bool) -> None:
         """The bookkeeping after the commit: journal, consumed crystals, the scratch."""
         ws, store, text = self.ws, self.ws.store, state_text
+        # A note written again while the model worked stays pending: the next dream counts it.
+        again = sightings.since(store, self.result.consumed, self.audit_mark)
+        self.result.consumed = [i for i in self.result.consumed if i not in again]
         self.step("journal")
         with store.transaction():
             self.result.dream_id = self._journal(
@@ -672,27 +688,26 @@ def _causes(period: dict[str, Any], crystals: list[Crystal]) -> dict[str, list[i
 
 
 def verify_pointers(
-    ws: Workspace, state: wm.WorkingMemory, now: datetime
+    ws: Workspace, state: wm.WorkingMemory, now: datetime, old: wm.WorkingMemory | None = None
 ) -> tuple[wm.WorkingMemory, list[str]]:
-    """Keep the pointers whose keywords find their topic's crystals; repair or drop the rest."""
+    """Keep the pointers whose keywords find their topic's crystals; leave out the rest and
+    say so, one line each (never rewritten under a guessed keyword: a topic's own words can
+    find memories of something else). A line ends in ``CARRIED`` when ``old`` had the pointer."""
     pointers = state.pointers()
     if not pointers:
         return state, []
+    before = old.pointers() if old is not None else []
     kept: list[wm.Pointer] = []
-    fixes: list[str] = []
+    dead: list[str] = []
     for pointer in pointers:
         if _leads_somewhere(ws, pointer.keywords, pointer.topic, now):
             kept.append(pointer)
             continue
-        repaired = _repair(ws, pointer, now)
-        if repaired:
-            fixes.append(
-                f"repaired pointer {pointer.topic!r}: `{pointer.keywords}` → `{repaired.keywords}`"
-            )
-            kept.append(repaired)
-        else:
-            fixes.append(f"dropped pointer {pointer.topic!r}: `{pointer.keywords}` finds nothing")
-    if not fixes:
+        dead.append(
+            f"pointer {pointer.topic!r} leads nowhere: `{pointer.keywords}` finds no memory "
+            "of its topic" + (CARRIED if pointer in before else "")
+        )
+    if not dead:
         return state, []
     stray = [
         line
@@ -701,7 +716,7 @@ def verify_pointers(
     ]
     bodies = dict(state.bodies)
     bodies["crystal_pointers"] = "\n".join([p.render() for p in kept] + stray)
-    return dataclasses.replace(state, bodies=bodies), fixes
+    return dataclasses.replace(state, bodies=bodies), dead
 
 
 def _hits(ws: Workspace, query: str, now: datetime) -> list[Any]:
@@ -719,18 +734,6 @@ def _leads_somewhere(ws: Workspace, keywords: str, topic: str, now: datetime) ->
         return False
     need = max(1, math.ceil(len(wanted) / 2))
     return any(len(wanted & insights.stems(hit.text)) >= need for hit in _hits(ws, keywords, now))
-
-
-def _repair(ws: Workspace, pointer: wm.Pointer, now: datetime) -> wm.Pointer | None:
-    topic_words = insights.keywords(pointer.topic)
-    for hit in _hits(ws, pointer.topic, now):
-        hit_stems = insights.stems(hit.text)
-        shared = [w for w in topic_words if insights.stems(w) & hit_stems]
-        if shared:
-            candidate = " ".join(shared[:4])
-            if _leads_somewhere(ws, candidate, pointer.topic, now):
-                return wm.Pointer(pointer.topic, candidate)
-    return None
 
 
 def _read(path: Any) -> str:

@@ -4,8 +4,8 @@ Used to keep what lies ahead in view: an event or deadline with a date still to 
 "fading", and leaves Active Context only once its date has passed. English forms only:
 ``2026-03-16``, ``March 16``, ``16 March``, ``Mar 16``, a range (``April 9 to 13``,
 ``April 9-13``), weekdays (the next one after the note; "every Friday" and "on Thursdays" are
-habits, not dates), ``today``, ``tomorrow``, ``next week``. A month and day without a year
-take the year that puts them nearest the note
+habits, not dates, and so are "on a Tuesday" and "any Friday"), ``today``, ``tomorrow``,
+``next week``. A month and day without a year take the year that puts them nearest the note
 (a note of December 30 saying "January 4" means the next year).
 """
 
@@ -45,7 +45,7 @@ _MONTH_DAY = re.compile(
 )
 _DAY_MONTH = re.compile(rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<month>{_MONTH})\b", re.I)
 _WEEKDAY = re.compile(
-    r"\b(?P<every>(?:every|each)\s+)?(?P<next>next\s+)?(?P<day>" + "|".join(WEEKDAYS) + r")"
+    r"\b(?P<every>(?:every|each|a|any)\s+)?(?P<next>next\s+)?(?P<day>" + "|".join(WEEKDAYS) + r")"
     r"(?P<plural>s)?\b",
     re.I,
 )
@@ -97,7 +97,7 @@ def mentioned(text: str, written: datetime | date) -> list[date]:
         if any(a <= match.start() < b for a, b in taken) or _MONTH_DAY.match(after):
             continue  # "Monday March 16": the date already says it
         if match["every"] or match["plural"]:
-            continue  # "every Friday", "on Thursdays": a habit, not an event ahead
+            continue  # "every Friday", "on Thursdays", "on a Tuesday": a habit, not an event
         ahead = (WEEKDAYS.index(match["day"].lower()) - day.weekday()) % 7 or 7
         found.append((match.start(), day + timedelta(days=ahead)))
     for match in _RELATIVE.finditer(text):

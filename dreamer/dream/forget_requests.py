@@ -10,9 +10,17 @@ otherwise nothing is deleted and the journal reports the request for the user to
 (``dream forget --search ...``). Either way, ``silence`` keeps the request and what it names
 out of MEMORY.md, whichever synthesizer wrote the state.
 
-Only imperative requests count: "forget X", "please forget X", "can you forget X", "don't
-remember X", "stop remembering X", "delete/remove/erase the note about X". "Don't forget to
-call Mia" and "I forgot my keys" are ordinary notes.
+Two kinds of request count. A *direct* one names what to forget after an imperative: "forget
+X", "please forget X", "can you forget X", "don't remember X", "stop remembering X",
+"delete/remove/erase the note about X"; its words find the target as above. An *indirect* one
+says it in other words: "scrap what I told you about my lipid results", "let that go", "I'd
+rather none of that was kept", "he'd like no trace of it kept": a cue of ``CUES`` (data, one
+test per entry) recognises it, and its target is found by meaning: the embedder's nearest
+earlier crystal, forgotten only when it is one clear target (``MIN_SIMILARITY`` and
+``MARGIN`` over the next). A direct request whose words no earlier crystal holds at all is
+looked up by meaning the same way. A request whose words point at several crystals is unclear:
+nothing is forgotten by vectors then. "Don't forget to call Mia" and "I forgot my keys" are
+ordinary notes.
 """
 
 from __future__ import annotations
@@ -22,6 +30,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
@@ -64,6 +74,48 @@ class ForgetRequest:
     target: str
     words: tuple[str, ...]
     keywords: frozenset[str]
+    direct: bool = True  # False: said in other words; its target is found by meaning
+
+
+# Cues of a request said in other words. Each entry has a test in tests/test_forget_requests.py.
+CUES: dict[str, str] = {
+    "a removal verb on what was said": r"\b(?:forget|drop|scrap|remove|delete|erase|purge|wipe|"
+    r"discard)\s+(?:what|the bit|everything|all of (?:it|that)|that|it)\b",
+    "let it go": r"\blet (?:that|it|this) go\b",
+    "not kept": r"(?:\bnot|n't|\bnever|\bno|\bnone of (?:that|it))(?:\s+[\w']+){0,4}?\s+"
+    r"(?:keep|kept|stay|stored|store|on record|remember|remembered|written down)\b",
+    "no trace": r"\bno trace\b",
+}
+_CUE = re.compile("|".join(f"(?:{cue})" for cue in CUES.values()), re.IGNORECASE)
+# An indirect request refers to what was said or kept (so "we don't keep bread overnight" is not
+# one). Each entry has a test in tests/test_forget_requests.py.
+REFERENCES = (
+    "told",
+    "said",
+    "mentioned",
+    "wrote",
+    "written",
+    "noted",
+    "shared",
+    "bit about",
+    "on record",
+    "trace",
+    "with us",
+    "anywhere",
+    "in memory",
+    "in here",
+    "none of that",
+)
+_REFERS = re.compile(r"\b(?:" + "|".join(map(re.escape, REFERENCES)) + r")\b", re.IGNORECASE)
+# The words of asking, not of what is asked about: left out of an indirect request's target.
+_ASKING = frozenset(
+    "scrap drop remove delete erase purge wipe discard let go rather would prefer prefers want "
+    "wants like kept keep stay stored store record trace down anywhere actually should shouldn "
+    "never none told mentioned wrote noted shared bit us after says say thinks think asks asked "
+    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell".split()
+)
+MIN_SIMILARITY = 0.25  # cosine of the target's words and a crystal, with the default embedder
+MARGIN = 0.08  # the nearest must beat the next by this much to be one clear target
 
 
 @dataclass
@@ -96,7 +148,7 @@ def parse(text: str) -> ForgetRequest | None:
         return None
     match = _REQUEST.search(text)
     if not match:
-        return None
+        return _indirect(text)
     target = _CLAUSE.split(match["target"], maxsplit=1)[0]
     target = " ".join(target.split()).strip(" ,")
     words = [w for w in _WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
@@ -104,6 +156,18 @@ def parse(text: str) -> ForgetRequest | None:
         return None
     words = list(dict.fromkeys(words))
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words))
+
+
+def _indirect(text: str) -> ForgetRequest | None:
+    """A request said in other words: a cue and a reference to what was said (see CUES)."""
+    if _CUE.search(text) is None or not _REFERS.search(text):
+        return None
+    about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
+    source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
+    words = [w for w in _WORD.findall(source.lower()) if w not in _GENERIC | _ASKING and len(w) > 1]
+    words = list(dict.fromkeys(words))
+    target = " ".join(words) if words else " ".join(text.split())
+    return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)
 
 
 def _same_word(wanted: str, have: set[str]) -> bool:
@@ -117,6 +181,8 @@ def _same_word(wanted: str, have: set[str]) -> bool:
 
 def matches(request: ForgetRequest, text: str) -> bool:
     """Whether ``text`` holds every content word of the request (stems compared)."""
+    if not request.keywords:
+        return False  # a request that names nothing matches nothing
     have = _stems(text)
     return all(_same_word(wanted, have) for wanted in request.keywords)
 
@@ -128,7 +194,7 @@ def resolve(
     store = ws.store
     out = []
     for asker, request in requests:
-        found = store.fts_match(list(request.words), [], 200)
+        found = store.fts_match(list(request.words), [], 200) if request.words else []
         # Full-text search matches whole stems ("weight" misses "weighed"): the newest
         # crystals are looked at as well, with word forms compared by ``matches``.
         ids = {crystal_id for crystal_id, _ in found}
@@ -142,6 +208,10 @@ def resolve(
         ]
         pointing = _pointing(request, earlier)
         candidates = [crystal for crystal in earlier if matches(pointing, crystal.text)]
+        if not request.direct or not any(_held(request, crystal) for crystal in earlier):
+            # Said in other words, or in words no earlier note holds: by meaning, one clear
+            # target or none. (A request whose words point at several notes is unclear.)
+            candidates = _by_meaning(ws, request, earlier)
         resolution = Resolution(asker.id, request.target)
         if 1 <= len(candidates) <= MAX_TARGETS:
             forgetting.forget(
@@ -155,6 +225,31 @@ def resolve(
             resolution.ambiguous = len(candidates)
         out.append(resolution)
     return out
+
+
+def _held(request: ForgetRequest, crystal: Crystal) -> bool:
+    have = _stems(crystal.text)
+    return any(_same_word(word, have) for word in request.keywords)
+
+
+def _by_meaning(ws: Workspace, request: ForgetRequest, earlier: list[Crystal]) -> list[Crystal]:
+    """The one earlier crystal nearest the request's target in meaning, if it is clearly so."""
+    pool = [
+        c
+        for c in sorted(earlier, key=lambda c: c.id, reverse=True)[:RECENT]
+        if c.source not in ("insight", "auto", "seed")
+    ]
+    if not pool or not request.words:
+        return []
+    vectors = ws.embedder.embed([" ".join(request.words), *[c.text for c in pool]])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    sims = vectors[1:] @ vectors[0]
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    second = float(sims[order[1]]) if len(order) > 1 else 0.0
+    if best >= MIN_SIMILARITY and best - second >= MARGIN:
+        return [pool[int(order[0])]]
+    return []
 
 
 def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:

@@ -8,11 +8,11 @@ A candidate passes when:
 - it is not a mass drop: when the previous state was at least 2,000 characters, the new one is
   at least half as long (the rendered state is compared, never a hand-written preamble);
 - it has substance: at least 50 characters of text under the headings;
-- The Bond keeps at least 30% of the previous Bond's terms (when that had 5 or more), judged
-  on word stems ("answers" keeps "answer") weighted by rarity (a name or a rare word counts more
-  than "accordingly"); a Bond that changed because the dream's notes state a change (a new
-  owner, a preference that is "no longer" true) is not drift when the new Bond is what the
-  notes and the old Bond say.
+- The Bond keeps at least 30% of the previous Bond's terms (when that had 5 or more; dates,
+  times, months and weekdays are not terms), judged on word stems ("answers" keeps "answer")
+  weighted by rarity (a name or a rare word counts more than "accordingly"); a Bond that
+  changed because the dream's notes state a change (a new owner, a preference that is "no
+  longer" true) is not drift when the new Bond is what the notes and the old Bond say.
 
 The mass-drop guard measures against what the budgets allow: a hand-edited state larger than
 its section budgets counts only as much as fits them (``overflow.trim``; the cycle moves the
@@ -68,6 +68,20 @@ _CHANGE = re.compile(
     r"moved to|renamed|is now|are now)\b",
     re.IGNORECASE,
 )
+
+
+_DATE_WORD = re.compile(
+    r"\d[\d/.:-]*|\d+(?:st|nd|rd|th|am|pm|h)|q[1-4]|january|february|march|april|may|june|"
+    r"july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|"
+    r"oct|nov|dec|(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tue|wed|thu|fri|"
+    r"tomorrow|yesterday|today|tonight|weekend"
+)
+
+
+def _dated(word: str) -> bool:
+    """A date, a time, a month or a weekday: what changes as plans move, not who the user is
+    (a moved deadline is not Bond drift)."""
+    return bool(_DATE_WORD.fullmatch(word))
 
 
 @dataclass
@@ -232,7 +246,7 @@ def bond_terms(body: str) -> dict[str, tuple[float, str]]:
         words = _WORD.findall(line)
         for position, word in enumerate(words):
             lower = word.strip("'’-").lower()
-            if len(lower) < 3 or lower in STOP or lower.isdigit():
+            if len(lower) < 3 or lower in STOP or lower.isdigit() or _dated(lower):
                 continue
             weight = rarity(word if position else word.lower())
             stem = _stem(lower)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from dreamer.dream import overflow
 from dreamer.dream.guards import MAX_POINTERS, rarity
-from dreamer.dream.insights import LABELS, keywords
+from dreamer.dream.rules.words import LABELS, keywords
 from dreamer.dream.seed import COMMITTED_OUTCOMES, FIRST_DREAM_MARKER
 from dreamer.memory import state as wm
 from dreamer.store import Store

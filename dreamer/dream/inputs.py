@@ -26,7 +26,8 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.insights import Insights, stems
-from dreamer.memory.state import WorkingMemory, render
+from dreamer.memory.sightings import Sighting
+from dreamer.memory.state import WorkingMemory, render, sections
 from dreamer.store import Crystal
 from dreamer.support import tokens
 from dreamer.support.bounds import READ_MAX_CHARS, head
@@ -49,6 +50,17 @@ CAPS = {
 }
 TEXT_CAP = 240  # characters of any text inside the insights
 IDS_CAP = 5
+CONTINUATION = "  "  # indent of a note's later lines
+REFERABLE = ("line", "text")  # insight fields that may repeat a state line
+SECRET_MARK = "[secret:"  # how a redacted secret reads (dreamer.support.secrets.placeholder)
+WITHHELD = "[withheld]"
+_VALUE = r"[^\s,;]*[\w@.-][^\s,;]*"  # a name, handle or address
+_WHO = r"(?:user(?:[ _-]?(?:name|id))?|login|account|e-?mail)"
+_CREDENTIAL = re.compile(
+    rf"(\b{_WHO}\b(?:\s*:?\s*{_WHO}\b)*(?:\s+is)?\s*[:=]?\s*)(?!\[secret:){_VALUE}",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 
 # Tags that delimit data in the prompts; inside data they are neutralised.
 DATA_TAGS = (
@@ -100,12 +112,16 @@ def clip(text: str, crystal_id: int | None, limit: int = CLIP_CHARS) -> str:
 # --- ranking and selection ----------------------------------------------------------------------
 
 
-def priority(crystal: Crystal, now: datetime, known: list[set[str]]) -> tuple[float, ...]:
+def priority(
+    crystal: Crystal, now: datetime, known: list[set[str]], last: str | None = None
+) -> tuple[float, ...]:
     """Sort key (ascending): directives and corrections first, then a score of importance,
-    recency (a day-scale decay) and novelty (little overlap with the state and the others)."""
+    recency (a day-scale decay from ``last``, when the text was last written, else its
+    creation) and novelty (little overlap with the state and the others)."""
     first = crystal.semantic_type == "directive" or bool(_CORRECTION.search(crystal.text[:400]))
     try:
-        hours = max(0.0, (now - parse_iso(crystal.created_at)).total_seconds() / 3600)
+        stamp = max(crystal.created_at, last or "")
+        hours = max(0.0, (now - parse_iso(stamp)).total_seconds() / 3600)
     except ValueError:
         hours = 1e6
     recency = 1.0 / (1.0 + hours / 24.0)
@@ -136,11 +152,14 @@ def select(
     now: datetime,
     state_lines: list[str] | None = None,
     render_one: Callable[[Crystal], str] | None = None,
+    last: dict[int, str] | None = None,
 ) -> Selection:
-    """Take pending crystals in rank order while their rendered lines fit ``room`` tokens."""
+    """Take pending crystals in rank order while their rendered lines fit ``room`` tokens
+    (``last``: when a crystal's text was last written again, for its recency)."""
     render_one = render_one or note_line
     known = [stems(line) for line in state_lines or [] if line.strip()]
-    ranked = sorted(crystals, key=lambda c: priority(c, now, known))
+    last = last or {}
+    ranked = sorted(crystals, key=lambda c: priority(c, now, known, last.get(c.id)))
     out = Selection()
     seen: list[tuple[set[str], int]] = []
     for crystal in ranked:
@@ -180,19 +199,52 @@ def left_summary(left: list[Crystal], beyond: int = 0) -> dict[str, int]:
 # --- rendering ----------------------------------------------------------------------------------
 
 
-def note_line(crystal: Crystal) -> str:
-    """One pending memory as the prompt shows it, with its id, time, type and source."""
-    return (
-        f'<note id="{crystal.id}" at="{_attr(crystal.created_at)}" '
-        f'type="{_attr(crystal.semantic_type)}" source="{_attr(crystal.source)}" '
-        f'importance="{crystal.importance:.2f}">{neutralise(crystal.text)}</note>'
+def when(stamp: str) -> str:
+    """An ISO time as a note line shows it: to the minute, UTC ("2026-03-12 14:30")."""
+    try:
+        return parse_iso(stamp).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp
+
+
+def withhold(text: str) -> str:
+    """``text`` without the username, login or account that goes with a redacted secret: half
+    a credential is still one, so the request never carries it (a model cannot keep it)."""
+    if SECRET_MARK not in text:
+        return text
+    return _CREDENTIAL.sub(lambda m: m.group(1) + WITHHELD, text)
+
+
+def _importance(value: float) -> str:
+    return f"{value:.2f}".removeprefix("0")  # ".70"; 1.00 stays "1.00"
+
+
+def _body(text: str) -> str:
+    """A note's text on its line; a later line of it indented, so it never reads as a note."""
+    return neutralise(withhold(text)).replace("\n", "\n" + CONTINUATION)
+
+
+def note_line(crystal: Crystal, sighting: Sighting | None = None) -> str:
+    """One pending memory as the prompt shows it: ``#id time type[/source] importance``, how
+    often and when last its text was written when more than once, then its text."""
+    kind = crystal.semantic_type
+    if crystal.source != "scratch":
+        kind += f"/{crystal.source}"
+    head = (
+        f"#{crystal.id} {when(crystal.created_at)} {_attr(kind)} {_importance(crystal.importance)}"
     )
+    if sighting is not None and sighting.seen > 1:
+        head += f" seen {sighting.seen}, last {when(sighting.last)}"
+    return f"{head}: {_body(crystal.text)}"
 
 
-def notes_block(crystals: list[Crystal]) -> str:
+def notes_block(crystals: list[Crystal], seen: dict[int, Sighting] | None = None) -> str:
     """The memories of a dream, oldest first (so the newest statement reads last)."""
-    ordered = sorted(crystals, key=lambda c: (c.created_at, c.id))
-    return "\n".join(note_line(c) for c in ordered) or "(no new notes)"
+    seen = seen or {}
+    ordered = sorted(
+        crystals, key=lambda c: (seen[c.id].last if c.id in seen else c.created_at, c.id)
+    )
+    return "\n".join(note_line(c, seen.get(c.id)) for c in ordered) or "(no new notes)"
 
 
 def left_block(left: dict[str, int]) -> str:
@@ -250,11 +302,46 @@ def _short(value: Any) -> Any:
     return value
 
 
-def insights_json(insights: Any, room: int) -> str:
-    """The insights as compact JSON, each list capped, shortened until it fits ``room``."""
+def _plain(line: str) -> str:
+    return " ".join(_BULLET.sub("", line).split())
+
+
+def state_refs(state: WorkingMemory, shown: str) -> dict[str, str]:
+    """Each line of the state that ``shown`` (the state block) holds -> ``section:n``, its
+    n-th non-empty line in that section."""
+    refs: dict[str, str] = {}
+    for section in sections():
+        lines = [line for line in state.body(section.key).split("\n") if line.strip()]
+        for n, line in enumerate(lines, 1):
+            if neutralise(line.strip()) in shown:
+                refs.setdefault(_plain(line), f"{section.key}:{n}")
+    return refs
+
+
+def refer(value: Any, refs: dict[str, str]) -> Any:
+    """``value`` with every ``line`` or ``text`` that repeats a state line replaced by
+    ``"state": "section:n"``: the request holds that line once, in the state block."""
+    if isinstance(value, list):
+        return [refer(item, refs) for item in value]
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            ref = refs.get(_plain(item)) if key in REFERABLE and isinstance(item, str) else None
+            if ref:
+                out["state"] = ref
+            else:
+                out[key] = refer(item, refs)
+        return out
+    return value
+
+
+def insights_json(insights: Any, room: int, refs: dict[str, str] | None = None) -> str:
+    """The insights as compact JSON, each list capped, shortened until it fits ``room``; a
+    state line they name is referred to (``refs``, see ``refer``), not repeated."""
     if insights is None:
         return "(none)"
     data = insights.to_dict() if hasattr(insights, "to_dict") else dict(insights)
+    data = refer(data, refs or {})
     data = {key: _short(value[: CAPS.get(key, 8)]) for key, value in data.items() if value}
     while True:
         text = neutralise(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
@@ -302,8 +389,7 @@ def _loose_notes(di: Any) -> list[str]:
 
     have = {c.content_hash for c in di.crystals}
     return [
-        f'<note at="{_attr(n.at.isoformat().replace("+00:00", "Z"))}" '
-        f'importance="{n.importance:.2f}">{neutralise(clip(n.text, None))}</note>'
+        f"{when(n.at.isoformat())} {_importance(n.importance)}: {_body(clip(n.text, None))}"
         for n in di.notes
         if content_hash(n.text) not in have
     ]
@@ -313,7 +399,7 @@ def blocks_for(di: Any, budget: int) -> dict[str, str]:
     """Every data block of a dream (``DreamInputs``) rendered within ``budget`` tokens."""
     causes = {
         name: [
-            clip(c.text, c.id, TEXT_CAP)
+            clip(withhold(c.text), c.id, TEXT_CAP)
             for c in di.crystals
             if c.id in set(di.causes.get(name, []))
         ]
@@ -329,9 +415,9 @@ def blocks_for(di: Any, budget: int) -> dict[str, str]:
         "left": left_block(di.left),
     }
     loose = _loose_notes(di)
-    listed = notes_block(di.crystals)
+    listed = notes_block(di.crystals, di.seen)
     out["notes"] = "\n".join(([listed] if di.crystals else []) + loose) or listed
     used = sum(tokens.count(text) for text in out.values())
     room = max(200, min(int(budget * INSIGHTS_SHARE), budget - used))
-    out["insights"] = insights_json(di.insights, room)
+    out["insights"] = insights_json(di.insights, room, state_refs(di.old, out["state"]))
     return out

@@ -101,3 +101,23 @@ def export(ws: Any, to: Path | None = None) -> tuple[Path, str]:
         return ws.memory_md, source
     write_chosen(to, text, "--to")
     return to, source
+
+
+RATE_WINDOW = 20  # recent dreams of a synthesizer that say how often it revises
+
+
+def revision_rate(store: Any, synthesizer: str | None, limit: int = RATE_WINDOW) -> float | None:
+    """Revisions per dream of ``synthesizer`` over its last ``limit`` synthesized dreams
+    (committed or rejected), from the journal; None when it has none yet."""
+    rounds = []
+    for entry in store.dream_entries(limit * 3):
+        if entry.get("synthesizer") != synthesizer or entry.get("outcome") not in (
+            "committed",
+            "rejected",
+        ):
+            continue
+        full = store.get_dream(entry["id"])
+        rounds.append(len(full.get("revisions") or []))
+        if len(rounds) >= limit:
+            break
+    return sum(rounds) / len(rounds) if rounds else None

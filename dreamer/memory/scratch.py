@@ -6,6 +6,10 @@ Format (byte-compatible with the seed)::
 
     - [2026-03-12T14:30:00Z] (importance: 0.8) note text
       a continuation line of the same note is indented by two spaces
+    - [2026-03-14T09:00:00Z] (importance: 0.8, about: "launch date", replaces: "#12") text
+
+A note's optional ``about`` and ``replaces`` (what it is about, what it replaces: a crystal
+id or the old words) follow its importance as JSON strings, so any text round-trips.
 
 Every line of a note after its first is written with a two-space indent, so any text, with any
 number of lines and any Unicode, parses back exactly. Lines a human added or mangled are neither
@@ -28,6 +32,7 @@ merged file before it deletes the copy, so a crash at any point leaves every not
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections import Counter
@@ -46,8 +51,10 @@ from dreamer.support.times import iso, parse_iso
 HEADER = "# Scratch Buffer (Working Memory WAL)\n"
 _ENTRY = re.compile(
     r"^- \[(?P<at>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z)\] "
-    r"\(importance: (?P<importance>[0-9]*\.?[0-9]+)\) (?P<text>.*)$"
+    r"\(importance: (?P<importance>[0-9]*\.?[0-9]+)"
+    r'(?P<fields>(?:, (?:about|replaces): "(?:[^"\\]|\\.)*")*)\) (?P<text>.*)$'
 )
+_FIELD = re.compile(r'(?P<key>about|replaces): (?P<value>"(?:[^"\\]|\\.)*")')
 CONTINUATION = "  "
 # Undecodable bytes are read as lone surrogates (surrogateescape) and written back unchanged.
 _RAW_BYTE = re.compile("[\udc80-\udcff]")
@@ -61,6 +68,8 @@ class Note:
     importance: float
     text: str
     line: int = 0  # 1-based line of the entry in the file it was parsed from (a row: its seq)
+    about: str | None = None  # what the note is about, as its writer named it
+    replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
 
 
 @dataclass(frozen=True)
@@ -77,10 +86,21 @@ def format_importance(importance: float) -> str:
     return text + "0" if text.endswith(".") else text
 
 
-def render_note(text: str, at: datetime, importance: float) -> str:
+def render_note(
+    text: str,
+    at: datetime,
+    importance: float,
+    about: str | None = None,
+    replaces: str | None = None,
+) -> str:
     """The bytes (as text) one note adds to the scratch, ending in a newline."""
     first, *rest = text.split("\n")
-    lines = [f"- [{iso(at)}] (importance: {format_importance(importance)}) {first}"]
+    fields = "".join(
+        f", {key}: {json.dumps(value, ensure_ascii=False)}"
+        for key, value in (("about", about), ("replaces", replaces))
+        if value is not None
+    )
+    lines = [f"- [{iso(at)}] (importance: {format_importance(importance)}{fields}) {first}"]
     lines.extend(CONTINUATION + line for line in rest)
     return "\n".join(lines) + "\n"
 
@@ -99,6 +119,8 @@ def parse_text(content: str) -> Parsed:
                     current["importance"],
                     "\n".join(current["lines"]),
                     current["line"],
+                    current["fields"].get("about"),
+                    current["fields"].get("replaces"),
                 )
             )
 
@@ -119,11 +141,20 @@ def parse_text(content: str) -> Parsed:
                 importance = float(match["importance"])
                 if importance > 1.0:  # a hand edit; indexing it would break the 0..1 scale
                     raise ValueError(importance)
+                fields = {
+                    f["key"]: json.loads(f["value"]) for f in _FIELD.finditer(match["fields"])
+                }
             except ValueError:
                 current = None
                 stray.append((number, line))
                 continue
-            current = {"at": at, "importance": importance, "lines": [match["text"]], "line": number}
+            current = {
+                "at": at,
+                "importance": importance,
+                "lines": [match["text"]],
+                "line": number,
+                "fields": fields,
+            }
         elif current is not None and line.startswith(CONTINUATION):
             current["lines"].append(line[len(CONTINUATION) :])
         else:
@@ -191,10 +222,17 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         os.close(fd)
 
 
-def append(path: Path, text: str, at: datetime, importance: float) -> None:
+def append(
+    path: Path,
+    text: str,
+    at: datetime,
+    importance: float,
+    about: str | None = None,
+    replaces: str | None = None,
+) -> None:
     """Append one note durably (locked, one write, fsync) before returning."""
     with locked(path):
-        _append_unlocked(path, render_note(text, at, importance))
+        _append_unlocked(path, render_note(text, at, importance, about, replaces))
 
 
 def rotated_path(path: Path) -> Path:
@@ -254,7 +292,10 @@ def restore(path: Path) -> int:
         merged = (
             HEADER
             + "\n"
-            + "".join(render_note(note.text, note.at, note.importance) for note in back)
+            + "".join(
+                render_note(note.text, note.at, note.importance, note.about, note.replaces)
+                for note in back
+            )
             + body
         )
         atomic_write(path, _encode(merged))
@@ -313,7 +354,11 @@ def _rewritten(
         if text != entry.text:
             changed += 1
         if text is not None:
-            out.append(render_note(text, entry.at, entry.importance).rstrip("\n"))
+            out.append(
+                render_note(text, entry.at, entry.importance, entry.about, entry.replaces).rstrip(
+                    "\n"
+                )
+            )
         number += entry.text.count("\n") + 1
     return "\n".join(out) + ("\n" if ending else ""), changed
 
@@ -351,7 +396,10 @@ def settle(path: Path, keep: Callable[[Note], bool]) -> int:
             aside.unlink()
             fsync_dir(path.parent)
             return 0
-        body = "".join(render_note(note.text, note.at, note.importance) for note in back)
+        body = "".join(
+            render_note(note.text, note.at, note.importance, note.about, note.replaces)
+            for note in back
+        )
         atomic_write(aside, _encode(HEADER + "\n" + body))
     return restore(path)
 
@@ -368,7 +416,14 @@ class ScratchLog(Protocol):
         """Create the log if it does not exist yet."""
         ...
 
-    def append(self, text: str, at: datetime, importance: float) -> None:
+    def append(
+        self,
+        text: str,
+        at: datetime,
+        importance: float,
+        about: str | None = None,
+        replaces: str | None = None,
+    ) -> None:
         """Append one note durably before returning."""
         ...
 
@@ -427,8 +482,15 @@ class FileScratch:
             if not self.path.exists():
                 atomic_write(self.path, HEADER + "\n")
 
-    def append(self, text: str, at: datetime, importance: float) -> None:
-        append(self.path, text, at, importance)
+    def append(
+        self,
+        text: str,
+        at: datetime,
+        importance: float,
+        about: str | None = None,
+        replaces: str | None = None,
+    ) -> None:
+        append(self.path, text, at, importance, about, replaces)
 
     def notes(self) -> list[Note]:
         return parse(self.path).notes

@@ -33,8 +33,8 @@ from dreamer.support.times import iso, parse_iso
 
 
 def _note(row: ScratchRow) -> Note:
-    seq, at, importance, text, _ = row
-    return Note(parse_iso(at), importance, text, seq)
+    seq, at, importance, text, _, about, replaces = row
+    return Note(parse_iso(at), importance, text, seq, about, replaces)
 
 
 class RowScratch:
@@ -47,8 +47,15 @@ class RowScratch:
     def init(self) -> None:
         self.adopt_file()
 
-    def append(self, text: str, at: datetime, importance: float) -> None:
-        self.store.scratch_append(text, at, importance)
+    def append(
+        self,
+        text: str,
+        at: datetime,
+        importance: float,
+        about: str | None = None,
+        replaces: str | None = None,
+    ) -> None:
+        self.store.scratch_append(text, at, importance, about=about, replaces=replaces)
 
     def notes(self) -> list[Note]:
         return [_note(row) for row in self.store.scratch_rows(rotated=False)]
@@ -95,7 +102,7 @@ class RowScratch:
         dry_run: bool = False,
     ) -> int:
         changes: dict[int, str | None] = {}
-        for seq, _, _, text, _ in self.store.scratch_rows():
+        for seq, _, _, text, *_ in self.store.scratch_rows():
             new = note(text)
             if new != text:
                 changes[seq] = new
@@ -123,7 +130,9 @@ class RowScratch:
                 if held[(n.at, n.importance, n.text)]:
                     held[(n.at, n.importance, n.text)] -= 1
                     continue
-                self.store.scratch_append(n.text, n.at, n.importance)
+                self.store.scratch_append(
+                    n.text, n.at, n.importance, about=n.about, replaces=n.replaces
+                )
                 moved += 1
             stray = scratch.parse(self.legacy).stray
             if found or stray:

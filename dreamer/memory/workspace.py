@@ -34,11 +34,11 @@ from dreamer.errors import (
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import hormones, location
+from dreamer.memory import hormones, location, sightings
 from dreamer.memory.state import read_memory
 from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal, Store, open_store
+from dreamer.store import Crystal, Store, content_hash, open_store
 from dreamer.store.base import Leasing, ScratchRows
 from dreamer.support import failures
 from dreamer.support.bounds import head
@@ -311,8 +311,14 @@ class Workspace:
         *,
         source: str = "scratch",
         embed: bool = True,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> int:
         """Write a note to the scratch and index it as a crystal; return the crystal id.
+
+        ``about`` names what the note is about ("Dagster migration target date"); ``replaces``
+        what it replaces (a crystal id like "#12", or the old words): the next dream states
+        the new value and not the one replaced.
 
         ``embed=False`` stores the crystal without its vector, for a short-lived process that
         should not load the embedder (``dream note``): words find it at once, and the next
@@ -321,25 +327,34 @@ class Workspace:
         text, importance, semantic_type, moment = validate_note(
             text, importance, type, at, max_chars=self.settings.note_max_chars
         )
+        about, replaces = note_fields(about, replaces)
         text = self.redact(text).text
+        about = self.redact(about).text if about else None
+        replaces = self.redact(replaces).text if replaces else None
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
-        self.scratch.append(text, moment, importance)
+        self.scratch.append(text, moment, importance, about, replaces)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
             for hormone, delta, reason in hormones.stimuli_from_text(
                 text, hormones.load_lexicon(self)
             ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
-        return self.index(
+        again = self.store.find_by_hash(content_hash(text))
+        crystal_id = self.index(
             text,
             importance=importance,
             semantic_type=semantic_type,
             at=moment,
             source=source,
             embed=embed,
+            about=about,
+            replaces=replaces,
         )
+        if again is not None:
+            sightings.record(self.store, again, moment)
+        return crystal_id
 
     def index(
         self,
@@ -352,6 +367,8 @@ class Workspace:
         lifecycle: str = "generated",
         origin: str | None = None,
         embed: bool = True,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> int:
         """Make text a crystal unless it already is one (by content hash); return its id.
 
@@ -374,6 +391,8 @@ class Workspace:
             hormones=hormones.levels(self, at),
             lifecycle=lifecycle,
             origin=origin,
+            about=about,
+            replaces=replaces,
         )
         return crystal_id
 
@@ -457,6 +476,30 @@ def _zombie(pid: int) -> bool:
     # "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
     fields = stat.rpartition(")")[2].split()
     return bool(fields) and fields[0] in ("Z", "X")
+
+
+NOTE_FIELD_CHARS = 300  # about / replaces: a label or the old words, not a second note
+
+
+def note_fields(about: Any, replaces: Any) -> tuple[str | None, str | None]:
+    """Check a note's optional about/replaces; return them stripped or raise InvalidNote."""
+    out: list[str | None] = []
+    for name, value in (("about", about), ("replaces", replaces)):
+        if value is None:
+            out.append(None)
+            continue
+        if not isinstance(value, str):
+            raise InvalidNote(f"{name} is text (str), not {type_name(value)}; or leave it out")
+        flat = " ".join(value.split())
+        if not flat:
+            raise InvalidNote(f"{name} is empty; name it in a few words, or leave it out")
+        if len(flat) > NOTE_FIELD_CHARS:
+            raise InvalidNote(
+                f"{name} has {len(flat)} characters (at most {NOTE_FIELD_CHARS}); "
+                "name it in a few words and put the rest in the note"
+            )
+        out.append(flat)
+    return out[0], out[1]
 
 
 def validate_note(

@@ -43,6 +43,8 @@ class Crystal:
     origin: str | None
     consolidated_at: str | None
     embedder: str | None = None
+    about: str | None = None  # what the note is about, as its writer named it
+    replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
@@ -110,6 +112,8 @@ class Store(Protocol):
         origin: str | None = None,
         parent_id: int | None = None,
         consolidated_at: str | None = None,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         ...
@@ -124,6 +128,10 @@ class Store(Protocol):
 
     def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
         """The crystals with these ids (missing ids are left out), by id."""
+        ...
+
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
         ...
 
     def crystals(
@@ -508,7 +516,8 @@ class Leasing(Protocol):
         ...
 
 
-ScratchRow = tuple[int, str, float, str, int | None]  # (seq, at, importance, text, rotated_by)
+# (seq, at, importance, text, rotated_by, about, replaces)
+ScratchRow = tuple[int, str, float, str, int | None, str | None, str | None]
 
 
 @runtime_checkable
@@ -516,7 +525,15 @@ class ScratchRows(Protocol):
     """A store that keeps the scratch write-ahead log as rows (PostgreSQL), so the machines of
     a fleet need no shared folder. A SQLite workspace keeps ``memory/scratch.md``."""
 
-    def scratch_append(self, text: str, at: datetime, importance: float) -> int:
+    def scratch_append(
+        self,
+        text: str,
+        at: datetime,
+        importance: float,
+        *,
+        about: str | None = None,
+        replaces: str | None = None,
+    ) -> int:
         """Store one pending note, durably, before returning; its sequence number."""
         ...
 

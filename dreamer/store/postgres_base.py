@@ -25,7 +25,7 @@ from dreamer.support.times import iso
 CRYSTAL_COLUMNS = (
     "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
     "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder"
+    "origin, consolidated_at, embedder, about, replaces"
 )
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"

@@ -57,6 +57,8 @@ class CrystalTables(Connected):
         origin: str | None = None,
         parent_id: int | None = None,
         consolidated_at: str | None = None,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         digest = content_hash(text)
@@ -78,8 +80,9 @@ class CrystalTables(Connected):
                     " created AS (INSERT INTO crystals (workspace, id, text, source,"
                     " semantic_type, importance, lifecycle, created_at, updated_at, access_count,"
                     " dopamine, cortisol, oxytocin, content_hash, parent_id, origin, embedding,"
-                    " embedder, consolidated_at, tsv, doc_len) SELECT %s, seq.crystal_seq, %s, %s,"
-                    " %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s, %s, %s, %s, %s, v.tsv, v.len"
+                    " embedder, consolidated_at, about, replaces, tsv, doc_len) SELECT %s,"
+                    " seq.crystal_seq, %s, %s, %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s, %s, %s,"
+                    " %s, %s, %s, %s, v.tsv, v.len"
                     " FROM seq, v RETURNING id),"
                     " audited AS (INSERT INTO audit (workspace, at, crystal_id, action, detail)"
                     " SELECT %s, %s, id, 'created', %s FROM created),"
@@ -107,6 +110,8 @@ class CrystalTables(Connected):
                         vector(embedding),
                         embedder if embedding else None,
                         consolidated_at,
+                        about,
+                        replaces,
                         self.ws,
                         stamp,
                         json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
@@ -167,6 +172,11 @@ class CrystalTables(Connected):
         if not ids:
             return []
         return self._select(f"id = ANY(%s) AND {LIVE}", [_ids(ids)], "id")
+
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        where = f"lower(about) = lower(%s) AND {LIVE}"
+        return self._select(where, [about], "created_at DESC, id DESC", limit)
 
     def crystals(
         self,

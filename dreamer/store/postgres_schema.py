@@ -233,4 +233,17 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             """,
         ),
     ),
+    (
+        # What a note is about and what it replaces, as its writer gave them, on the crystal
+        # and on its scratch row (the write-ahead log keeps every field of a note).
+        "m005_note_fields",
+        (
+            "ALTER TABLE crystals ADD COLUMN about TEXT",
+            "ALTER TABLE crystals ADD COLUMN replaces TEXT",
+            "CREATE INDEX crystals_about ON crystals (workspace, lower(about))"
+            " WHERE about IS NOT NULL",
+            "ALTER TABLE scratch ADD COLUMN about TEXT",
+            "ALTER TABLE scratch ADD COLUMN replaces TEXT",
+        ),
+    ),
 ]

@@ -24,13 +24,21 @@ from dreamer.support.times import iso
 class ScratchTables(Connected):
     """The ``scratch`` table: one workspace's pending and rotated notes."""
 
-    def scratch_append(self, text: str, at: datetime, importance: float) -> int:
+    def scratch_append(
+        self,
+        text: str,
+        at: datetime,
+        importance: float,
+        *,
+        about: str | None = None,
+        replaces: str | None = None,
+    ) -> int:
         """Store one pending note (committed before this returns); its ``seq``."""
         return int(
             self._one(
-                "INSERT INTO scratch (workspace, at, importance, text) VALUES (%s, %s, %s, %s)"
-                " RETURNING seq",
-                [self.ws, iso(at), float(importance), text],
+                "INSERT INTO scratch (workspace, at, importance, text, about, replaces)"
+                " VALUES (%s, %s, %s, %s, %s, %s) RETURNING seq",
+                [self.ws, iso(at), float(importance), text, about, replaces],
             )
         )
 
@@ -45,9 +53,8 @@ class ScratchTables(Connected):
         )
         return _rows(
             self._all(
-                "SELECT seq, at, importance, text, rotated_by FROM scratch WHERE workspace = %s"
-                + where
-                + " ORDER BY seq",
+                "SELECT seq, at, importance, text, rotated_by, about, replaces FROM scratch"
+                " WHERE workspace = %s" + where + " ORDER BY seq",
                 [self.ws],
             )
         )
@@ -56,7 +63,7 @@ class ScratchTables(Connected):
         """Mark every pending note as taken by the dream holding ``token``; those notes."""
         rows = self._all(
             "UPDATE scratch SET rotated_by = %s WHERE workspace = %s AND rotated_by IS NULL"
-            " RETURNING seq, at, importance, text, rotated_by",
+            " RETURNING seq, at, importance, text, rotated_by, about, replaces",
             [token, self.ws],
         )
         return sorted(_rows(rows))  # RETURNING keeps no order
@@ -117,4 +124,7 @@ class ScratchTables(Connected):
 
 
 def _rows(rows: list[Any]) -> list[ScratchRow]:
-    return [(int(s), a, float(i), t, None if r is None else int(r)) for s, a, i, t, r in rows]
+    return [
+        (int(s), a, float(i), t, None if r is None else int(r), about, replaces)
+        for s, a, i, t, r, about, replaces in rows
+    ]

@@ -200,3 +200,12 @@ def m060_fts_follows_text(db: sqlite_utils.Database) -> None:
         END
         """
     )
+
+
+@migrations()
+def m061_note_fields(db: sqlite_utils.Database) -> None:
+    # What a note is about and what it replaces, as its writer gave them (issue 24): a note
+    # that names what it replaces supersedes it exactly at the next dream.
+    db.execute("ALTER TABLE crystals ADD COLUMN about TEXT")
+    db.execute("ALTER TABLE crystals ADD COLUMN replaces TEXT")
+    db.execute("CREATE INDEX crystals_about ON crystals(lower(about)) WHERE about IS NOT NULL")

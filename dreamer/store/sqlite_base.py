@@ -16,7 +16,7 @@ from dreamer.support.times import iso
 CRYSTAL_COLUMNS = (
     "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
     "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder"
+    "origin, consolidated_at, embedder, about, replaces"
 )
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 

@@ -49,6 +49,8 @@ class CrystalTables(Connected):
         origin: str | None = None,
         parent_id: int | None = None,
         consolidated_at: str | None = None,
+        about: str | None = None,
+        replaces: str | None = None,
     ) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         digest = content_hash(text)
@@ -61,8 +63,8 @@ class CrystalTables(Connected):
             cursor = self.db.execute(
                 "INSERT INTO crystals (text, source, semantic_type, importance, lifecycle,"
                 " created_at, updated_at, access_count, dopamine, cortisol, oxytocin,"
-                " content_hash, parent_id, origin, embedding, embedder, consolidated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " content_hash, parent_id, origin, embedding, embedder, consolidated_at, about,"
+                " replaces) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     text,
                     source,
@@ -80,6 +82,8 @@ class CrystalTables(Connected):
                     embedding,
                     embedder if embedding else None,
                     consolidated_at,
+                    about,
+                    replaces,
                 ],
             )
             crystal_id = int(cursor.lastrowid or 0)
@@ -125,6 +129,11 @@ class CrystalTables(Connected):
         if not ids:
             return []
         return self._select(f"id IN ({marks(ids)}) AND {LIVE}", list(ids), "id")
+
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        where = f"lower(about) = lower(?) AND {LIVE}"
+        return self._select(where, [about], "created_at DESC, id DESC", limit)
 
     def crystals(
         self,

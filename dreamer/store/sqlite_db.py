@@ -23,6 +23,7 @@ SCHEMA = (
     "m040_tombstones",
     "m050_unembedded",
     "m060_fts_follows_text",
+    "m061_note_fields",
 )
 
 

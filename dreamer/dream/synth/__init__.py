@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from dreamer.errors import SynthesisError
 from dreamer.memory.scratch import Note
+from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal
 
@@ -65,6 +66,8 @@ class DreamInputs:
     period: dict[str, Any] | None = None  # what the hormones did since the last dream
     causes: dict[str, list[int]] = field(default_factory=dict)  # hormone -> crystals behind it
     blocks: dict[str, str] = field(default_factory=dict)  # the data as rendered in the budget
+    seen: dict[int, Sighting] = field(default_factory=dict)  # crystals written more than once
+    revision_rate: float | None = None  # the journal's revisions per dream (None: no history)
 
 
 @dataclass

@@ -9,7 +9,8 @@ The only module in dreamer that imports ``anthropic``. One request per draft:
 - ``system``: ``prompts/dream_system.md``. Caching (``memory.dream.cache``, ``cache_marks``):
   a cache entry lives 5 minutes or, at twice the write price, an hour, so the system prompt is
   marked (1-hour TTL) only when dreams are at most an hour apart; the first user message, the
-  prefix every revision of the dream repeats, is marked with the 5-minute TTL.
+  prefix every revision of the dream repeats, is marked with the 5-minute TTL only when the
+  journal shows enough revisions per dream to pay for the write (``BREAK_EVEN``).
 - ``messages``: ``prompts/dream_user.md`` with the data blocks ``dreamer.dream.inputs`` rendered
   within the input budget (the old state, each pending note once, what was left pending, the
   hormones since the last dream, compact insights, niche data) inside XML-style tags, stated to
@@ -80,6 +81,9 @@ PRICES: dict[str, tuple[float, float]] = {
 CACHE_WRITE_FACTOR = 1.25
 CACHE_WRITE_1H_FACTOR = 2.0
 CACHE_READ_FACTOR = 0.10
+# Revisions per dream from which marking a dream's data pays: the write's 25% surcharge is
+# paid every dream, each revision reads the data at 10% instead of 100%.
+BREAK_EVEN = (CACHE_WRITE_FACTOR - 1) / (1 - CACHE_READ_FACTOR)  # 0.28
 LONG_TTL_MINUTES = 60  # a 1-hour cache entry can be read only by a dream within the hour
 
 # --- the tool ---------------------------------------------------------------------------------
@@ -212,21 +216,28 @@ def _mapped(e: anthropic.AnthropicError, model: str, timeout: float) -> Synthesi
 # --- the synthesizer --------------------------------------------------------------------------
 
 
-def cache_marks(settings: Settings) -> dict[str, dict[str, str] | None]:
+def cache_marks(
+    settings: Settings, revision_rate: float | None = None
+) -> dict[str, dict[str, str] | None]:
     """The cache_control marks of a dream's request: for the system prompt and for its data.
 
     A mark is worth its write surcharge only if something reads it. The system prompt (with
     the tools) is the same for every dream, so it is marked with the 1-hour TTL when dreams are
     at most an hour apart, and not at all otherwise (a 5-minute entry would expire long before
-    the next dream). The first user message is what every revision of the same dream repeats,
-    so it is marked with the 5-minute TTL. ``memory.dream.cache = "off"`` marks nothing.
+    the next dream). The first user message is read back only by a revision of the same dream:
+    its write costs 25% more, each read saves 90%, so it is marked (5-minute TTL) only when the
+    journal shows at least ``BREAK_EVEN`` revisions per dream (``revision_rate``; none without
+    a history, nor when revisions are off). ``memory.dream.cache = "off"`` marks nothing.
     """
     if settings.cache == "off":
         return {"system": None, "data": None}
     hourly = settings.dream_interval_minutes <= LONG_TTL_MINUTES
+    revised = (
+        settings.max_revisions > 0 and revision_rate is not None and revision_rate >= BREAK_EVEN
+    )
     return {
         "system": {"type": "ephemeral", "ttl": "1h"} if hourly else None,
-        "data": {"type": "ephemeral", "ttl": "5m"},
+        "data": {"type": "ephemeral", "ttl": "5m"} if revised else None,
     }
 
 
@@ -258,7 +269,7 @@ class ClaudeSynthesizer:
         self.model: str | None = settings.model_for("claude")
         self.rest = dict(settings.hormone_rest)
         self.budget = settings.input_tokens
-        self.marks = cache_marks(settings)
+        self.settings = settings
 
     def request(
         self,
@@ -272,8 +283,9 @@ class ClaudeSynthesizer:
             "type": "text",
             "text": user_prompt(inputs, self.rest, self.budget),
         }
-        if self.marks["data"]:
-            first["cache_control"] = self.marks["data"]
+        marks = cache_marks(self.settings, inputs.revision_rate)
+        if marks["data"]:
+            first["cache_control"] = marks["data"]
         messages: list[dict[str, Any]] = [{"role": "user", "content": [first]}]
         if critique is not None or previous is not None:
             if previous is None:
@@ -306,8 +318,8 @@ class ClaudeSynthesizer:
                 }
             )
         system: dict[str, Any] = {"type": "text", "text": system_prompt()}
-        if self.marks["system"]:
-            system["cache_control"] = self.marks["system"]
+        if marks["system"]:
+            system["cache_control"] = marks["system"]
         return {
             "model": self.model,
             "max_tokens": MAX_TOKENS,

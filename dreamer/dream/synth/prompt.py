@@ -40,6 +40,7 @@ TOOL_DESCRIPTION = (
     "Write the new working-memory state. Send only the sections you change; "
     "a section left out is kept exactly as it is."
 )
+TIE = 0.005  # lifts closer than this are a tie (they are shown to two decimals)
 MAX_TOKENS = 8192  # the state is <= 4,500 tokens; JSON quoting needs room on top
 
 # Which sections each hormone steers (issue 3): the dominant one's sections change most.
@@ -138,8 +139,24 @@ def weighting(inputs: DreamInputs, rest: Mapping[str, float]) -> str:
     dominant = period.get("dominant") if period else dominant_hormone(inputs.hormones, rest)
     if not dominant:
         return "No hormone stands out: weigh all sections evenly."
+    peaks = period.get("peaks") or {}
+    lifts = (
+        {name: peak["lift"] for name, peak in peaks.items()}
+        if period
+        else {n: inputs.hormones.get(n, 0.0) - rest.get(n, 0.0) for n in HORMONE_SECTIONS}
+    )
+    tied = sorted(n for n in HORMONE_SECTIONS if abs(lifts.get(n, -9) - lifts[dominant]) < TIE)
+    if len(tied) > 1:
+        # A tie is never broken silently (by name): both hormones lead, and the request says so.
+        keys = tuple(dict.fromkeys(key for name in tied for key in HORMONE_SECTIONS[name]))
+        names = " and ".join(f"**{name}** ({HORMONE_MEANING[name]})" for name in tied)
+        return (
+            f"Tied hormones: {names} rose by the same {lifts[dominant]:+.2f}; neither leads, "
+            f"so spend this dream on {_titles(keys)} alike; keep what caused them (see "
+            "<hormones>), and change the other sections only where the data requires it."
+        )
     why = ""
-    peak = (period.get("peaks") or {}).get(dominant)
+    peak = peaks.get(dominant)
     if peak:
         reasons = "; ".join(dict.fromkeys(c["reason"] for c in peak["causes"]))
         why = f" It peaked at {peak['peak']:.2f} at {peak['at']} ({neutralise(reasons)})."

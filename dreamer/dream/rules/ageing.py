@@ -1,0 +1,92 @@
+"""Ageing: which Active Context lines fade, and which name a date still ahead."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+from dreamer.dream import dates
+from dreamer.dream.rules.words import context_lines, keywords, stems, topic_of
+from dreamer.memory.scratch import Note
+from dreamer.memory.state import WorkingMemory
+from dreamer.store import Crystal, Store
+from dreamer.support.bounds import head
+from dreamer.support.times import iso, parse_iso
+
+FADE_AFTER = timedelta(days=2)  # an Active Context line with no support this long fades
+
+
+def _when(stamp: str | None, fallback: datetime) -> datetime:
+    try:
+        return parse_iso(stamp) if stamp else fallback
+    except ValueError:
+        return fallback
+
+
+def written_at(store: Store, line: str, old: WorkingMemory, now: datetime) -> datetime:
+    """When a state line was first written: its newest crystal, else the last dream."""
+    words = keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3]
+    said = store.last_mention(words) if words else None
+    return _when(said or old.last_dream, now)
+
+
+def find_upcoming(
+    store: Store, notes: list[Note], crystals: list[Crystal], old: WorkingMemory, now: datetime
+) -> list[dict[str, Any]]:
+    """New notes and Active Context lines naming a date that is still ahead."""
+    items: list[tuple[str, str | None]] = [(n.text, iso(n.at)) for n in notes]
+    items += [(c.text, c.created_at) for c in crystals]
+    items += [(line.strip(), None) for line in context_lines(old.body("active_context"))]
+    out: dict[str, dict[str, Any]] = {}
+    for text, at in items:
+        written = _when(at, now) if at else written_at(store, text, old, now)
+        when = dates.ahead(text, written, now)
+        if when is not None:
+            out.setdefault(
+                " ".join(text.split()), {"text": text, "date": when.isoformat(), "at": at}
+            )
+    return sorted(out.values(), key=lambda item: (item["date"], item["text"]))
+
+
+def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:
+    need = 1 if len(line_stems) <= 2 else 2
+    return any(len(line_stems & other) >= need for other in evidence)
+
+
+def find_fading(
+    store: Store, old: WorkingMemory, notes: list[Note], crystals: list[Crystal], now: datetime
+) -> list[dict[str, Any]]:
+    lines = context_lines(old.body("active_context"))
+    if not lines:
+        return []
+    since = iso(now - FADE_AFTER)
+    # MEMORY.md's own lines kept as crystals (hand edits, overflow) are not news about
+    # themselves: only a search that found one since makes it support.
+    recent = [
+        c
+        for c in store.touched_since(since, limit=400)
+        if c.source != "memory" or c.access_count > 0
+    ]
+    # Heads only: a crystal (or a query) of megabytes costs no more than a long note.
+    evidence = [stems(head(n.text)) for n in notes]
+    evidence += [stems(head(c.text)) for c in crystals + recent]
+    evidence += [stems(head(query)) for query in store.search_queries(since)]
+    fading = []
+    for line in lines:
+        line_stems = stems(line)
+        if not line_stems or _supported(line_stems, evidence):
+            continue
+        if dates.ahead(line, written_at(store, line, old, now), now) is not None:
+            continue  # an event or deadline still ahead never fades before its date
+        words = keywords(topic_of(line)) or keywords(line)
+        last = store.last_mention(words[:3])
+        fading.append(
+            {
+                "topic": topic_of(line),
+                "keywords": " ".join(words[:4]),
+                "line": line.strip(),
+                "last_seen": last,
+            }
+        )
+    return fading

@@ -1,0 +1,52 @@
+"""What every section rule of the offline synthesizer consults in one dream."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from dreamer.dream import keep_rules
+from dreamer.dream.rules.findings import Insights
+from dreamer.dream.rules.lines import LABEL_PREFIX, clip, norm
+from dreamer.dream.synth import DreamInputs
+
+
+@dataclass
+class Context:
+    """What every section rule consults: superseded texts, answers, dates ahead, causes."""
+
+    now: datetime
+    superseded: set[str]
+    answered: set[str]
+    ahead: dict[str, str]  # normalised text -> ISO date still ahead
+    rules: list[keep_rules.Rule]
+    causes: dict[int, str]  # crystal id -> the hormone it lifted
+    people: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, inputs: DreamInputs, ins: Insights) -> Context:
+        causes = {cid: name for name, ids in inputs.causes.items() for cid in ids}
+        return cls(
+            now=inputs.now,
+            superseded={norm(c["older"]["text"]) for c in ins.contradictions},
+            answered={norm(q["question"]) for q in ins.answered_questions},
+            ahead={line_key(u["text"]): u["date"] for u in ins.upcoming},
+            rules=keep_rules.parse(inputs.instructions or ""),
+            causes=causes,
+            people=list(ins.people),
+        )
+
+    def date_of(self, text: str) -> str | None:
+        """The date still ahead a text (or the line it became) names, if any."""
+        key = line_key(text)
+        if key in self.ahead:
+            return self.ahead[key]
+        return next((d for t, d in self.ahead.items() if line_key(clip(t)) == key), None)
+
+
+def line_key(text: str) -> str:
+    """A note or a state line as one key: no bullet, no label ("Deadline: "), any case, so a
+    carried "- Deadline: ..." line finds the date its note named."""
+    return norm(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text).strip()))

@@ -1,0 +1,166 @@
+"""Curiosity gaps: open questions found in notes, closed by a later answer; their section."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.findings import Insights
+from dreamer.dream.rules.lines import fit, same
+from dreamer.dream.rules.words import context_lines, is_capture, stems
+from dreamer.memory.scratch import Note
+from dreamer.memory.state import WorkingMemory
+from dreamer.retrieval.embed import Embedder, _stem
+from dreamer.store import Crystal, Store
+from dreamer.support.times import iso
+
+MAX_GAPS = 10
+
+
+GAP_WINDOW = timedelta(days=14)
+
+
+_QUESTION_LEAD = re.compile(
+    r"^\s*(?:open question|question|todo|unknown|unclear|not sure|need to find out|"
+    r"find out|ask (?:the user|them|him|her|about|whether|if)|figure out|investigate|"
+    r"wonder(?:ing)?)\b[:\s-]*",
+    re.IGNORECASE,
+)
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+[?]|[^.!?\n]+[.!]?", re.UNICODE)
+
+
+def questions(text: str) -> list[str]:
+    """Open questions in a note: sentences ending in '?' or led by 'find out', 'TODO' ..."""
+    out = []
+    for line in text.split("\n"):
+        stripped = line.strip().lstrip("-*• ").strip()
+        if not stripped:
+            continue
+        lead = _QUESTION_LEAD.match(stripped)
+        if lead and len(stripped) > lead.end() + 3:
+            out.append(stripped[0].upper() + stripped[1:])
+            continue
+        for sentence in _SENTENCE.findall(stripped):
+            sentence = sentence.strip()
+            if sentence.endswith("?") and len(sentence) > 8:
+                out.append(sentence)
+    return out
+
+
+_ANSWER = re.compile(
+    r"\b(decided|decision|decide|found|answer(?:ed)?|resolved|chose|chosen|going with|settled|"
+    r"turns out|confirmed|agreed|approved|we will|we'll|will use|booked|done)\b",
+    re.IGNORECASE,
+)
+
+
+_QUESTION_WORDS = frozenset(
+    _stem(w) for w in "open question find out need figure whether why ask unclear".split()
+)
+
+
+def answer_to(question: str, asked: str, statements: list[tuple[str, str]]) -> tuple[str, str]:
+    """(text, at) of the first statement after ``asked`` that answers ``question``, or ("", "")."""
+    wanted = stems(question) - _QUESTION_WORDS
+    if len(wanted) < 2:
+        return "", ""
+    for text, at in sorted(statements, key=lambda pair: pair[1]):
+        if (asked and at <= asked) or questions(text):
+            continue
+        shared = wanted & stems(text)
+        if len(shared) >= 2 and len(shared) >= 0.3 * len(wanted):
+            if _ANSWER.search(text) or len(shared) >= 0.6 * len(wanted):
+                return text, at
+    return "", ""
+
+
+ANSWER_SIMILARITY = 0.35  # cosine of question and answer, with the default embedder
+ANSWER_MARGIN = 0.1  # the answer must be clearly nearer than any other later statement
+
+
+def by_meaning(
+    question: str, asked: str, statements: list[tuple[str, str]], embedder: Embedder
+) -> tuple[str, str]:
+    """(text, at) of the later statement clearly nearest the question in meaning, or ("", "")."""
+    # An answer names something the question names (the courier, the metric): meaning alone
+    # would let any near sentence close a question.
+    wanted = stems(question) - _QUESTION_WORDS
+    # One entry per text: a note and its crystal are one statement, not two close rivals.
+    later = list(
+        {
+            text: (text, at)
+            for text, at in statements
+            if not (asked and at <= asked) and wanted & stems(text)
+        }.values()
+    )
+    if not later:
+        return "", ""
+    vectors = embedder.embed([question, *[text for text, _ in later]])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    sims = vectors[1:] @ vectors[0]
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    second = float(sims[order[1]]) if len(order) > 1 else 0.0
+    if best >= ANSWER_SIMILARITY and best - second >= ANSWER_MARGIN:
+        return later[int(order[0])]
+    return "", ""
+
+
+def find_gaps(
+    store: Store,
+    notes: list[Note],
+    crystals: list[Crystal],
+    now: datetime,
+    old: WorkingMemory,
+    embedder: Embedder | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(open questions, answered questions): a later note that answers one closes it, in the
+    question's words or, with an embedder, in any words (``by_meaning``)."""
+    seen: set[str] = set()
+    gaps: list[dict[str, Any]] = []
+    answered: list[dict[str, Any]] = []
+    texts = [(n.text, iso(n.at)) for n in notes] + [(c.text, c.created_at) for c in crystals]
+    statements = [(text, at) for text, at in texts if not questions(text)]
+
+    def add(question: str, source: str, at: str) -> None:
+        key = " ".join(question.lower().split())
+        if key in seen:
+            return
+        seen.add(key)
+        reply, when = answer_to(question, at, statements) if source != "search" else ("", "")
+        if not reply and source != "search" and embedder is not None:
+            reply, when = by_meaning(question, at, statements, embedder)
+        if reply:
+            answered.append({"question": question, "answer": reply, "at": when})
+        elif source != "state":
+            gaps.append({"question": question, "source": source, "at": at})
+
+    for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
+        if is_capture(text):
+            continue  # a question asked in a session was asked of the agent, and answered there
+        for question in questions(text):
+            add(question, "note", at)
+    for line in context_lines(old.body("curiosity_gaps")):
+        add(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip(), "state", "")
+    # A gap stays open until a later search for the same words found something (a search
+    # that finds nothing writes a gap row at the same moment).
+    for query, at in store.open_gaps(iso(now - GAP_WINDOW), MAX_GAPS):
+        add(f"What is known about “{query}”? (a search found nothing)", "search", at)
+    return gaps[:MAX_GAPS], answered
+
+
+MAX_GAPS_SHOWN = 10
+
+
+def write_gaps(old: WorkingMemory, ins: Insights, ctx: Context, budget: int) -> str:
+    lines = [f"- {g['question']}" for g in ins.curiosity_gaps]
+    lines += [
+        line for line in context_lines(old.body("curiosity_gaps")) if not same(line, ctx.answered)
+    ]
+    return fit(lines[:MAX_GAPS_SHOWN], budget)

@@ -1,0 +1,146 @@
+"""People: someone named once with a role, and later mentions of that role."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dreamer.dream import dates
+from dreamer.dream.rules.words import STOP, context_lines
+from dreamer.memory.scratch import Note
+from dreamer.memory.state import WorkingMemory
+from dreamer.store import Crystal
+from dreamer.support.times import iso
+
+ROLES = {
+    "manager": "manager",
+    "boss": "manager",
+    "lead": "lead",
+    "mother": "mother",
+    "mom": "mother",
+    "mum": "mother",
+    "father": "father",
+    "dad": "father",
+    "husband": "husband",
+    "wife": "wife",
+    "partner": "partner",
+    "son": "son",
+    "daughter": "daughter",
+    "sister": "sister",
+    "brother": "brother",
+    "teacher": "teacher",
+    "therapist": "therapist",
+    "doctor": "doctor",
+    "colleague": "colleague",
+    "friend": "friend",
+    "neighbour": "neighbour",
+    "neighbor": "neighbour",
+    "contact": "contact",
+    "coach": "coach",
+    "cofounder": "cofounder",
+    "co-founder": "cofounder",
+    "accountant": "accountant",
+    "landlord": "landlord",
+    "advisor": "advisor",
+    "supervisor": "supervisor",
+}
+
+
+# A person's name: capitalised words, with the lower-case particles of many surnames
+# ("Pieter de Wit", "Ana da Silva"); a title before it ("Prof.", "Dr.") is left out.
+_PARTICLE = r"(?:de|van|von|der|den|da|di|du|le|la|del|dos|ter)"
+_NAME = rf"[A-Z][\w'’-]+(?:\s(?:{_PARTICLE}\s)?[A-Z][\w'’-]+){{0,2}}"
+_OWNER = r"(?:my|our|his|her|their|the|[A-Z][\w-]*(?:\s[A-Z][\w-]*)?['’]s)"
+# The role is whatever the sentence calls them: one to three lower-case words after the owner
+# ("the practice manager", "Byte Club's safeguarding lead", "the huismeester").
+_ROLE_WORDS = r"(?P<role>[a-z][\w-]*(?:\s[a-z][\w-]*){0,2})"
+_NAME_ROLE = re.compile(rf"(?P<name>{_NAME}),\s+(?P<owner>{_OWNER})\s+{_ROLE_WORDS}\s*[,;.)]")
+_NAME_IS_ROLE = re.compile(
+    rf"(?P<name>{_NAME})(?:\s+of\s+[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+)*)?\s+(?:is|will be|was)"
+    rf"\s+(?P<owner>{_OWNER})\s+{_ROLE_WORDS}\b"
+)
+_ROLE_NAME = re.compile(rf"\b(?P<owner>{_OWNER})\s+{_ROLE_WORDS},\s+(?P<name>{_NAME})\s*[,;.)]")
+_NOT_NAMES = STOP | {"please", "correction", "decided", "open", "question", "deadline"}
+_TITLES = frozenset("prof prof. dr dr. mr mr. mrs mrs. ms ms. father sister".split())
+
+
+def _role(words: str) -> str:
+    """The role phrase up to its first stop word ("huismeester of the" → "huismeester")."""
+    out: list[str] = []
+    for word in words.split():
+        if word in STOP:
+            break
+        out.append(word)
+    return " ".join(out)
+
+
+def find_people(
+    notes: list[Note], crystals: list[Crystal], old: WorkingMemory
+) -> list[dict[str, Any]]:
+    """People named once with a role ("Priya Raman, my manager", "Declan Foley, the practice
+    manager", "Pieter de Wit is the huismeester") and later mentions of that role.
+
+    The role is the sentence's own words, so no list limits who counts. The old Bond counts too
+    (with no time, so before every note): a person named in an earlier dream is still linked
+    when a later note says "my manager".
+    """
+    texts = [(re.sub(r"^\s*[-*•]\s+", "", line), "") for line in context_lines(old.body("bond"))]
+    texts += [(c.text, c.created_at) for c in crystals] + [(n.text, iso(n.at)) for n in notes]
+    texts.sort(key=lambda pair: pair[1])
+    found: dict[str, dict[str, Any]] = {}
+    for text, at in texts:
+        for pattern in (_NAME_ROLE, _NAME_IS_ROLE, _ROLE_NAME):
+            for match in pattern.finditer(text):
+                name = match["name"].strip()
+                first = name.split()[0].lower()
+                if first in _NOT_NAMES or first in dates.MONTHS or first in dates.WEEKDAYS:
+                    continue
+                role = _role(match["role"])
+                if not role or role.split()[-1] in dates.WEEKDAYS:
+                    continue
+                owner = match["owner"]
+                found.setdefault(
+                    name,
+                    {
+                        "name": name,
+                        "role": ROLES.get(role, role),
+                        "owner": owner.lower() if owner.lower() in ("my", "our", "the") else owner,
+                        "text": text,
+                        "at": at,
+                    },
+                )
+    for person in found.values():
+        mention = _mention(person)
+        person["mentions"] = sum(
+            1
+            for text, at in texts
+            if at > person["at"] and mention.search(text) and person["name"] not in text
+        )
+    return sorted(found.values(), key=lambda p: (p["at"], p["name"]))
+
+
+def _mention(person: dict[str, Any]) -> re.Pattern[str]:
+    """A later mention of the person's role: "my manager", "the caretaker", "our lead"."""
+    words = [w for w, r in ROLES.items() if r == person["role"]] or [re.escape(person["role"])]
+    return re.compile(rf"\b(?:{_OWNER})\s+(?:{'|'.join(words)})\b", re.IGNORECASE)
+
+
+def described(person: dict[str, Any]) -> str:
+    """A Bond line for someone named with a role: "Declan Foley is the practice manager"."""
+    owner = person.get("owner", "my")
+    if owner in ("my", "our"):
+        return f"{person['name']} is the user's {person['role']}."
+    return f"{person['name']} is {owner} {person['role']}."
+
+
+def linked(text: str, people: list[dict[str, Any]]) -> str:
+    """'my manager' → 'my manager (Priya Raman)' for a person named once with that role."""
+    for person in people:
+        if person["name"] in text:
+            continue
+        words = [w for w, r in ROLES.items() if r == person["role"]] or [re.escape(person["role"])]
+        pattern = re.compile(
+            r"\b((?:my|her|his|their|our|the|[A-Z][\w-]+['’]s)\s+(?:" + "|".join(words) + r"))\b"
+        )
+        text = pattern.sub(r"\1 (" + person["name"].replace("\\", "") + ")", text, count=1)
+    return text

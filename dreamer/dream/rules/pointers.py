@@ -1,0 +1,231 @@
+"""Crystal Pointers: what left Active Context, one pointer per topic."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from dreamer.dream import dates, keep_rules
+from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.lines import LABEL_PREFIX, fit
+from dreamer.dream.rules.skills import task_action
+from dreamer.dream.rules.supersession import current
+from dreamer.dream.rules.words import LABELS, STOP, context_lines, keywords, stems
+from dreamer.memory.state import Pointer, WorkingMemory, parse_pointers
+
+MAX_POINTERS = 18  # stays under the guard's 20 with room for a hand-added one
+
+
+def past_pointers(evidence: list[dict[str, Any]]) -> list[Pointer]:
+    """One pointer per hand-written 'Journal'-like heading, keyed by its most frequent words."""
+    groups: dict[str, list[str]] = {}
+    for item in evidence:
+        if item.get("hint") == "past":
+            groups.setdefault(item["heading"], []).append(item["text"])
+    pointers = []
+    for heading, texts in groups.items():
+        counts: dict[str, int] = {}
+        for text in texts:
+            for word in keywords(text):
+                counts[word] = counts.get(word, 0) + 1
+        top = sorted(counts, key=lambda w: (-counts[w], w))[:3]
+        # The heading names the group, the first entry makes the topic specific.
+        pointers.append(Pointer(f"{heading}: {_topic(texts[0])}", " ".join(top)))
+    return pointers
+
+
+TOPIC_WORDS = 9
+VALUE_WORDS = 16  # a topic may run this long to end on the value it carries
+# A value: a number, an amount or a time ("£32,000", "71", "17:30", "34.6"), or a day of a month.
+_VALUE = re.compile(r"[£$€]?\d[\d,.:%k]*|\d+(?:st|nd|rd|th)", re.IGNORECASE)
+
+
+_OLD = "\x00old pointer: "  # marks an old pointer among the sources of a merge
+
+
+_TOPIC_STOP = STOP | {"now", "then", "again", "also"}
+_WHEN = frozenset(dates.MONTHS) | frozenset(dates.WEEKDAYS) | {"am", "pm"}
+
+
+def _topic(line: str) -> str:
+    """A whole, specific topic for a pointer: a clause of the line, never cut with '…'."""
+    text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
+    text = re.sub(r"[*_`]+", "", text)
+    clauses = [c.strip() for c in re.split(r":\s|;\s|\.\s|\s[—–-]\s|\(|\)", text) if c.strip()]
+
+    def specific(clause: str) -> bool:
+        words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
+        # A time stamp with a name ("1:56 pm on 8 May, 2023 Ana") heads a line; it is no topic.
+        content = [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
+        return len(words) >= 3 and len(content) >= 2
+
+    chosen = next((c for c in clauses if specific(c)), text)
+    if _VALUE.search(text) and not _VALUE.search(chosen):
+        # The value is what a pointer must carry ("the ask is now £32,000"), not the preamble.
+        chosen = next(
+            (
+                c
+                for c in clauses
+                if specific(c) and _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4
+            ),
+            chosen,
+        )
+    words = chosen.rstrip(".").split()
+    if words and words[0].lower().rstrip(":") in LABELS:
+        words = words[1:]
+    # A whole phrase up to the newest value it names ("moved from March 20 to March 27"), so
+    # a cut never leaves the old value looking current; else the first TOPIC_WORDS words.
+    last_value = max(
+        (i for i, w in enumerate(words[:VALUE_WORDS]) if _VALUE.fullmatch(w.strip(",.;:()"))),
+        default=-1,
+    )
+    words = words[: max(TOPIC_WORDS, last_value + 1)]
+    while len(words) > 3 and words[-1].lower().strip(",.") in _TOPIC_STOP:
+        words = words[:-1]  # end on a content word, not "for the"
+    return " ".join(words).rstrip(",;:.") or text[:60]
+
+
+def _anchors(text: str, common: set[str]) -> set[str]:
+    """What ties notes into one topic: names and places inside the text, and a repeated action."""
+    words = re.findall(r"(?<=\s)[A-Z][\w'’-]+|\b[A-Z]{2,}\d*\b|\b\w*\d\w*[A-Z]\w*\b", text)
+    found = {w.strip("'’").lower().removesuffix("'s") for w in words}
+    found = {w for w in found if w not in common and w not in STOP and len(w) > 2}
+    action = task_action(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text)))
+    if action:
+        found |= {f"{action[0]}:{stem}" for w in action[1][:3] for stem in stems(w)}
+    return found
+
+
+MERGE_OLD_AT_MOST = 5  # pointers of the old state that may still fold into one
+
+
+def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointer]:
+    """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge."""
+    groups: list[tuple[set[str], list[tuple[Pointer, str]]]] = []
+    subjects: list[list[set[str]]] = []
+    for pointer, source in pointers:
+        anchors = _anchors(source, common)
+        subject = _subject(source, common)
+        home = next(
+            (
+                n
+                for n, g in enumerate(groups)
+                if g[0] & anchors or any(_same_topic(subject, s) for s in subjects[n])
+            ),
+            None,
+        )
+        if home is None:
+            groups.append((set(anchors), [(pointer, source)]))
+            subjects.append([subject])
+        else:
+            groups[home][0].update(anchors)
+            groups[home][1].append((pointer, source))
+            subjects[home].append(subject)
+    out: list[Pointer] = []
+    for _, members in groups:
+        old_only = all(src.startswith(_OLD) for _, src in members)
+        if len(members) == 1 or (old_only and len(members) > MERGE_OLD_AT_MOST):
+            # A long list of pointers the state already holds (25 warehouse contracts a person
+            # wrote) stays as it is: folded into one it would drop most of the state, a mass
+            # drop the guards reject at every dream. A few (four support letters) still merge.
+            out.extend(pointer for pointer, _ in members)
+            continue
+        out.append(_merged(members))
+    return out
+
+
+def _subject(text: str, common: set[str]) -> set[str]:
+    """The content stems of a pointer's source, without labels, names the Bond holds, numbers."""
+    body = text.removeprefix(_OLD)
+    return {s for s in stems(LABEL_PREFIX.sub("", body)) if s not in common and s not in LABELS}
+
+
+_RELATED = re.compile(r" \(and (\d+) related notes?\)")
+SAME_TOPIC_SHARE = 0.4  # of the smaller set of content stems, and at least two stems
+
+
+def _same_topic(one: set[str], other: set[str]) -> bool:
+    """Two pointers on one topic: "place cards for tables 4 to 6" and "Wrote the place cards"."""
+    shared = len(one & other)
+    return shared >= 2 and shared >= SAME_TOPIC_SHARE * min(len(one), len(other))
+
+
+def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
+    """One pointer for notes of one topic, e.g. "Refactored modules: invoice, payments, …"."""
+    lines = [(p, src) for p, src in members if not src.startswith(_OLD)] or members
+    if len(lines) == 1:
+        return lines[0][0]
+    members = lines
+    actions = [
+        task_action(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", src))) for _, src in members
+    ]
+    if all(actions) and len({a[0] for a in actions if a}) == 1:
+        done = [a for a in actions if a]
+        verb = done[0][0]
+        shared = [w for w in done[0][1] if all(w in a[1] for a in done)]
+        noun = shared[-1] if shared else done[0][1][0]
+        others = list(dict.fromkeys(a[1][0] for a in done if a[1][0] != noun))
+        plural = noun if noun.endswith("s") else noun + "s"
+        past = {"ing": "ed"}.get(verb[-3:], "")
+        name = verb[:-3] + past if past else verb
+        topic = (
+            f"{name.capitalize()} {plural}: {', '.join(others)}"
+            if others
+            else (f"{name.capitalize()} {plural} ({len(done)} times)")
+        )
+        source_words = keywords(members[0][1])
+        lead = source_words[0] if source_words else name
+        return Pointer(topic, " ".join(dict.fromkeys([lead, noun, *others[:1]])))
+    first = members[0][0]
+    # A topic merged before keeps one count: "X (and 2 related notes)", never "(and 1) (and 1)".
+    related = len(members) - 1
+    base = first.topic
+    for pointer, _ in members:
+        if found := _RELATED.search(pointer.topic):
+            related += int(found[1])
+    base = _RELATED.sub("", base)
+    return Pointer(
+        f"{base} (and {related} related note{'s' if related > 1 else ''})", first.keywords
+    )
+
+
+def write_pointers(
+    old: WorkingMemory,
+    fading: list[dict],
+    overflow: list[str],
+    past: list[Pointer],
+    ctx: Context,
+    budget: int,
+) -> str:
+    sources = [f["line"] for f in fading] + [
+        line for line in overflow if not keep_rules.dropped(line, ctx.rules)
+    ]
+    fresh: list[tuple[Pointer, str]] = []
+    for line in sources:
+        topic = _topic(current(line))
+        words = keywords(topic) or keywords(line)
+        if words:
+            fresh.append((Pointer(topic, " ".join(words[:4])), line))
+    common = {
+        w.lower()
+        for line in context_lines(old.body("bond"))
+        for w in re.findall(r"[A-Z][\w-]+", line)
+    }
+    common |= {p["name"].split()[0].lower() for p in ctx.people}
+    merged = _merge(fresh + [(p, f"{_OLD}{p.topic} {p.keywords}") for p in old.pointers()], common)
+    merged = past + merged
+    out: list[Pointer] = []
+    seen: set[frozenset[str]] = set()
+    for pointer in merged:
+        key = frozenset(stems(pointer.keywords))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(pointer)
+    out = out[:MAX_POINTERS]
+    stray = [
+        line
+        for line in old.body("crystal_pointers").split("\n")
+        if line.strip() and not parse_pointers(line)
+    ]
+    return fit([p.render() for p in out] + stray, budget)

@@ -1,0 +1,278 @@
+"""Emerging skills: repeated actions on one object, and searches repeated; their section."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from dreamer.dream.rules.findings import Insights
+from dreamer.dream.rules.lines import fit
+from dreamer.dream.rules.words import STOP, WORD, keywords, nameable
+from dreamer.memory.state import Skill, WorkingMemory, parse_skills
+from dreamer.retrieval.embed import _stem
+from dreamer.store import Crystal, Store
+from dreamer.support.bounds import head
+from dreamer.support.times import iso
+
+MAX_SKILLS = 8
+
+
+SKILL_SCAN = 500  # how many recent crystals the skill finder looks at
+
+
+RECALL_REPEATS = 3  # the same search this often is a recurring need (an emerging skill)
+
+
+_IRREGULAR = {
+    "wrote": "writing",
+    "built": "building",
+    "ran": "running",
+    "made": "making",
+    "set": "setting",
+    "read": "reading",
+    "sent": "sending",
+    "found": "finding",
+    "drew": "drawing",
+    "did": "doing",
+    "took": "taking",
+    "gave": "giving",
+    "led": "leading",
+    "taught": "teaching",
+    "bought": "buying",
+    "paid": "paying",
+    "met": "meeting",
+    "fought": "fighting",
+    "rebuilt": "rebuilding",
+    "rewrote": "rewriting",
+    "spent": "spending",
+}
+
+
+_NOT_VERBS = {
+    "need",
+    "seed",
+    "feed",
+    "speed",
+    "red",
+    "bed",
+    "shed",
+    "embed",
+    "bing",
+    "thing",
+    "ring",
+    "king",
+    "spring",
+    "string",
+    "morning",
+    "evening",
+    "nothing",
+    "something",
+    "anything",
+    "everything",
+    "ceiling",
+    "building",
+    "meeting",
+    "wedding",
+    "pudding",
+    "during",
+    "interesting",
+    "ongoing",
+    "upcoming",
+    "pending",
+    "hundred",
+    "bored",
+    "tired",
+    "scared",
+    "excited",
+    "worried",
+    "pleased",
+    "user",
+    "agent",
+    "again",
+}
+
+
+_SKILL_SOURCES = ("scratch", "auto", "sessions", "memory", "seed")
+
+
+def _gerund(word: str) -> str | None:
+    """'deployed' -> 'deploying', 'debugging' -> 'debugging'; None if not a verb form."""
+    word = word.lower()
+    if word in _NOT_VERBS or len(word) < 4:
+        return None
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("ing"):
+        return word
+    if word.endswith("ied"):
+        return word[:-3] + "ying"
+    if word.endswith("ed"):
+        return word[:-2] + "ing" if not word.endswith("eed") else None
+    return None
+
+
+_DETERMINERS = frozenset(
+    "the a an our my their his her its this that these those some all two three every each up "
+    "out".split()
+)
+
+
+_SUBJECTS = frozenset("i we also then finally again".split())
+
+
+_PREPOSITIONS = frozenset(
+    "with for from to in on at by of into after before about between during against via "
+    "while because so".split()
+)
+
+
+def task_action(text: str) -> tuple[str, list[str]] | None:
+    """(verb in -ing form, content words of its object) when a note reports doing something.
+
+    Only a verb that leads the note counts ("Refactored the payments module", "I deployed
+    staging"); a word ending in -ing counts only when an object follows it ("Reviewing the
+    PR"), so "Billing API returns 500" is no action: skills come from repeated actions, not
+    nouns.
+    """
+    tokens = [w.strip("'’-").lower() for w in WORD.findall(text.split("\n", 1)[0])][:12]
+    position = 1 if len(tokens) > 1 and tokens[0] in _SUBJECTS else 0
+    if position >= len(tokens):
+        return None
+    token = tokens[position]
+    verb = _gerund(token)
+    if verb is None:
+        return None
+    following = tokens[position + 1 : position + 7]
+    if token.endswith("ing") and not (following and following[0] in _DETERMINERS):
+        return None
+    # The object ends at the first preposition: "Decided with Dana" has none.
+    end = next((i for i, w in enumerate(following) if w in _PREPOSITIONS), len(following))
+    words = [
+        w
+        for w in following[:end]
+        if len(w) >= 3 and w not in STOP and not w.isdigit() and nameable(w)
+    ]
+    return (verb, words) if words else None
+
+
+def task_pattern(text: str) -> tuple[str, str] | None:
+    """(verb in -ing form, first object keyword) of a note that reports a task, if it does."""
+    action = task_action(text)
+    return (action[0], action[1][0]) if action else None
+
+
+def _plural(word: str) -> str:
+    if word.endswith("s"):
+        return word
+    if word.endswith(("x", "sh", "ch")):
+        return word + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+ROUTINE_BELOW = 0.4  # a note rated below this is routine chatter: a crystal, never a skill
+
+
+def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
+    recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
+    by_verb: dict[str, list[tuple[Crystal, list[str]]]] = {}
+    for crystal in recent:
+        if crystal.importance < ROUTINE_BELOW:
+            continue  # emptying a bin twice is a chore, not an emerging skill
+        action = task_action(head(crystal.text))  # a crystal of megabytes: its head
+        if action:
+            by_verb.setdefault(action[0], []).append((crystal, action[1]))
+    searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
+    skills: list[dict[str, Any]] = []
+    for verb, members in by_verb.items():
+        # Greedy: the object word most of the verb's notes share makes one skill, and so on.
+        left = list(members)
+        while len(left) >= 2:
+            counts: dict[str, int] = {}
+            wording: dict[str, str] = {}
+            for _, words in left:
+                for word in dict.fromkeys(_stem(w) for w in words[:2]):
+                    counts[word] = counts.get(word, 0) + 1
+                for w in words:
+                    wording.setdefault(_stem(w), w)
+            best = max(counts, key=lambda w: (counts[w], w), default=None)
+            if best is None or counts[best] < 2:
+                break
+            group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
+            left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
+            crystals = [c for c, _ in group]
+            obj = _object(group, best, wording)
+            recall = sum(min(c.access_count, 3) for c in crystals)
+            recall += sum(1 for query in searches if best in {_stem(w) for w in keywords(query)})
+            confidence = min(95, 35 + 15 * (len(crystals) - 1) + 5 * min(recall, 4))
+            skills.append(
+                {
+                    "skill": f"{verb.capitalize()} {obj}",
+                    "occurrences": len(crystals),
+                    "confidence": confidence,
+                    "crystal_ids": sorted(c.id for c in crystals),
+                }
+            )
+    skills += _recalled(store, now)
+    skills.sort(key=lambda s: (-s["occurrences"], -s["confidence"], s["skill"]))
+    return skills[:MAX_SKILLS]
+
+
+def _object(group: list[tuple[Crystal, list[str]]], best: str, wording: dict[str, str]) -> str:
+    """The object a group of actions shares, in its own words: the object words at least half
+    of the notes name, in the order the first names them ("dbt staging models"), the last one
+    plural when the notes act on several things."""
+    counts: dict[str, int] = {}
+    for _, words in group:
+        for stem in dict.fromkeys(_stem(w) for w in words):
+            counts[stem] = counts.get(stem, 0) + 1
+    order = [_stem(w) for _, words in group for w in words]
+    shared = [s for s in dict.fromkeys(order) if counts[s] * 2 >= len(group)][:3] or [best]
+    phrase = [wording[s] for s in shared]
+    heads = {_stem(words[0]) for _, words in group}
+    if len(heads) > 1 and len(shared) == 1:
+        phrase[-1] = _plural(phrase[-1])
+    return " ".join(phrase)
+
+
+def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
+    """Searches repeated often (same words, RECALL_REPEATS+ times in 30 days): a recurring need."""
+    counts: dict[frozenset[str], list[str]] = {}
+    for query in store.search_queries(iso(now - timedelta(days=30)), found_only=True):
+        key = frozenset(_stem(w) for w in keywords(query))
+        if key:
+            counts.setdefault(key, []).append(query)
+    out = []
+    for queries in counts.values():
+        if len(queries) >= RECALL_REPEATS:
+            words = " ".join(keywords(queries[-1])[:4])
+            out.append(
+                {
+                    "skill": f"Recalling {words}",
+                    "occurrences": len(queries),
+                    "confidence": min(80, 20 + 10 * len(queries)),
+                    "crystal_ids": [],
+                }
+            )
+    return out
+
+
+MAX_SKILLS_SHOWN = 8
+
+
+def write_skills(old: WorkingMemory, ins: Insights, budget: int) -> str:
+    merged: dict[str, Skill] = {}
+    for found in ins.emerging_skills:
+        merged[found["skill"].lower()] = Skill(
+            found["skill"], found["confidence"], found["occurrences"]
+        )
+    for skill in old.skills():
+        merged.setdefault(skill.skill.lower(), skill)
+    ranked = sorted(merged.values(), key=lambda s: (-s.confidence, -s.occurrences, s.skill))
+    stray = [
+        line
+        for line in old.body("emerging_skills").split("\n")
+        if line.strip() and not parse_skills(line)
+    ]
+    return fit([s.render() for s in ranked[:MAX_SKILLS_SHOWN]] + stray, budget)

@@ -1,0 +1,107 @@
+"""Changed values: a newer note on the same subject naming a different date supersedes the
+older one, whatever words say it changed ("now starts on June 8", "can't make the 6th and will
+come on Thursday October 8 instead").
+
+Same subject: the two share at least ``SHARED_STEMS`` content words (dates and numbers aside),
+do not name different people or firms, and the embedder finds them close (cosine of
+``SIMILARITY`` or more). Changed value: when the newer note was written, the older one's date
+was still ahead, and the newer names none of the older's dates: a plan changed before it
+happened. (A date already passed is history, not a plan: "the export was due March 20" and a
+later "UAT starts March 30" both stay true; so do last Friday's and this Friday's status.)
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from dreamer.dream import dates
+from dreamer.dream.rules.words import stems
+from dreamer.retrieval.embed import Embedder
+from dreamer.support.times import parse_iso
+
+SHARED_STEMS = 2
+SIMILARITY = 0.4
+CALENDAR = re.compile(
+    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:{'|'.join(dates.MONTHS)})\.?\s+\d{{1,2}}\b|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{'|'.join(dates.MONTHS)})\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"\b[A-Z][a-zà-ÿ'’-]+")
+_WHEN_WORDS = frozenset(dates.MONTHS) | frozenset(dates.WEEKDAYS)
+
+
+def _dates(text: str, at: str | None) -> set[date]:
+    """The calendar dates a text names (a month and day, or ISO); a bare weekday is left out:
+    "the Friday status" names a habit more often than a plan."""
+    if not CALENDAR.search(text):
+        return set()
+    try:
+        written = parse_iso(at) if at else None
+    except ValueError:
+        return set()
+    return set(dates.mentioned(text, written)) if written is not None else set()
+
+
+def _written(at: str | None) -> date | None:
+    try:
+        return parse_iso(at).date() if at else None
+    except ValueError:
+        return None
+
+
+def _subject(text: str) -> set[str]:
+    words = {w for w in stems(text) if not any(ch.isdigit() for ch in w)}
+    return words - _WHEN_WORDS
+
+
+def _names(text: str) -> set[str]:
+    """Capitalised words but the first (and a label's), months and weekdays: who and where."""
+    body = re.sub(r"^\s*(?:[-*•]\s+)?(?:[A-Z]\w{0,15}:\s+)?\S+", "", text)
+    found = {w.lower().removesuffix("'s").removesuffix("’s") for w in _NAME.findall(body)}
+    return found - _WHEN_WORDS
+
+
+def find_changed_values(
+    items: list[dict[str, Any]], embedder: Embedder | None
+) -> list[dict[str, Any]]:
+    """Pairs (older, newer), in the contradictions' shape, of kind ``value``."""
+    if embedder is None:
+        return []
+    valued = [
+        (item, values)
+        for item in sorted(items, key=lambda i: (i["at"] or "", i["text"]))
+        if (values := _dates(item["text"], item["at"]))
+    ]
+    if len(valued) < 2:
+        return []
+    vectors = embedder.embed([item["text"] for item, _ in valued])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    found: list[dict[str, Any]] = []
+    superseded: set[int] = set()
+    for j in range(1, len(valued)):
+        newer, new_values = valued[j]
+        for i in range(j - 1, -1, -1):
+            older, old_values = valued[i]
+            if i in superseded or new_values & old_values or older["text"] == newer["text"]:
+                continue
+            written = _written(newer["at"])
+            if written is None or max(old_values) <= written:
+                continue  # the older date had passed: history, not a plan that changed
+            shared = _subject(older["text"]) & _subject(newer["text"])
+            old_names, new_names = _names(older["text"]), _names(newer["text"])
+            if len(shared) < SHARED_STEMS or (
+                old_names and new_names and not old_names & new_names
+            ):
+                continue
+            if float(vectors[i] @ vectors[j]) < SIMILARITY:
+                continue
+            found.append(
+                {"kind": "value", "subject": sorted(shared), "older": older, "newer": newer}
+            )
+            superseded.add(i)
+            break
+    return found

@@ -1,0 +1,53 @@
+"""Crystal Pointers: a topic carries the value in a whole phrase, and one topic is one pointer
+whatever words its notes use."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dreamer.dream.cycle import run as run_dream
+from dreamer.dream.rules.pointers import _topic
+from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.memory.state import parse
+
+
+def test_a_topic_ends_on_the_newest_value_not_on_the_old_one():
+    topic = _topic("- Deadline: The billing API deadline moved from March 20 to March 27 for QA.")
+    assert "March 27" in topic and not topic.endswith("March 20")
+
+
+def test_a_topic_carries_the_value_from_a_later_clause():
+    topic = _topic(
+        "- The trustees met on Monday about it; they agreed to bring the ask down to £32,000."
+    )
+    assert "£32,000" in topic
+
+
+def test_a_short_parenthesis_is_not_taken_for_the_topic():
+    topic = _topic("Changed Marta's Lisbon seats to aisle seats (12C and 12D) on KL1691.")
+    assert topic.startswith("Changed Marta's Lisbon seats")
+
+
+def _dream(ws, at):
+    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
+    return parse(ws.memory_md.read_text(encoding="utf-8"))
+
+
+def test_one_task_over_four_days_in_different_words_is_one_pointer(ws, now):
+    notes = [
+        "Wrote the place cards for tables 1 to 3 in blue ink.",
+        "Place cards for tables 4 to 6 are done.",
+        "Finished place cards for tables 7 and 8.",
+        "Last place cards written, for the top table.",
+    ]
+    for day, text in enumerate(notes):
+        ws.note(text, importance=0.5, at=now + timedelta(days=day))
+        _dream(ws, now + timedelta(days=day, hours=12))
+    for day in range(4, 12):
+        ws.note(
+            f"The caterer confirmed menu item {day}.", importance=0.6, at=now + timedelta(days=day)
+        )
+        state = _dream(ws, now + timedelta(days=day, hours=12))
+    cards = [p for p in state.pointers() if "place card" in f"{p.topic} {p.keywords}".lower()]
+    assert len(cards) <= 1, [p.topic for p in cards]
+    assert all(p.topic.count("related note") <= 1 for p in state.pointers())
