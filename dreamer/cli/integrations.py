@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
+
+if TYPE_CHECKING:
+    from dreamer.memory.workspace import Workspace
 
 
 @click.command()
@@ -24,13 +28,29 @@ def mcp(workspace: str | None) -> None:
       claude mcp add dreamer -- dream mcp -w ~/agents/ada
       dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
     """
-    from dreamer.agents.mcp import serve
+    from dreamer.agents import mcp_front
+    from dreamer.support.version import __version__
 
     # stdout carries the protocol; anything else a library logs goes to stderr.
     logging.basicConfig(level=logging.WARNING, format="dream mcp: %(levelname)s %(message)s")
-    with open_workspace(workspace) as ws:
+    # Answer the handshake and the listings at once, while the MCP SDK loads in a thread.
+    wire = mcp_front.take_wire()
+    mcp_front.end_on_interrupt()
+    loader = mcp_front.Loader()
+
+    def opened() -> Workspace:
+        ws = open_workspace(workspace)
         ws.init()
-        serve(ws)
+        return ws
+
+    first, ws = mcp_front.front(wire, loader, opened, __version__)
+    if not first and wire.closed and not wire.buffer.strip():
+        if ws is not None:
+            ws.close()
+        return  # the client left before needing the server
+    server = loader.wait()
+    with ws or opened() as ws:
+        server.serve(ws, wire, first)
 
 
 @click.command()
