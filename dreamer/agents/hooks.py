@@ -7,7 +7,8 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
   to the model's window and cut below Claude Code's 10,000-character limit (after a ``compact``
   only the pending notes and a line about ``memory_search``: the working memory was already in
-  the conversation); then a detached ``dream ingest --live`` catches up on this project's
+  the conversation; after a ``resume`` or ``fork`` of a conversation that holds the block, one
+  short line); then a detached ``dream ingest --live`` catches up on this project's
   transcripts from their cursors.
 - **PreCompact**: ingests ``transcript_path`` from its cursor (a turn still in progress waits),
   then starts a detached ``dream tick`` (consolidation, and a dream when one is due).
@@ -52,6 +53,13 @@ CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
 RECALL_HITS = 3
 RECALL_MIN_SCORE = 0.6
+# A resumed or forked conversation carries the block of its start: it gets this line instead.
+RESUMED = ("resume", "fork")
+LOADED_MARK = "Your memory has three layers"  # the bootstrap block's first sentence
+LOADED_LINE = (
+    "dreamer: your long-term memory was loaded earlier in this conversation; notes written "
+    "since are in dreamer://scratch.md, and memory_search finds the rest."
+)
 CUT = "\n[memory cut to fit the hook limit; more via memory_search]"
 
 
@@ -174,8 +182,23 @@ def _handle(
     return None
 
 
+def _loaded_before(payload: dict[str, Any]) -> bool:
+    """Whether a resumed (or forked) conversation already holds the memory block: its
+    transcript has it, or there is no transcript to look in (Claude Code writes it later)."""
+    if payload.get("source") not in RESUMED:
+        return False
+    transcript = payload.get("transcript_path")
+    try:
+        with open(transcript or "", "rb") as handle:
+            return LOADED_MARK.encode() in handle.read()
+    except OSError:
+        return True
+
+
 def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> str:
-    if payload.get("source") == "compact":
+    if _loaded_before(payload):
+        text = LOADED_LINE
+    elif payload.get("source") == "compact":
         notes = ws.scratch.notes()
         lines = ["Notes written since the last dream (not yet in working memory):"]
         lines += [f"- [{iso(n.at)}] {n.text}" for n in notes] or ["- (none)"]
