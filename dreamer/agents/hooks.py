@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import traceback
@@ -40,6 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from dreamer.agents import hook_log
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.agents.ingest import ingest
 from dreamer.dream import health
@@ -98,7 +98,9 @@ def run(
         where[0] = root
         if event == "session-end" and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
-            _detached(["hook", "session-end", "--in-background", "-w", str(root)], root, raw)
+            hook_log.start(
+                event, root, ["hook", "session-end", "--in-background", "-w", str(root)], raw
+            )
             return 0
         writes = event in ("pre-compact", "session-end")
         if not writes and not (root / "memory").is_dir():
@@ -110,7 +112,7 @@ def run(
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
     except Exception:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
-        _log(where[0], event, traceback.format_exc(), now)
+        hook_log.write(where[0], event, traceback.format_exc(), now)
     finally:
         if watchdog is not None:
             watchdog.cancel()
@@ -123,7 +125,8 @@ def _watchdog(
     """A timer that logs and ends the process once the budget is spent (a hard limit)."""
 
     def give_up() -> None:
-        _log(where[0], event, f"gave up after {budget:g} s (the hook's budget); exited 0", now)
+        gave_up = f"gave up after {budget:g} s (the hook's budget); exited 0"
+        hook_log.write(where[0], event, gave_up, now)
         sys.stdout.flush()
         os._exit(0)  # not an exception: a long SQLite or numpy call would not see one
 
@@ -141,7 +144,7 @@ def _handle(
         context = _session_context(ws, payload, now)
         folders = _project_folders(payload)
         if folders:  # catch up on this project's other sessions, from their cursors
-            _detached(["ingest", "--live", *folders, "-w", str(ws.root)], ws.root)
+            hook_log.start(event, ws.root, ["ingest", "--live", *folders, "-w", str(ws.root)])
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
@@ -156,8 +159,8 @@ def _handle(
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
             health.capture_result(ws, now, failed or None)
             stored = f"stored {report.created} new crystals of {transcript}"
-            _log(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
-        _detached(["tick", "-w", str(ws.root)], ws.root)
+            hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
+        hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
         return None
     if event == "user-prompt-submit" and recall:
         prompt = str(payload.get("prompt") or "")
@@ -220,36 +223,8 @@ def _window(model: Any) -> int | None:
 
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
-    """The Claude Code project folder of this session (where its transcripts are)."""
+    """The Claude Code project folder of this session (where its transcripts are), once it
+    exists: a project's first session starts before Claude Code makes it."""
     transcript = payload.get("transcript_path")
-    return [str(Path(transcript).parent)] if transcript else []
-
-
-def _detached(args: list[str], root: Path, stdin: str | None = None) -> None:
-    """Start ``dream ARGS`` in its own session, output to memory/hooks.log; do not wait."""
-    fd = os.open(root / "memory" / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "dreamer.cli", *args],
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,  # Claude Code ending the hook must not end this
-            close_fds=True,
-        )
-    finally:
-        os.close(fd)
-    if child.stdin is not None:
-        with child.stdin:  # a hook's JSON is a few hundred bytes: the pipe takes it at once
-            child.stdin.write((stdin or "").encode("utf-8"))
-
-
-def _log(root: Path | None, event: str, text: str, now: datetime) -> None:
-    if root is None or not (root / "memory").is_dir():
-        return
-    try:
-        fd = os.open(root / "memory" / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"[{iso(now)}] {event}: {text.rstrip()}\n")
-    except OSError:
-        pass  # nowhere left to tell; the agent still goes on
+    folder = Path(transcript).parent if transcript else None
+    return [str(folder)] if folder is not None and folder.is_dir() else []
