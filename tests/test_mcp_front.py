@@ -154,6 +154,20 @@ def test_the_handshake_and_tool_list_load_no_sdk(tmp_path):
     assert call["id"] == 4
 
 
+def test_a_new_workspace_is_noted_in_its_log_not_on_stderr(tmp_path):
+    root = tmp_path / "fresh" / "ws"
+    server = Server(root)
+    server.send(initialize(), {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.answer()
+    call = {"name": "memory_search", "arguments": {"query": "kiln"}}
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    assert server.answer()["result"]["isError"] is False
+    code, stderr = server.close()
+    assert code == 0 and stderr == ""
+    log = (root / "memory" / "hooks.log").read_text()
+    assert f"mcp: created a new dreamer workspace at {root}" in log
+
+
 @pytest.mark.parametrize("phase", ["front", "server"])
 def test_ctrl_c_ends_dream_mcp_at_once_and_quietly(tmp_path, phase):
     with Workspace.open(tmp_path / "ws") as ws:

@@ -28,7 +28,9 @@ def mcp(workspace: str | None) -> None:
       claude mcp add dreamer -- dream mcp -w ~/agents/ada
       dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
     """
-    from dreamer.agents import mcp_front
+    from dreamer.agents import hook_log, mcp_front
+    from dreamer.memory import location
+    from dreamer.support.times import utc_now
     from dreamer.support.version import __version__
 
     # stdout carries the protocol; anything else a library logs goes to stderr.
@@ -39,8 +41,15 @@ def mcp(workspace: str | None) -> None:
     loader = mcp_front.Loader()
 
     def opened() -> Workspace:
-        ws = open_workspace(workspace)
+        # MCP clients log whatever a server writes to stderr as an error (Claude Code shows
+        # "[ERROR]"): a new workspace is noted in its memory/hooks.log instead.
+        root = location.resolve(workspace)[0]
+        fresh = not (root / "memory").is_dir()
+        ws = open_workspace(workspace, announce=False)
         ws.init()
+        if fresh:
+            made = f"created a new dreamer workspace at {ws.root}"
+            hook_log.write(ws.root, "mcp", made, utc_now())
         return ws
 
     first, ws = mcp_front.front(wire, loader, opened, __version__)
