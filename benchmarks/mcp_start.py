@@ -114,6 +114,7 @@ def sessions(claude: str, count: int, tmp: Path) -> list[bool]:
             config.write_text(json.dumps({"mcpServers": {"dreamer": server}}))
             env = {
                 "PATH": os.environ.get("PATH", ""),
+                "PYTHONPATH": str(ROOT),  # the server runs this checkout's dreamer
                 "HOME": str(home),
                 "CLAUDE_CONFIG_DIR": str(home / ".claude"),
                 "ANTHROPIC_BASE_URL": base_url,
