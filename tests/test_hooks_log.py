@@ -68,3 +68,33 @@ def test_the_log_is_bounded(tmp_path):
     assert older.stat().st_size <= hook_log.MAX_BYTES + 2000
     assert sorted(p.name for p in log.parent.glob("hooks.log*")) == ["hooks.log", "hooks.log.1"]
     assert log.read_text().splitlines()[-1] == f"[2026-11-25T15:40:00Z] session-start: {entry}"
+
+
+def test_session_end_stores_the_sessions_subagents_once_linked_to_it(tmp_path):
+    from claude_code_fixture import SESSION
+
+    project = build_project(tmp_path / "projects")
+    ws_root = tmp_path / "ws"
+    Workspace.open(ws_root).close()
+    env = {**os.environ, "DREAM_WORKSPACE": str(ws_root)}
+    payload = {
+        "hook_event_name": "SessionEnd",
+        "cwd": str(tmp_path),
+        "session_id": SESSION,
+        "transcript_path": str(project["main"]),
+    }
+
+    def subagent_crystals() -> list[tuple[str, str | None]]:
+        with Workspace.open(ws_root, create=False) as ws:
+            found = ws.store.crystals(sources=["sessions"])
+        return [(c.text, c.origin) for c in found if "Task for subagent" in c.text]
+
+    log = hook_log.path(ws_root)
+    for run in (1, 2):  # the second SessionEnd (or a catch-up) adds nothing
+        assert hook("session-end", payload, env).returncode == 0
+        wait_for(lambda run=run: log.exists() and log.read_text().count("stored") == run)
+    stored = subagent_crystals()
+    assert stored
+    assert all(origin and origin.startswith(f"claude-code:{SESSION}:") for _, origin in stored)
+    assert len({text for text, _ in stored}) == len(stored)
+    assert "session-end: stored 0 new crystals" in log.read_text()

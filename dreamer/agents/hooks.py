@@ -10,7 +10,8 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
   the conversation; after a ``resume`` or ``fork`` of a conversation that holds the block, one
   short line); then a detached ``dream ingest --live`` catches up on this project's
   transcripts from their cursors.
-- **PreCompact**: ingests ``transcript_path`` from its cursor (a turn still in progress waits),
+- **PreCompact**: ingests ``transcript_path`` and its subagents' transcripts from their cursors
+  (a turn still in progress waits),
   then starts a detached ``dream tick`` (consolidation, and a dream when one is due).
 - **SessionEnd**: the same, taking the session whole, in a detached process: Claude Code gives
   SessionEnd hooks about 1.5 s before it kills them, too little to embed a long session.
@@ -152,7 +153,8 @@ def _handle(
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
             try:
-                report = ingest(ws, [transcript], now, live=event == "pre-compact")
+                files = [transcript, *_subagents(Path(transcript))]
+                report = ingest(ws, files, now, live=event == "pre-compact")
             except Exception as e:
                 health.capture_result(ws, now, f"{type(e).__name__}: {e}")
                 raise
@@ -220,6 +222,13 @@ def _window(model: Any) -> int | None:
     if "[1m]" in name:  # Claude Code's name for a model run with the 1M-token window
         return 1_000_000
     return next((size for key, size in MODEL_WINDOWS.items() if key in name), None)
+
+
+def _subagents(transcript: Path) -> list[str]:
+    """A session's subagent transcripts (``<session>/subagents/agent-*.jsonl``): their exchanges
+    carry the session's id, so they are stored linked to it (each once: cursors)."""
+    folder = transcript.with_suffix("") / "subagents"
+    return sorted(str(p) for p in folder.rglob("agent-*.jsonl") if p.is_file())
 
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
