@@ -51,7 +51,12 @@ def write(root: Path | None, event: str, text: str, now: datetime) -> None:
 
 def start(event: str, root: Path, args: list[str], stdin: str | None = None) -> None:
     """Start ``dream ARGS`` detached (its own session: Claude Code ending the hook must not end
-    it), logged through this module; do not wait."""
+    it), logged through this module; do not wait. The log exists from here on (empty until
+    the job has something to say)."""
+    try:
+        os.close(os.open(path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    except OSError:
+        pass  # the job still runs; its line will try again
     child = subprocess.Popen(
         [sys.executable, "-m", "dreamer.agents.hook_log", event, str(root), *args],
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
