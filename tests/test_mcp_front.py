@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -47,9 +48,18 @@ class Server:
             self.proc.stdin.write(json.dumps(message).encode() + b"\n")
         self.proc.stdin.flush()
 
-    def answer(self) -> dict:
+    def answer(self, timeout: float = 30) -> dict:
+        """The server's next line, or a failure (and the server ended) when none comes."""
         assert self.proc.stdout
-        return json.loads(self.proc.stdout.readline())
+        got: list[bytes] = []
+        reader = threading.Thread(target=lambda: got.append(self.proc.stdout.readline()))
+        reader.daemon = True
+        reader.start()
+        reader.join(timeout)
+        if not got:
+            self.proc.kill()
+            raise AssertionError(f"dream mcp said nothing in {timeout} s")
+        return json.loads(got[0])
 
     def close(self) -> tuple[int, str]:
         assert self.proc.stdin and self.proc.stderr
@@ -152,6 +162,26 @@ def test_the_handshake_and_tool_list_load_no_sdk(tmp_path):
     assert replayed["id"] == mcp_front.REPLAY_ID and replayed["method"] == "initialize"
     assert initialized["method"] == "notifications/initialized"
     assert call["id"] == 4
+
+
+def test_a_client_the_front_listed_for_still_hears_of_changes(tmp_path):
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        ws.init()
+    server = Server(root)
+    server.send(initialize(), {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server.answer()
+    server.send({"jsonrpc": "2.0", "id": 1, "method": "resources/list"})
+    assert "resources" in server.answer()["result"]  # the front's answer
+    # A request no handler of which notes the session: the hand-over, and the watcher runs.
+    prompt = {"name": "bootstrap", "arguments": {}}
+    server.send({"jsonrpc": "2.0", "id": 2, "method": "prompts/get", "params": prompt})
+    assert server.answer()["id"] == 2
+    with Workspace.open(root) as ws:  # another process notes something
+        ws.note("the kiln keys are in the blue drawer")
+    heard = server.answer(timeout=15)  # the watcher looks once a second
+    server.close()
+    assert heard["method"] == "notifications/resources/list_changed"
 
 
 def test_a_new_workspace_is_noted_in_its_log_not_on_stderr(tmp_path):

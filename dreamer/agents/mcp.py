@@ -52,6 +52,7 @@ from dreamer.agents.mcp_front import (
     MEMORY_URI,
     REPLAY_ID,
     SCRATCH_URI,
+    SEEN_ID,
     SERVER_NAME,
     Wire,
     lines,
@@ -271,16 +272,18 @@ class _Input:
 
 
 class _Output:
-    """The server's output, less its answer to the handshake the front already answered."""
+    """The server's output, less its answers to the requests the front replayed to it."""
 
-    def __init__(self, out: anyio.AsyncFile[str], replayed: bool) -> None:
+    def __init__(self, out: anyio.AsyncFile[str], replayed: set[str]) -> None:
         self.out = out
         self.pending = replayed
 
     async def write(self, text: str) -> None:
-        if self.pending and json.loads(text).get("id") == REPLAY_ID:
-            self.pending = False
-            return
+        if self.pending:
+            ident = json.loads(text).get("id")
+            if ident in self.pending:
+                self.pending.discard(ident)
+                return
         await self.out.write(text)
 
     async def flush(self) -> None:
@@ -295,11 +298,18 @@ async def serve_stdio(ws: Workspace, wire: Wire | None = None, first: Sequence[b
     options = server.create_initialization_options(NotificationOptions(resources_changed=True))
     streams: dict[str, Any] = {}
     if wire is not None:
+        shown, replayed = list(first), set()
+        if any(REPLAY_ID.encode() in line for line in shown):
+            # The front answered this client's listings: a tools/list of the server's own makes
+            # it note the client's session, for change notifications (the answer is dropped).
+            seen = {"jsonrpc": "2.0", "id": SEEN_ID, "method": "tools/list"}
+            shown.append(json.dumps(seen).encode())
+            replayed = {REPLAY_ID, SEEN_ID}
         reader = io.TextIOWrapper(wire.reader(), encoding="utf-8", errors="replace")
         writer = io.TextIOWrapper(wire.out, encoding="utf-8")
         streams = {
-            "stdin": _Input(list(first), anyio.wrap_file(reader)),
-            "stdout": _Output(anyio.wrap_file(writer), any(REPLAY_ID.encode() in f for f in first)),
+            "stdin": _Input(shown, anyio.wrap_file(reader)),
+            "stdout": _Output(anyio.wrap_file(writer), replayed),
         }
     async with (
         stdio_server(**streams) as (read_stream, write_stream),

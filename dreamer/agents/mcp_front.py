@@ -95,6 +95,7 @@ ANSWERED = frozenset(
     }
 )
 REPLAY_ID = "dreamer-handshake"  # the id under which the server is shown the initialize request
+SEEN_ID = "dreamer-handshake-list"  # and a tools/list of its own after the hand-over
 POLL_SECONDS = 0.02  # how often a waiting front looks whether the SDK server is loaded
 
 
