@@ -21,7 +21,9 @@ def mcp(workspace: str | None) -> None:
 
     Tools: working_memory_note, memory_search, memory_get, memory_feel. Resources:
     dreamer://MEMORY.md and dreamer://scratch.md. Prompt: bootstrap (the system-prompt block).
-    The workspace is created if it does not exist yet.
+    The workspace is created if it does not exist yet (noted in its memory/hooks.log: only
+    errors go to stderr). The handshake and the listings are answered at once, before the MCP
+    SDK has loaded; Ctrl-C ends the server at once (exit status 130).
 
     \b
     Examples:
