@@ -62,3 +62,16 @@ def test_claude_resume_carries_the_memory_block_once(tmp_path, monkeypatch):
             with Workspace.open(root) as ws:  # the block changes before the resume
                 ws.note("Bob's kiln keys are in the blue drawer")
     assert "loaded earlier in this conversation" in body  # the resume's own short line
+
+
+def test_this_machines_hooks_are_exec_form_and_old_shell_lines_still_ours(tmp_path):
+    dream = str(tmp_path / "a folder with 'quotes'" / "bin" / "dream")
+    settings = cs.with_hooks({}, dream, tmp_path / "ws")
+    (entry,) = settings["hooks"]["SessionEnd"]
+    (hook,) = entry["hooks"]
+    assert hook["command"] == dream  # no shell: the path needs no quoting
+    assert hook["args"] == ["hook", "session-end", "-w", str(tmp_path / "ws")]
+    old = {"type": "command", "command": "/usr/local/bin/dream hook session-end"}
+    mixed = {"hooks": {"SessionEnd": [{"hooks": [old]}, *settings["hooks"]["SessionEnd"]]}}
+    assert cs.without_hooks(mixed) == {}  # an install before exec form is replaced too
+    assert not cs.is_ours({"type": "command", "command": "/bin/dreamy", "args": ["hook"]})
