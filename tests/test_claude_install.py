@@ -139,16 +139,21 @@ def test_the_shipped_plugin_is_complete_and_install_writes_it(tmp_path, runner):
     assert manifest["name"] == "dreamer"
     hooks = json.loads((plugin / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "PreCompact", "SessionEnd"}
-    commands = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-    assert all("${CLAUDE_PLUGIN_ROOT}" in command for command in commands)
+    entries = [h for groups in hooks.values() for g in groups for h in g["hooks"]]
+    # Exec form (no shell): the script's path is one argument, whatever characters it holds.
+    assert all(h["command"] == "${CLAUDE_PLUGIN_ROOT}/bin/dream-hook" for h in entries)
+    assert [h["args"] for h in entries] == [["session-start"], ["pre-compact"], ["session-end"]]
     assert os.access(plugin / "bin" / "dream-hook", os.X_OK)
     assert json.loads((plugin / ".mcp.json").read_text())["mcpServers"]["dreamer"]["args"] == [
         "mcp"
     ]
-    slash = sorted(p.stem for p in (plugin / "commands").glob("*.md"))
-    assert slash == ["dream", "dream-diff", "dream-log", "dream-restore", "remember"]
-    for page in (plugin / "commands").glob("*.md"):
-        assert re.match(r"---\ndescription: .+\n", page.read_text()), page.name
+    # Skills, not the older commands/ folder: skills/<name>/SKILL.md with name and description.
+    assert not (plugin / "commands").exists()
+    skills = sorted(p.parent.name for p in (plugin / "skills").glob("*/SKILL.md"))
+    assert skills == ["dream", "dream-diff", "dream-log", "dream-restore", "remember"]
+    for page in (plugin / "skills").glob("*/SKILL.md"):
+        text = page.read_text()
+        assert re.match(rf"---\nname: {page.parent.name}\ndescription: .+\n", text), page
     market = json.loads((root / ".claude-plugin" / "marketplace.json").read_text())
     assert (root / market["plugins"][0]["source"]).resolve() == plugin.resolve()
 
@@ -158,7 +163,10 @@ def test_the_shipped_plugin_is_complete_and_install_writes_it(tmp_path, runner):
     done = runner.invoke(main, ["claude", "install", "--plugin", "--out", str(out)])
     assert done.exit_code == 0, done.output
     written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
-    assert written == sorted(p.relative_to(plugin) for p in plugin.rglob("*") if p.is_file())
+    shipped = [p.relative_to(plugin) for p in plugin.rglob("*") if p.is_file()]
+    assert written == sorted([*shipped, Path(".claude-plugin/marketplace.json")])
+    own = json.loads((out / ".claude-plugin" / "marketplace.json").read_text())
+    assert own["plugins"][0]["name"] == "dreamer" and own["plugins"][0]["source"] == "./"
     assert os.access(out / "bin" / "dream-hook", os.X_OK)
     again = runner.invoke(main, ["claude", "install", "--plugin", "--out", str(out)])
     assert again.exit_code == 2 and "exists already" in again.output

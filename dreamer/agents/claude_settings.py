@@ -18,7 +18,8 @@ A project-scope install is committed and pulled by teammates whose ``dream`` liv
 so it names no path of this machine: each hook is a POSIX shell line that looks ``dream`` up on
 PATH and, when it is missing, prints one hint and exits 0 (Claude Code runs hook commands in a
 shell, Git Bash on Windows); the MCP server's command is the bare ``dream``, which Claude Code
-resolves on PATH. User and local scopes are this machine's own and keep the absolute path.
+resolves on PATH. User and local scopes are this machine's own and keep the absolute path, in
+Claude Code's exec form (``command`` plus ``args``, no shell).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ MISSING_HINT = (
     "install it (pip install dreamer-memory) or add its folder to PATH, then start a new session"
 )
 _OURS = re.compile(r"(^|[/\\\s\"'])dream(\.exe)?[\"']?\s+hook\s")
+_DREAM = re.compile(r"(^|[/\\])dream(\.exe)?$")
 
 
 def settings_path(scope: str, home: Path, project: Path) -> Path:
@@ -62,8 +64,14 @@ def mcp_path(scope: str, home: Path, project: Path) -> Path:
 
 
 def is_ours(hook: Any) -> bool:
-    """Whether a hook entry runs ``dream hook``."""
-    return isinstance(hook, dict) and bool(_OURS.search(" " + str(hook.get("command", ""))))
+    """Whether a hook entry runs ``dream hook`` (a shell line, or the exec form: ``dream`` as
+    the command and ``hook ...`` as its args)."""
+    if not isinstance(hook, dict):
+        return False
+    args = hook.get("args")
+    if isinstance(args, list) and args[:1] == ["hook"]:
+        return bool(_DREAM.search(str(hook.get("command", ""))))
+    return bool(_OURS.search(" " + str(hook.get("command", ""))))
 
 
 def with_hooks(
@@ -74,12 +82,13 @@ def with_hooks(
     hooks = out.setdefault("hooks", {})
     pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
     for event, name in HOOK_EVENTS.items():
-        command = f"{dream} hook {name}{pin}"
-        if dream == PORTABLE:
-            command = portable_hook(name, pin)
-        hooks.setdefault(event, []).append(
-            {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
-        )
+        hook: dict[str, Any] = {"type": "command", "command": portable_hook(name, pin)}
+        if dream != PORTABLE:
+            # This machine's own path, in exec form: no shell between it and Claude Code, so
+            # a path with spaces or quotes runs as it is.
+            pinned = ["-w", str(workspace)] if workspace else []
+            hook = {"type": "command", "command": dream, "args": ["hook", name, *pinned]}
+        hooks.setdefault(event, []).append({"hooks": [{**hook, "timeout": 10}]})
     return out
 
 

@@ -9,9 +9,11 @@ What dreamer does:
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
   to the model's window and cut below Claude Code's 10,000-character limit (after a ``compact``
   only the pending notes and a line about ``memory_search``: the working memory was already in
-  the conversation); then a detached ``dream ingest --live`` catches up on this project's
+  the conversation; after a ``resume`` or ``fork`` of a conversation that holds the block, one
+  short line); then a detached ``dream ingest --live`` catches up on this project's
   transcripts from their cursors.
-- **PreCompact**: ingests ``transcript_path`` from its cursor (a turn still in progress waits),
+- **PreCompact**: ingests ``transcript_path`` and its subagents' transcripts from their cursors
+  (a turn still in progress waits),
   then starts a detached ``dream tick`` (consolidation, and a dream when one is due).
 - **SessionEnd**: the same, taking the session whole, in a detached process: Claude Code gives
   SessionEnd hooks about 1.5 s before it kills them, too little to embed a long session.
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -46,6 +47,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from dreamer.agents import hook_log
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.agents.ingest import IngestReport, ingest
 from dreamer.dream import health
@@ -60,6 +62,13 @@ CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
 RECALL_HITS = 3
 RECALL_MIN_SCORE = 0.6
+# A resumed or forked conversation carries the block of its start: it gets this line instead.
+RESUMED = ("resume", "fork")
+LOADED_MARK = "Your memory has three layers"  # the bootstrap block's first sentence
+LOADED_LINE = (
+    "dreamer: your long-term memory was loaded earlier in this conversation; notes written "
+    "since are in dreamer://scratch.md, and memory_search finds the rest."
+)
 CUT = "\n[memory cut to fit the hook limit; more via memory_search]"
 
 
@@ -98,7 +107,7 @@ def run(
         where[0] = root
         if event in ("session-end", "stop") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
-            _detached(["hook", event, "--in-background", "-w", str(root)], root, raw)
+            hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)
             return 0
         writes = event in ("pre-compact", "session-end", "stop")
         if not writes and not (root / "memory").is_dir():
@@ -110,7 +119,7 @@ def run(
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
     except Exception:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
-        _log(where[0], event, traceback.format_exc(), now)
+        hook_log.write(where[0], event, traceback.format_exc(), now)
     finally:
         if watchdog is not None:
             watchdog.cancel()
@@ -123,7 +132,8 @@ def _watchdog(
     """A timer that logs and ends the process once the budget is spent (a hard limit)."""
 
     def give_up() -> None:
-        _log(where[0], event, f"gave up after {budget:g} s (the hook's budget); exited 0", now)
+        gave_up = f"gave up after {budget:g} s (the hook's budget); exited 0"
+        hook_log.write(where[0], event, gave_up, now)
         sys.stdout.flush()
         os._exit(0)  # not an exception: a long SQLite or numpy call would not see one
 
@@ -141,7 +151,7 @@ def _handle(
         context = _session_context(ws, payload, now)
         folders = _project_folders(payload)
         if folders:  # catch up on this project's other sessions, from their cursors
-            _detached(["ingest", "--live", *folders, "-w", str(ws.root)], ws.root)
+            hook_log.start(event, ws.root, ["ingest", "--live", *folders, "-w", str(ws.root)])
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
@@ -153,7 +163,8 @@ def _handle(
                     turn = str(payload.get("turn_id") or "")
                     created, report = _await_turn(ws, Path(transcript), turn, now)
                 else:
-                    report = ingest(ws, [transcript], now, live=event == "pre-compact")
+                    files = [transcript, *_subagents(Path(transcript))]
+                    report = ingest(ws, files, now, live=event == "pre-compact")
                     created = report.created
             except Exception as e:
                 health.capture_result(ws, now, f"{type(e).__name__}: {e}")
@@ -161,8 +172,8 @@ def _handle(
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
             health.capture_result(ws, now, failed or None)
             stored = f"stored {created} new crystals of {transcript}"
-            _log(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
-        _detached(["tick", "-w", str(ws.root)], ws.root)
+            hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
+        hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
         return None
     if event == "user-prompt-submit" and recall:
         prompt = str(payload.get("prompt") or "")
@@ -215,8 +226,23 @@ def _size(path: Path) -> int | None:
         return None
 
 
+def _loaded_before(payload: dict[str, Any]) -> bool:
+    """Whether a resumed (or forked) conversation already holds the memory block: its
+    transcript has it, or there is no transcript to look in (Claude Code writes it later)."""
+    if payload.get("source") not in RESUMED:
+        return False
+    transcript = payload.get("transcript_path")
+    try:
+        with open(transcript or "", "rb") as handle:
+            return LOADED_MARK.encode() in handle.read()
+    except OSError:
+        return True
+
+
 def _session_context(ws: Workspace, payload: dict[str, Any], now: datetime) -> str:
-    if payload.get("source") == "compact":
+    if _loaded_before(payload):
+        text = LOADED_LINE
+    elif payload.get("source") == "compact":
         notes = ws.scratch.notes()
         lines = ["Notes written since the last dream (not yet in working memory):"]
         lines += [f"- [{iso(n.at)}] {n.text}" for n in notes] or ["- (none)"]
@@ -237,42 +263,19 @@ def _window(model: Any) -> int | None:
     return next((size for key, size in MODEL_WINDOWS.items() if key in name), None)
 
 
-def _project_folders(payload: dict[str, Any]) -> list[str]:
-    """The Claude Code project folder of this session (where its transcripts are).
+def _subagents(transcript: Path) -> list[str]:
+    """A session's subagent transcripts (``<session>/subagents/agent-*.jsonl``): their exchanges
+    carry the session's id, so they are stored linked to it (each once: cursors)."""
+    folder = transcript.with_suffix("") / "subagents"
+    return sorted(str(p) for p in folder.rglob("agent-*.jsonl") if p.is_file())
 
-    None for a Codex rollout: its folder holds one day's sessions of every project.
-    """
+
+def _project_folders(payload: dict[str, Any]) -> list[str]:
+    """The Claude Code project folder of this session (where its transcripts are), once it
+    exists: a project's first session starts before Claude Code makes it. None for a Codex
+    rollout: its folder holds one day's sessions of every project."""
     transcript = payload.get("transcript_path")
     if not transcript or Path(transcript).name.startswith("rollout-"):
         return []
-    return [str(Path(transcript).parent)]
-
-
-def _detached(args: list[str], root: Path, stdin: str | None = None) -> None:
-    """Start ``dream ARGS`` in its own session, output to memory/hooks.log; do not wait."""
-    fd = os.open(root / "memory" / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "dreamer.cli", *args],
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            start_new_session=True,  # Claude Code ending the hook must not end this
-            close_fds=True,
-        )
-    finally:
-        os.close(fd)
-    if child.stdin is not None:
-        with child.stdin:  # a hook's JSON is a few hundred bytes: the pipe takes it at once
-            child.stdin.write((stdin or "").encode("utf-8"))
-
-
-def _log(root: Path | None, event: str, text: str, now: datetime) -> None:
-    if root is None or not (root / "memory").is_dir():
-        return
-    try:
-        fd = os.open(root / "memory" / "hooks.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"[{iso(now)}] {event}: {text.rstrip()}\n")
-    except OSError:
-        pass  # nowhere left to tell; the agent still goes on
+    folder = Path(transcript).parent
+    return [str(folder)] if folder.is_dir() else []

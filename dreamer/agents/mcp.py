@@ -24,7 +24,9 @@ SQLite, and one connection must not be shared across threads mid-transaction.
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import anyio
@@ -44,63 +46,28 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from dreamer.agents import tools
 from dreamer.agents.bootstrap import bootstrap_block, parse_window
+from dreamer.agents.mcp_front import (
+    BOOTSTRAP_PROMPT,
+    INSTRUCTIONS,
+    MEMORY_URI,
+    REPLAY_ID,
+    SCRATCH_URI,
+    SEEN_ID,
+    SERVER_NAME,
+    Wire,
+    lines,
+    prompt_list,
+    resource_list,
+    state_row,
+    template_list,
+    tool_list,
+)
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
-from dreamer.store.base import Leasing
-from dreamer.support.files import modified, stamp
-from dreamer.support.resources import schema
+from dreamer.support.files import stamp
 from dreamer.support.version import __version__
 
-SERVER_NAME = "dreamer"
-MEMORY_URI = "dreamer://MEMORY.md"
-SCRATCH_URI = "dreamer://scratch.md"
-BOOTSTRAP_PROMPT = "bootstrap"
-CRYSTAL_TEMPLATE = "dreamer://crystal/{id}"
 RESOURCE_NOT_FOUND = -32002  # the MCP spec's code for an unknown resource URI
-INSTRUCTIONS = """\
-dreamer is this agent's long-term memory. It outlives the conversation.
-- working_memory_note: write down what will matter later, right away: facts about the user and
-  the people around them, preferences and corrections, decisions, deadlines, anything the user
-  asks you to remember. One fact per note; importance 0.8+ for what must not be lost.
-- memory_search: before asking the user to repeat anything, when they refer to earlier work,
-  and to follow a "Past: topic -> search: `keywords`" pointer in the working memory. Read a
-  result whole with memory_get (or the resource dreamer://crystal/{id}).
-- memory_forget: only when the user asks you to forget something; search first, then forget
-  exactly those ids, or give a query: only memories holding every word of it are forgotten.
-  To correct a fact, write a new note instead, with replaces (the old note's id or words) and
-  about (what it is about).
-- The resource dreamer://MEMORY.md is the working memory; the prompt "bootstrap" gives it
-  sized for your context window. Notes join it at the next dream (every two hours)."""
-# Hints for clients: which tools only read, which may destroy. All act on this memory only.
-ANNOTATIONS = {
-    "working_memory_note": types.ToolAnnotations(
-        title="Write a note to memory",
-        read_only_hint=False,
-        destructive_hint=False,
-        idempotent_hint=True,
-        open_world_hint=False,
-    ),
-    "memory_search": types.ToolAnnotations(
-        title="Search memory", read_only_hint=True, open_world_hint=False
-    ),
-    "memory_get": types.ToolAnnotations(
-        title="Read one memory", read_only_hint=True, open_world_hint=False
-    ),
-    "memory_feel": types.ToolAnnotations(
-        title="Register a feeling",
-        read_only_hint=False,
-        destructive_hint=False,
-        idempotent_hint=False,
-        open_world_hint=False,
-    ),
-    "memory_forget": types.ToolAnnotations(
-        title="Forget memories for good",
-        read_only_hint=False,
-        destructive_hint=True,
-        idempotent_hint=True,
-        open_world_hint=False,
-    ),
-}
 
 
 WATCH_SECONDS = 1.0  # how often the watcher looks at MEMORY.md and scratch.md
@@ -136,21 +103,10 @@ class Changes:
                     await session.send_resource_updated(uri)
 
 
-def _state_row(ws: Workspace) -> tuple[str, int, str] | None:
-    """A shared store's committed state row (the truth there), if any."""
-    store = ws.store
-    return store.read_state() if isinstance(store, Leasing) else None
-
-
-def _memory_modified(ws: Workspace) -> str | None:
-    row = _state_row(ws)
-    return row[2] if row is not None else modified(ws.memory_md)
-
-
 def _stamps(ws: Workspace) -> dict[str, object]:
     """What changes when MEMORY.md or the scratch does (a file, or a shared store's rows)."""
     try:
-        row = _state_row(ws)
+        row = state_row(ws)
         return {
             MEMORY_URI: (row[1], row[2], hash(row[0])) if row else stamp(ws.memory_md),
             SCRATCH_URI: ws.scratch.stamp(),
@@ -180,20 +136,7 @@ def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         changes.seen(ctx)
-        outputs = schema("tools/outputs")
-        return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=d["name"],
-                    title=ANNOTATIONS[d["name"]].title if d["name"] in ANNOTATIONS else None,
-                    description=d["description"],
-                    input_schema=d["input_schema"],
-                    output_schema=outputs.get(d["name"]),
-                    annotations=ANNOTATIONS.get(d["name"]),
-                )
-                for d in tools.tool_definitions()
-            ]
-        )
+        return types.ListToolsResult(tools=[types.Tool.model_validate(t) for t in tool_list()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         changes.seen(ctx)
@@ -214,23 +157,7 @@ def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         changes.seen(ctx)
         return types.ListResourcesResult(
-            resources=[
-                types.Resource(
-                    name="MEMORY.md",
-                    uri=MEMORY_URI,
-                    mime_type="text/markdown",
-                    description="Working memory: who the user is, what is happening now, and "
-                    "pointers to deeper memories. Rewritten by each dream.",
-                    annotations=types.Annotations(last_modified=_memory_modified(ws)),
-                ),
-                types.Resource(
-                    name="scratch.md",
-                    uri=SCRATCH_URI,
-                    mime_type="text/markdown",
-                    description="Notes written since the last dream, oldest first.",
-                    annotations=types.Annotations(last_modified=ws.scratch.modified()),
-                ),
-            ]
+            resources=[types.Resource.model_validate(r) for r in resource_list(ws)]
         )
 
     async def read_resource(
@@ -263,32 +190,12 @@ def build_server(ws: Workspace, changes: Changes | None = None) -> Server[Any]:
 
     async def list_resource_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    name="crystal",
-                    uri_template=CRYSTAL_TEMPLATE,
-                    mime_type="application/json",
-                    description="One memory, whole, by the id memory_search returned.",
-                )
-            ]
+            resource_templates=[types.ResourceTemplate.model_validate(t) for t in template_list()]
         )
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
         return types.ListPromptsResult(
-            prompts=[
-                types.Prompt(
-                    name=BOOTSTRAP_PROMPT,
-                    description="Long-term memory for the system prompt: working memory and how "
-                    "to use the memory tools, sized to the context window.",
-                    arguments=[
-                        types.PromptArgument(
-                            name="context_window",
-                            required=False,
-                            description="Context window in tokens, e.g. 200000 or 128k.",
-                        )
-                    ],
-                )
-            ]
+            prompts=[types.Prompt.model_validate(p) for p in prompt_list()]
         )
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -350,17 +257,69 @@ def _id_of(uri: str) -> int:
     return int(tail)
 
 
-async def serve_stdio(ws: Workspace) -> None:
-    """Serve ws over stdin/stdout until the client closes the connection."""
+class _Input:
+    """The server's input: the lines the front read and did not answer, then the wire's."""
+
+    def __init__(self, first: list[bytes], rest: anyio.AsyncFile[str]) -> None:
+        self.first = list(lines(first))
+        self.rest = rest
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        for line in self.first:
+            yield line
+        async for line in self.rest:
+            yield line
+
+
+class _Output:
+    """The server's output, less its answers to the requests the front replayed to it."""
+
+    def __init__(self, out: anyio.AsyncFile[str], replayed: set[str]) -> None:
+        self.out = out
+        self.pending = replayed
+
+    async def write(self, text: str) -> None:
+        if self.pending:
+            ident = json.loads(text).get("id")
+            if ident in self.pending:
+                self.pending.discard(ident)
+                return
+        await self.out.write(text)
+
+    async def flush(self) -> None:
+        await self.out.flush()
+
+
+async def serve_stdio(ws: Workspace, wire: Wire | None = None, first: Sequence[bytes] = ()) -> None:
+    """Serve ws until the client closes the connection: on stdin/stdout, or on the wire the
+    front (dreamer.agents.mcp_front) took, after showing the server the lines in first."""
     changes = Changes()
     server = build_server(ws, changes)
     options = server.create_initialization_options(NotificationOptions(resources_changed=True))
-    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
+    streams: dict[str, Any] = {}
+    if wire is not None:
+        shown, replayed = list(first), set()
+        if any(REPLAY_ID.encode() in line for line in shown):
+            # The front answered this client's listings: a tools/list of the server's own makes
+            # it note the client's session, for change notifications (the answer is dropped).
+            seen = {"jsonrpc": "2.0", "id": SEEN_ID, "method": "tools/list"}
+            shown.append(json.dumps(seen).encode())
+            replayed = {REPLAY_ID, SEEN_ID}
+        reader = io.TextIOWrapper(wire.reader(), encoding="utf-8", errors="replace")
+        writer = io.TextIOWrapper(wire.out, encoding="utf-8")
+        streams = {
+            "stdin": _Input(shown, anyio.wrap_file(reader)),
+            "stdout": _Output(anyio.wrap_file(writer), replayed),
+        }
+    async with (
+        stdio_server(**streams) as (read_stream, write_stream),
+        anyio.create_task_group() as group,
+    ):
         group.start_soon(watch, ws, changes)
         await server.run(read_stream, write_stream, options)
         group.cancel_scope.cancel()  # the client is gone: stop watching
 
 
-def serve(ws: Workspace) -> None:
-    """Run the stdio server to completion (blocking)."""
-    anyio.run(serve_stdio, ws)
+def serve(ws: Workspace, wire: Wire | None = None, first: Sequence[bytes] = ()) -> None:
+    """Run the server to completion (blocking)."""
+    anyio.run(serve_stdio, ws, wire, list(first))

@@ -87,7 +87,8 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
 @click.option(
     "--plugin",
     is_flag=True,
-    help="Instead, write dreamer's Claude Code plugin folder (hooks, MCP, slash commands).",
+    help="Instead, write dreamer's Claude Code plugin folder (hooks, MCP server, skills), "
+    "which is also a marketplace: 'claude plugin marketplace add DIR'.",
 )
 @click.option(
     "--out",
@@ -125,8 +126,8 @@ def install(
     dreamer.toml also gets memory.dream.synthesizer = "claude-code", so dreams are written by
     this Claude Code login (a subscription needs no API key; see docs/synthesizers.md); a
     dreamer.toml that names a synthesizer already is left as it is. With --plugin, writes the
-    plugin folder instead (load it with 'claude --plugin-dir DIR', or add this repository as a
-    marketplace).
+    plugin folder instead (load it with 'claude --plugin-dir DIR', or add it as a marketplace:
+    'claude plugin marketplace add DIR', then 'claude plugin install dreamer@dreamer').
 
     The project scope is for committing: its commands run the 'dream' found on each
     teammate's PATH (a hook prints a hint when there is none) and name no path of this machine.
@@ -227,15 +228,37 @@ def _withdraw_synthesizer(path: Path, dry_run: bool) -> bool:
 
 
 def _write_plugin(out: Path, dry_run: bool) -> None:
+    """Write the plugin folder, which is also a one-plugin marketplace (its manifest beside
+    plugin.json), so both 'claude --plugin-dir DIR' and 'claude plugin marketplace add DIR'
+    take it."""
     source = plugin_dir()
     files = sorted(p.relative_to(source) for p in source.rglob("*") if p.is_file())
+    market = Path(".claude-plugin") / "marketplace.json"
     out = out.expanduser()
     if out.exists():
         raise UsageError(f"{out} exists already; pass --out with a new folder")
-    for name in files:
+    for name in [*files, market]:
         click.echo(f"{'would write' if dry_run else 'wrote'} {out / name}")
     if not dry_run:
         shutil.copytree(source, out)
+        atomic_write(out / market, json.dumps(_marketplace(source), indent=2) + "\n")
+
+
+def _marketplace(source: Path) -> dict[str, object]:
+    """A marketplace manifest whose one plugin is the folder it sits in."""
+    plugin = json.loads((source / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    return {
+        "name": plugin["name"],
+        "owner": plugin["author"],
+        "plugins": [
+            {
+                "name": plugin["name"],
+                "source": "./",
+                "description": plugin["description"],
+                "version": plugin["version"],
+            }
+        ],
+    }
 
 
 @claude.command()

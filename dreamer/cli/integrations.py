@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
+
+if TYPE_CHECKING:
+    from dreamer.memory.workspace import Workspace
 
 
 @click.command()
@@ -17,20 +21,47 @@ def mcp(workspace: str | None) -> None:
 
     Tools: working_memory_note, memory_search, memory_get, memory_feel. Resources:
     dreamer://MEMORY.md and dreamer://scratch.md. Prompt: bootstrap (the system-prompt block).
-    The workspace is created if it does not exist yet.
+    The workspace is created if it does not exist yet (noted in its memory/hooks.log: only
+    errors go to stderr). The handshake and the listings are answered at once, before the MCP
+    SDK has loaded; Ctrl-C ends the server at once (exit status 130).
 
     \b
     Examples:
       claude mcp add dreamer -- dream mcp -w ~/agents/ada
       dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
     """
-    from dreamer.agents.mcp import serve
+    from dreamer.agents import hook_log, mcp_front
+    from dreamer.memory import location
+    from dreamer.support.times import utc_now
+    from dreamer.support.version import __version__
 
     # stdout carries the protocol; anything else a library logs goes to stderr.
     logging.basicConfig(level=logging.WARNING, format="dream mcp: %(levelname)s %(message)s")
-    with open_workspace(workspace) as ws:
+    # Answer the handshake and the listings at once, while the MCP SDK loads in a thread.
+    wire = mcp_front.take_wire()
+    mcp_front.end_on_interrupt()
+    loader = mcp_front.Loader()
+
+    def opened() -> Workspace:
+        # MCP clients log whatever a server writes to stderr as an error (Claude Code shows
+        # "[ERROR]"): a new workspace is noted in its memory/hooks.log instead.
+        root = location.resolve(workspace)[0]
+        fresh = not (root / "memory").is_dir()
+        ws = open_workspace(workspace, announce=False)
         ws.init()
-        serve(ws)
+        if fresh:
+            made = f"created a new dreamer workspace at {ws.root}"
+            hook_log.write(ws.root, "mcp", made, utc_now())
+        return ws
+
+    first, ws = mcp_front.front(wire, loader, opened, __version__)
+    if not first and wire.closed and not wire.buffer.strip():
+        if ws is not None:
+            ws.close()
+        return  # the client left before needing the server
+    server = loader.wait()
+    with ws or opened() as ws:
+        server.serve(ws, wire, first)
 
 
 @click.command()
