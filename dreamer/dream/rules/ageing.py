@@ -100,17 +100,17 @@ _OPEN = re.compile(
     r"to decide|(?:still )?deciding|tbd)\b",
     re.IGNORECASE,
 )
+# A rule or a review kept on a rhythm; a habit on a weekday ("every Tuesday at 08:30") may
+# still move, and fades like any line once nothing supports it.
 _STANDING = re.compile(
-    r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night|weekday|weekend|"
-    + "|".join(dates.WEEKDAYS)
-    + r")\b|\b(?:daily|weekly|fortnightly|monthly|always|never|standing|rule|routine)\b|"
-    r"\b(?:on|at)\s+(?:" + "|".join(dates.WEEKDAYS) + r")s\b",
+    r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night)\b|"
+    r"\b(?:daily|weekly|fortnightly|monthly|always|never|standing rule)\b",
     re.IGNORECASE,
 )
 
 
 def standing(line: str) -> bool:
-    """Whether a line is an open question or decision, or a standing rule or habit."""
+    """Whether a line is an open question or decision, or a standing rule or review."""
     return bool(_OPEN.search(line) or _STANDING.search(line))
 
 
