@@ -62,3 +62,16 @@ def test_the_dream_request_carries_both_changes_as_contradictions(ws, now):
         "Worktop: oiled oak, from the timber yard",
         "Hannah changed her mind on the counters: quartz composite.",
     ) in pairs
+
+
+def test_a_person_instead_of_another_and_a_question_answered_are_no_change():
+    items = [
+        _item("Aoife runs the diabetes clinic with the practice nurse.", "2026-03-01T10:00:00Z"),
+        _item("Should we buy a deck oven or rent one?", "2026-03-02T10:00:00Z"),
+        _item(
+            "The practice nurse runs the diabetes clinic from now on instead of Aoife.",
+            "2026-03-09T10:00:00Z",
+        ),
+        _item("Decided: we rent a deck oven instead of buying one.", "2026-03-09T11:00:00Z"),
+    ]
+    assert find_changed_words(items) == []

@@ -164,7 +164,9 @@ def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not _CHANGE.search(text):
             continue
         amounts, topic = _amounts(text), _topic(text)
-        dropped = {_stem(m["word"].lower()) for m in _DROPPED.finditer(text)}
+        # A name after "instead of" is who does it now ("the nurse, instead of Aoife"), not a
+        # choice dropped.
+        dropped = {_stem(m["word"]) for m in _DROPPED.finditer(text) if m["word"].islower()}
         new_names = _names(text)
         best: tuple[int, int] | None = None  # (score, index)
         for i in range(j - 1, -1, -1):
@@ -172,6 +174,7 @@ def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if (
                 i in superseded
                 or older["text"] == text
+                or "?" in older["text"]  # a question is answered, not changed
                 or (older["at"] or "") > (newer["at"] or "")
             ):
                 continue
