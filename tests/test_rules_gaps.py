@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from dreamer.dream import insights
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
@@ -39,3 +40,22 @@ def test_an_unrelated_later_note_does_not_close_a_question(ws, now):
     ws.note("Restocked the printer paper.", importance=0.2, at=now + timedelta(days=2, hours=1))
     state = _dream(ws, now + timedelta(days=2, hours=2))
     assert "Medilink" in state.body("curiosity_gaps")
+
+
+TWO = "Does the marquee need its own generator? Who pays the caterer's deposit of £600?"
+TWO_STATE = f"# Working Memory State\n\n## Curiosity Gaps\n- {TWO}\n"
+
+
+def test_two_questions_in_one_gap_bullet_are_answered_one_by_one(ws, now):
+    ws.memory_md.write_text(TWO_STATE, encoding="utf-8")
+    ws.note(
+        "Agreed with Ines: her parents pay the caterer's deposit of £600 this week.",
+        importance=0.6,
+        at=now,
+    )
+    found = insights.compute(ws.store, [], ws.store.crystals(), now, parse(TWO_STATE))
+    assert [a["question"] for a in found.answered_questions] == [
+        "Who pays the caterer's deposit of £600?"
+    ]
+    gaps = _dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "generator?" in gaps and "deposit" not in gaps, gaps

@@ -4,7 +4,8 @@ Used to keep what lies ahead in view: an event or deadline with a date still to 
 "fading", and leaves Active Context only once its date has passed. English forms only:
 ``2026-03-16``, ``March 16``, ``16 March``, ``Mar 16``, a range (``April 9 to 13``,
 ``April 9-13``), weekdays (the next one after the note; "every Friday" and "on Thursdays" are
-habits, not dates, and so are "on a Tuesday" and "any Friday"), ``today``, ``tomorrow``,
+habits, not dates, and so are "on a Tuesday", "any Friday", a span of the week ("Monday to
+Thursday") and a weekday in a weekly rhythm), ``today``, ``tomorrow``,
 ``next week``. A month and day without a year take the year that puts them nearest the note
 (a note of December 30 saying "January 4" means the next year).
 """
@@ -49,6 +50,12 @@ _WEEKDAY = re.compile(
     r"(?P<plural>s)?\b",
     re.I,
 )
+_DAYS = "|".join(WEEKDAYS)
+# "Monday to Thursday", "Tuesday-Friday", "weekly on Friday": a pattern of the week, not an event.
+_SPAN = re.compile(
+    rf"\b(?:{_DAYS})s?\s*(?:-|–|to|through|until|till)\s*(?:{_DAYS})s?\b", re.IGNORECASE
+)
+_RHYTHM = re.compile(r"\b(?:weekly|fortnightly|every (?:other )?week|each week)\b", re.I)
 _RELATIVE = re.compile(r"\b(today|tonight|tomorrow|next week)\b", re.IGNORECASE)
 
 
@@ -92,10 +99,14 @@ def mentioned(text: str, written: datetime | date) -> list[date]:
             continue
         if when := _nearest(MONTHS[match["month"].lower()], int(match["day"]), day):
             found.append((match.start(), when))
+    spans = [match.span() for match in _SPAN.finditer(text)]
+    rhythm = _RHYTHM.search(text) is not None
     for match in _WEEKDAY.finditer(text):
         after = text[match.end() :].lstrip(" ,")
         if any(a <= match.start() < b for a, b in taken) or _MONTH_DAY.match(after):
             continue  # "Monday March 16": the date already says it
+        if rhythm or any(a <= match.start() < b for a, b in spans):
+            continue  # "on site Monday to Thursday", "weekly on Friday": the week's pattern
         if match["every"] or match["plural"]:
             continue  # "every Friday", "on Thursdays", "on a Tuesday": a habit, not an event
         ahead = (WEEKDAYS.index(match["day"].lower()) - day.weekday()) % 7 or 7

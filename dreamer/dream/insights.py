@@ -57,7 +57,7 @@ from dreamer.dream.rules.replaces import find_replaced, find_same_about
 from dreamer.dream.rules.skills import find_skills, task_action, task_pattern
 from dreamer.dream.rules.supersession import date_state_sides, find_contradictions
 from dreamer.dream.rules.topics import find_topics
-from dreamer.dream.rules.values import find_changed_values
+from dreamer.dream.rules.values import find_changed_values, find_changed_words
 from dreamer.dream.rules.words import STOP, context_lines, keywords, stems
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
@@ -134,6 +134,10 @@ def compute(
         pair
         for pair in find_changed_values(evidence, embedder)
         if pair["older"]["text"] not in named
+    ]
+    named |= {pair["older"]["text"] for pair in contradictions}
+    contradictions += [
+        pair for pair in find_changed_words(evidence) if pair["older"]["text"] not in named
     ]
     for pair in contradictions:
         date_state_sides(store, pair, old)

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.dream import dates
-from dreamer.dream.rules.words import context_lines, keywords, stems, topic_of
+from dreamer.dream.rules.words import context_lines, keywords, nameable, stems, topic_of
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal, Store
@@ -79,14 +79,61 @@ def find_fading(
             continue
         if dates.ahead(line, written_at(store, line, old, now), now) is not None:
             continue  # an event or deadline still ahead never fades before its date
-        words = keywords(topic_of(line)) or keywords(line)
-        last = store.last_mention(words[:3])
+        if standing(line):
+            continue  # an open question or a standing rule is live until it is settled
+        words, last = finding_words(store, line)
         fading.append(
             {
                 "topic": topic_of(line),
-                "keywords": " ".join(words[:4]),
+                "keywords": " ".join(words),
                 "line": line.strip(),
                 "last_seen": last,
             }
         )
     return fading
+
+
+_BULLET = re.compile(r"^\s*([-*•]|\d+[.)])\s+")
+_LABEL = re.compile(r"^[*_`]*(?P<label>[^:*_`]{1,40})[*_`]*:\s+")
+_OPEN = re.compile(
+    r"\?|\b(open (?:question|decision|point|issue)s?|undecided|not (?:yet )?decided|"
+    r"to decide|(?:still )?deciding|tbd)\b",
+    re.IGNORECASE,
+)
+# A rule or a review kept on a rhythm; a habit on a weekday ("every Tuesday at 08:30") may
+# still move, and fades like any line once nothing supports it.
+_STANDING = re.compile(
+    r"\b(?:every|each)\s+(?:day|week|month|morning|evening|night)\b|"
+    r"\b(?:daily|weekly|fortnightly|monthly|always|never|standing rule)\b",
+    re.IGNORECASE,
+)
+
+
+def standing(line: str) -> bool:
+    """Whether a line is an open question or decision, or a standing rule or review."""
+    return bool(_OPEN.search(line) or _STANDING.search(line))
+
+
+def content(line: str) -> str:
+    """A line without its bullet and its short label ("Baseline: …", "Decided 2026-05-20: …")."""
+    text = _BULLET.sub("", line).strip()
+    label = _LABEL.match(text)
+    if label and len(label["label"].split()) <= 4:
+        text = text[label.end() :]
+    return text
+
+
+FIND_WORDS = 4  # keywords suggested to find a fading line's note again
+
+
+def finding_words(store: Store, line: str) -> tuple[list[str], str | None]:
+    """Keywords from a line's content that find its own note (full-text), and when that note
+    was last written; ([], None) when no choice of them finds it."""
+    words = [w for w in keywords(content(line)) if nameable(w)][: 2 * FIND_WORDS]
+    for size in range(min(FIND_WORDS, len(words)), 0, -1):
+        for start in range(len(words) - size + 1):
+            chosen = words[start : start + size]
+            last = store.last_mention(chosen)
+            if last is not None:
+                return chosen, last
+    return [], None

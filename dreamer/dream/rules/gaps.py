@@ -53,6 +53,22 @@ def questions(text: str) -> list[str]:
     return out
 
 
+_ASKED = re.compile(r"[^?]*\?")
+
+
+def one_each(text: str) -> list[str]:
+    """The questions of one gap bullet, one each: "Who pays? When is it due?" is two, each
+    answered on its own (an answer to one names too few of both's words)."""
+    text = text.strip()
+    asked = [q.strip() for q in _ASKED.findall(text) if len(q.strip()) > 8]
+    if len(asked) < 2:
+        return [text] if text else []
+    lead = _QUESTION_LEAD.match(asked[0])
+    if lead:  # "Open question: does X? Y?": the label belongs to neither
+        asked[0] = asked[0][lead.end() :].strip()
+    return [q[0].upper() + q[1:] for q in asked if q]
+
+
 _ANSWER = re.compile(
     r"\b(decided|decision|decide|found|answer(?:ed)?|resolved|chose|chosen|going with|settled|"
     r"turns out|confirmed|agreed|approved|we will|we'll|will use|booked|done)\b",
@@ -144,10 +160,12 @@ def find_gaps(
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
         if is_capture(text):
             continue  # a question asked in a session was asked of the agent, and answered there
-        for question in questions(text):
-            add(question, "note", at)
+        for found in questions(text):
+            for question in one_each(found):
+                add(question, "note", at)
     for line in context_lines(old.body("curiosity_gaps")):
-        add(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip(), "state", "")
+        for question in one_each(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line)):
+            add(question, "state", "")
     # A gap stays open until a later search for the same words found something (a search
     # that finds nothing writes a gap row at the same moment).
     for query, at in store.open_gaps(iso(now - GAP_WINDOW), MAX_GAPS):
@@ -160,7 +178,10 @@ MAX_GAPS_SHOWN = 10
 
 def write_gaps(old: WorkingMemory, ins: Insights, ctx: Context, budget: int) -> str:
     lines = [f"- {g['question']}" for g in ins.curiosity_gaps]
-    lines += [
-        line for line in context_lines(old.body("curiosity_gaps")) if not same(line, ctx.answered)
-    ]
+    for line in context_lines(old.body("curiosity_gaps")):
+        asked = one_each(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))
+        if len(asked) < 2:
+            lines += [line] if not same(line, ctx.answered) else []
+        else:  # one question per bullet: the answered ones leave, the others stay
+            lines += [f"- {q}" for q in asked if not same(q, ctx.answered)]
     return fit(lines[:MAX_GAPS_SHOWN], budget)

@@ -8,6 +8,7 @@ from typing import Any
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit
 from dreamer.dream.rules.words import STOP, WORD, keywords, nameable
+from dreamer.memory.sightings import SEEN
 from dreamer.memory.state import Skill, WorkingMemory, parse_skills
 from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
@@ -174,21 +175,43 @@ def _plural(word: str) -> str:
 ROUTINE_BELOW = 0.4  # a note rated below this is routine chatter: a crystal, never a skill
 
 
+WRITTEN_HISTORY = 1_000  # audit rows of one crystal read for its sightings and first importance
+
+
+def written(store: Store, crystal: Crystal) -> tuple[float, int]:
+    """(the importance a crystal was written with, how many times its text was written).
+
+    Fading lowers ``importance`` in place; the first audited change of it keeps the value the
+    note came with. A repeated identical note is the same crystal plus a ``seen`` audit row.
+    """
+    importance, seen = crystal.importance, 1
+    for row in store.audit_entries(crystal.id, WRITTEN_HISTORY):  # newest first
+        if row["action"] == SEEN:
+            seen += 1
+        change = (row["detail"] or {}).get("importance")
+        if isinstance(change, list) and len(change) == 2:
+            importance = float(change[0])  # the oldest change read last: its "before" wins
+    return importance, seen
+
+
 def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
     by_verb: dict[str, list[tuple[Crystal, list[str]]]] = {}
+    times: dict[int, int] = {}
     for crystal in recent:
-        if crystal.importance < ROUTINE_BELOW:
-            continue  # emptying a bin twice is a chore, not an emerging skill
         action = task_action(head(crystal.text))  # a crystal of megabytes: its head
-        if action:
-            by_verb.setdefault(action[0], []).append((crystal, action[1]))
+        if not action:
+            continue
+        importance, times[crystal.id] = written(store, crystal)
+        if importance < ROUTINE_BELOW:
+            continue  # emptying a bin twice is a chore, not an emerging skill (as written)
+        by_verb.setdefault(action[0], []).append((crystal, action[1]))
     searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
     skills: list[dict[str, Any]] = []
     for verb, members in by_verb.items():
         # Greedy: the object word most of the verb's notes share makes one skill, and so on.
         left = list(members)
-        while len(left) >= 2:
+        while sum(times[c.id] for c, _ in left) >= 2:
             counts: dict[str, int] = {}
             wording: dict[str, str] = {}
             for _, words in left:
@@ -197,19 +220,22 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
                 for w in words:
                     wording.setdefault(_stem(w), w)
             best = max(counts, key=lambda w: (counts[w], w), default=None)
-            if best is None or counts[best] < 2:
+            if best is None:
                 break
             group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
             left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
             crystals = [c for c, _ in group]
+            seen = sum(times[c.id] for c in crystals)  # every writing, repeats included
+            if seen < 2:
+                continue
             obj = _object(group, best, wording)
             recall = sum(min(c.access_count, 3) for c in crystals)
             recall += sum(1 for query in searches if best in {_stem(w) for w in keywords(query)})
-            confidence = min(95, 35 + 15 * (len(crystals) - 1) + 5 * min(recall, 4))
+            confidence = min(95, 35 + 15 * (seen - 1) + 5 * min(recall, 4))
             skills.append(
                 {
                     "skill": f"{verb.capitalize()} {obj}",
-                    "occurrences": len(crystals),
+                    "occurrences": seen,
                     "confidence": confidence,
                     "crystal_ids": sorted(c.id for c in crystals),
                 }

@@ -20,7 +20,7 @@ import numpy as np
 
 from dreamer.dream import dates
 from dreamer.dream.rules.words import stems
-from dreamer.retrieval.embed import Embedder
+from dreamer.retrieval.embed import Embedder, _stem
 from dreamer.support.times import parse_iso
 
 SHARED_STEMS = 2
@@ -104,4 +104,103 @@ def find_changed_values(
             )
             superseded.add(i)
             break
+    return found
+
+
+# --- amounts and choices --------------------------------------------------------------------
+
+_AMOUNT = re.compile(
+    r"(?P<cur>[£$€])\s?(?P<num>\d[\d,]*(?:\.\d+)?)\s?(?P<mult>k|m|bn|thousand|million)?\b",
+    re.IGNORECASE,
+)
+_MULT = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "bn": 1e9}
+# A newer statement that says a value moved ("can now spend", "instead of oak").
+_CHANGE = re.compile(
+    r"\b(?:now|instead|anymore|any more|after all|changed|change[sd]? (?:her|his|their|my|our)"
+    r" mind|switch(?:ed|ing)?|raised|increased|lowered|reduced|cut|revised|updated|new|no longer"
+    r"|rather than|went with|going with|gone with)\b",
+    re.IGNORECASE,
+)
+_MIND = re.compile(r"\bchanged? (?:her|his|their|my|our|its) mind\b|\bswitch(?:ed|ing)?\b", re.I)
+# Words after which a newer statement names the value it drops: "instead of oak", "not oak".
+_DROPPED = re.compile(
+    r"\b(?:instead of|rather than|from|not|no longer|no more|away from)\s+(?:the\s+|an?\s+)?"
+    r"(?P<word>[^\W\d_][\w'-]+)",
+    re.IGNORECASE,
+)
+# One subject, several everyday words (a budget is also what one can spend).
+_SAME = {
+    "spend": "budget",
+    "afford": "budget",
+    "budget": "budget",
+    "counter": "worktop",
+    "countertop": "worktop",
+    "worktop": "worktop",
+}
+
+
+def _amounts(text: str) -> set[tuple[str, float]]:
+    out = set()
+    for match in _AMOUNT.finditer(text):
+        number = float(match["num"].replace(",", ""))
+        out.add((match["cur"], number * _MULT.get((match["mult"] or "").lower(), 1.0)))
+    return out
+
+
+def _topic(text: str) -> set[str]:
+    words = _subject(text)
+    return {_SAME.get(w, w) for w in words}
+
+
+def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pairs (older, newer), kind ``value``, where a newer statement changes an amount
+    ("£38,000" → "can now spend up to £45k") or a choice ("changed her mind on the counters:
+    quartz, not oak") that an older one states. Rules only: no embedder needed."""
+    ordered = sorted(items, key=lambda i: (i["at"] or "", i["text"]))
+    found: list[dict[str, Any]] = []
+    superseded: set[int] = set()
+    for j, newer in enumerate(ordered):
+        text = newer["text"]
+        if not _CHANGE.search(text):
+            continue
+        amounts, topic = _amounts(text), _topic(text)
+        # A name after "instead of" is who does it now ("the nurse, instead of Aoife"), not a
+        # choice dropped.
+        dropped = {_stem(m["word"]) for m in _DROPPED.finditer(text) if m["word"].islower()}
+        new_names = _names(text)
+        best: tuple[int, int] | None = None  # (score, index)
+        for i in range(j - 1, -1, -1):
+            older = ordered[i]
+            if (
+                i in superseded
+                or older["text"] == text
+                or "?" in older["text"]  # a question is answered, not changed
+                or (older["at"] or "") > (newer["at"] or "")
+            ):
+                continue
+            old_names = _names(older["text"])
+            if old_names and new_names and not old_names & new_names:
+                continue
+            shared = topic & _topic(older["text"])
+            old_amounts = _amounts(older["text"])
+            if amounts and old_amounts:
+                currencies = {c for c, _ in amounts} & {c for c, _ in old_amounts}
+                moved = currencies and not amounts & old_amounts
+                score = len(shared) if moved and shared else 0
+            elif not amounts and not old_amounts:
+                named = dropped & stems(older["text"])
+                score = (
+                    2 * len(named) + len(shared) if named or (_MIND.search(text) and shared) else 0
+                )
+            else:
+                score = 0
+            if score and (best is None or score > best[0]):
+                best = (score, i)
+        if best is not None:
+            older = ordered[best[1]]
+            subject = sorted(topic & _topic(older["text"])) or sorted(
+                dropped & stems(older["text"])
+            )
+            found.append({"kind": "value", "subject": subject, "older": older, "newer": newer})
+            superseded.add(best[1])
     return found
