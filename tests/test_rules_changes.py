@@ -8,6 +8,7 @@ from datetime import timedelta
 from dreamer.dream import insights
 from dreamer.dream.rules.values import find_changed_words
 from dreamer.memory.state import from_fields
+from dreamer.retrieval.embed import embedder_for
 
 
 def _item(text, at):
@@ -22,13 +23,12 @@ def test_a_budget_raised_in_other_words_is_a_changed_value():
     assert pair["kind"] == "value"
 
 
-def test_a_worktop_choice_changed_is_a_changed_value():
-    older = _item("Worktop: oiled oak from the timber yard.", "2026-03-01T10:00:00Z")
-    other = _item("Tiles: white metro tiles for the splashback.", "2026-03-02T10:00:00Z")
-    newer = _item(
-        "Hannah changed her mind on the counters: quartz composite.", "2026-03-09T10:00:00Z"
-    )
-    [pair] = find_changed_words([older, other, newer])
+def test_a_budget_raised_in_words_it_shares_with_no_note_is_paired_by_meaning():
+    # No content word in common: only the embedder says "spend" and "budget" are one subject.
+    older = _item("Renovation budget agreed at £38,000.", "2026-03-01T10:00:00Z")
+    newer = _item("We can now spend up to £45k.", "2026-03-09T10:00:00Z")
+    assert find_changed_words([older, newer]) == []  # words alone cannot tell
+    [pair] = find_changed_words([older, newer], embedder_for("auto"))
     assert pair["older"] is older and pair["newer"] is newer
 
 
@@ -54,13 +54,15 @@ def test_the_dream_request_carries_both_changes_as_contradictions(ws, now):
         {"active_context": "- Budget: kitchen £38,000\n- Worktop: oiled oak, from the timber yard"}
     )
     ws.note("Hannah can now spend up to £45k on the kitchen.", at=now)
-    ws.note("Hannah changed her mind on the counters: quartz composite.", at=now)
-    found = insights.compute(ws.store, [], ws.store.crystals(), now + timedelta(hours=1), old)
+    ws.note("Hannah changed her mind: quartz composite instead of oak.", at=now)
+    found = insights.compute(
+        ws.store, [], ws.store.crystals(), now + timedelta(hours=1), old, ws.embedder
+    )
     pairs = {(p["older"]["text"], p["newer"]["text"]) for p in found.contradictions}
     assert ("Budget: kitchen £38,000", "Hannah can now spend up to £45k on the kitchen.") in pairs
     assert (
         "Worktop: oiled oak, from the timber yard",
-        "Hannah changed her mind on the counters: quartz composite.",
+        "Hannah changed her mind: quartz composite instead of oak.",
     ) in pairs
 
 

@@ -137,7 +137,9 @@ def compute(
     ]
     named |= {pair["older"]["text"] for pair in contradictions}
     contradictions += [
-        pair for pair in find_changed_words(evidence) if pair["older"]["text"] not in named
+        pair
+        for pair in find_changed_words(evidence, embedder)
+        if pair["older"]["text"] not in named
     ]
     for pair in contradictions:
         date_state_sides(store, pair, old)

@@ -128,15 +128,7 @@ _DROPPED = re.compile(
     r"(?P<word>[^\W\d_][\w'-]+)",
     re.IGNORECASE,
 )
-# One subject, several everyday words (a budget is also what one can spend).
-_SAME = {
-    "spend": "budget",
-    "afford": "budget",
-    "budget": "budget",
-    "counter": "worktop",
-    "countertop": "worktop",
-    "worktop": "worktop",
-}
+WORD_SIMILARITY = 0.4  # two subject words the embedder finds this close name one subject
 
 
 def _amounts(text: str) -> set[tuple[str, float]]:
@@ -147,23 +139,47 @@ def _amounts(text: str) -> set[tuple[str, float]]:
     return out
 
 
-def _topic(text: str) -> set[str]:
-    words = _subject(text)
-    return {_SAME.get(w, w) for w in words}
+class _Subjects:
+    """Whether two statements share a subject: a content word in common, or (with an embedder)
+    two words the embedder finds close ("spend" and "budget"), whatever words they use."""
+
+    def __init__(self, texts: list[str], embedder: Embedder | None) -> None:
+        self.words = {text: _subject(text) for text in texts}
+        vocabulary = sorted(set().union(*self.words.values())) if self.words else []
+        self.index = {word: n for n, word in enumerate(vocabulary)}
+        self.vectors = None
+        if embedder is not None and vocabulary:
+            vectors = embedder.embed(vocabulary)
+            norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+            self.vectors = vectors / norms
+
+    def shared(self, one: str, other: str) -> set[str]:
+        """The subject words of ``one`` that ``other`` holds, or names with a close word."""
+        mine, theirs = self.words[one], self.words[other]
+        same = mine & theirs
+        if self.vectors is None or not mine or not theirs:
+            return same
+        rows = self.vectors[[self.index[w] for w in sorted(mine)]]
+        cols = self.vectors[[self.index[w] for w in sorted(theirs)]]
+        close = (rows @ cols.T).max(axis=1) >= WORD_SIMILARITY
+        return same | {w for w, hit in zip(sorted(mine), close, strict=True) if hit}
 
 
-def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def find_changed_words(
+    items: list[dict[str, Any]], embedder: Embedder | None = None
+) -> list[dict[str, Any]]:
     """Pairs (older, newer), kind ``value``, where a newer statement changes an amount
-    ("£38,000" → "can now spend up to £45k") or a choice ("changed her mind on the counters:
-    quartz, not oak") that an older one states. Rules only: no embedder needed."""
+    ("£38,000" → "can now spend up to £45k") or drops a choice ("limestone instead of oak") that
+    an older one states. One subject: a shared content word, or words the embedder finds close."""
     ordered = sorted(items, key=lambda i: (i["at"] or "", i["text"]))
+    subjects = _Subjects([item["text"] for item in ordered], embedder)
     found: list[dict[str, Any]] = []
     superseded: set[int] = set()
     for j, newer in enumerate(ordered):
         text = newer["text"]
         if not _CHANGE.search(text):
             continue
-        amounts, topic = _amounts(text), _topic(text)
+        amounts = _amounts(text)
         # A name after "instead of" is who does it now ("the nurse, instead of Aoife"), not a
         # choice dropped.
         dropped = {_stem(m["word"]) for m in _DROPPED.finditer(text) if m["word"].islower()}
@@ -181,7 +197,7 @@ def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             old_names = _names(older["text"])
             if old_names and new_names and not old_names & new_names:
                 continue
-            shared = topic & _topic(older["text"])
+            shared = subjects.shared(text, older["text"])
             old_amounts = _amounts(older["text"])
             if amounts and old_amounts:
                 currencies = {c for c, _ in amounts} & {c for c, _ in old_amounts}
@@ -198,7 +214,7 @@ def find_changed_words(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 best = (score, i)
         if best is not None:
             older = ordered[best[1]]
-            subject = sorted(topic & _topic(older["text"])) or sorted(
+            subject = sorted(subjects.shared(text, older["text"])) or sorted(
                 dropped & stems(older["text"])
             )
             found.append({"kind": "value", "subject": subject, "older": older, "newer": newer})
