@@ -1,0 +1,44 @@
+"""A dream interrupted by Ctrl-C or a SIGTERM handler puts the notes back before it leaves.
+
+``KeyboardInterrupt`` and ``SystemExit`` are not ``Exception``s: a handler that only catches
+``Exception`` would leave the notes in the rotated file until some later dream recovers them.
+Here they must be back in the scratch the moment the interrupted dream returns control.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from dreamer.dream import cycle as dream
+from dreamer.memory import scratch
+
+NOTES = [
+    "User prefers concise answers with code first",
+    "Acme report deadline is Friday",
+    "Deployed the staging server after the nginx change",
+    "CI keeps failing on the flaky payment test",
+    "What timezone is the Acme client in?",
+]
+INTERRUPTED_AT = [s for s in dream.STEPS[dream.STEPS.index("index") : dream.STEPS.index("write")]]
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+@pytest.mark.parametrize("step", INTERRUPTED_AT)
+def test_an_interrupted_dream_puts_the_notes_back_at_once(ws, now, interrupt, step):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=5 - n))
+    before = ws.memory_md.read_bytes() if ws.memory_md.exists() else None
+
+    def hook(name):
+        if name == step:
+            raise interrupt()
+
+    with pytest.raises(interrupt):
+        dream.run(ws, now=now, force=True, step=hook)
+    assert not scratch.rotated_path(ws.scratch_path).exists()
+    assert [note.text for note in scratch.parse(ws.scratch_path).notes] == NOTES
+    assert (ws.memory_md.read_bytes() if ws.memory_md.exists() else None) == before
+    # Left at once: no journal row claims the interrupted dream failed or was rejected.
+    assert ws.store.latest_dream_id(("failed", "rejected", "committed")) is None
