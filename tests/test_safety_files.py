@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import errno
 import os
+from datetime import datetime, timedelta
 
 import pytest
 from disk_faults import Disk, Killed
 
-from dreamer.support.files import atomic_write
+from dreamer.support.files import atomic_write, modified
 
 OLD = b"old state, whole\n" * 64
 NEW = b"new state, whole\n" * 64
@@ -76,3 +77,13 @@ def test_a_full_disk_mid_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, m
     monkeypatch.undo()
     assert path.read_bytes() == OLD
     assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]
+
+
+def test_a_files_modification_time_is_stated_in_utc(tmp_path):
+    path = tmp_path / "scratch.md"
+    path.write_bytes(OLD)
+    os.utime(path, (1_773_325_800, 1_773_325_800))  # 2026-03-12T14:30:00Z
+    stated = modified(path)
+    assert stated == "2026-03-12T14:30:00+00:00"
+    assert datetime.fromisoformat(stated).utcoffset() == timedelta(0)
+    assert modified(tmp_path / "missing.md") is None

@@ -11,6 +11,7 @@ import pytest
 
 from dreamer.dream import guards
 from dreamer.memory import state as wm
+from dreamer.support import tokens
 
 WORDS = (
     "Maya backend engineer Fernhill Labs prefers concise answers code first works late "
@@ -75,3 +76,133 @@ def test_a_bond_too_short_to_judge_is_never_drift():
         make(bond="- Enjoys sailing", active_context=CONTEXT), make(bond=bond(small))
     )
     assert "bond_drift" not in report.failed and "bond_kept" not in report.measures
+
+
+# --- each guard at its edge, and what it reports ------------------------------------------------
+
+
+def body_of(count: int) -> str:
+    """A section body of exactly ``count`` tokens."""
+    words = 1
+    while tokens.count(text := "- " + " ".join(["ledger"] * words)) < count:
+        words += 1
+    assert tokens.count(text) == count
+    return text
+
+
+def substance_of(chars: int) -> wm.WorkingMemory:
+    """A state with exactly ``chars`` characters of substance."""
+    return make(active_context="- " + "x" * (chars - 2))
+
+
+def pointers(count: int) -> str:
+    return "\n".join(f"- Past: topic {n} → search: `ledger shard {n}`" for n in range(count))
+
+
+def test_twenty_pointers_pass_and_twenty_one_do_not():
+    at = guards.check(make(crystal_pointers=pointers(guards.MAX_POINTERS), active_context=CONTEXT))
+    assert "pointers" not in at.failed and at.measures["pointers"] == guards.MAX_POINTERS
+    over = guards.check(make(crystal_pointers=pointers(guards.MAX_POINTERS + 1)))
+    assert "pointers" in over.failed and over.measures["pointers"] == guards.MAX_POINTERS + 1
+    critique = over.critiques[over.failed.index("pointers")]
+    assert critique.startswith(f"{guards.MAX_POINTERS + 1} crystal pointers, more than 20")
+
+
+@pytest.mark.parametrize("key", ["crystal_pointers", "emerging_skills"])
+def test_lines_that_do_not_parse_are_counted_in_the_right_section(key):
+    body = "- not a pointer at all\n- nor this one\n* and a third"
+    report = guards.check(make(**{key: body}, active_context=CONTEXT))
+    title = next(s.title for s in wm.sections() if s.key == key)
+    assert report.failed == ["schema"]
+    assert report.critiques[0].startswith(f"3 line(s) of {title} do not parse")
+
+
+def test_a_section_exactly_at_its_budget_passes_and_one_token_over_does_not():
+    section = next(s for s in wm.sections() if s.key == "active_context")
+    at = guards.check(make(active_context=body_of(section.budget_tokens)))
+    assert "budget" not in at.failed
+    assert at.measures["tokens"]["active_context"] == section.budget_tokens
+    over = guards.check(make(active_context=body_of(section.budget_tokens + 1)))
+    assert over.failed == ["budget"]
+    assert over.critiques[0].startswith(
+        f"{section.title} is {section.budget_tokens + 1} tokens, 1 over its budget of "
+        f"{section.budget_tokens}; shorten it by at least 1 tokens"
+    )
+
+
+def test_the_whole_state_exactly_at_the_total_budget_passes_and_one_over_does_not():
+    keys = [s.key for s in wm.sections()]
+    share = wm.total_budget() // len(keys)
+    bodies = {key: body_of(share) for key in keys}
+    rest = wm.total_budget() - share * len(keys)
+    bodies[keys[0]] = body_of(share + rest)
+    at = guards.check(make(**bodies))
+    assert not any("total budget" in critique for critique in at.critiques)
+    bodies[keys[0]] = body_of(share + rest + 1)
+    over = guards.check(make(**bodies))
+    (total,) = [c for c in over.critiques if "total budget" in c]
+    assert total.startswith(f"the state is {wm.total_budget() + 1} tokens, 1 over the total")
+    assert over.failed[over.critiques.index(total)] == "budget"
+
+
+def test_fifty_characters_of_substance_pass_and_forty_nine_do_not():
+    at = guards.check(substance_of(guards.MIN_SUBSTANCE_CHARS))
+    assert at.ok and at.measures["substance_chars"] == guards.MIN_SUBSTANCE_CHARS
+    under = guards.check(substance_of(guards.MIN_SUBSTANCE_CHARS - 1))
+    assert under.failed == ["empty"]
+    assert under.critiques[0].startswith("empty synthesis: only 49 characters")
+
+
+def sized(chars: int) -> wm.WorkingMemory:
+    """A state whose rendered length (what the mass guard measures) is exactly ``chars``."""
+    base = guards.state_chars(make(active_context="- "))
+    return make(active_context="- " + "y" * (chars - base))
+
+
+def test_the_mass_guard_edges():
+    floor = guards.MASS_FLOOR_CHARS
+    old = sized(floor)
+    assert guards.state_chars(old) == floor
+    half = sized(floor // 2)
+    assert guards.check(half, old).ok  # exactly half is no mass drop
+    dropped = guards.check(sized(floor // 2 - 1), old)
+    assert dropped.failed == ["mass_drop"]
+    assert dropped.measures["chars"] == {"old": floor, "new": floor // 2 - 1}
+    assert guards.check(sized(300), sized(floor - 1)).ok  # under the floor: never judged
+
+
+def test_the_rendered_length_leaves_out_the_preamble_and_the_status_line():
+    plain = sized(guards.MASS_FLOOR_CHARS)
+    dressed = wm.WorkingMemory(dict(plain.bodies), "2026-03-12T14:30:00Z", "calm", "# Mine\n")
+    assert guards.state_chars(dressed) == guards.state_chars(plain) == guards.MASS_FLOOR_CHARS
+
+
+def test_a_bond_of_exactly_five_terms_is_judged():
+    five = WORDS[:5]
+    assert len(guards.bond_terms(bond(five))) == guards.BOND_MIN_TERMS
+    report = guards.check(
+        make(bond="- Enjoys sailing", active_context=CONTEXT), make(bond=bond(five))
+    )
+    assert report.failed == ["bond_drift"]
+    assert report.measures["bond_kept"] == round(kept_share(["Enjoys", "sailing"]), 3)
+
+
+def test_bond_terms_skip_short_words_stop_words_and_numbers_and_keep_the_heaviest_form():
+    terms = guards.bond_terms("- Tea or go: the 2026 SQL plan, and Maya")
+    assert {surface for _, surface in terms.values()} == {"tea", "sql", "plan", "maya"}
+    first = guards.bond_terms("- Maya likes tea")["maya"][0]
+    inside = guards.bond_terms("- Likes Maya tea")["maya"][0]
+    assert inside == first + 1.0  # a capitalised word inside a line reads as a name
+    twice = guards.bond_terms("- Likes Maya, then maya again")["maya"][0]
+    assert twice == inside  # the heavier of the two occurrences counts
+
+
+def test_the_report_as_json_holds_every_verdict_and_measure():
+    report = guards.check(substance_of(10))
+    assert report.to_dict() == {
+        "ok": False,
+        "failed": ["empty"],
+        "critiques": list(report.critiques),
+        "measures": dict(report.measures),
+    }
+    assert set(report.measures) == {"pointers", "tokens", "chars", "substance_chars"}
