@@ -157,3 +157,89 @@ def test_a_kill_at_any_file_call_loses_no_note_and_recovery_doubles_none(
                 assert max(recovered.values()) == 1, where
                 assert set(before) - set(dropped) <= set(recovered), where
     assert crashes >= 4  # the operation did reach the file layer
+
+
+# --- rewriting in place (redaction, forgetting): exact bytes, exact counts ---------------------
+
+HEAD = scratch.HEADER
+
+
+def _entry(text, minutes, importance=0.5):
+    return scratch.render_note(text, AT + timedelta(minutes=minutes), importance)
+
+
+def test_a_rewrite_changes_exactly_what_it_is_asked_and_counts_it(path):
+    content = (
+        HEAD
+        + "\n"
+        + _entry("keep me", 0)
+        + "a stray line with a password\n"
+        + _entry("change me\nsecond line of it", 1, 0.8)
+        + _entry("drop me", 2)
+        + _entry("last one", 3)
+    )
+    path.write_text(content, encoding="utf-8")
+
+    def note(text):
+        return None if text == "drop me" else text.replace("change me", "changed me")
+
+    def stray(line):
+        return line.replace("password", "[secret]")
+
+    assert scratch.rewrite(path, note, stray, dry_run=True) == 3
+    assert path.read_text(encoding="utf-8") == content  # a dry run writes nothing
+    assert scratch.rewrite(path, note, stray) == 3
+    assert path.read_text(encoding="utf-8") == (
+        HEAD
+        + "\n"
+        + _entry("keep me", 0)
+        + "a stray line with a [secret]\n"
+        + _entry("changed me\nsecond line of it", 1, 0.8)
+        + _entry("last one", 3)
+    )
+    assert scratch.rewrite(path, note, stray) == 0  # nothing left to change
+
+
+def test_a_rewrite_keeps_the_header_and_a_file_without_a_final_newline(path):
+    content = HEAD + "\n" + _entry("alpha", 0) + "a b\n" + _entry("beta", 1).rstrip("\n")
+    path.write_text(content, encoding="utf-8")
+    changed = scratch.rewrite(path, str.upper, lambda line: line.replace(" ", "_"))
+    assert changed == 3  # two notes and the stray line; never the header
+    assert path.read_text(encoding="utf-8") == (
+        HEAD + "\n" + _entry("ALPHA", 0) + "a_b\n" + _entry("BETA", 1).rstrip("\n")
+    )
+
+
+def test_a_rewrite_reaches_the_rotated_copy_and_skips_a_missing_scratch(path):
+    path.parent.mkdir(exist_ok=True)
+    fill(path, NOTES[:2])
+    scratch.rotate(path)
+    path.unlink()
+    assert scratch.rewrite(path, lambda text: None) == 2
+    assert not path.exists()
+    assert scratch.parse(scratch.rotated_path(path)).notes == []
+
+
+def test_file_scratch_reads_and_changes_through_the_module(path):
+    log = scratch.FileScratch(path)
+    log.init()
+    assert path.read_text(encoding="utf-8") == HEAD + "\n"
+    before = log.stamp()
+    log.append("first note", AT, 0.5)
+    assert log.stamp() != before and log.modified() is not None
+    assert [n.text for n in log.notes()] == ["first note"]
+    assert [n.text for n in log.rotate()] == ["first note"]
+    log.append("during the dream", AT, 0.5)
+    assert [n.text for n in log.waiting()] == ["during the dream", "first note"]
+    assert log.rewrite(lambda text: text + "!", dry_run=True) == 2
+    assert log.rewrite(lambda text: text + "!") == 2
+    assert log.restore() == 1
+    assert log.text().splitlines()[2:] == [
+        _entry("first note!", 0).rstrip("\n"),
+        _entry("during the dream!", 0).rstrip("\n"),
+    ]
+    log.rotate()
+    assert log.settle(lambda note: note.text.startswith("first")) == 1
+    assert [n.text for n in log.notes()] == ["first note!"]
+    path.write_bytes(path.read_bytes() + b"\xff\xfe torn\n")
+    assert log.text().endswith("\ufffd\ufffd torn\n")  # shown, never a decode error
