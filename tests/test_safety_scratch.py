@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 
@@ -15,7 +17,9 @@ import pytest
 from disk_faults import Disk, Killed
 from filelock import FileLock, Timeout
 
+from dreamer.errors import ScratchError
 from dreamer.memory import scratch
+from dreamer.support import failures
 
 AT = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 NOTES = [f"note {n}: the deploy of service {n} is on Thursday" for n in range(5)]
@@ -243,3 +247,114 @@ def test_file_scratch_reads_and_changes_through_the_module(path):
     assert [n.text for n in log.notes()] == ["first note!"]
     path.write_bytes(path.read_bytes() + b"\xff\xfe torn\n")
     assert log.text().endswith("\ufffd\ufffd torn\n")  # shown, never a decode error
+
+
+# --- the scratch's edges, from mutation testing ----------------------------------------------
+
+
+def test_notes_know_their_line_and_the_last_one_needs_no_newline():
+    content = HEAD + "\n" + _entry("one\ntwo", 0) + _entry("three", 1).rstrip("\n")
+    parsed = scratch.parse_text(content)
+    assert [(n.text, n.line) for n in parsed.notes] == [("one\ntwo", 3), ("three", 5)]
+    assert parsed.stray == []
+
+
+def test_an_importance_above_one_is_a_stray_line_however_small_the_excess():
+    line = "- [2026-03-12T14:30:00Z] (importance: 1.5) hand-edited"
+    assert scratch.parse_text(line + "\n").stray == [(1, line)]
+
+
+def test_a_fresh_scratch_made_by_an_append_is_owner_only(path):
+    scratch.append(path, "first", AT, 0.5)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_text_that_is_not_utf8_goes_back_byte_for_byte(path):
+    scratch.append(path, "torn \udcff byte", AT, 0.5)  # what undecodable input decodes to
+    assert b"torn \xff byte" in path.read_bytes()
+
+
+def test_the_rotated_file_has_the_documented_name(path):
+    assert scratch.rotated_path(path).name == "scratch.dreaming.md"
+
+
+@pytest.mark.parametrize(
+    ("error", "where"),
+    [(errno.EMFILE, "open"), (errno.ENOSPC, "write"), (errno.EISDIR, "open")],
+)
+def test_a_failed_append_names_the_cause_and_takes_back_what_it_wrote(
+    path, monkeypatch, error, where
+):
+    fill(path, NOTES[:1])
+    before = path.read_bytes()
+    real = {"open": os.open, "write": os.write}
+
+    def failing(*args, **kwargs):
+        if str(args[0]) == str(path) or (where == "write" and isinstance(args[0], int)):
+            if where == "write":
+                real["write"](args[0], bytes(args[1][:7]))  # part of it lands first
+            raise OSError(error, os.strerror(error), str(path))
+        return real[where](*args, **kwargs)
+
+    monkeypatch.setattr(os, where, failing)
+    with pytest.raises(ScratchError) as caught:
+        scratch.append(path, "never half there", AT, 0.5)
+    monkeypatch.undo()
+    known = failures.explain_os_error(OSError(error, os.strerror(error)), path)
+    message = str(caught.value)
+    verb = "open" if where == "open" else "append to"
+    assert message.startswith(f"cannot {verb} {path}")
+    if known:
+        assert message.endswith(str(known))
+    else:
+        assert message.endswith(f"{os.strerror(error)}; make it a writable file")
+    assert path.read_bytes() == before
+
+
+def test_an_unreadable_scratch_is_one_scratch_error(tmp_path):
+    folder = tmp_path / "scratch.md"
+    folder.mkdir()
+    with pytest.raises(ScratchError, match=r"cannot read .*scratch\.md .*check its permissions"):
+        scratch.parse(folder)
+
+
+def test_restore_brings_back_only_the_copies_the_scratch_lacks(path):
+    note = _entry("same words", 0)
+    path.write_text(HEAD + "\n" + note, encoding="utf-8")  # a crash left one copy here
+    scratch.rotated_path(path).write_text(HEAD + "\n" + note * 3, encoding="utf-8")
+    assert scratch.restore(path) == 2
+    assert [n.text for n in scratch.parse(path).notes] == ["same words"] * 3
+
+
+def test_restore_keeps_a_scratch_without_the_header_and_a_line_starting_with_x(path):
+    path.write_text("Xmas list, kept by hand\n" + _entry("written by hand", 5), encoding="utf-8")
+    scratch.rotated_path(path).write_text(HEAD + "\n" + _entry("rotated", 0), encoding="utf-8")
+    assert scratch.restore(path) == 1
+    assert path.read_text(encoding="utf-8") == (
+        HEAD
+        + "\n"
+        + _entry("rotated", 0)
+        + "Xmas list, kept by hand\n"
+        + _entry("written by hand", 5)
+    )
+    scratch.rotated_path(path).write_text(HEAD + "\n" + _entry("again", 0), encoding="utf-8")
+    path.write_text(HEAD + "\nXmas list\n", encoding="utf-8")
+    assert scratch.restore(path) == 1
+    assert path.read_text(encoding="utf-8") == HEAD + "\n" + _entry("again", 0) + "Xmas list\n"
+
+
+def test_settle_puts_back_exactly_the_kept_notes_in_order(path):
+    assert scratch.settle(path, lambda note: True) == 0  # nothing rotated
+    fill(path, NOTES[:4])
+    scratch.rotate(path)
+    scratch.append(path, "during", AT + timedelta(hours=1), 0.5)
+    kept = {NOTES[1], NOTES[3]}
+    assert scratch.settle(path, lambda note: note.text in kept) == 2
+    assert path.read_text(encoding="utf-8") == (
+        HEAD + "\n" + _entry(NOTES[1], 1) + _entry(NOTES[3], 3) + _entry("during", 60)
+    )
+    assert not scratch.rotated_path(path).exists()
+    scratch.rotate(path)
+    assert scratch.settle(path, lambda note: False) == 0
+    assert not scratch.rotated_path(path).exists()
+    assert scratch.parse(path).notes == []
