@@ -81,3 +81,12 @@ def test_a_long_dream_keeps_its_job(pg_database, tmp_path, now):
     assert "dream" not in stolen
     assert outcome.outcome == "committed", outcome.detail
     assert outcome.counted
+
+
+def test_a_lease_never_taken_has_no_holder_and_token_zero(pg_database, tmp_path, now):
+    store = open_store(tmp_path / "never.db", url=pg_database, key="never-leased")
+    try:
+        assert store.lease_holder() == (None, None, 0)
+        assert store.acquire_lease("first", now, LEASE) == 1  # the first token of all is 1
+    finally:
+        store.close()
