@@ -118,3 +118,30 @@ def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path,
     assert matches == (0,)
     assert len(queries) == 2 and not any(WORD in q for q in queries)
     assert len(pending) == len(OTHERS) and not any(WORD in t for t in pending)
+
+
+def test_the_audit_keeps_why_and_never_what(forgotten):
+    ws, crystal = forgotten
+    (entry,) = [e for e in ws.store.audit_entries(crystal.id) if e["action"] == "forgotten"]
+    assert entry["detail"] == {"reason": "asked by the user"}
+
+
+def test_a_rewrite_of_the_records_counts_each_changed_row_once(ws, now):
+    from dreamer.store.sqlite_records import REWRITTEN
+
+    for query in ("zebra crossing times", "where is the quokka zebra", "billing deploy day"):
+        ws.search(query, now=now)
+
+    def holding(word: str) -> int:
+        return sum(
+            1
+            for table, columns in REWRITTEN.items()
+            for row in _rows(ws, f"SELECT {', '.join(columns)} FROM {table}")
+            if any(isinstance(value, str) and word in value for value in row)
+        )
+
+    expected = holding("zebra")
+    assert expected >= 2
+    assert ws.store.rewrite_texts(lambda value: value.replace("zebra", "horse")) == expected
+    assert holding("zebra") == 0 and holding("horse") == expected
+    assert ws.store.rewrite_texts(lambda value: value.replace("zebra", "horse")) == 0
