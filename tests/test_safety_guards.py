@@ -258,3 +258,32 @@ def test_a_stated_change_excuses_only_a_bond_the_notes_support():
     accepted = guards.check(supported, old, context)
     assert accepted.ok and accepted.measures["bond_change_stated"] is True
     assert accepted.measures["bond_supported"] == 1.0
+
+
+PLAIN = "likes coffee music books travel dogs garden movies games cooking".split()
+
+
+def test_a_bond_keeping_exactly_thirty_percent_is_not_drift():
+    assert {weight for weight, _ in guards.bond_terms(bond(PLAIN)).values()} == {1.0}
+    old = make(bond=bond(PLAIN), active_context=CONTEXT)
+    exactly = guards.check(make(bond=bond(PLAIN[:3] + ["sailing"]), active_context=CONTEXT), old)
+    assert exactly.measures["bond_kept"] == guards.BOND_KEEP_RATIO and exactly.ok
+    under = guards.check(make(bond=bond(PLAIN[:2] + ["sailing"]), active_context=CONTEXT), old)
+    assert under.failed == ["bond_drift"]
+
+
+def test_a_stated_change_supported_exactly_at_the_line_is_accepted_and_measured():
+    old = make(bond=bond(PLAIN), active_context=CONTEXT)
+    stated = "tennis pizza photos river summer".split()
+    context = guards.Context(evidence=[f"She no longer likes coffee; now {' '.join(stated)}"])
+    fresh = "sailing opera chess".split()  # known to neither the notes nor the old Bond
+    # 2 of the old Bond's 10 terms kept (drift), but 7 of the 10 new ones supported: the line.
+    candidate = make(bond=bond(PLAIN[2:4] + stated + fresh), active_context=CONTEXT)
+    report = guards.check(candidate, old, context)
+    assert report.measures["bond_kept"] == 0.2
+    assert report.measures["bond_supported"] == guards.BOND_SUPPORTED
+    assert report.ok and report.measures["bond_change_stated"] is True
+    thinner = make(bond=bond(PLAIN[2:4] + stated[:4] + fresh + ["ballet"]), active_context=CONTEXT)
+    refused = guards.check(thinner, old, context)
+    assert refused.failed == ["bond_drift"]
+    assert refused.measures["bond_supported"] == round(6 / 10, 3)
