@@ -280,7 +280,12 @@ def test_the_rotated_file_has_the_documented_name(path):
 
 @pytest.mark.parametrize(
     ("error", "where"),
-    [(errno.EMFILE, "open"), (errno.ENOSPC, "write"), (errno.EISDIR, "open")],
+    [
+        (errno.EMFILE, "open"),
+        (errno.ENOSPC, "write"),
+        (errno.EISDIR, "open"),
+        (errno.EINVAL, "write"),
+    ],
 )
 def test_a_failed_append_names_the_cause_and_takes_back_what_it_wrote(
     path, monkeypatch, error, where
@@ -293,6 +298,8 @@ def test_a_failed_append_names_the_cause_and_takes_back_what_it_wrote(
         if str(args[0]) == str(path) or (where == "write" and isinstance(args[0], int)):
             if where == "write":
                 real["write"](args[0], bytes(args[1][:7]))  # part of it lands first
+            if where == "write":  # os.write names no file: the message must name the scratch
+                raise OSError(error, os.strerror(error))
             raise OSError(error, os.strerror(error), str(path))
         return real[where](*args, **kwargs)
 
@@ -306,8 +313,10 @@ def test_a_failed_append_names_the_cause_and_takes_back_what_it_wrote(
     assert message.startswith(f"cannot {verb} {path}")
     if known:
         assert message.endswith(str(known))
-    else:
+    elif where == "open":
         assert message.endswith(f"{os.strerror(error)}; make it a writable file")
+    else:
+        assert message.endswith(f"{os.strerror(error)}; check the disk and its permissions")
     assert path.read_bytes() == before
 
 
@@ -358,3 +367,19 @@ def test_settle_puts_back_exactly_the_kept_notes_in_order(path):
     assert scratch.settle(path, lambda note: False) == 0
     assert not scratch.rotated_path(path).exists()
     assert scratch.parse(path).notes == []
+
+
+def test_a_rewrite_keeps_notes_it_does_not_change_byte_for_byte(path):
+    content = HEAD + "\n" + _entry("build X", 0) + _entry("padded ", 1) + _entry("other", 2)
+    path.write_text(content, encoding="utf-8")
+    assert scratch.rewrite(path, lambda text: text.replace("other", "changed")) == 1
+    assert path.read_text(encoding="utf-8") == (
+        HEAD + "\n" + _entry("build X", 0) + _entry("padded ", 1) + _entry("changed", 2)
+    )
+
+
+def test_a_rewrite_reaches_the_first_line_of_a_scratch_without_the_header(path):
+    path.write_text("password hunter2 pasted by hand\n" + _entry("a note", 0), encoding="utf-8")
+    log = scratch.FileScratch(path)
+    assert log.rewrite(lambda text: text, lambda line: line.replace("hunter2", "[secret]")) == 1
+    assert path.read_text(encoding="utf-8").startswith("password [secret] pasted by hand\n")
