@@ -42,3 +42,23 @@ def test_an_interrupted_dream_puts_the_notes_back_at_once(ws, now, interrupt, st
     assert (ws.memory_md.read_bytes() if ws.memory_md.exists() else None) == before
     # Left at once: no journal row claims the interrupted dream failed or was rejected.
     assert ws.store.latest_dream_id(("failed", "rejected", "committed")) is None
+
+
+def test_the_next_dream_recovers_the_notes_a_killed_dream_left_rotated(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=5 - n))
+    scratch.rotate(ws.scratch_path)  # what a dream killed after its rotation leaves behind
+    ws.note("written after the crash", at=now - timedelta(minutes=5))
+    result = dream.run(ws, now=now, force=True)
+    assert result.committed and result.recovered == len(NOTES)
+    assert not scratch.rotated_path(ws.scratch_path).exists()
+    assert scratch.parse(ws.scratch_path).notes == []  # all of them dreamed, none lost
+
+
+def test_a_dry_run_leaves_a_rotated_file_for_the_real_dream(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=5 - n))
+    scratch.rotate(ws.scratch_path)
+    result = dream.run(ws, now=now, force=True, dry_run=True)
+    assert result.outcome == "dry-run" and result.recovered == 0
+    assert [n.text for n in scratch.parse(scratch.rotated_path(ws.scratch_path)).notes] == NOTES
