@@ -220,7 +220,7 @@ def read_session(
     try:
         with path.open("rb") as fh:
             stat = os.fstat(fh.fileno())
-            restart = cursor.offset > 0 and _moved(cursor, stat.st_ino, stat.st_size, fh)
+            restart = cursor.offset > 0 and moved(cursor, stat.st_ino, stat.st_size, fh)
             start = 0 if restart else cursor.offset
             base = max(0, start - MARK_BYTES)
             fh.seek(base)
@@ -235,7 +235,7 @@ def read_session(
     reader = _Reader(path, datetime.fromtimestamp(stat.st_mtime, UTC))
     reader.queue = [(text, stamp) for text, stamp in cursor.queue]
     offset, queue = reader.feed(data, base, start, final)
-    exchanges = _after(reader.exchanges, cursor.last_uuid, cursor.last_at)
+    exchanges = after(reader.exchanges, cursor.last_uuid, cursor.last_at)
     for end, reason in reader.tally:
         if end <= offset:
             if reason == "malformed":
@@ -246,7 +246,7 @@ def read_session(
         cursor.last_uuid, cursor.last_at = exchanges[-1].uuid, exchanges[-1].at.isoformat()
     cursor.offset, cursor.inode = offset, stat.st_ino or None
     cursor.queue = [[text, stamp] for text, stamp in queue]
-    cursor.mark = _digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
+    cursor.mark = digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
     return exchanges, cursor
 
 
@@ -426,7 +426,7 @@ class _Reader:
             if not isinstance(block, dict):
                 continue
             if message_id:  # some versions write a block twice (replays after --resume)
-                key = _digest((message_id + json.dumps(block, sort_keys=True)).encode())
+                key = digest((message_id + json.dumps(block, sort_keys=True)).encode())
                 if key in turn.seen:
                     continue
                 turn.seen.add(key)
@@ -456,7 +456,7 @@ class _Reader:
             Exchange(
                 session_id=_text(entry.get("sessionId")) or self.session_fallback(),
                 uuid=_text(entry.get("uuid")) or f"{self.path.name}@{turn.start}",
-                at=_when(entry.get("timestamp")) or self.mtime,
+                at=when(entry.get("timestamp")) or self.mtime,
                 user=turn.user,
                 assistant="\n".join(turn.parts),
                 cwd=_text(entry.get("cwd")),
@@ -556,7 +556,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _when(value: Any) -> datetime | None:
+def when(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
@@ -566,11 +566,11 @@ def _when(value: Any) -> datetime | None:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _moved(cursor: Cursor, inode: int, size: int, fh: BinaryIO) -> bool:
+def moved(cursor: Cursor, inode: int, size: int, fh: BinaryIO) -> bool:
     """Whether the file under ``cursor`` was replaced, truncated or rewritten since."""
     if cursor.inode and inode and inode != cursor.inode:
         return True
@@ -579,15 +579,15 @@ def _moved(cursor: Cursor, inode: int, size: int, fh: BinaryIO) -> bool:
     if cursor.mark is None:
         return False
     fh.seek(max(0, cursor.offset - MARK_BYTES))
-    return _digest(fh.read(min(cursor.offset, MARK_BYTES))) != cursor.mark
+    return digest(fh.read(min(cursor.offset, MARK_BYTES))) != cursor.mark
 
 
-def _after(exchanges: list[Exchange], last_uuid: str | None, last_at: str | None) -> list[Exchange]:
+def after(exchanges: list[Exchange], last_uuid: str | None, last_at: str | None) -> list[Exchange]:
     """The exchanges past ``last_uuid`` and later than ``last_at``: the ones not emitted yet."""
     uuids = [x.uuid for x in exchanges]
     if last_uuid in uuids:
         exchanges = exchanges[uuids.index(last_uuid) + 1 :]
-    since = _when(last_at)
+    since = when(last_at)
     return [x for x in exchanges if since is None or x.at > since]
 
 

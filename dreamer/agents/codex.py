@@ -48,17 +48,24 @@ a replaced, truncated or rewritten file (inode, size, or the hash of the bytes b
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from dreamer.agents.claude_code import Cursor, Exchange, UnreadableTranscript
+from dreamer.agents.claude_code import (
+    MARK_BYTES,
+    Cursor,
+    Exchange,
+    UnreadableTranscript,
+    after,
+    digest,
+    moved,
+    when,
+)
 
-MARK_BYTES = 512
 TOOL_ARG_CHARS = 80
 _ARG_KEYS = ("cmd", "command", "path", "file_path", "query", "url", "pattern")
 _MARKUP = ("<environment_context", "<user_instructions", "# AGENTS.md", "<turn_aborted", "<INSTR")
@@ -91,7 +98,7 @@ def read_rollout(
     try:
         with path.open("rb") as fh:
             stat = os.fstat(fh.fileno())
-            restart = cursor.offset > 0 and _moved(cursor, stat.st_ino, stat.st_size, fh)
+            restart = cursor.offset > 0 and moved(cursor, stat.st_ino, stat.st_size, fh)
             start = 0 if restart else cursor.offset
             fh.seek(0)
             meta = _parse(fh.readline())
@@ -106,7 +113,7 @@ def read_rollout(
         cursor.malformed, cursor.skipped, cursor.restarts = 0, {}, cursor.restarts + 1
     reader = _Reader(path, meta, datetime.fromtimestamp(stat.st_mtime, UTC))
     offset = reader.feed(data, base, start, final)
-    exchanges = _after(reader.exchanges, cursor.last_uuid, cursor.last_at)
+    exchanges = after(reader.exchanges, cursor.last_uuid, cursor.last_at)
     for end, reason in reader.tally:
         if end <= offset:
             if reason == "malformed":
@@ -116,7 +123,7 @@ def read_rollout(
     if exchanges:
         cursor.last_uuid, cursor.last_at = exchanges[-1].uuid, exchanges[-1].at.isoformat()
     cursor.offset, cursor.inode = offset, stat.st_ino or None
-    cursor.mark = _digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
+    cursor.mark = digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
     return exchanges, cursor
 
 
@@ -171,7 +178,7 @@ class _Reader:
         if not isinstance(payload, dict):
             return
         what = payload.get("type")
-        at = _when(entry.get("timestamp"))
+        at = when(entry.get("timestamp"))
         if kind == "event_msg" and what == "task_started":
             self._close()
             turn_id = str(payload.get("turn_id") or f"{self.session_id}@{begin}")
@@ -283,38 +290,3 @@ def _parse(raw: bytes) -> Any:
 
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
-
-
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _moved(cursor: Cursor, inode: int, size: int, fh: BinaryIO) -> bool:
-    """Whether the file under ``cursor`` was replaced, truncated or rewritten since."""
-    if cursor.inode and inode and inode != cursor.inode:
-        return True
-    if size < cursor.offset:
-        return True
-    if cursor.mark is None:
-        return False
-    fh.seek(max(0, cursor.offset - MARK_BYTES))
-    return _digest(fh.read(min(cursor.offset, MARK_BYTES))) != cursor.mark
-
-
-def _after(exchanges: list[Exchange], last_uuid: str | None, last_at: str | None) -> list[Exchange]:
-    """The exchanges past ``last_uuid`` and later than ``last_at``: the ones not emitted yet."""
-    uuids = [x.uuid for x in exchanges]
-    if last_uuid in uuids:
-        exchanges = exchanges[uuids.index(last_uuid) + 1 :]
-    since = _when(last_at)
-    return [x for x in exchanges if since is None or x.at > since]
