@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shutil
@@ -12,7 +11,7 @@ from pathlib import Path
 import click
 
 from dreamer.agents import claude_settings as cs
-from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.cli.common import emit_json, json_option, show_diff, workspace_option, write_config
 from dreamer.errors import UsageError
 from dreamer.memory import location
 from dreamer.support.files import atomic_write
@@ -66,18 +65,7 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     before, after = (cs.dump(old, text) if old else ""), cs.dump(new, text) if new else ""
     if before == after:
         return False
-    diff = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=str(path),
-        tofile=str(path),
-    )
-    click.echo("".join(diff), nl=False)
-    if not dry_run:
-        mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after, replace_link=True)  # as before: a dotfile link is replaced
-        path.chmod(mode)  # a settings file keeps the mode it had (a shared one stays readable)
+    write_config(path, before, after, dry_run=dry_run, shared=shared)
     return True
 
 
@@ -178,16 +166,6 @@ def _toml(pinned: Path | None) -> Path:
     return (pinned or location.resolve(None)[0]) / "dreamer.toml"
 
 
-def _text_diff(path: Path, before: str, after: str) -> None:
-    diff = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=str(path),
-        tofile=str(path),
-    )
-    click.echo("".join(diff), nl=False)
-
-
 def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
     """Add memory.dream.synthesizer = "claude-code" to dreamer.toml, showing the diff."""
     try:
@@ -200,7 +178,7 @@ def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
         ) from e
     if after is None:
         return False  # the file names a synthesizer already: the user's choice stands
-    _text_diff(path, before, after)
+    show_diff(path, before, after)
     if not dry_run:
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, after)
@@ -221,7 +199,7 @@ def _withdraw_synthesizer(path: Path, dry_run: bool) -> bool:
         if not dry_run:
             path.unlink()
         return True
-    _text_diff(path, before, after)
+    show_diff(path, before, after)
     if not dry_run:
         atomic_write(path, after)
     return True

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from pathlib import Path
@@ -12,10 +11,9 @@ import click
 from dreamer.agents import claude_settings as cs
 from dreamer.agents import codex_settings as xs
 from dreamer.cli.claude import _dream
-from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.cli.common import emit_json, json_option, workspace_option, write_config
 from dreamer.errors import UsageError
 from dreamer.memory import location
-from dreamer.support.files import atomic_write
 
 _SCOPE = click.option(
     "--scope",
@@ -69,18 +67,7 @@ def _write(
         if not dry_run:
             path.unlink()
         return True
-    diff = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=str(path),
-        tofile=str(path),
-    )
-    click.echo("".join(diff), nl=False)
-    if not dry_run:
-        mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after, replace_link=True)
-        path.chmod(mode)
+    write_config(path, before, after, dry_run=dry_run, shared=shared)
     return True
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -11,6 +13,7 @@ import click
 from dreamer.errors import DreamError
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
+from dreamer.support.files import atomic_write
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,3 +111,26 @@ def interval_options(func: F) -> F:
 def emit_json(value: Any) -> None:
     """Print value as indented JSON (UTF-8 kept readable)."""
     click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+def show_diff(path: Path, before: str, after: str) -> None:
+    """Print the unified diff of ``path`` from ``before`` to ``after``."""
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=str(path),
+        tofile=str(path),
+    )
+    click.echo("".join(diff), nl=False)
+
+
+def write_config(path: Path, before: str, after: str, *, dry_run: bool, shared: bool) -> None:
+    """Show a config file's diff and, unless ``dry_run``, write it: a file that exists keeps its
+    mode (a shared one stays readable), a new one is owner-only unless ``shared``, and a link
+    at a dotfile is replaced, as a person editing it would."""
+    show_diff(path, before, after)
+    if not dry_run:
+        mode = path.stat().st_mode & 0o777 if path.exists() else (0o644 if shared else 0o600)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, after, replace_link=True)
+        path.chmod(mode)
