@@ -45,7 +45,9 @@ def test_the_rules_file_names_its_source_and_licence_and_ships_it():
     licence = secrets_rules.DATA.with_name("secrets_rules.LICENSE").read_text()
     assert "MIT License" in licence and "Zachary Rice" in licence
     # Both live inside the package folder, which the wheel ships whole.
-    assert secrets_rules.DATA.parent == ROOT / "dreamer" / "support"
+    # (the imported package: the source tree, or site-packages after a plain `pip install .`)
+    assert secrets_rules.DATA.parent == Path(secrets_rules.__file__).parent
+    assert (ROOT / "dreamer" / "support" / secrets_rules.DATA.name).is_file()
     assert 'packages = ["dreamer"]' in (ROOT / "pyproject.toml").read_text()
 
 
