@@ -291,7 +291,7 @@ class _Reader:
             newline = data.find(b"\n", position - base)
             if newline < 0:
                 tail = data[position - base :]
-                if final and tail.strip() and isinstance(_parse(tail), dict):
+                if final and tail.strip() and isinstance(parse_json(tail), dict):
                     self.line(position, base + len(data), tail)
                     consumed = base + len(data)
                 break
@@ -310,7 +310,7 @@ class _Reader:
         """Classify one line and act on it."""
         if not raw.strip():
             return
-        entry = _parse(raw)
+        entry = parse_json(raw)
         if not isinstance(entry, dict):
             self.tally.append((end, "malformed"))
             return
@@ -527,20 +527,26 @@ def _tool_line(block: dict[str, Any], cwd: str | None) -> str:
         for sep in ("/", "\\"):
             if value.startswith(cwd.rstrip(sep) + sep):
                 value = value[len(cwd.rstrip(sep)) + 1 :]
+    return tool_marker(name, value)
+
+
+def tool_marker(name: str, value: str) -> str:
+    """``[tool: name "value"]``, the value on one line and cut to ``TOOL_ARG_CHARS``."""
     value = " ".join(value.split())
     if len(value) > TOOL_ARG_CHARS:
         value = value[: TOOL_ARG_CHARS - 1] + "…"
     return f'[tool: {name} "{value}"]'
 
 
-# --- small helpers ------------------------------------------------------------------------
-
-
-def _parse(raw: bytes) -> Any:
+def parse_json(raw: bytes) -> Any:
+    """One JSON line of a transcript, or None when it is not UTF-8 JSON."""
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
+
+
+# --- small helpers ------------------------------------------------------------------------
 
 
 def _block(block: Any) -> str | None:

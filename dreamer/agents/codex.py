@@ -48,7 +48,6 @@ a replaced, truncated or rewritten file (inode, size, or the hash of the bytes b
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -63,10 +62,11 @@ from dreamer.agents.claude_code import (
     after,
     digest,
     moved,
+    parse_json,
+    tool_marker,
     when,
 )
 
-TOOL_ARG_CHARS = 80
 _ARG_KEYS = ("cmd", "command", "path", "file_path", "query", "url", "pattern")
 _MARKUP = ("<environment_context", "<user_instructions", "# AGENTS.md", "<turn_aborted", "<INSTR")
 
@@ -79,7 +79,7 @@ def is_rollout(path: Path) -> bool:
         return False
     try:
         with path.open("rb") as handle:
-            first = _parse(handle.readline())
+            first = parse_json(handle.readline())
     except OSError:
         return False
     return (
@@ -101,7 +101,7 @@ def read_rollout(
             restart = cursor.offset > 0 and moved(cursor, stat.st_ino, stat.st_size, fh)
             start = 0 if restart else cursor.offset
             fh.seek(0)
-            meta = _parse(fh.readline())
+            meta = parse_json(fh.readline())
             base = max(0, start - MARK_BYTES)
             fh.seek(base)
             data = fh.read()
@@ -157,7 +157,7 @@ class _Reader:
             begin, position = position, position + len(line)
             if not line.endswith(b"\n"):
                 break  # still being written
-            entry = _parse(line)
+            entry = parse_json(line)
             if not isinstance(entry, dict):
                 if line.strip():
                     self.tally.append((position, "malformed"))
@@ -267,7 +267,7 @@ def _tool_line(payload: dict[str, Any]) -> str:
         action = payload.get("action")
         value = action.get("command") if isinstance(action, dict) else None
     elif payload.get("type") == "function_call":
-        arguments = _parse(str(payload.get("arguments") or "").encode())
+        arguments = parse_json(str(payload.get("arguments") or "").encode())
         if isinstance(arguments, dict):
             key = next((k for k in _ARG_KEYS if arguments.get(k)), None)
             value = arguments.get(key) if key else None
@@ -275,17 +275,7 @@ def _tool_line(payload: dict[str, Any]) -> str:
         value = " ".join(str(part) for part in value)
     if not isinstance(value, str) or not value.strip():
         return f"[tool: {name}]"
-    value = " ".join(value.split())
-    if len(value) > TOOL_ARG_CHARS:
-        value = value[: TOOL_ARG_CHARS - 1] + "…"
-    return f'[tool: {name} "{value}"]'
-
-
-def _parse(raw: bytes) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None
+    return tool_marker(name, value)
 
 
 def _text(value: Any) -> str | None:
