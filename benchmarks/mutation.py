@@ -1,0 +1,275 @@
+"""Mutation testing of dreamer's safety modules: how many planted bugs the tests catch.
+
+The tool is mutmut 3 (not a dependency of dreamer or of its tests; install it first)::
+
+    pip install mutmut
+    python benchmarks/mutation.py                    # every target, one after the other
+    python benchmarks/mutation.py files guards       # some targets
+    python benchmarks/mutation.py --list             # the targets and their test files
+
+Each target is one module (or some functions of one) with the few test files that exercise it,
+so a mutant runs in seconds. The repository is copied to a temporary folder first (mutmut
+writes a ``mutants/`` folder beside the code; the working tree is left alone), mutmut runs there
+with one worker under ``nice``, and the figures are printed: mutants, killed, survived, not
+covered by the target's tests, kill rate, run time, then every survivor as a diff. The machine
+this is meant for has two cores shared with other work: run targets one at a time.
+
+A timeout counts as killed (the mutant hung the tests: a user would notice). A mutant no test of
+the target reaches counts as a survivor in the kill rate. docs/testing.md holds the last figures
+and why each remaining survivor is harmless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Target:
+    """One module (or some of its functions) and the test files that must catch its bugs."""
+
+    name: str
+    module: str  # path of the source file, from the repository root
+    tests: tuple[str, ...]
+    functions: tuple[str, ...] = ()  # mutant name globs; empty: the whole module
+    why: str = ""
+
+
+TARGETS = (
+    Target(
+        "files",
+        "dreamer/support/files.py",
+        ("tests/test_files.py", "tests/test_safety_files.py", "tests/test_scratch_log.py"),
+        why="atomic writes (temp file, fsync, rename), durable appends, file stamps",
+    ),
+    Target(
+        "scratch",
+        "dreamer/memory/scratch.py",
+        ("tests/test_scratch.py", "tests/test_safety_scratch.py"),
+        why="the write-ahead log: append, rotate, restore, settle, rewrite",
+    ),
+    Target(
+        "scratch_rows",
+        "dreamer/memory/scratch_rows.py",
+        ("tests/test_scratch_log.py",),
+        why="the scratch as rows of a shared store",
+    ),
+    Target(
+        "guards",
+        "dreamer/dream/guards.py",
+        ("tests/test_guards.py", "tests/test_safety_guards.py"),
+        why="the collapse guards that keep a bad rewrite out of MEMORY.md",
+    ),
+    Target(
+        "leases",
+        "dreamer/store/postgres_leases.py",
+        ("tests/test_store_postgres.py", "tests/test_safety_leases.py"),
+        why="the workspace lease and its fencing token on PostgreSQL",
+    ),
+    Target(
+        "store_forget",
+        "dreamer/store/sqlite_crystals.py",
+        ("tests/test_safety_forget.py", "tests/test_forget.py"),
+        functions=("*forget_crystal__mutmut_*",),
+        why="the SQLite store's forget",
+    ),
+    Target(
+        "store_purge",
+        "dreamer/store/sqlite_base.py",
+        ("tests/test_safety_forget.py", "tests/test_forget.py"),
+        functions=("*purge__mutmut_*",),
+        why="the SQLite purge (FTS merge, WAL truncation)",
+    ),
+    Target(
+        "store_rewrite",
+        "dreamer/store/sqlite_records.py",
+        ("tests/test_safety_forget.py", "tests/test_forget.py"),
+        functions=("*rewrite_texts__mutmut_*",),
+        why="the journal, search log and reasons a forget rewrites",
+    ),
+    Target(
+        "cycle",
+        "dreamer/dream/cycle.py",
+        # The in-process crashes only: a killed child process runs the installed, unmutated code.
+        ("tests/test_safety_cycle.py", "tests/test_dream_crash.py::test_an_exception_at_any_step"),
+        functions=(
+            "*ǁ_Dreamǁrun__mutmut_*",
+            "*ǁ_Dreamǁ_commit__mutmut_*",
+            "*ǁ_Dreamǁ_book__mutmut_*",
+            "*ǁ_Dreamǁ_fail__mutmut_*",
+        ),
+        why="the dream's put-back and commit code",
+    ),
+    Target(
+        "forgetting",
+        "dreamer/memory/forgetting.py",
+        ("tests/test_forget.py", "tests/test_safety_forget.py"),
+        why="explicit forgetting everywhere",
+    ),
+    Target(
+        "secrets",
+        "dreamer/support/secrets.py",
+        ("tests/test_secrets.py",),
+        why="the secret detector",
+    ),
+)
+BY_NAME = {target.name: target for target in TARGETS}
+
+
+def _project_files() -> list[str]:
+    """The files of the working tree git knows or would add (no caches, no venv)."""
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    return [name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
+
+
+def _copy(into: Path) -> None:
+    for name in _project_files():
+        dest = into / name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, dest)
+
+
+def _configure(copy: Path, target: Target) -> None:
+    tests = [t for t in target.tests if (copy / t.split("::")[0]).exists()]
+    lines = [
+        "",
+        "[tool.mutmut]",
+        'source_paths = ["dreamer"]',
+        f"only_mutate = [{json.dumps(target.module)}]",
+        'also_copy = ["prompts", "schemas", "plugin"]',
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
+    ]
+    with (copy / "pyproject.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def _mutmut(copy: Path, *args: str, nice: int) -> subprocess.CompletedProcess[str]:
+    command = ["nice", "-n", str(nice), sys.executable, "-m", "mutmut", *args]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    return subprocess.run(command, cwd=copy, capture_output=True, text=True, env=env)
+
+
+def run_target(target: Target, *, nice: int, keep: bool) -> dict[str, object]:
+    """Run mutmut on one target in a fresh copy; return its figures and survivors."""
+    folder = Path(tempfile.mkdtemp(prefix=f"dreamer-mutation-{target.name}-"))
+    try:
+        _copy(folder)
+        _configure(folder, target)
+        started = time.monotonic()
+        ran = _mutmut(folder, "run", "--max-children", "1", *target.functions, nice=nice)
+        seconds = time.monotonic() - started
+        if ran.returncode != 0:
+            tail = "\n".join((ran.stdout + ran.stderr).splitlines()[-15:])
+            raise RuntimeError(f"mutmut run failed for {target.name}:\n{tail}")
+        _mutmut(folder, "export-cicd-stats", nice=nice)
+        stats = json.loads((folder / "mutants" / "mutmut-cicd-stats.json").read_text())
+        listed = _mutmut(folder, "results", "--all", "true", nice=nice).stdout
+        wanted = _selected(listed, target)
+        survivors = [name for name, status in wanted if status in ("survived", "no tests")]
+        counts = {status: sum(1 for _, s in wanted if s == status) for _, status in wanted}
+        killed = counts.get("killed", 0) + counts.get("timeout", 0)
+        total = len(wanted) - counts.get("skipped", 0)
+        diffs = {name: _mutmut(folder, "show", name, nice=nice).stdout for name in survivors}
+        return {
+            "target": target.name,
+            "module": target.module,
+            "functions": list(target.functions),
+            "tests": list(target.tests),
+            "mutants": total,
+            "killed": killed,
+            "survived": counts.get("survived", 0),
+            "no_tests": counts.get("no tests", 0),
+            "kill_rate": round(killed / total, 4) if total else None,
+            "seconds": round(seconds),
+            "mutmut_totals": stats,
+            "survivors": diffs,
+        }
+    finally:
+        if keep:
+            print(f"kept {folder}", file=sys.stderr)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _selected(listed: str, target: Target) -> list[tuple[str, str]]:
+    """(mutant, status) of the target's mutants from ``mutmut results --all true``."""
+    import fnmatch
+
+    out = []
+    for line in listed.splitlines():
+        name, sep, status = line.strip().partition(": ")
+        if not sep or "__mutmut_" not in name:
+            continue
+        if target.functions and not any(fnmatch.fnmatch(name, g) for g in target.functions):
+            continue
+        out.append((name, status.strip()))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the arguments, run the targets, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("targets", nargs="*", help="target names (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the targets and exit")
+    parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    parser.add_argument("--nice", type=int, default=10, help="niceness of mutmut (default 10)")
+    parser.add_argument("--keep", action="store_true", help="keep each temporary copy")
+    args = parser.parse_args(argv)
+    if args.list:
+        for target in TARGETS:
+            scope = ", ".join(target.functions) or "whole module"
+            print(f"{target.name:14} {target.module} ({scope}): {target.why}")
+            print(f"{'':14} tests: {' '.join(target.tests)}")
+        return 0
+    unknown = [name for name in args.targets if name not in BY_NAME]
+    if unknown:
+        print(f"Error: unknown target(s) {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    try:
+        import mutmut  # noqa: F401  (only to say how to install it)
+    except ImportError:
+        print("Error: mutmut is not installed; run 'pip install mutmut' first", file=sys.stderr)
+        return 2
+    from importlib.metadata import version
+
+    print(f"mutmut {version('mutmut')}, {os.cpu_count()} cores, 1 worker")
+    results = []
+    for target in [BY_NAME[name] for name in args.targets] or list(TARGETS):
+        print(f"== {target.name}: {target.module} {' '.join(target.functions)}", flush=True)
+        result = run_target(target, nice=args.nice, keep=args.keep)
+        results.append(result)
+        rate = result["kill_rate"]
+        print(
+            f"   {result['mutants']} mutants, {result['killed']} killed, "
+            f"{result['survived']} survived, {result['no_tests']} not reached by its tests; "
+            f"kill rate {rate:.1%} in {result['seconds']} s"
+            if isinstance(rate, float)
+            else "   no mutants",
+            flush=True,
+        )
+        for name, diff in result["survivors"].items():  # type: ignore[union-attr]
+            print(f"   -- {name}\n" + "\n".join("      " + line for line in diff.splitlines()))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
