@@ -122,7 +122,7 @@ TARGETS = (
     Target(
         "forgetting",
         "dreamer/memory/forgetting.py",
-        ("tests/test_forget.py", "tests/test_safety_forget.py"),
+        ("tests/test_forget.py", "tests/test_safety_forget.py", "tests/test_forget_edges.py"),
         why="explicit forgetting everywhere",
     ),
     Target(
