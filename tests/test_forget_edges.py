@@ -14,7 +14,7 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer.errors import UsageError
+from dreamer.errors import UsageError, WorkspaceError
 from dreamer.memory.forgetting import carries, scrub
 
 TEXT = "The quokka marmalade recipe from Zanzibar needs seven cardamom pods"
@@ -180,3 +180,41 @@ def test_crystal_ids_that_are_not_whole_numbers_are_refused_by_name(ws, now, ids
     with pytest.raises(UsageError, match=message):
         ws.forget(ids, now=now)
     assert [n.text for n in ws.scratch.notes()] == [TEXT]  # nothing was forgotten
+
+
+def test_the_seed_backups_and_the_waiting_candidate_forget_too_and_the_old_page_goes(ws, now):
+    ws.note(TEXT, at=now - timedelta(minutes=5))
+    (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
+    carrying = b"# Hand-written\n\n- caf\xe9 menu\n- " + TEXT.encode() + b"\n- Maya\n"
+    backups = [ws.root / "MEMORY.md.seed-backup", ws.root / "MEMORY.md.seed-backup.2"]
+    candidate = ws.memory_dir / "MEMORY.candidate.md"
+    for path in [*backups, candidate]:
+        path.write_bytes(carrying)
+    half_written = ws.root / "MEMORY.md.seed-backup.3.tmp"  # an interrupted copy: not a backup
+    half_written.write_bytes(carrying)
+    ws.report_html.write_text("<p>" + TEXT + "</p>")
+    report = ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    # Each file loses the one line and keeps every other byte, the stray Latin-1 byte included
+    for path in [*backups, candidate]:
+        assert path.read_bytes() == b"# Hand-written\n\n- caf\xe9 menu\n- Maya\n", path
+    assert half_written.read_bytes() == carrying
+    assert report.backup_lines == 3
+    assert report.report_removed is True and not ws.report_html.exists()
+
+
+def test_a_forget_with_nothing_in_the_backups_or_the_page_reports_none(ws, now):
+    ws.note(TEXT, at=now - timedelta(minutes=5))
+    (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
+    backup = ws.root / "MEMORY.md.seed-backup"
+    backup.write_bytes(b"# Hand-written\n- Maya\n")
+    report = ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    assert report.backup_lines == 0 and report.report_removed is False
+    assert backup.read_bytes() == b"# Hand-written\n- Maya\n"
+
+
+def test_a_page_that_cannot_be_deleted_stops_the_forget_with_one_clear_error(ws, now):
+    ws.note(TEXT, at=now - timedelta(minutes=5))
+    (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
+    ws.report_html.mkdir()  # a folder where the page would be: unlink fails
+    with pytest.raises(WorkspaceError, match="cannot delete .*report.html .*delete it by hand"):
+        ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
