@@ -104,6 +104,7 @@ TARGETS = (
         # The in-process crashes only: a killed child process runs the installed, unmutated code.
         (
             "tests/test_safety_cycle.py",
+            "tests/test_safety_cycle_journal.py",
             "tests/test_hand_edits_during.py",
             "tests/test_dream.py",
             "tests/test_secrets_answers.py",

@@ -1,0 +1,50 @@
+"""What a dream that fails tells the journal: what it cost, and which row is its own.
+
+A paid answer that could not be used still counts against the spending cap (which reads the
+journal), so its cost must land in the failed dream's row; and the error the caller sees names
+that row, so ``dream show`` can find the raw answer.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from dreamer.dream import cycle as dream
+from dreamer.dream.synth import Usage
+from dreamer.errors import SynthesisError
+from dreamer.memory import scratch
+
+NOTES = [
+    "User prefers concise answers with code first",
+    "Acme report deadline is Friday",
+    "Deployed the staging server after the nginx change",
+]
+
+
+class PaidButUnusable:
+    """A synthesizer whose answer was paid for and could not be parsed."""
+
+    name, model = "paid", "fake-1"
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        raise SynthesisError(
+            "the answer was not a state; try again",
+            raw="<not a state>",
+            usage=Usage(input_tokens=1200, output_tokens=300, cost_usd=0.25, tries=1),
+        )
+
+
+def test_a_paid_but_unusable_answer_is_journaled_with_its_cost(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=3 - n))
+    with pytest.raises(SynthesisError) as raised:
+        dream.run(ws, now=now, force=True, synthesizer=PaidButUnusable())
+    row = ws.store.get_dream(raised.value.dream_id)
+    assert row["outcome"] == "failed"
+    assert (row["input_tokens"], row["output_tokens"], row["cost_usd"]) == (1200, 300, 0.25)
+    assert row["raw"] == "<not a state>"
+    assert row["error"] == "SynthesisError: the answer was not a state; try again"
+    assert ws.store.dream_totals()["cost_usd"] == 0.25
+    assert [n.text for n in scratch.parse(ws.scratch_path).notes] == NOTES
