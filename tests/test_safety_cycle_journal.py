@@ -13,6 +13,7 @@ import pytest
 
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Usage
+from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import SynthesisError
 from dreamer.memory import scratch
 
@@ -48,3 +49,32 @@ def test_a_paid_but_unusable_answer_is_journaled_with_its_cost(ws, now):
     assert row["error"] == "SynthesisError: the answer was not a state; try again"
     assert ws.store.dream_totals()["cost_usd"] == 0.25
     assert [n.text for n in scratch.parse(ws.scratch_path).notes] == NOTES
+
+
+class EditsOnce:
+    """The offline synthesizer, with a person saving MEMORY.md during its first call."""
+
+    name, model = "edits-once", None
+
+    def __init__(self, ws):
+        self.ws, self.inner, self.calls = ws, OfflineSynthesizer(), 0
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        self.calls += 1
+        if self.calls == 1:
+            with self.ws.memory_md.open("a", encoding="utf-8") as handle:
+                handle.write("- written by hand during the dream\n")
+        return self.inner.synthesize(inputs, critique=critique, previous=previous)
+
+
+def test_a_dream_over_a_hand_edit_keeps_why_it_ran_in_its_reason(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=30 - n))
+    assert dream.run(ws, now=now, force=True).committed
+    ws.note("Acme moved the report deadline to Monday", at=now + timedelta(minutes=5))
+    later = now + timedelta(hours=1)
+    result = dream.run(ws, now=later, force=True, synthesizer=EditsOnce(ws))
+    assert result.committed and "- written by hand during the dream" in ws.read_memory()
+    why = "; MEMORY.md was edited during the dream (1 time(s)), so it dreamt again over the "
+    assert result.reason.startswith("forced (") and result.reason.endswith(why + "edited state")
+    assert ws.store.get_dream(result.dream_id)["reason"] == result.reason
