@@ -78,3 +78,22 @@ def test_a_dream_over_a_hand_edit_keeps_why_it_ran_in_its_reason(ws, now):
     why = "; MEMORY.md was edited during the dream (1 time(s)), so it dreamt again over the "
     assert result.reason.startswith("forced (") and result.reason.endswith(why + "edited state")
     assert ws.store.get_dream(result.dream_id)["reason"] == result.reason
+
+
+@pytest.mark.parametrize("step", ["consolidate", "settle"])
+def test_a_failure_after_the_commit_is_added_to_the_reason_not_put_in_its_place(ws, now, step):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=3 - n))
+
+    def hook(name):
+        if name == step:
+            raise OSError(28, "No space left on device")
+
+    result = dream.run(ws, now=now, force=True, step=hook)
+    assert result.committed and ws.read_memory() == result.state_text
+    assert result.reason.startswith("forced (")
+    assert result.reason.endswith(
+        f"; MEMORY.md was written, but the {step} step after it failed (OSError: [Errno 28] "
+        "No space left on device); the dream's notes stay pending and the next dream settles "
+        "them"
+    )
