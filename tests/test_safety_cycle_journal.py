@@ -12,10 +12,11 @@ from datetime import timedelta
 import pytest
 
 from dreamer.dream import cycle as dream
-from dreamer.dream.synth import Usage
+from dreamer.dream.synth import Draft, Usage
 from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.errors import SynthesisError
+from dreamer.errors import DreamRejected, SynthesisError
 from dreamer.memory import scratch
+from dreamer.memory import state as wm
 
 NOTES = [
     "User prefers concise answers with code first",
@@ -97,3 +98,30 @@ def test_a_failure_after_the_commit_is_added_to_the_reason_not_put_in_its_place(
         "No space left on device); the dream's notes stay pending and the next dream settles "
         "them"
     )
+
+
+class Emptying:
+    """A synthesizer that answers every call with empty sections: the guards reject it."""
+
+    name, model = "emptying", None
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        keys = ("phenotype", "bond", "niche", "active_context", "curiosity_gaps")
+        empty = wm.WorkingMemory(bodies={key: "" for key in wm.section_keys()})
+        return Draft(wm.from_fields({key: "" for key in keys}, empty), raw="{}", usage=Usage())
+
+
+def test_a_rejected_dream_says_why_and_that_nothing_was_lost(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=30 - n))
+    assert dream.run(ws, now=now, force=True).committed
+    before = ws.memory_md.read_bytes()
+    ws.note("Acme moved the report deadline to Monday", at=now + timedelta(minutes=5))
+    with pytest.raises(DreamRejected) as caught:
+        dream.run(ws, now=now + timedelta(hours=1), force=True, synthesizer=Emptying())
+    message = str(caught.value)
+    assert message.startswith("the guards rejected the dream after 2 revision(s): ")
+    assert caught.value.reasons[0] in message
+    assert message.endswith("; MEMORY.md is unchanged and the notes are back in the scratch")
+    assert ws.memory_md.read_bytes() == before
+    assert ws.store.get_dream(caught.value.dream_id)["reason"] == message
