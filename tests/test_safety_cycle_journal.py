@@ -125,3 +125,22 @@ def test_a_rejected_dream_says_why_and_that_nothing_was_lost(ws, now):
     assert message.endswith("; MEMORY.md is unchanged and the notes are back in the scratch")
     assert ws.memory_md.read_bytes() == before
     assert ws.store.get_dream(caught.value.dream_id)["reason"] == message
+
+
+def test_the_reason_says_whether_the_dream_was_due_or_forced_and_a_skip_says_why(ws, now):
+    for n, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(hours=30 - n))
+    ready, why = dream.readiness(ws)
+    assert not ready
+    assert dream.run(ws, now=now, dry_run=True).reason == "would skip: " + why
+    skipped = dream.run(ws, now=now)
+    assert skipped.outcome == "skipped" and skipped.reason == why
+    row = ws.store.get_dream(skipped.dream_id)
+    assert (row["outcome"], row["reason"], row["old_state"]) == ("skipped", why, None)
+    for n in range(3):
+        ws.note(f"Fresh note number {n} about the Acme launch", at=now - timedelta(hours=2 - n))
+    ready, why = dream.readiness(ws)
+    assert ready
+    assert dream.run(ws, now=now, dry_run=True).reason == why
+    result = dream.run(ws, now=now)
+    assert result.committed and result.reason == why
