@@ -108,6 +108,7 @@ TARGETS = (
             "tests/test_hand_edits_during.py",
             "tests/test_dream.py",
             "tests/test_review.py",
+            "tests/test_budget.py",
             "tests/test_secrets_answers.py",
             "tests/test_dream_crash.py::test_an_exception_at_any_step",
         ),
