@@ -110,6 +110,7 @@ def test_a_forget_rewrites_the_journal_json_string_by_string(ws, now):
         ["[forgotten]", "keep the café line"],
         ["naïve wording"],
     ]
+    assert "keep the café line" in _journal(ws, old, "critiques")  # as the store writes it
     assert json.loads(_journal(ws, old, "inputs")) == {
         "note": "[forgotten]",
         "kept": "crème brûlée",
