@@ -109,6 +109,8 @@ TARGETS = (
             "tests/test_dream.py",
             "tests/test_review.py",
             "tests/test_budget.py",
+            "tests/test_pins.py",
+            "tests/test_bounded_dreams.py",
             "tests/test_secrets_answers.py",
             "tests/test_dream_crash.py::test_an_exception_at_any_step",
         ),
