@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from dreamer import Workspace
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Draft, Usage
 from dreamer.dream.synth.offline import OfflineSynthesizer
@@ -144,3 +145,17 @@ def test_the_reason_says_whether_the_dream_was_due_or_forced_and_a_skip_says_why
     assert dream.run(ws, now=now, dry_run=True).reason == why
     result = dream.run(ws, now=now)
     assert result.committed and result.reason == why
+
+
+def test_a_spending_cap_never_holds_back_the_free_offline_synthesizer(tmp_path, now):
+    root = tmp_path / "capped"
+    root.mkdir()
+    (root / "dreamer.toml").write_text("[memory.dream]\nmaxUsdPerDay = 0.01\n", encoding="utf-8")
+    with Workspace.open(root) as ws:
+        for n, text in enumerate(NOTES):
+            ws.note(text, at=now - timedelta(hours=3 - n))
+        # A paid dream earlier today already spent more than the cap
+        with pytest.raises(SynthesisError):
+            dream.run(ws, now=now - timedelta(hours=1), force=True, synthesizer=PaidButUnusable())
+        result = dream.run(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
+        assert result.committed, result.reason
