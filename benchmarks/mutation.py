@@ -177,7 +177,7 @@ def _configure(copy: Path, target: Target) -> None:
         "[tool.mutmut]",
         'source_paths = ["dreamer"]',
         f"only_mutate = [{json.dumps(target.module)}]",
-        'also_copy = ["prompts", "schemas", "plugin"]',
+        'also_copy = ["prompts", "schemas", "plugin", "benchmarks"]',
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
     ]
