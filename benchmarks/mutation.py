@@ -102,26 +102,51 @@ TARGETS = (
         "cycle",
         "dreamer/dream/cycle.py",
         # The in-process crashes only: a killed child process runs the installed, unmutated code.
-        ("tests/test_safety_cycle.py", "tests/test_dream_crash.py::test_an_exception_at_any_step"),
+        (
+            "tests/test_safety_cycle.py",
+            "tests/test_safety_cycle_journal.py",
+            "tests/test_hand_edits_during.py",
+            "tests/test_dream.py",
+            "tests/test_review.py",
+            "tests/test_budget.py",
+            "tests/test_pins.py",
+            "tests/test_bounded_dreams.py",
+            "tests/test_secrets_answers.py",
+            "tests/test_dream_crash.py::test_an_exception_at_any_step",
+        ),
         functions=(
             "*ǁ_Dreamǁrun__mutmut_*",
+            "*ǁ_Dreamǁ_dream__mutmut_*",
             "*ǁ_Dreamǁ_commit__mutmut_*",
-            "*ǁ_Dreamǁ_book__mutmut_*",
             "*ǁ_Dreamǁ_fail__mutmut_*",
+            "*ǁ_Dreamǁsynth__mutmut_*",
         ),
-        why="the dream's put-back and commit code",
+        why="the dream's safety code: recovery of rotated notes, the redaction of answers, the "
+        "re-dream over a hand edit, the commit and the put-back on failure or interrupt",
     ),
     Target(
         "forgetting",
         "dreamer/memory/forgetting.py",
-        ("tests/test_forget.py", "tests/test_safety_forget.py"),
+        ("tests/test_forget.py", "tests/test_safety_forget.py", "tests/test_forget_edges.py"),
         why="explicit forgetting everywhere",
     ),
     Target(
         "secrets",
         "dreamer/support/secrets.py",
-        ("tests/test_secrets.py",),
-        why="the secret detector",
+        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        why="the secret detector: shapes, keywords, phrases, placeholders",
+    ),
+    Target(
+        "secrets_rules",
+        "dreamer/support/secrets_rules.py",
+        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        why="the gitleaks rules engine: keywords, allow lists, entropy",
+    ),
+    Target(
+        "secrets_prose",
+        "dreamer/support/secrets_prose.py",
+        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        why="secrets said in prose: bare keys, logins, card and account numbers",
     ),
 )
 BY_NAME = {target.name: target for target in TARGETS}
@@ -152,7 +177,7 @@ def _configure(copy: Path, target: Target) -> None:
         "[tool.mutmut]",
         'source_paths = ["dreamer"]',
         f"only_mutate = [{json.dumps(target.module)}]",
-        'also_copy = ["prompts", "schemas", "plugin"]',
+        'also_copy = ["prompts", "schemas", "plugin", "benchmarks"]',
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
         'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
     ]
