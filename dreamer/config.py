@@ -158,18 +158,21 @@ def _to_bool(value: Any, where: str) -> bool:
     raise InvalidSetting(f"{where} must be true or false, not {value!r}")
 
 
-def _to_positive_float(value: Any, where: str) -> float:
+def _positive(value: Any, where: str, noun: str, maximum: float, most: str) -> float:
+    """A finite number above 0 and at most ``maximum``, or one error line saying what fits."""
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise InvalidSetting(f"{where} must be a number, not {value!r}") from None
+        raise InvalidSetting(f"{where} must be {noun}, not {value!r}") from None
     if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
-        raise InvalidSetting(f"{where} must be a number above 0, not {value!r}")
-    if number > MAX_MINUTES:
-        raise InvalidSetting(
-            f"{where} must be at most {MAX_MINUTES} (a year, in minutes), not {value!r}"
-        )
+        raise InvalidSetting(f"{where} must be {noun} above 0, not {value!r}")
+    if number > maximum:
+        raise InvalidSetting(f"{where} must be at most {most}, not {value!r}")
     return number
+
+
+def _to_positive_float(value: Any, where: str) -> float:
+    return _positive(value, where, "a number", MAX_MINUTES, f"{MAX_MINUTES} (a year, in minutes)")
 
 
 def _to_count(value: Any, where: str) -> int:
@@ -236,17 +239,8 @@ def _to_choice(choices: tuple[str, ...]) -> Callable[[Any, str], str]:
 
 
 def _to_seconds(value: Any, where: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidSetting(f"{where} must be a number of seconds, not {value!r}") from None
-    if isinstance(value, bool) or not math.isfinite(number) or number <= 0:
-        raise InvalidSetting(f"{where} must be a number of seconds above 0, not {value!r}")
-    if number > MAX_TIMEOUT_SECONDS:
-        raise InvalidSetting(
-            f"{where} must be at most {MAX_TIMEOUT_SECONDS:.0f} seconds (an hour), not {value!r}"
-        )
-    return number
+    most = f"{MAX_TIMEOUT_SECONDS:.0f} seconds (an hour)"
+    return _positive(value, where, "a number of seconds", MAX_TIMEOUT_SECONDS, most)
 
 
 def _to_retries(value: Any, where: str) -> int:
