@@ -131,28 +131,28 @@ BUGS: list[tuple[str, str, str, list[tuple[str, str]], list[str]]] = [
     (
         "11",
         "forget keeps the embedding vector (SQLite)",
-        "dreamer/store/sqlite_crystals.py",
+        "dreamer/store/sqlite/crystals.py",
         [(FORGET_UPDATE, "\"UPDATE crystals SET text = '', origin = NULL,\"")],
         [F + "test_the_vector_is_gone"],
     ),
     (
         "11pg",
         "forget keeps the embedding vector (PostgreSQL)",
-        "dreamer/store/postgres_crystals.py",
+        "dreamer/store/postgres/crystals.py",
         [(FORGET_UPDATE, "\"UPDATE crystals SET text = '', origin = NULL,\"")],
         [F + "test_on_postgres_the_tsvector_and_the_rows_forget_too"],
     ),
     (
         "12",
         "forget keeps the search-log entry",
-        "dreamer/store/sqlite_records.py",
+        "dreamer/store/sqlite/records.py",
         [('    "searches": ("query",),\n', "")],
         [F + "test_the_search_log_forgets_the_query"],
     ),
     (
         "13",
         "forget keeps PostgreSQL's tsvector",
-        "dreamer/store/postgres_crystals.py",
+        "dreamer/store/postgres/crystals.py",
         [("\" tsv = ''::tsvector, doc_len = 0", '" doc_len = 0')],
         [F + "test_on_postgres_the_tsvector_and_the_rows_forget_too"],
     ),
@@ -197,7 +197,7 @@ BUGS: list[tuple[str, str, str, list[tuple[str, str]], list[str]]] = [
     (
         "17",
         "forget leaves the crystal's words in the FTS index (no merge)",
-        "dreamer/store/sqlite_base.py",
+        "dreamer/store/sqlite/base.py",
         [
             (
                 "self.db.execute(\"INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')\")",

@@ -127,7 +127,7 @@ def test_the_audit_keeps_why_and_never_what(forgotten):
 
 
 def test_a_rewrite_of_the_records_counts_each_changed_row_once(ws, now):
-    from dreamer.store.sqlite_records import REWRITTEN
+    from dreamer.store.records import REWRITTEN
 
     for query in ("zebra crossing times", "where is the quokka zebra", "billing deploy day"):
         ws.search(query, now=now)

@@ -10,8 +10,8 @@ import pytest
 import sqlite_utils
 
 from dreamer.errors import StoreCorrupt
-from dreamer.store.schema import migrations
-from dreamer.store.sqlite import SQLiteStore as Store
+from dreamer.store.sqlite.schema import migrations
+from dreamer.store.sqlite.store import SQLiteStore as Store
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_vectors_stored_before_embedders_were_recorded_are_marked_hashing(tmp_pa
 
 
 def test_the_runtime_schema_list_matches_the_migrations():
-    from dreamer.store.sqlite_db import SCHEMA
+    from dreamer.store.sqlite.db import SCHEMA
 
     every = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
-    assert list(SCHEMA) == every  # a new migration must be listed in sqlite_db.SCHEMA too
+    assert list(SCHEMA) == every  # a new migration must be listed in store/sqlite/db.py SCHEMA

@@ -24,7 +24,7 @@ import pytest
 from dreamer import Workspace
 from dreamer.cli import main
 from dreamer.errors import DiskFull, StorageIOError, StoreCorrupt
-from dreamer.store import sqlite_errors
+from dreamer.store.sqlite import errors as sqlite_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 4096

@@ -3,7 +3,7 @@
 The same log as ``memory/scratch.md`` (``dreamer.memory.scratch.FileScratch``), kept where every
 machine of a fleet sees it, so a note written on one machine is dreamt on another with no
 shared folder. What the file does with a lock and a rotated copy, the rows do with one
-statement each (see ``dreamer.store.postgres_scratch``):
+statement each (see ``dreamer.store.postgres.scratch``):
 
 - a note is one committed ``INSERT``: acknowledged means stored;
 - a dream's rotation marks the pending rows with its lease token, so notes that arrive during

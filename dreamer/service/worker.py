@@ -1,5 +1,5 @@
 """``dream worker``: processes on any number of machines sharing the jobs of many workspaces
-through a PostgreSQL jobs table (``dreamer.store.postgres_jobs``).
+through a PostgreSQL jobs table (``dreamer.store.postgres.jobs``).
 
 A workspace is registered once (``dream worker add PATH``): one row per enabled job
 (``consolidate``, ``dream``), first due when the workspace's own journal says (as ``dream serve``
@@ -51,7 +51,7 @@ from dreamer.store import is_postgres
 from dreamer.support.times import as_utc, utc_now
 
 if TYPE_CHECKING:
-    from dreamer.store.postgres_jobs import Claim, JobQueue
+    from dreamer.store.postgres.jobs import Claim, JobQueue
 
 log = logging.getLogger("dreamer.worker")
 DEFAULT_LEASE = timedelta(minutes=5)

@@ -14,7 +14,7 @@ from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.base import Crystal, Store, content_hash
 
 if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
-    from dreamer.store.postgres_jobs import JobQueue
+    from dreamer.store.postgres.jobs import JobQueue
 
 __all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_jobs", "open_store"]
 
@@ -42,7 +42,7 @@ def open_jobs(url: str) -> JobQueue:
     if not is_postgres(url):
         raise UsageError(f"the jobs database must be a postgresql:// URL, not {url!r}")
     _require_psycopg()
-    from dreamer.store.postgres_jobs import JobQueue
+    from dreamer.store.postgres.jobs import JobQueue
 
     return JobQueue(url)
 
@@ -56,9 +56,9 @@ def open_store(
     ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read."""
     if is_postgres(url):
         _require_psycopg()
-        from dreamer.store.postgres import PostgresStore
+        from dreamer.store.postgres.store import PostgresStore
 
         return PostgresStore(str(url), key or str(path.resolve().parent.parent), path)
-    from dreamer.store.sqlite import SQLiteStore
+    from dreamer.store.sqlite.store import SQLiteStore
 
     return SQLiteStore(path, read_only=read_only)

@@ -10,41 +10,9 @@ from typing import Any
 from dreamer.config import HORMONES
 from dreamer.errors import DreamNotFound
 from dreamer.store.base import HormoneRow
-from dreamer.store.sqlite_base import Connected, marks
+from dreamer.store.records import HISTORY_FIELDS, JSON_FIELDS, REWRITTEN, SUMMARY_FIELDS
+from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
-
-# Journal fields stored as JSON text.
-JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
-SUMMARY_FIELDS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-)
-# Text columns that may quote a memory, by table (rewrite_texts).
-REWRITTEN = {
-    "dreams": (
-        "reason",
-        "inputs",
-        "old_state",
-        "new_state",
-        "draft",
-        "critiques",
-        "revisions",
-        "error",
-        "raw",
-    ),
-    "searches": ("query",),
-    "gaps": ("query",),
-    "hormones": ("reason",),
-}
-HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol", "oxytocin")
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:

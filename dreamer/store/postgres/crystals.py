@@ -10,7 +10,7 @@ from typing import Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
-from dreamer.store.postgres_base import CRYSTAL_COLUMNS, Connected, fold, reported, vector
+from dreamer.store.postgres.base import CRYSTAL_COLUMNS, Connected, fold, reported, vector
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"

@@ -4,7 +4,7 @@
 Each ``PostgresStore`` is one workspace's view (its rows, keyed by the workspace's ``key``) over
 its own connection. Writes of one workspace take turns through a transaction-scoped advisory
 lock, as SQLite's ``BEGIN IMMEDIATE`` makes them; other workspaces are not held up. Schema
-changes happen only through the numbered migrations in ``dreamer.store.postgres_schema``.
+changes happen only through the numbered migrations in ``dreamer.store.postgres.schema``.
 psycopg is imported only here (and by the modules this one imports), so a SQLite user never
 loads it.
 """
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dreamer.store.postgres_base import connect
-from dreamer.store.postgres_crystals import CrystalTables
-from dreamer.store.postgres_leases import LeaseTables
-from dreamer.store.postgres_records import RecordTables
-from dreamer.store.postgres_scratch import ScratchTables
-from dreamer.store.postgres_search import SearchTables
+from dreamer.store.postgres.base import connect
+from dreamer.store.postgres.crystals import CrystalTables
+from dreamer.store.postgres.leases import LeaseTables
+from dreamer.store.postgres.records import RecordTables
+from dreamer.store.postgres.scratch import ScratchTables
+from dreamer.store.postgres.search import SearchTables
 
 
 class PostgresStore(CrystalTables, SearchTables, RecordTables, LeaseTables, ScratchTables):

@@ -2,8 +2,8 @@
 
 The connection runs in WAL mode with a busy timeout, and every write is a ``BEGIN IMMEDIATE``
 transaction, so several processes can write at once without "database is locked" surprises.
-Schema changes happen only through the numbered migrations in ``dreamer.store.schema``
-(sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite_db``).
+Schema changes happen only through the numbered migrations in ``dreamer.store.sqlite.schema``
+(sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite.db``).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
-from dreamer.store import sqlite_db, sqlite_errors
-from dreamer.store.sqlite_crystals import CrystalTables
-from dreamer.store.sqlite_history import HistoryTables
-from dreamer.store.sqlite_records import RecordTables
-from dreamer.store.sqlite_search import SearchTables
+from dreamer.store.sqlite import db as sqlite_db
+from dreamer.store.sqlite import errors as sqlite_errors
+from dreamer.store.sqlite.crystals import CrystalTables
+from dreamer.store.sqlite.history import HistoryTables
+from dreamer.store.sqlite.records import RecordTables
+from dreamer.store.sqlite.search import SearchTables
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
@@ -140,10 +141,10 @@ def _switch_to_wal(conn: sqlite3.Connection) -> str:
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
-    # Here only: sqlite-utils and the migrations cost ~45 ms to import (see sqlite_db).
+    # Here only: sqlite-utils and the migrations cost ~45 ms to import (see db.py).
     import sqlite_utils
 
-    from dreamer.store.schema import migrations
+    from dreamer.store.sqlite.schema import migrations
 
     # No sqlite-utils plugins: loading them scans every installed package's entry points
     # (~70 ms), and dreamer's schema must not depend on what else is installed.

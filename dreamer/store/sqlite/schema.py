@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from dreamer.store.sqlite_db import FTS_TOKENIZER
+from dreamer.store.sqlite.db import FTS_TOKENIZER
 
 migrations = sqlite_utils.Migrations("dreamer")
 

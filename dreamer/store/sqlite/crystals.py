@@ -9,7 +9,7 @@ from typing import Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
-from dreamer.store.sqlite_base import CRYSTAL_COLUMNS, Connected, marks
+from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"

@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 
 from dreamer.errors import StoreUnavailable
-from dreamer.store.postgres_base import LOCK_CLASS, reported
+from dreamer.store.postgres.base import LOCK_CLASS, reported
 
 MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
     (

@@ -1,6 +1,6 @@
 """The connection wrapper the SQLite backend uses at run time, and the schema it expects.
 
-sqlite-utils runs dreamer's numbered migrations (``dreamer.store.schema``), but importing it
+sqlite-utils runs dreamer's numbered migrations (``dreamer.store.sqlite.schema``), but importing it
 costs a fresh process ~45 ms (and numpy, dateutil and a regex-heavy SQL parser come with it),
 which ``dream note`` and ``dream search`` pay for nothing once the schema is current. So a
 connection is wrapped in this ``Database`` (the two methods of sqlite-utils' that the store

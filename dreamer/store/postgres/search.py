@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dreamer.store.base import RankRow
-from dreamer.store.postgres_base import Connected, fold
+from dreamer.store.postgres.base import Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from dreamer.store.postgres_base import Connected
+from dreamer.store.postgres.base import Connected
 from dreamer.support.times import iso
 
 

@@ -19,7 +19,7 @@ from psycopg.pq import Format
 from psycopg.types import TypeInfo
 
 from dreamer.errors import StoreUnavailable, UsageError
-from dreamer.store.postgres_schema import MIGRATIONS
+from dreamer.store.postgres.schema import MIGRATIONS
 from dreamer.support.times import iso
 
 CRYSTAL_COLUMNS = (

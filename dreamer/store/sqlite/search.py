@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from dreamer.store.base import RankRow
-from dreamer.store.sqlite_base import Connected, marks
-from dreamer.store.sqlite_db import FTS_TOKENIZER
+from dreamer.store.sqlite.base import Connected, marks
+from dreamer.store.sqlite.db import FTS_TOKENIZER
 from dreamer.support.times import iso
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.errors import LockHeld
-from dreamer.store.sqlite_db import Database
+from dreamer.store.sqlite.db import Database
 from dreamer.support.times import iso
 
 CRYSTAL_COLUMNS = (

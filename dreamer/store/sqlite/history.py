@@ -6,29 +6,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from dreamer.store.sqlite_base import Connected, marks
-from dreamer.store.sqlite_records import HISTORY_FIELDS
-
-# Lifecycle stages a day's audit rows can move crystals into, as the report counts them.
-LIFECYCLE_EVENTS = ("created", "consolidated", "archived", "frozen")
-DREAM_ROW_FIELDS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "cost_usd",
-    "consumed",
-    "critiques",
-    "revisions",
-    "has_text",
-)
+from dreamer.store.records import DREAM_ROW_FIELDS, HISTORY_FIELDS, LIFECYCLE_EVENTS
+from dreamer.store.sqlite.base import Connected, marks
 
 
 class HistoryTables(Connected):

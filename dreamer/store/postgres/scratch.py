@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.store.base import ScratchRow
-from dreamer.store.postgres_base import Connected
+from dreamer.store.postgres.base import Connected
 from dreamer.support.times import iso
 
 

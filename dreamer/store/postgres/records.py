@@ -11,9 +11,15 @@ from typing import Any
 from dreamer.config import HORMONES
 from dreamer.errors import DreamNotFound
 from dreamer.store.base import HormoneRow
-from dreamer.store.postgres_base import Connected
-from dreamer.store.sqlite_history import DREAM_ROW_FIELDS, LIFECYCLE_EVENTS
-from dreamer.store.sqlite_records import HISTORY_FIELDS, JSON_FIELDS, REWRITTEN, SUMMARY_FIELDS
+from dreamer.store.postgres.base import Connected
+from dreamer.store.records import (
+    DREAM_ROW_FIELDS,
+    HISTORY_FIELDS,
+    JSON_FIELDS,
+    LIFECYCLE_EVENTS,
+    REWRITTEN,
+    SUMMARY_FIELDS,
+)
 from dreamer.support.times import iso
 
 DREAM_COLUMNS = (

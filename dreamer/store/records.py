@@ -1,0 +1,58 @@
+"""Column lists both backends share: the journal's JSON fields and summaries, the hormone
+history, the texts a forget rewrites, the report's lifecycle events."""
+
+from __future__ import annotations
+
+# Journal fields stored as JSON text.
+JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
+SUMMARY_FIELDS = (
+    "id",
+    "started_at",
+    "finished_at",
+    "outcome",
+    "reason",
+    "synthesizer",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+)
+# Text columns that may quote a memory, by table (rewrite_texts).
+REWRITTEN = {
+    "dreams": (
+        "reason",
+        "inputs",
+        "old_state",
+        "new_state",
+        "draft",
+        "critiques",
+        "revisions",
+        "error",
+        "raw",
+    ),
+    "searches": ("query",),
+    "gaps": ("query",),
+    "hormones": ("reason",),
+}
+HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cortisol", "oxytocin")
+
+# Lifecycle stages a day's audit rows can move crystals into, as the report counts them.
+LIFECYCLE_EVENTS = ("created", "consolidated", "archived", "frozen")
+DREAM_ROW_FIELDS = (
+    "id",
+    "started_at",
+    "finished_at",
+    "outcome",
+    "reason",
+    "synthesizer",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "consumed",
+    "critiques",
+    "revisions",
+    "has_text",
+)
