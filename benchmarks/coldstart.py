@@ -1,89 +1,217 @@
-"""Wall and CPU time of fresh ``dream note`` and ``dream search`` processes (p50, p90 of N).
+"""Fresh ``dream note``, ``dream search`` and ``dream hook session-start`` processes against
+bare Python's start, interleaved, with and without dreamer's ``.pyc`` files.
 
-    python benchmarks/coldstart.py [--runs 21] [--notes 200]
+    python benchmarks/coldstart.py [--runs 15] [--notes 200] [--json]
 
-Each run is a new ``python -m dreamer.cli`` process, as an agent's hook or shell calls it, in a
-workspace that already holds ``--notes`` notes. Figures go in docs/bench.md. Run it where the
-package's ``.pyc`` files exist (``pip install`` writes them; in a checkout with
-PYTHONDONTWRITEBYTECODE set, run ``python -m compileall -q dreamer`` first, or every run also
-compiles dreamer's sources).
+Each run is a new ``python -m dreamer.cli`` process, as an agent's hook or shell starts it.
+Every round runs each (mode, command) pair once, in a shuffled order, so that the machine's
+load falls on all of them alike; the figures are the p50 (and p90) wall time of the rounds and
+each command's ratio to bare ``python -c pass`` of the same mode.
+
+The two modes run dreamer from two copies of the package made here (``dreamer/`` with
+``prompts/``, ``schemas/`` and ``plugin/`` beside it, put first on ``PYTHONPATH``):
+
+- ``pyc``: the copy was byte-compiled first (``compileall``), as ``pip install`` leaves it;
+- ``no pyc``: the copy has no ``__pycache__`` and ``PYTHONDONTWRITEBYTECODE=1`` keeps it so,
+  so every process compiles each dreamer module it imports (a checkout run without write
+  access, or an install that skipped compiling). Python's own and the dependencies' ``.pyc``
+  files stay as installed, in both modes: that is what a user has.
+
+Bare Python runs with the same interpreter, environment and ``PYTHONPATH`` in each mode.
+The note command writes into its own workspace; search and the hook read another that holds
+``--notes`` notes, all embedded, so each search measures a steady state. Figures go in
+docs/bench.md ("Cold start").
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import json
 import os
 import platform
+import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("dreamer", "prompts", "schemas", "plugin")
+MODES = ("pyc", "no pyc")
+# The issue's bar: a command's p50 over bare Python's p50, in each mode.
+TARGETS = {"dream note": 6.0, "dream search": 8.0}
 
 
-def _wall(
-    args: list[str], runs: int, env: dict[str, str], *, python: bool = False
-) -> tuple[list[float], list[float]]:
-    times, cpu = [], []
-    for i in range(runs):
-        argv = [a.replace("{i}", str(i)) for a in args]
-        command = (
-            [sys.executable, *argv] if python else [sys.executable, "-m", "dreamer.cli", *argv]
-        )
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(command, env=env, capture_output=True, text=True)
-        times.append((time.perf_counter() - start) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        cpu.append(used * 1000)
-        if done.returncode != 0:
-            raise SystemExit(f"dream {' '.join(argv)} failed: {done.stderr.strip()}")
-    return times, cpu
+def _copy(into: Path, *, compiled: bool) -> Path:
+    """A copy of the shipped package at ``into`` (with its ``.pyc`` files when ``compiled``)."""
+    for name in SHIPPED:
+        shutil.copytree(ROOT / name, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if compiled and not compileall.compile_dir(into / "dreamer", quiet=1):
+        raise SystemExit("compileall failed on the copy of dreamer")
+    return into
+
+
+def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[str], str]]:
+    """Each measured command: its arguments after the interpreter, and its stdin."""
+    cli = ["-m", "dreamer.cli"]
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": home})
+    return {
+        "python -c pass": (["-c", "pass"], ""),
+        "import dreamer.cli": (["-c", "import dreamer.cli"], ""),
+        "dream note": ([*cli, "note", "-w", note_ws, "cold start note {i} on the release"], ""),
+        "dream search": ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
+        "dream hook session-start": ([*cli, "hook", "session-start", "-w", search_ws], start),
+    }
+
+
+def _run(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one fresh process, started in $HOME (a
+    folder without dreamer: ``-c`` and ``-m`` put the current folder first on sys.path)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *argv],
+        input=stdin,
+        env=env,
+        cwd=env["HOME"],
+        capture_output=True,
+        text=True,
+    )
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr.strip()}")
+    return wall, cpu
+
+
+def _env(path: Path, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAM_")}
+    env.update(PYTHONPATH=str(path), PYTHONDONTWRITEBYTECODE="1", HOME=str(home))
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    return env
+
+
+def _check_copy(env: dict[str, str], path: Path) -> None:
+    """The child processes import dreamer from the copy, not from the checkout."""
+    where = subprocess.run(
+        [sys.executable, "-c", "import dreamer; print(dreamer.__file__)"],
+        env=env,
+        cwd=env["HOME"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    if not where.startswith(str(path)):
+        raise SystemExit(f"dreamer was imported from {where}, not from the copy at {path}")
+
+
+def _stats(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "p50": statistics.median(ordered),
+        "p90": ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))],
+    }
+
+
+def measure(runs: int, notes: int, seed: int = 0) -> dict[str, Any]:
+    """Run the rounds; return p50/p90 wall, p50 CPU and ratio to bare Python per mode."""
+    with tempfile.TemporaryDirectory(prefix="dream-coldstart-") as tmp:
+        base = Path(tmp)
+        home = base / "home"
+        home.mkdir()
+        paths = {
+            "pyc": _copy(base / "pyc", compiled=True),
+            "no pyc": _copy(base / "src", compiled=False),
+        }
+        envs = {mode: _env(paths[mode], home) for mode in MODES}
+        for mode in MODES:
+            _check_copy(envs[mode], paths[mode])
+        sys.path.insert(0, str(ROOT))
+        from dreamer import Workspace
+
+        note_ws, search_ws = str(base / "note-ws"), str(base / "search-ws")
+        with Workspace.open(note_ws) as opened:
+            opened.init()
+        with Workspace.open(search_ws) as opened:
+            opened.init()
+            for i in range(notes):
+                opened.note(f"note {i}: the deploy of service {i % 17} moved to day {i % 7}")
+        commands = _commands(note_ws, search_ws, str(home))
+        pairs = [(mode, name) for mode in MODES for name in commands]
+        wall: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
+        cpu: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
+        order = random.Random(seed)
+        for i in range(runs):
+            order.shuffle(pairs)
+            for mode, name in pairs:
+                args, stdin = commands[name]
+                argv = [a.replace("{i}", f"{mode}-{i}") for a in args]
+                w, c = _run(argv, stdin, envs[mode])
+                wall[mode, name].append(w)
+                cpu[mode, name].append(c)
+        stray = list((paths["no pyc"] / "dreamer").rglob("*.pyc"))
+        if stray:
+            raise SystemExit(f"the no-pyc copy gained {len(stray)} .pyc files; not measured")
+    result: dict[str, Any] = {
+        "machine": f"{platform.machine()} {os.cpu_count()} cpu, {platform.platform()}",
+        "python": platform.python_version(),
+        "runs": runs,
+        "notes": notes,
+        "modes": {},
+    }
+    for mode in MODES:
+        floor = statistics.median(wall[mode, "python -c pass"])
+        floor_cpu = statistics.median(cpu[mode, "python -c pass"])
+        rows = {}
+        for name in commands:
+            row = _stats(wall[mode, name])
+            row["cpu_p50"] = statistics.median(cpu[mode, name])
+            row["ratio"] = row["p50"] / floor
+            row["cpu_ratio"] = row["cpu_p50"] / floor_cpu
+            rows[name] = row
+        result["modes"][mode] = rows
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--notes", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=15, help="rounds [default: 15]")
+    parser.add_argument("--notes", type=int, default=200, help="notes in the searched workspace")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order")
+    parser.add_argument("--json", action="store_true", help="print JSON")
     opts = parser.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = str(Path(tmp) / "ws")
-        sys.path.insert(0, str(ROOT))
-        from dreamer import Workspace
-
-        with Workspace.open(ws) as opened:
-            opened.init()
-            for i in range(opts.notes):
-                opened.note(f"note {i}: the deploy of service {i % 17} moved to day {i % 7}")
-        floor = _wall(["-c", "pass"], opts.runs, env, python=True)
-        dispatcher = _wall(["-c", "import dreamer.cli"], opts.runs, env, python=True)
-        note = _wall(
-            ["note", "-w", ws, "cold start note {i} about the release train"], opts.runs, env
-        )
-        search = _wall(["search", "-w", ws, "when is the deploy"], opts.runs, env)
+    result = measure(opts.runs, opts.notes, opts.seed)
+    if opts.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"machine: {result['machine']}, Python {result['python']}")
     print(
-        f"machine: {platform.machine()} {os.cpu_count()} cpu, {platform.platform()}, "
-        f"Python {platform.python_version()}"
+        f"{opts.runs} interleaved rounds: wall p50 (p90), and its ratio to bare Python's; "
+        "CPU p50, and its ratio"
     )
-    for name, (times, cpu) in (
-        ("python -c pass", floor),
-        ("import dreamer.cli", dispatcher),
-        ("dream note", note),
-        ("dream search", search),
-    ):
-        ordered = sorted(times)
-        p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-        # CPU time (user + system) moves less than wall time on a machine shared with others.
-        print(
-            f"{name:<18} wall p50 {statistics.median(times):5.0f} ms  p90 {p90:5.0f} ms"
-            f"   cpu p50 {statistics.median(cpu):5.0f} ms   ({opts.runs} fresh processes)"
-        )
+    failed = []
+    for mode, rows in result["modes"].items():
+        print(f"\n[{mode}]")
+        for name, row in rows.items():
+            target = TARGETS.get(name)
+            verdict = ""
+            if target is not None:
+                ok = row["ratio"] <= target
+                verdict = f"  (target <= {target:g}x: {'met' if ok else 'NOT met'})"
+                if not ok:
+                    failed.append(f"{name} [{mode}]")
+            print(
+                f"{name:<26} {row['p50']:6.0f} ms ({row['p90']:4.0f}) {row['ratio']:5.1f}x"
+                f"   cpu {row['cpu_p50']:5.0f} ms {row['cpu_ratio']:5.1f}x{verdict}"
+            )
+    print("\nall targets met" if not failed else f"\nnot met: {', '.join(failed)}")
 
 
 if __name__ == "__main__":
