@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dreamer.errors import InvalidSetting
 
@@ -120,6 +119,8 @@ def parse(text: str, where: str) -> Cadence:
     zone = "UTC"
     if len(parts) == 6:
         zone = parts.pop()
+        from zoneinfo import ZoneInfoNotFoundError  # here: most settings name no time zone
+
         try:
             _zone(zone)
         except (ZoneInfoNotFoundError, ValueError):
@@ -191,7 +192,11 @@ def _trigger(fields: tuple[str, ...], zone: tzinfo) -> CronTrigger:
 
 
 def _zone(name: str) -> tzinfo:
-    return UTC if name.upper() == "UTC" else ZoneInfo(name)
+    if name.upper() == "UTC":
+        return UTC
+    from zoneinfo import ZoneInfo  # here: zoneinfo's import is a cost every command paid
+
+    return ZoneInfo(name)
 
 
 def _utc(moment: datetime) -> datetime:

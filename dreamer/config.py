@@ -11,11 +11,9 @@ dreamer.toml are an error, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
-import difflib
 import errno
 import math
 import os
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,9 @@ from dreamer.cadence import Cadence, every_minutes, parse
 from dreamer.errors import InvalidSetting
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
+# Set for the claude CLI a dream runs: dreamer's own hook then does nothing. Named here, not in
+# the claude-code synthesizer, so that a hook does not import the dream to read it.
+HOOKS_DISABLED = "DREAM_HOOKS_DISABLED"
 _DEFAULT_REST = {"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.20}
 _DEFAULT_HALF_LIFE = {"dopamine": 30.0, "cortisol": 60.0, "oxytocin": 45.0}
 SEARCH_SOURCES = ("memory", "sessions")
@@ -461,15 +462,9 @@ def read_toml(path: Path) -> dict[str, Any]:
     """Read dreamer.toml into a flat {dotted key: value} mapping, rejecting unknown keys."""
     try:
         with path.open("rb") as handle:
-            table = tomllib.load(handle)
+            data = handle.read()
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as e:
-        raise InvalidSetting(f"{path} is not valid TOML ({e}); fix or remove the file") from e
-    except UnicodeDecodeError as e:
-        raise InvalidSetting(
-            f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
-        ) from e
     except OSError as e:
         if e.errno in (errno.EMFILE, errno.ENFILE):  # not a permission: the open-files limit
             raise InvalidSetting(
@@ -477,6 +472,16 @@ def read_toml(path: Path) -> dict[str, Any]:
                 "LimitNOFILE= in a systemd unit)"
             ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
+    import tomllib  # here: most workspaces have no dreamer.toml, and a note must start fast
+
+    try:
+        table = tomllib.loads(data.decode("utf-8"))  # what tomllib.load does
+    except UnicodeDecodeError as e:
+        raise InvalidSetting(
+            f"{path} is not UTF-8 (byte {e.start}); save it as UTF-8 or remove the file"
+        ) from e
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidSetting(f"{path} is not valid TOML ({e}); fix or remove the file") from e
     flat = _flatten(table)
     for alias, key in ALIASES.items():
         if alias in flat:
@@ -485,6 +490,8 @@ def read_toml(path: Path) -> dict[str, Any]:
             flat[key] = flat.pop(alias)
     for key in flat:
         if key not in _BY_KEY:
+            import difflib  # only for a mistyped key
+
             close = difflib.get_close_matches(key, list(_BY_KEY), n=1)
             hint = (
                 f"did you mean {close[0]!r}?"

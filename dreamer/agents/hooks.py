@@ -45,16 +45,18 @@ import traceback
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from dreamer.agents import hook_log
 from dreamer.agents.bootstrap import bootstrap_block
-from dreamer.agents.ingest import IngestReport, ingest
+from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
-from dreamer.dream.synth.claude_code import HOOKS_DISABLED
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
+
+if TYPE_CHECKING:
+    from dreamer.agents.ingest import IngestReport
 
 EVENTS = ("session-start", "pre-compact", "session-end", "stop", "user-prompt-submit")
 STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
@@ -156,6 +158,8 @@ def _handle(
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
     if event in ("pre-compact", "session-end", "stop"):
+        from dreamer.agents.ingest import ingest  # here: a session start does not ingest
+
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
             try:
@@ -203,6 +207,8 @@ def _await_turn(
 ) -> tuple[int, IngestReport]:
     """Ingest a Codex rollout until the turn ``turn_id`` is stored or ``STOP_WAIT`` passed:
     the crystals created in all, and the last read's report (one read when no turn is named)."""
+    from dreamer.agents.ingest import ingest
+
     key = f"ingest.codex:{transcript.resolve()}"
     deadline = time.monotonic() + STOP_WAIT
     created = 0

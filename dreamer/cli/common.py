@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -115,6 +114,8 @@ def emit_json(value: Any) -> None:
 
 def show_diff(path: Path, before: str, after: str) -> None:
     """Print the unified diff of ``path`` from ``before`` to ``after``."""
+    import difflib  # here: only the install commands show diffs, and a note must start fast
+
     diff = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

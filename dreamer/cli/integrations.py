@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -30,6 +29,8 @@ def mcp(workspace: str | None) -> None:
       claude mcp add dreamer -- dream mcp -w ~/agents/ada
       dream mcp -w ~/agents/ada          (started by the MCP client, not by hand)
     """
+    import logging  # here: `dream hook` logs nothing through it
+
     from dreamer.agents import hook_log, mcp_front
     from dreamer.memory import location
     from dreamer.support.times import utc_now

@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import secrets
-import socket
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
@@ -236,6 +234,9 @@ class Workspace:
 
     @contextlib.contextmanager
     def _lease(self, store: Leasing) -> Iterator[None]:
+        import secrets  # here: only a leasing store (PostgreSQL) needs them, not a note
+        import socket
+
         holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
         token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
         who, until, _ = store.lease_holder() if token is None else (None, None, 0)
@@ -452,6 +453,8 @@ class Workspace:
 
 def _dead_here(holder: str | None) -> bool:
     """Whether a lease holder ("host:pid:nonce") was a process of this machine that is gone."""
+    import socket
+
     host, _, rest = (holder or "").partition(":")
     pid = rest.partition(":")[0]
     if os.name != "posix" or host != socket.gethostname() or not pid.isdigit():

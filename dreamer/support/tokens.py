@@ -13,10 +13,12 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 from dreamer.errors import TokenizerError
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 _PATTERN = (
@@ -43,6 +45,8 @@ def load_encoding(path: Path | None = None) -> tiktoken.Encoding:
     The file is read directly, not through tiktoken's loader, which would copy it into a cache
     folder and, for a URL, fetch it over the network.
     """
+    import tiktoken  # here: importing this module (as the hooks do) costs no tokenizer
+
     path = path or encoding_path()
     try:
         data = path.read_bytes()

@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dreamer.config import Settings
+from dreamer.config import HOOKS_DISABLED, Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.dream.synth.calls import attempt
 from dreamer.dream.synth.prompt import (
@@ -67,7 +67,6 @@ from dreamer.errors import (
 from dreamer.support import prompts
 
 TOOL = "StructuredOutput"  # the tool the CLI offers for --json-schema
-HOOKS_DISABLED = "DREAM_HOOKS_DISABLED"  # dreamer's hook does nothing when this is "1"
 # No hook fires for a dream; no extended thinking, as with the API backend (the same request).
 CLI_SETTINGS = json.dumps({"disableAllHooks": True, "alwaysThinkingEnabled": False})
 NO_MCP = json.dumps({"mcpServers": {}})
