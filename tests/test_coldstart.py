@@ -12,16 +12,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the write and read paths never need: the scheduler, schema validation (the dream's),
-# the benchmarks, the Anthropic SDK (only a dream talks to Claude), the MCP SDK, sqlite-utils
-# (only a pending migration needs it).
+# the benchmarks, the Anthropic SDK and HTTP clients (only a dream talks to a model), the MCP
+# SDK, sqlite-utils (only a pending migration needs it), the tokenizer of budgets, the TOML
+# writer of the install commands; nor, in a workspace without dreamer.toml or a time zone in
+# its settings, a TOML reader or the time-zone database.
 NOT_NEEDED = (
     "apscheduler",
     "jsonschema",
     "dreamer.bench",
     "anthropic",
+    "httpx",
+    "httpx2",
     "mcp",
     "dreamer.service",
+    "dreamer.dream",
     "sqlite_utils",
+    "tiktoken",
+    "tomlkit",
+    "tomllib",
+    "zoneinfo",
 )
 PROBE = """
 import json, runpy, sys
@@ -30,14 +39,20 @@ try:
     runpy.run_module("dreamer.cli", run_name="__main__")
 except SystemExit as e:
     code = e.code
+print()  # after whatever the command printed without a newline
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules(*args: str) -> list[str]:
+def _modules(*args: str, stdin: str = "") -> list[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", PROBE, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["code"] in (0, None), done.stderr
@@ -72,3 +87,18 @@ def test_a_plain_query_builds_no_tokenizer(tmp_path):
     # A search writes nothing: no lock, no scratch, no forgetting code.
     writers = ("filelock", "dreamer.memory.scratch", "dreamer.memory.forgetting")
     assert [m for m in writers if m in modules] == []
+
+
+def test_a_session_start_hook_imports_neither_the_dream_nor_ingest(tmp_path):
+    # A hook runs at every session start: it prints the memory block and hands the transcripts
+    # to a background process, so it needs neither the dream (numpy, jsonschema) nor ingest.
+    workspace = str(tmp_path / "ws")
+    _modules("note", "the kiln keys are in the blue drawer", "-w", workspace)
+    start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": workspace})
+    modules = _modules("hook", "session-start", "-w", workspace, stdin=start)
+    assert "dreamer.agents.bootstrap" in modules  # it did build the block
+    # Its health lines read the dream's light modules (health, budget, seed); not the dream.
+    dream = ("dreamer.dream.synth", "dreamer.dream.cycle", "dreamer.dream.inputs")
+    light = [n for n in NOT_NEEDED if n != "dreamer.dream"]
+    heavy = (*light, *dream, "numpy", "dreamer.agents.ingest", "logging")
+    assert [m for m in modules if any(m == n or m.startswith(n + ".") for n in heavy)] == []
