@@ -189,7 +189,9 @@ def locked(path: Path) -> Iterator[None]:
 
 def _append_unlocked(path: Path, chunk: str) -> None:
     try:
-        fd = files.open_no_follow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        # Read and write: the last byte is checked through this descriptor (one open); with
+        # O_APPEND every write still lands at the end, wherever a read left the offset.
+        fd = files.open_no_follow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     except OSError as e:
         known = failures.explain_os_error(e, path)
         why = str(known) if known else f"{e.strerror}; make it a writable file"
@@ -201,10 +203,9 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         if size == 0:
             data = (HEADER + "\n").encode("utf-8") + data
         else:
-            with path.open("rb") as handle:
-                handle.seek(size - 1)
-                if handle.read(1) != b"\n":
-                    data = b"\n" + data  # a hand edit left no newline at the end
+            os.lseek(fd, size - 1, os.SEEK_SET)
+            if os.read(fd, 1) != b"\n":
+                data = b"\n" + data  # a hand edit left no newline at the end
         write_all(fd, data)
         os.fsync(fd)
         if size == 0:

@@ -32,8 +32,7 @@ from dreamer.errors import (
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
-from dreamer.memory import hormones, location, sightings
-from dreamer.memory.state import read_memory
+from dreamer.memory import hormones, location
 from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, Store, content_hash, open_store
@@ -174,6 +173,8 @@ class Workspace:
             row = store.read_state()
             if row is not None:
                 return row[0]
+        from dreamer.memory.state import read_memory  # here: a note never reads MEMORY.md
+
         return read_memory(self.memory_md, errors=errors)
 
     @property
@@ -287,6 +288,8 @@ class Workspace:
         # row changed meanwhile means the lease passed on, which the fenced write tells.
         row = expected is not None and isinstance(store, Leasing) and store.read_state()
         if expected is not None and not row:
+            from dreamer.memory.state import read_memory
+
             if read_memory(self.memory_md, errors="replace") != expected:
                 raise DreamDeferred(
                     "MEMORY.md was edited during the dream; the edit is kept and the next "
@@ -354,6 +357,8 @@ class Workspace:
             replaces=replaces,
         )
         if again is not None:
+            from dreamer.memory import sightings  # here: only a note seen before is a sighting
+
             sightings.record(self.store, again, moment)
         return crystal_id
 
