@@ -1,7 +1,7 @@
 """Fresh ``dream note``, ``dream search`` and ``dream hook session-start`` processes against
 bare Python's start, interleaved, with and without dreamer's ``.pyc`` files.
 
-    python benchmarks/coldstart.py [--runs 15] [--notes 200] [--json]
+    python benchmarks/coldstart.py [--runs 15] [--notes 200] [--before DIR] [--json]
 
 Each run is a new ``python -m dreamer.cli`` process, as an agent's hook or shell starts it.
 Every round runs each (mode, command) pair once, in a shuffled order, so that the machine's
@@ -18,6 +18,9 @@ The two modes run dreamer from two copies of the package made here (``dreamer/``
   files stay as installed, in both modes: that is what a user has.
 
 Bare Python runs with the same interpreter, environment and ``PYTHONPATH`` in each mode.
+``--before DIR`` measures a second version too, in the same rounds (a folder holding its
+``dreamer/``, ``prompts/`` and ``schemas/``, e.g. from ``git archive``; it must read the
+workspaces this version makes), so that a change is compared under one and the same load.
 The note command writes into its own workspace; search and the hook read another that holds
 ``--notes`` notes, all embedded, so each search measures a steady state. Figures go in
 docs/bench.md ("Cold start").
@@ -43,15 +46,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("dreamer", "prompts", "schemas", "plugin")
-MODES = ("pyc", "no pyc")
 # The issue's bar: a command's p50 over bare Python's p50, in each mode.
 TARGETS = {"dream note": 6.0, "dream search": 8.0}
 
 
-def _copy(into: Path, *, compiled: bool) -> Path:
-    """A copy of the shipped package at ``into`` (with its ``.pyc`` files when ``compiled``)."""
+def _copy(source: Path, into: Path, *, compiled: bool) -> Path:
+    """A copy of the package at ``source`` in ``into`` (with ``.pyc`` files when ``compiled``)."""
     for name in SHIPPED:
-        shutil.copytree(ROOT / name, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+        if (source / name).is_dir():
+            ignore = shutil.ignore_patterns("__pycache__")
+            shutil.copytree(source / name, into / name, ignore=ignore)
     if compiled and not compileall.compile_dir(into / "dreamer", quiet=1):
         raise SystemExit("compileall failed on the copy of dreamer")
     return into
@@ -120,19 +124,20 @@ def _stats(times: list[float]) -> dict[str, float]:
     }
 
 
-def measure(runs: int, notes: int, seed: int = 0) -> dict[str, Any]:
+def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) -> dict[str, Any]:
     """Run the rounds; return p50/p90 wall, p50 CPU and ratio to bare Python per mode."""
+    sources = {"": ROOT, **({", before": before} if before else {})}
     with tempfile.TemporaryDirectory(prefix="dream-coldstart-") as tmp:
         base = Path(tmp)
         home = base / "home"
         home.mkdir()
-        paths = {
-            "pyc": _copy(base / "pyc", compiled=True),
-            "no pyc": _copy(base / "src", compiled=False),
-        }
-        envs = {mode: _env(paths[mode], home) for mode in MODES}
-        for mode in MODES:
-            _check_copy(envs[mode], paths[mode])
+        paths = {}
+        for n, (label, source) in enumerate(sources.items()):
+            paths["pyc" + label] = _copy(source, base / f"pyc{n}", compiled=True)
+            paths["no pyc" + label] = _copy(source, base / f"src{n}", compiled=False)
+        envs = {mode: _env(path, home) for mode, path in paths.items()}
+        for mode, path in paths.items():
+            _check_copy(envs[mode], path)
         sys.path.insert(0, str(ROOT))
         from dreamer import Workspace
 
@@ -144,7 +149,7 @@ def measure(runs: int, notes: int, seed: int = 0) -> dict[str, Any]:
             for i in range(notes):
                 opened.note(f"note {i}: the deploy of service {i % 17} moved to day {i % 7}")
         commands = _commands(note_ws, search_ws, str(home))
-        pairs = [(mode, name) for mode in MODES for name in commands]
+        pairs = [(mode, name) for mode in paths for name in commands]
         wall: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
         cpu: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
         order = random.Random(seed)
@@ -152,13 +157,14 @@ def measure(runs: int, notes: int, seed: int = 0) -> dict[str, Any]:
             order.shuffle(pairs)
             for mode, name in pairs:
                 args, stdin = commands[name]
-                argv = [a.replace("{i}", f"{mode}-{i}") for a in args]
+                argv = [a.replace("{i}", f"{mode.replace(' ', '-')}-{i}") for a in args]
                 w, c = _run(argv, stdin, envs[mode])
                 wall[mode, name].append(w)
                 cpu[mode, name].append(c)
-        stray = list((paths["no pyc"] / "dreamer").rglob("*.pyc"))
-        if stray:
-            raise SystemExit(f"the no-pyc copy gained {len(stray)} .pyc files; not measured")
+        for mode, path in paths.items():
+            stray = list((path / "dreamer").rglob("*.pyc")) if mode.startswith("no") else []
+            if stray:
+                raise SystemExit(f"the no-pyc copy gained {len(stray)} .pyc files; not measured")
     result: dict[str, Any] = {
         "machine": f"{platform.machine()} {os.cpu_count()} cpu, {platform.platform()}",
         "python": platform.python_version(),
@@ -166,7 +172,7 @@ def measure(runs: int, notes: int, seed: int = 0) -> dict[str, Any]:
         "notes": notes,
         "modes": {},
     }
-    for mode in MODES:
+    for mode in paths:
         floor = statistics.median(wall[mode, "python -c pass"])
         floor_cpu = statistics.median(cpu[mode, "python -c pass"])
         rows = {}
@@ -185,9 +191,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15, help="rounds [default: 15]")
     parser.add_argument("--notes", type=int, default=200, help="notes in the searched workspace")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffled order")
+    parser.add_argument(
+        "--before", type=Path, default=None, help="another version's folder, measured alongside"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     opts = parser.parse_args()
-    result = measure(opts.runs, opts.notes, opts.seed)
+    result = measure(opts.runs, opts.notes, opts.seed, opts.before)
     if opts.json:
         print(json.dumps(result, indent=2))
         return
@@ -205,7 +214,7 @@ def main() -> None:
             if target is not None:
                 ok = row["ratio"] <= target
                 verdict = f"  (target <= {target:g}x: {'met' if ok else 'NOT met'})"
-                if not ok:
+                if not ok and not mode.endswith("before"):
                     failed.append(f"{name} [{mode}]")
             print(
                 f"{name:<26} {row['p50']:6.0f} ms ({row['p90']:4.0f}) {row['ratio']:5.1f}x"
