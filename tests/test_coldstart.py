@@ -15,9 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # the benchmarks, the Anthropic SDK and HTTP clients (only a dream talks to a model), the MCP
 # SDK, sqlite-utils (only a pending migration needs it), the tokenizer of budgets, the TOML
 # writer of the install commands; nor, in a workspace without dreamer.toml or a time zone in
-# its settings, a TOML reader or the time-zone database.
+# its settings, a TOML reader or the time-zone database; nor click, whose import was a fifth of
+# a cold note (dreamer.cli.fast parses plain command lines of these commands itself).
 NOT_NEEDED = (
     "apscheduler",
+    "click",
     "jsonschema",
     "dreamer.bench",
     "anthropic",

@@ -3,18 +3,19 @@
 Each area of commands lives in its own module; ``COMMANDS`` says where each command is, and a
 command's module is imported only when that command runs (or ``--help`` lists them all), so
 ``dream note`` does not pay for the scheduler, the benchmarks or the MCP SDK.
+
+``run`` is what the ``dream`` script and ``python -m dreamer.cli`` call: the commands an agent
+starts most (``note``, ``search``, ``hook``) with plain arguments run through
+``dreamer.cli.fast`` without importing click (a fifth of a cold ``dream note``); anything
+else, ``--help`` and every mistake included, goes to the click group ``main``
+(``dreamer.cli.group``), which is loaded on first use.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-
-import click
-
-from dreamer.errors import DreamError
-from dreamer.support import failures
+from typing import Any
 
 # numpy's OpenBLAS starts a thread per core at import (nothing above imports numpy): ~90 ms
 # of a fresh `dream note` on a 2-core machine, for vector sums that take microseconds on one
@@ -64,45 +65,21 @@ COMMANDS = {
 }
 
 
-class _Group(click.Group):
-    """Loads commands on demand; maps DreamError to ``Error: message`` and its exit code."""
+def run() -> None:
+    """The ``dream`` command line: the fast path when it applies, else click."""
+    from dreamer.cli import fast
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        where = COMMANDS.get(cmd_name)
-        if where is None:
-            return None
-        module, attribute = where.split(":")
-        command = getattr(importlib.import_module(f"dreamer.cli.{module}"), attribute)
-        return command if isinstance(command, click.Command) else None
-
-    def invoke(self, ctx: click.Context):
-        # Past `ulimit -f` a write raises EFBIG, explained below, instead of SIGXFSZ killing us.
-        failures.ignore_file_size_signal()
-        try:
-            return super().invoke(ctx)
-        except DreamError as e:
-            click.echo(f"Error: {e}", err=True)
-            sys.exit(e.exit_code)
-        except OSError as e:
-            known = failures.explain_os_error(e)
-            if known is None:
-                raise
-            click.echo(f"Error: {known}", err=True)
-            sys.exit(known.exit_code)
+    code = fast.run(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    __getattr__("main")()
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="dreamer-memory")
-def main() -> None:
-    """dreamer: long-term memory for LLM agents, consolidated in the background.
+def __getattr__(name: str) -> Any:
+    # ``from dreamer.cli import main`` gives the click group, built on first use.
+    if name == "main":
+        from dreamer.cli.group import build
 
-    \b
-    Examples:
-      dream demo /tmp/dream-demo            see a dream happen, offline
-      dream note "User prefers dark mode" --importance 0.8
-      dream search "editor theme"
-      dream run                             consolidate the scratch into MEMORY.md
-    """
+        main = globals()["main"] = build(COMMANDS)
+        return main
+    raise AttributeError(f"module 'dreamer.cli' has no attribute {name!r}")

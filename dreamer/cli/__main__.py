@@ -1,5 +1,5 @@
 """``python -m dreamer.cli``: the dream command (hooks start their background work so)."""
 
-from dreamer.cli import main
+from dreamer.cli import run
 
-main()
+run()

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from dreamer.cli.fast import json_text
 from dreamer.errors import DreamError
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace
@@ -109,7 +109,7 @@ def interval_options(func: F) -> F:
 
 def emit_json(value: Any) -> None:
     """Print value as indented JSON (UTF-8 kept readable)."""
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
+    click.echo(json_text(value))
 
 
 def show_diff(path: Path, before: str, after: str) -> None:

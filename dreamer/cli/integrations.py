@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
+from dreamer.cli.fast import DEFAULT_BUDGET, HOOK_EVENTS, hook_in
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace
@@ -68,14 +69,12 @@ def mcp(workspace: str | None) -> None:
 @click.command()
 @click.argument(
     "event",
-    type=click.Choice(
-        ["session-start", "pre-compact", "session-end", "stop", "user-prompt-submit"]
-    ),
+    type=click.Choice(HOOK_EVENTS),
 )
 @click.option(
     "--budget",
     type=click.FloatRange(min=0.1, max=600),
-    default=5.0,
+    default=DEFAULT_BUDGET,
     show_default=True,
     help="Seconds the hook may take; past them it gives up (logged) and exits 0.",
 )
@@ -105,21 +104,4 @@ def hook(event: str, budget: float, recall: bool, background: bool, workspace: s
       echo '{"hook_event_name":"SessionStart","source":"startup","cwd":"."}' \\
         | dream hook session-start
     """
-    import os
-
-    from dreamer.agents import hooks
-    from dreamer.support.times import utc_now
-
-    if workspace:
-        os.environ["DREAM_WORKSPACE"] = workspace
-    sys.exit(
-        hooks.run(
-            event,
-            sys.stdin,
-            sys.stdout,
-            utc_now(),
-            budget=None if background else budget,
-            recall=recall,
-            background=background,
-        )
-    )
+    sys.exit(hook_in(event, budget, recall, background, workspace))
