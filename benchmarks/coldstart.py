@@ -3,7 +3,8 @@ bare Python's start, interleaved, with and without dreamer's ``.pyc`` files.
 
     python benchmarks/coldstart.py [--runs 15] [--notes 200] [--before DIR] [--json]
 
-Each run is a new ``python -m dreamer.cli`` process, as an agent's hook or shell starts it.
+Each run is a new ``dream`` process, as an agent's hook or shell starts it: the console script
+pip writes, made here for each copy from its ``pyproject.toml`` (``[project.scripts]``).
 Every round runs each (mode, command) pair once, in a shuffled order, so that the machine's
 load falls on all of them alike; the figures are the p50 (and p90) wall time of the rounds and
 each command's ratio to bare ``python -c pass`` of the same mode.
@@ -19,8 +20,8 @@ The two modes run dreamer from two copies of the package made here (``dreamer/``
 
 Bare Python runs with the same interpreter, environment and ``PYTHONPATH`` in each mode.
 ``--before DIR`` measures a second version too, in the same rounds (a folder holding its
-``dreamer/``, ``prompts/`` and ``schemas/``, e.g. from ``git archive``; it must read the
-workspaces this version makes), so that a change is compared under one and the same load.
+``dreamer/``, ``prompts/``, ``schemas/`` and ``pyproject.toml``, e.g. from ``git archive``; it
+must read the workspaces this version makes), so that a change is compared under one load.
 The note command writes into its own workspace; search and the hook read another that holds
 ``--notes`` notes, all embedded, so each search measures a steady state. Figures go in
 docs/bench.md ("Cold start").
@@ -34,6 +35,7 @@ import json
 import os
 import platform
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -45,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("dreamer", "prompts", "schemas", "plugin")
+SHIPPED = ("dreamer", "prompts", "schemas", "plugin")  # and pyproject.toml, for the script
 # The issue's bar: a command's p50 over bare Python's p50, in each mode.
 TARGETS = {"dream note": 6.0, "dream search": 8.0}
 PARTS = ("import filelock", "import numpy", "import click")
@@ -59,12 +61,30 @@ def _copy(source: Path, into: Path, *, compiled: bool) -> Path:
             shutil.copytree(source / name, into / name, ignore=ignore)
     if compiled and not compileall.compile_dir(into / "dreamer", quiet=1):
         raise SystemExit("compileall failed on the copy of dreamer")
+    _script(source, into / "dream")
     return into
+
+
+def _script(source: Path, path: Path) -> None:
+    """The ``dream`` console script as pip writes it, for the entry point ``source`` names."""
+    try:
+        project = (source / "pyproject.toml").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SystemExit(f"{source} has no pyproject.toml (it names the dream script)") from None
+    found = re.search(r'^dream = "([\w.]+):(\w+)"', project, re.M)
+    if found is None:
+        raise SystemExit(f"{source}/pyproject.toml names no dream script")
+    module, attribute = found.groups()
+    path.write_text(
+        f"import sys\nfrom {module} import {attribute}\nif __name__ == '__main__':\n"
+        f"    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit({attribute}())\n",
+        encoding="utf-8",
+    )
 
 
 def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[str], str]]:
     """Each measured command: its arguments after the interpreter, and its stdin."""
-    cli = ["-m", "dreamer.cli"]
+    cli = ["{dream}"]  # the copy's console script
     start = json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": home})
     return {
         "python -c pass": (["-c", "pass"], ""),
@@ -170,7 +190,12 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
             order.shuffle(pairs)
             for mode, name in pairs:
                 args, stdin = commands[name]
-                argv = [a.replace("{i}", f"{mode.replace(' ', '-')}-{i}") for a in args]
+                argv = [
+                    a.replace("{i}", f"{mode.replace(' ', '-')}-{i}").replace(
+                        "{dream}", str(paths[mode] / "dream")
+                    )
+                    for a in args
+                ]
                 w, c = _run(argv, stdin, envs[mode])
                 wall[mode, name].append(w)
                 cpu[mode, name].append(c)
