@@ -67,11 +67,12 @@ COMMANDS = {
 
 def run() -> None:
     """The ``dream`` command line: the fast path when it applies, else click."""
-    from dreamer.cli import fast
+    if sys.argv[1:2] in (["note"], ["search"], ["hook"]):  # the others need not load it
+        from dreamer.cli import fast
 
-    code = fast.run(sys.argv[1:])
-    if code is not None:
-        sys.exit(code)
+        code = fast.run(sys.argv[1:])
+        if code is not None:
+            sys.exit(code)
     __getattr__("main")()
 
 
