@@ -1,4 +1,4 @@
-"""The one lock helper: exclusive across processes, non-waiting when asked, no fcntl of ours."""
+"""The one lock helper: exclusive across processes, non-waiting when asked, the only fcntl user."""
 
 from __future__ import annotations
 
@@ -88,14 +88,14 @@ def test_an_unopenable_lock_raises_the_callers_error_naming_the_fix(tmp_path):
         pass
 
 
-def test_no_module_of_dreamer_uses_fcntl_itself():
+def test_no_module_of_dreamer_but_the_lock_helper_uses_fcntl():
     package = Path(__file__).resolve().parents[1] / "dreamer"
     users = sorted(
         str(path.relative_to(package))
         for path in package.rglob("*.py")
         if "fcntl" in path.read_text(encoding="utf-8")
     )
-    assert users == [], "lock through dreamer.support.locks (filelock), which works on Windows"
+    assert users == ["support/locks.py"], "lock through dreamer.support.locks (Windows too)"
 
 
 def test_note_search_and_run_hold_their_locks_through_the_helper(tmp_path, runner):
@@ -111,3 +111,32 @@ def test_note_search_and_run_hold_their_locks_through_the_helper(tmp_path, runne
     assert {"dream.lock", "scratch.lock"} <= set(locks)
     assert all((path.stat().st_mode & 0o777) == 0o600 for path in (ws / "memory").glob("*.lock"))
     assert os.access(ws / "MEMORY.md", os.R_OK)
+
+
+def test_a_waiter_takes_the_lock_as_soon_as_the_holder_lets_go(tmp_path):
+    lock = tmp_path / "w.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"locked"
+        with pytest.raises(LockHeld):
+            with hold(lock, wait=False, busy="busy"):
+                pass
+        taken = threading.Event()
+
+        def wait_for_it() -> None:
+            with hold(lock):
+                taken.set()
+
+        waiter = threading.Thread(target=wait_for_it)
+        waiter.start()
+        assert not taken.wait(0.2)  # still held by the other process
+        assert holder.stdin is not None
+        holder.stdin.close()  # the holder lets go and exits
+        holder.wait(timeout=10)
+        assert taken.wait(10)
+        waiter.join(10)
+    finally:
+        holder.kill()
+    assert (lock.stat().st_mode & 0o777) == 0o600

@@ -1,21 +1,22 @@
-"""The one cross-process lock helper: an exclusive lock on a file, on every platform (filelock).
+"""The one cross-process lock helper: an exclusive lock on a file, on every platform.
 
-filelock takes ``flock`` on POSIX and ``msvcrt.locking`` on Windows; either way the lock dies
-with the process that holds it, so a crash never leaves a workspace locked. Lock files are
-owner-only and stay in place between uses (deleting a lock file under a waiter would split
-waiters across two files).
+On POSIX it is ``flock`` on the lock file, taken here (a blocking ``flock`` wakes the moment the
+holder lets go; importing filelock cost a fresh ``dream note`` more than its whole append). On
+Windows it is filelock's ``msvcrt.locking``. Either way the lock dies with the process that holds
+it, so a crash never leaves a workspace locked. Lock files are owner-only and stay in place
+between uses (deleting a lock file under a waiter would split waiters across two files).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from dreamer.errors import DreamError, LockHeld, WorkspaceError
 from dreamer.support import failures
-from dreamer.support.files import FILE_MODE, refuse_link
+from dreamer.support.files import FILE_MODE, open_no_follow, refuse_link
 
 
 @contextlib.contextmanager
@@ -27,13 +28,10 @@ def hold(
     ``busy`` may hold ``{pid}``: the process id a non-waiting holder wrote into the lock file.
     A lock file that cannot be opened raises ``error`` naming the fix.
     """
-    from filelock import FileLock, Timeout  # here: a cold `dream search` takes no lock
-
-    refuse_link(path)  # filelock opens with O_TRUNC: through a link it would empty the target
-    lock = FileLock(path, mode=FILE_MODE, timeout=-1 if wait else 0, thread_local=False)
+    refuse_link(path)
     try:
-        lock.acquire()
-    except Timeout:
+        release = _acquire(path, wait)
+    except _Busy:
         raise LockHeld(busy.format(pid=_holder(path))) from None
     except OSError as e:
         # Named for what it is: a full disk or the open-files limit is no permission problem.
@@ -45,7 +43,46 @@ def hold(
             _write_holder(path)
         yield
     finally:
-        lock.release()
+        release()
+
+
+class _Busy(Exception):
+    """The lock is held by another process and the caller would not wait."""
+
+
+def _acquire(path: Path, wait: bool) -> Callable[[], None]:
+    """Take the lock on ``path``; return what lets it go. Raise _Busy when held and not waiting."""
+    if os.name == "nt":
+        from filelock import FileLock, Timeout
+
+        lock = FileLock(path, mode=FILE_MODE, timeout=-1 if wait else 0, thread_local=False)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise _Busy from None
+        return lock.release
+    import fcntl
+
+    fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
+    try:
+        if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
+            with contextlib.suppress(OSError):  # another user's lock file keeps its mode
+                os.fchmod(fd, FILE_MODE)
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise _Busy from None
+    except BaseException:
+        os.close(fd)
+        raise
+
+    def release() -> None:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    return release
 
 
 def _write_holder(path: Path) -> None:
