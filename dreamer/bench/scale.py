@@ -325,12 +325,7 @@ def with_vectors(ws: Workspace, rows: list[dict[str, Any]]) -> list[dict[str, An
 
 def store_rows(ws: Workspace, rows: list[dict[str, Any]]) -> int:
     """Add the rows (with vectors) in one transaction; how many were new."""
-    created = 0
-    with ws.store.transaction():
-        for row in rows:
-            fields = {key: value for key, value in row.items() if key != "text"}
-            created += ws.store.add_crystal(row["text"], **fields)[1]
-    return created
+    return sum(created for _, created in ws.store.add_crystals(rows))
 
 
 def bulk_load(

@@ -246,4 +246,33 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             "ALTER TABLE scratch ADD COLUMN replaces TEXT",
         ),
     ),
+    (
+        # BM25 read from an inverted index instead of every match's tsvector: one row per stem
+        # of a crystal, with its term frequency and the crystal's length, in the order a search
+        # reads them (a stem's rows of one workspace together). Derived from ``tsv`` like
+        # ``terms``, and kept with it: a forget or a rewrite deletes a crystal's rows. No
+        # foreign key: a bulk load writes tens of rows a crystal. Crystals waiting for a vector
+        # are found by an index, not a scan of every row at each search.
+        "m006_postings",
+        (
+            """
+            CREATE TABLE postings (
+                workspace INTEGER NOT NULL,
+                lexeme TEXT NOT NULL,
+                crystal_id BIGINT NOT NULL,
+                tf INTEGER NOT NULL,
+                doc_len INTEGER NOT NULL,
+                PRIMARY KEY (workspace, lexeme, crystal_id) INCLUDE (tf, doc_len)
+            )
+            """,
+            "INSERT INTO postings (workspace, lexeme, crystal_id, tf, doc_len) SELECT c.workspace,"
+            " u.lexeme, c.id, array_length(u.positions, 1), c.doc_len FROM crystals c,"
+            " unnest(c.tsv) u",
+            "CREATE INDEX crystals_unembedded ON crystals (workspace, id)"
+            " WHERE embedding IS NULL AND lifecycle != 'forgotten'",
+            "ANALYZE crystals",
+            "ANALYZE postings",
+            "ANALYZE terms",
+        ),
+    ),
 ]
