@@ -357,10 +357,16 @@ def test_a_bulk_load_indexes_and_counts_as_single_inserts_do(pg_database, tmp_pa
         bulk.close()
 
 
-def test_the_inverted_index_ranks_as_the_tsvector_scan_did(pg_database, tmp_path, now):
+@pytest.mark.parametrize("probe_cost", [0, 10**9], ids=["look-ups", "joins"])
+def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
+    pg_database, tmp_path, now, monkeypatch, probe_cost
+):
     """BM25 from the postings (one statement) gives the scores of the scan over every
-    match's tsvector, which still ranks words the parser splits: it is the reference here."""
+    match's tsvector, which still ranks words the parser splits: it is the reference here.
+    Both ways of reading the other words' rows are checked (per match, or whole)."""
     import random
+
+    monkeypatch.setattr(search, "PROBE_COST", probe_cost)
 
     from dreamer.bench import scale
     from dreamer.retrieval.search import query_terms

@@ -20,6 +20,8 @@ from dreamer.store.postgres.base import LOCK_CLASS, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
+# An index probe per (match, other word) costs about this many rows of a word read in order.
+PROBE_COST = 4
 # In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
 # numeric, which psycopg reads as a slow Decimal).
 JULIAN = "extract(epoch FROM {}::timestamptz)::float8 / 86400.0 + 2440587.5"
@@ -89,6 +91,29 @@ class SearchTables(Connected):
             "w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.doc_len"
             " / (w.tokens / w.n)))"
         )
+        summed = "sum(w.{} * " + weight + " ORDER BY w.ord)"
+        # The other words' rows of the matches: looked up match by match when the matches are
+        # few beside those rows (a rare word and common ones), else read whole and joined.
+        extras = (
+            ", probe AS (SELECT coalesce(sum(docs) FILTER (WHERE own > 0), 0)"
+            " * count(*) FILTER (WHERE more > 0) * %(probe)s"
+            " < coalesce(sum(docs) FILTER (WHERE more > 0), 0) AS yes FROM w),"
+            f" extras AS (SELECT h.crystal_id, x.more FROM hits h, LATERAL (SELECT"
+            f" {summed.format('more')} AS more FROM w JOIN postings p ON p.workspace = %(ws)s"
+            " AND p.lexeme = w.lexeme AND p.crystal_id = h.crystal_id WHERE w.more > 0) x"
+            " WHERE (SELECT yes FROM probe)"
+            f" UNION ALL SELECT h.crystal_id, {summed.format('more')} FROM hits h CROSS JOIN w"
+            " JOIN postings p ON p.workspace = %(ws)s AND p.lexeme = w.lexeme"
+            " AND p.crystal_id = h.crystal_id WHERE w.more > 0 AND NOT (SELECT yes FROM probe)"
+            " GROUP BY h.crystal_id)"
+            if extra
+            else ""
+        )
+        # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
+        # crystal that also holds one of the other words, which count once.
+        score = "CASE WHEN e.more > 0 THEN 2 * h.own + e.more ELSE h.own END" if extra else "h.own"
+        if extra:
+            join = " LEFT JOIN extras e USING (crystal_id)" + join
         rows = self._all(
             "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
             " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
@@ -101,18 +126,10 @@ class SearchTables(Connected):
             " > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6 END AS idf FROM q, s),"
             # Summed in the words' order, so equal scores are equal to the last bit (and the
             # id breaks the tie), as the sum over the tf matrix's columns makes them.
-            f" hits AS (SELECT p.crystal_id, sum(w.own * {weight} ORDER BY w.ord) AS own"
-            " FROM w JOIN postings p"
+            f" hits AS (SELECT p.crystal_id, {summed.format('own')} AS own FROM w JOIN postings p"
             " ON p.workspace = %(ws)s AND p.lexeme = w.lexeme WHERE w.own > 0"
-            " GROUP BY p.crystal_id),"
-            f" extras AS (SELECT h.crystal_id, sum(w.more * {weight} ORDER BY w.ord) AS more"
-            " FROM hits h"
-            " CROSS JOIN w JOIN postings p ON p.workspace = %(ws)s AND p.lexeme = w.lexeme"
-            " AND p.crystal_id = h.crystal_id WHERE w.more > 0 GROUP BY h.crystal_id)"
-            # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
-            # crystal that also holds one of the other words, which count once.
-            " SELECT h.crystal_id, CASE WHEN e.more > 0 THEN 2 * h.own + e.more ELSE h.own END"
-            f" AS score FROM hits h LEFT JOIN extras e USING (crystal_id){join}"
+            f" GROUP BY p.crystal_id){extras}"
+            f" SELECT h.crystal_id, {score} AS score FROM hits h{join}"
             f" WHERE true{kind} ORDER BY score DESC, h.crystal_id LIMIT %(limit)s",
             {
                 "ws": self.ws,
@@ -121,6 +138,7 @@ class SearchTables(Connected):
                 "more": more,
                 "k1": K1,
                 "b": B,
+                "probe": PROBE_COST,
                 "limit": limit,
             },
         )
