@@ -8,8 +8,10 @@ size in BM25. Other tables use one global identity: their ids only need to grow.
 
 Full text: ``tsv`` is ``to_tsvector('dreamer', text)`` with the diacritics folded away first
 (in Python: the server may have no ``unaccent``), under a GIN index; ``doc_len`` is the number
-of tokens, which BM25 needs. The ``dreamer`` configuration stems English (Snowball) but, like
-SQLite's FTS5 index, drops no stop word, and indexes a hyphenated word as its parts only.
+of tokens, which BM25 needs; ``postings`` (a row per stem of a crystal) and ``terms`` (per
+stem, how many crystals hold it) are derived from ``tsv`` and kept with it. The ``dreamer``
+configuration stems English (Snowball) but, like SQLite's FTS5 index, drops no stop word, and
+indexes a hyphenated word as its parts only.
 Vectors are pgvector ``vector`` columns; search scans them exactly, one workspace at a time.
 """
 

@@ -1,9 +1,11 @@
 """Full-text search in PostgreSQL, the search log and curiosity gaps.
 
-The GIN index over ``tsv`` finds the crystals holding a query's words; the ranking is FTS5's
-BM25, computed here over those matches (k1 1.2, b 0.75, FTS5's idf floor), from the term
-frequencies and document lengths the index keeps, so a search ranks on Postgres as on SQLite.
-Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+The ranking is FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf floor), so a search ranks on Postgres
+as on SQLite. It is computed in one statement from ``postings`` (one row per stem of a crystal:
+its term frequency and the crystal's length) and ``terms`` (in how many crystals each stem is),
+returning only the best rows. A word the parser splits into several lexemes is matched as a
+phrase through the GIN index over ``tsv`` and scored over each match's tsvector instead. Every
+word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
 """
 
 from __future__ import annotations
