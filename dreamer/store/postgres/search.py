@@ -84,7 +84,7 @@ class SearchTables(Connected):
         the rows of the wanted stems find the matches, the other words' rows are looked up
         for those matches only, and only the best ``limit`` come back."""
         lexemes = list(dict.fromkeys(wanted + extra))
-        # A word asked twice (two words of one stem) counts twice, as in the tf matrix below.
+        # A word asked twice (two words of one stem) counts twice, as the scan below counts it.
         own = [wanted.count(lexeme) for lexeme in lexemes]
         more = [extra.count(lexeme) for lexeme in lexemes]
         kind = "" if sessions is None else f" AND c.{_kind(sessions)}"
