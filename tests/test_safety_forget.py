@@ -112,10 +112,20 @@ def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path,
                 "SELECT count(*) FROM crystals WHERE tsv @@ to_tsquery('simple', %s)",
                 ["marmalad:* | zanzibar:* | quokka:*"],
             ).fetchone()
+            # The inverted index and the term counts held the words too.
+            stems = ["marmalad", "zanzibar", "quokka", "cardamom"]
+            postings = db.execute(
+                "SELECT count(*) FROM postings WHERE crystal_id = %s OR lexeme = ANY(%s)",
+                [crystal_id, stems],
+            ).fetchone()
+            terms = db.execute(
+                "SELECT count(*) FROM terms WHERE lexeme = ANY(%s)", [stems]
+            ).fetchone()
             queries = [q for (q,) in db.execute("SELECT query FROM searches").fetchall()]
             pending = [t for (t,) in db.execute("SELECT text FROM scratch").fetchall()]
     assert row == ("", True, "")
     assert matches == (0,)
+    assert postings == (0,) and terms == (0,)
     assert len(queries) == 2 and not any(WORD in q for q in queries)
     assert len(pending) == len(OTHERS) and not any(WORD in t for t in pending)
 

@@ -112,6 +112,69 @@ def test_same_content_is_one_crystal(store, now):
     assert store.get(first).text == "Café  opens at\n9"  # the first wording is kept
 
 
+def test_a_batch_adds_what_one_by_one_would(store, now):
+    """``add_crystals`` (COPY on PostgreSQL) keeps every field, the ids, the duplicates,
+    the audit, the full-text index and the term counts as ``add_crystal`` does."""
+    before = add(store, "Café opens at 9", now)
+    base = {"source": "scratch", "semantic_type": "experience", "importance": 0.5, "at": now}
+    rows = [
+        {**base, "text": "Ada lives in Lisbon", "embedding": blob(0.6, 0.8), "embedder": "e-1"},
+        {**base, "text": " Cafe\u0301 opens at 9 ", "embedding": None},
+        {
+            **base,
+            "text": "Ada's deploy key rotates on Tuesday",
+            "source": "sessions",
+            "semantic_type": "world_fact",
+            "importance": 0.9,
+            "at": now + timedelta(minutes=1),
+            "embedding": None,
+            "embedder": "e-1",
+            "hormones": {"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
+            "lifecycle": "consolidated",
+            "consolidated_at": iso(now),
+            "origin": "MEMORY.md",
+            "about": "deploys",
+        },
+        {**base, "text": "Ada lives in Lisbon", "embedding": None},
+    ]
+    results = store.add_crystals(rows)
+    lisbon, deploy = before + 1, before + 2
+    assert results == [(lisbon, True), (before, False), (deploy, True), (lisbon, False)]
+    assert store.max_crystal_id() == deploy and store.crystal_count() == 3
+    crystal = store.get(deploy)
+    assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
+        "Ada's deploy key rotates on Tuesday",
+        "sessions",
+        "world_fact",
+        0.9,
+    )
+    assert (crystal.lifecycle, crystal.consolidated_at, crystal.about) == (
+        "consolidated",
+        iso(now),
+        "deploys",
+    )
+    assert crystal.created_at == crystal.updated_at == iso(now + timedelta(minutes=1))
+    assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
+    assert (crystal.origin, crystal.embedder) == ("MEMORY.md", None)  # no vector, no embedder
+    assert store.vectors_of([lisbon, deploy], "e-1") == [(lisbon, blob(0.6, 0.8))]
+    assert store.unembedded() == [(before, "scratch", "Café opens at 9")] + [
+        (deploy, "sessions", "Ada's deploy key rotates on Tuesday")
+    ]
+    (created,) = store.audit_entries(deploy)
+    assert (created["action"], created["detail"]) == (
+        "created",
+        {"source": "sessions", "lifecycle": "consolidated"},
+    )
+    assert store.term_frequencies(["ada", "tuesday", "opens"]) == {
+        "ada": 2,
+        "tuesday": 1,
+        "opens": 1,
+    }
+    found = dict(store.fts_match(["lisbon", "rotating"], [], 10))
+    assert set(found) == {lisbon, deploy}
+    assert store.add_crystals([]) == []
+
+
 def test_missing_crystal_names_the_fix(store):
     with pytest.raises(CrystalNotFound, match="dream search"):
         store.get(12345)

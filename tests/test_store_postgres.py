@@ -17,6 +17,7 @@ from dreamer.config import load_settings
 from dreamer.dream import journal
 from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable, UsageError
 from dreamer.store import open_store
+from dreamer.store.postgres import search
 from dreamer.support.times import iso, utc_now
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -300,5 +301,112 @@ def test_term_counts_follow_forgets_and_rewrites(pg_database, tmp_path, now):
             "delta": 1,
         }
         assert [i for i, _ in store.fts_match(["delta"], [], 5)] == [second]
+    finally:
+        store.close()
+
+
+def _derived(db, key):
+    """What a workspace's full text consists of: every row derived from its crystals' text."""
+    (ws,) = db.execute("SELECT id FROM workspaces WHERE key = %s", [key]).fetchone()
+    return [
+        db.execute(sql, [ws]).fetchall()
+        for sql in (
+            "SELECT crystal_seq, token_total FROM workspaces WHERE id = %s",
+            "SELECT id, text, tsv::text, doc_len, source, lifecycle, created_at, content_hash"
+            " FROM crystals WHERE workspace = %s ORDER BY id",
+            "SELECT lexeme, crystal_id, tf, doc_len FROM postings WHERE workspace = %s"
+            " ORDER BY lexeme, crystal_id",
+            "SELECT lexeme, docs FROM terms WHERE workspace = %s ORDER BY lexeme",
+            "SELECT crystal_id, at, action, detail FROM audit WHERE workspace = %s ORDER BY id",
+        )
+    ]
+
+
+def test_a_bulk_load_indexes_and_counts_as_single_inserts_do(pg_database, tmp_path, now):
+    import psycopg
+
+    texts = [
+        "Ada's deploy key rotates on Tuesday",
+        "The rotating deploy keys: Tuesday, then Friday",
+        "Crème brûlée for Ada's birthday",
+        "Ada's deploy key rotates on Tuesday",  # a repeat: one crystal
+        "well-known state-of-the-art words, split at hyphens",
+    ]
+    rows = [
+        {"text": text, "source": "scratch", "semantic_type": "experience", "importance": 0.5}
+        | {"at": now + timedelta(minutes=n), "embedding": None}
+        for n, text in enumerate(texts)
+    ]
+    single = open_store(tmp_path / "s.db", url=pg_database, key="single")
+    bulk = open_store(tmp_path / "b.db", url=pg_database, key="bulk")
+    try:
+        added = [single.add_crystal(**row) for row in rows]
+        assert bulk.add_crystals(rows) == added
+        with psycopg.connect(pg_database) as db:
+            assert _derived(db, "bulk") == _derived(db, "single")
+            # The load was the table's first rows: statistics follow it, not autovacuum.
+            (rows_seen,) = db.execute(
+                "SELECT reltuples FROM pg_class WHERE oid = 'crystals'::regclass"
+            ).fetchone()
+        assert rows_seen == 8
+        words = ["rotating", "tuesday", "ada", "creme", "known"]
+        assert bulk.fts_match(words, [], 10) == single.fts_match(words, [], 10)
+        assert bulk.term_frequencies(words) == single.term_frequencies(words)
+    finally:
+        single.close()
+        bulk.close()
+
+
+@pytest.mark.parametrize("probe_cost", [0, 10**9], ids=["look-ups", "joins"])
+def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
+    pg_database, tmp_path, now, monkeypatch, probe_cost
+):
+    """BM25 from the postings (one statement) gives the scores of the scan over every
+    match's tsvector, which still ranks words the parser splits: it is the reference here.
+    Both ways of reading the other words' rows are checked (per match, or whole)."""
+    import random
+
+    monkeypatch.setattr(search, "PROBE_COST", probe_cost)
+
+    from dreamer.bench import scale
+    from dreamer.retrieval.search import query_terms
+
+    store = open_store(tmp_path / "r.db", url=pg_database, key="ranks")
+    rng = random.Random(4)
+    rows = [
+        {"text": scale.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
+        | {"semantic_type": "experience", "importance": 0.5, "at": now, "embedding": None}
+        for _ in range(600)
+    ]
+    try:
+        store.add_crystals(rows)
+        # Counts and postings kept through a forget and a rewrite, one by one.
+        store.forget_crystal(3, reason="test", at=now)
+        store.replace_text(
+            5,
+            "the dashboard fails",
+            embedding=None,
+            embedder=None,
+            action="redacted",
+            detail={},
+            at=now,
+        )
+        add(store, "Ada asked why the dashboard fails on Friday", now)
+        checked = 0
+        for _ in range(40):
+            words = query_terms(scale.synthetic_query(rng))
+            stems = store._stemmed(words)
+            single = [stems[word][0] for word in words if len(stems[word]) == 1]
+            for wanted, extra in ((single, []), (single[:1], single[1:])):
+                for sessions in (None, True, False):
+                    fast = store._bm25_postings(wanted, extra, sessions, 10_000)
+                    kind = "" if sessions is None else f" AND {search._kind(sessions)}"
+                    slow = store._bm25_matches(
+                        [(w,) for w in wanted], [(w,) for w in extra], kind, 10_000
+                    )
+                    assert [i for i, _ in fast] == [i for i, _ in slow]
+                    assert [s for _, s in fast] == pytest.approx([s for _, s in slow], rel=1e-12)
+                    checked += len(fast)
+        assert checked > 1000
     finally:
         store.close()

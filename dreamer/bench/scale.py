@@ -273,49 +273,69 @@ def _stream(
             made += 1
 
 
+def synthetic_batches(
+    n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
+) -> Iterator[list[dict[str, Any]]]:
+    """n synthetic crystals over ``span_days`` in batches of ``BATCH``, as ``add_crystal``'s
+    keyword arguments (without the vector): the oldest 40% archived, the last two days' new."""
+    archive_before = now - timedelta(days=span_days * 0.6)
+    fresh_after = now - timedelta(days=2)
+    batch: list[tuple[str, str, datetime]] = []
+
+    def rows() -> list[dict[str, Any]]:
+        made = []
+        for text, source, at in batch:
+            lifecycle = (
+                "archived"
+                if at < archive_before
+                else "generated"
+                if at > fresh_after
+                else "consolidated"
+            )
+            made.append(
+                {
+                    "text": text,
+                    "source": source,
+                    "semantic_type": infer_type(text),
+                    "importance": round(rng.uniform(0.2, 0.9), 2),
+                    "at": at,
+                    "lifecycle": lifecycle,
+                    "consolidated_at": None if lifecycle == "generated" else iso(at),
+                }
+            )
+        batch.clear()
+        return made
+
+    for item in _stream(n, rng, now, span_days):
+        batch.append(item)
+        if len(batch) >= BATCH:
+            yield rows()
+    if batch:
+        yield rows()
+
+
+def with_vectors(ws: Workspace, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with their vectors from the workspace's embedder (one embed call)."""
+    vectors = ws.embedder.embed([row["text"] for row in rows])
+    return [
+        {**row, "embedding": to_blob(vector), "embedder": ws.embedder.name}
+        for row, vector in zip(rows, vectors, strict=True)
+    ]
+
+
+def store_rows(ws: Workspace, rows: list[dict[str, Any]]) -> int:
+    """Add the rows (with vectors) in one transaction; how many were new."""
+    return sum(created for _, created in ws.store.add_crystals(rows))
+
+
 def bulk_load(
     ws: Workspace, n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
 ) -> int:
     """Add n synthetic crystals over ``span_days`` in batches (one transaction and one embed
     call per batch); the oldest 40% are archived, the last two days' still new."""
-    created = 0
-    batch: list[tuple[str, str, datetime]] = []
-    archive_before = now - timedelta(days=span_days * 0.6)
-    fresh_after = now - timedelta(days=2)
-
-    def flush() -> None:
-        nonlocal created
-        vectors = ws.embedder.embed([text for text, _, _ in batch])
-        with ws.store.transaction():
-            for (text, source, at), vector in zip(batch, vectors, strict=True):
-                lifecycle = (
-                    "archived"
-                    if at < archive_before
-                    else "generated"
-                    if at > fresh_after
-                    else "consolidated"
-                )
-                _, new = ws.store.add_crystal(
-                    text,
-                    source=source,
-                    semantic_type=infer_type(text),
-                    importance=round(rng.uniform(0.2, 0.9), 2),
-                    at=at,
-                    embedding=to_blob(vector),
-                    embedder=ws.embedder.name,
-                    lifecycle=lifecycle,
-                    consolidated_at=None if lifecycle == "generated" else iso(at),
-                )
-                created += new
-        batch.clear()
-
-    for item in _stream(n, rng, now, span_days):
-        batch.append(item)
-        if len(batch) >= BATCH:
-            flush()
-    if batch:
-        flush()
-    return created
+    return sum(
+        store_rows(ws, with_vectors(ws, rows)) for rows in synthetic_batches(n, rng, now, span_days)
+    )
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:

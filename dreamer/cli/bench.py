@@ -13,6 +13,7 @@ import click
 from dreamer.bench import fleet as fleet_bench
 from dreamer.bench import locomo as locomo_bench
 from dreamer.bench import paraphrase as paraphrase_bench
+from dreamer.bench import pgcompare as pgcompare_bench
 from dreamer.bench import quality as quality_bench
 from dreamer.bench import report as report_bench
 from dreamer.bench import retention as retention_bench
@@ -49,6 +50,7 @@ def bench() -> None:
       dream bench quality
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
+      dream bench pg-compare --crystals 10000
       dream bench fleet --workspaces 50 --workers 2 --seconds 60
       dream bench serve --workspaces 200 --seconds 120 --nofile 256
     """
@@ -241,6 +243,80 @@ def scale(
         emit_json(report)
         return
     _print_scale(report)
+
+
+@bench.command(name="pg-compare")
+@click.option(
+    "--crystals",
+    "sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(10000,),
+    show_default=True,
+    help="Crystals in each store (repeat for several sizes).",
+)
+@click.option(
+    "--searches",
+    type=click.IntRange(min=1),
+    default=200,
+    show_default=True,
+    help="Searches timed on each store.",
+)
+@click.option(
+    "--store-url",
+    metavar="URL",
+    help="A scratch PostgreSQL database to use (the rows stay) [default: start one from the "
+    "pgserver wheel].",
+)
+@embedder_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def pg_compare(
+    sizes: tuple[int, ...],
+    searches: int,
+    store_url: str | None,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """PostgreSQL against SQLite: bulk load and search p50 on the same crystals, interleaved.
+
+    Both stores get the same N synthetic crystals (as 'dream bench scale' makes them), then the
+    same queries run on one and the other in turn in this process. Prints each store's load
+    time and search p50/p99 and the PostgreSQL/SQLite ratios. The SQLite workspaces live in a
+    temporary folder inside -w (default: the system's), deleted after.
+
+    \b
+    Examples:
+      dream bench pg-compare --crystals 10000 --crystals 100000
+      dream bench pg-compare --crystals 10000 --store-url postgresql:///scratch --json
+    """
+    parent = Path(workspace).expanduser() if workspace else None
+    report = pgcompare_bench.run(
+        list(sizes),
+        store_url=store_url,
+        searches=searches,
+        parent=parent,
+        embedder=embedder,
+        progress=_progress(quiet),
+    )
+    if as_json:
+        emit_json(report)
+        return
+    click.echo(
+        f"{'crystals':>10}{'load s SQLite/PG':>20}{'ratio':>7}"
+        f"{'search p50 ms SQLite/PG':>26}{'ratio':>7}{'same top':>10}"
+    )
+    for row in report["sizes"]:
+        load, search = row["load"], row["search"]
+        click.echo(
+            f"{row['crystals']:>10,}"
+            f"{load['sqlite_seconds']:>11}/{load['postgres_seconds']:<8}{load['ratio']:>7}"
+            f"{search['sqlite']['p50_ms']:>14}/{search['postgres']['p50_ms']:<11}"
+            f"{search['ratio']:>7}{search['same_top_hit']:>10}"
+        )
 
 
 def _print_scale(report: dict[str, Any]) -> None:

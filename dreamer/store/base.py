@@ -118,6 +118,11 @@ class Store(Protocol):
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         ...
 
+    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
+        transaction; (id, created) of each, in order (a bulk load: COPY on PostgreSQL)."""
+        ...
+
     def find_by_hash(self, digest: str) -> int | None:
         """The id of the crystal with this content hash, if any."""
         ...

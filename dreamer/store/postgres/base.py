@@ -7,7 +7,7 @@ import contextlib
 import struct
 import threading
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ CRYSTAL_COLUMNS = (
     "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
     "origin, consolidated_at, embedder, about, replaces"
 )
+Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"
 
@@ -66,6 +67,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
         info = TypeInfo.fetch(conn, "vector")
         if info is None:
             raise StoreUnavailable("the pgvector type 'vector' is missing after migration")
+        info.register(conn)  # by name too: a binary COPY names its columns' types
         dumper = type("VectorDumper", (_VectorDumper,), {"oid": info.oid})
         conn.adapters.register_dumper(Vector, dumper)
         conn.adapters.register_loader(info.oid, _VectorLoader)
@@ -161,15 +163,15 @@ class Connected:
             with reported():
                 self.conn.execute("COMMIT")
 
-    def _run(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
+    def _run(self, sql: str, params: Params = (), *, binary: bool = False) -> Any:
         """Execute one statement (taking turns with other threads); the cursor."""
         with self._lock, reported():
-            return self.conn.execute(sql, list(params), binary=binary)
+            return self.conn.execute(sql, _params(params), binary=binary)
 
-    def _all(self, sql: str, params: Sequence[Any] = (), *, binary: bool = False) -> list[Any]:
+    def _all(self, sql: str, params: Params = (), *, binary: bool = False) -> list[Any]:
         """Every row of a query."""
         with self._lock, reported():
-            return self.conn.execute(sql, list(params), binary=binary).fetchall()
+            return self.conn.execute(sql, _params(params), binary=binary).fetchall()
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""
@@ -202,6 +204,7 @@ class Connected:
                 "searches",
                 "gaps",
                 "terms",
+                "postings",
                 "states",
                 "hormones",
                 "scratch",
@@ -227,6 +230,29 @@ def reported() -> Iterator[None]:
 def _first_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+def _params(params: Params) -> list[Any] | Mapping[str, Any]:
+    """Positional parameters as a list, named ones (``%(name)s``) as they are."""
+    return params if isinstance(params, Mapping) else list(params)
+
+
+def float16_blobs(sent: Sequence[bytes | None]) -> list[bytes | None]:
+    """Vectors read as ``vector_send(embedding)`` (pgvector's binary form) as the float16 bytes
+    dreamer stores, converted all at once: one numpy call per length, not three per row."""
+    blobs: list[bytes | None] = [None] * len(sent)
+    by_length: dict[int, list[int]] = {}
+    for n, data in enumerate(sent):
+        if data:
+            by_length.setdefault(len(data), []).append(n)
+    for length, rows in by_length.items():
+        dim = (length - 4) // 4
+        # Each is a 4-byte header (dimensions, unused), then big-endian float32 values.
+        values = np.frombuffer(b"".join(sent[n] or b"" for n in rows), dtype=">f4")
+        flat = values.reshape(len(rows), dim + 1)[:, 1:].astype("<f2").tobytes()
+        for k, n in enumerate(rows):
+            blobs[n] = flat[2 * dim * k : 2 * dim * (k + 1)]
+    return blobs
 
 
 def vector(blob: bytes | None) -> Vector | None:

@@ -10,7 +10,14 @@ from typing import Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
-from dreamer.store.postgres.base import CRYSTAL_COLUMNS, Connected, fold, reported, vector
+from dreamer.store.postgres.base import (
+    CRYSTAL_COLUMNS,
+    Connected,
+    float16_blobs,
+    fold,
+    reported,
+    vector,
+)
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
@@ -36,7 +43,8 @@ INDEXED = (
     "(SELECT coalesce(sum(array_length(u.positions, 1)), 0) FROM unnest(to_tsvector('dreamer',"
     " %s)) u)",
 )
-VECTOR_COLUMNS = "id, source, lifecycle, embedding, embedder"
+# Vectors travel as pgvector's binary form and are converted in one go (float16_blobs).
+VECTOR_COLUMNS = "id, source, lifecycle, vector_send(embedding), embedder"
 
 
 class CrystalTables(Connected):
@@ -88,7 +96,10 @@ class CrystalTables(Connected):
                     " SELECT %s, %s, id, 'created', %s FROM created),"
                     " counted AS (INSERT INTO terms (workspace, lexeme, docs) SELECT %s,"
                     " u.lexeme, 1 FROM v, unnest(v.tsv) u ON CONFLICT (workspace, lexeme)"
-                    " DO UPDATE SET docs = terms.docs + 1)"
+                    " DO UPDATE SET docs = terms.docs + 1),"
+                    " posted AS (INSERT INTO postings (workspace, lexeme, crystal_id, tf, doc_len)"
+                    " SELECT %s, u.lexeme, created.id, array_length(u.positions, 1), v.len"
+                    " FROM created, v, unnest(v.tsv) u)"
                     " SELECT id FROM created",
                     [
                         fold(text),
@@ -115,6 +126,7 @@ class CrystalTables(Connected):
                         self.ws,
                         stamp,
                         json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
+                        self.ws,
                         self.ws,
                     ],
                 )
@@ -290,7 +302,8 @@ class CrystalTables(Connected):
             self.audit(crystal_id, action, detail, at)
 
     def _count_terms(self, crystal_id: int, delta: int) -> None:
-        """Add ``delta`` to the document count of every stem in a crystal's index entry.
+        """Add ``delta`` to the document count of every stem in a crystal's index entry, and
+        add (1) or delete (-1) the crystal's postings.
 
         A stem no crystal holds any more is deleted: a forgotten word must not stay a row.
         """
@@ -300,13 +313,26 @@ class CrystalTables(Connected):
             " ON CONFLICT (workspace, lexeme) DO UPDATE SET docs = terms.docs + excluded.docs",
             [delta, self.ws, crystal_id],
         )
-        if delta < 0:
+        if delta > 0:
             self._run(
-                "DELETE FROM terms t USING crystals c, unnest(c.tsv) u WHERE c.workspace = %s"
-                " AND c.id = %s AND t.workspace = c.workspace AND t.lexeme = u.lexeme"
-                " AND t.docs <= 0",
+                "INSERT INTO postings (workspace, lexeme, crystal_id, tf, doc_len)"
+                " SELECT c.workspace, u.lexeme, c.id, array_length(u.positions, 1), c.doc_len"
+                " FROM crystals c, unnest(c.tsv) u WHERE c.workspace = %s AND c.id = %s",
                 [self.ws, crystal_id],
             )
+            return
+        self._run(
+            "DELETE FROM terms t USING crystals c, unnest(c.tsv) u WHERE c.workspace = %s"
+            " AND c.id = %s AND t.workspace = c.workspace AND t.lexeme = u.lexeme"
+            " AND t.docs <= 0",
+            [self.ws, crystal_id],
+        )
+        self._run(
+            "DELETE FROM postings p USING crystals c, unnest(c.tsv) u WHERE c.workspace = %s"
+            " AND c.id = %s AND p.workspace = c.workspace AND p.lexeme = u.lexeme"
+            " AND p.crystal_id = c.id",
+            [self.ws, crystal_id],
+        )
 
     def _doc_len(self, crystal_id: int) -> int:
         return int(
@@ -491,7 +517,11 @@ class CrystalTables(Connected):
             [self.ws, *params, limit],
             binary=True,
         )
-        return [VectorRow(*row) for row in rows]
+        blobs: list[Any] = float16_blobs([row[3] for row in rows])  # None: no vector yet
+        return [
+            VectorRow(row[0], row[1], row[2], blob, row[4])
+            for row, blob in zip(rows, blobs, strict=True)
+        ]
 
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
@@ -525,12 +555,13 @@ class CrystalTables(Connected):
         if not ids:
             return []
         rows = self._all(
-            "SELECT id, embedding FROM crystals WHERE workspace = %s AND id = ANY(%s)"
-            " AND embedder = %s AND embedding IS NOT NULL ORDER BY id",
+            "SELECT id, vector_send(embedding) FROM crystals WHERE workspace = %s"
+            " AND id = ANY(%s) AND embedder = %s AND embedding IS NOT NULL ORDER BY id",
             [self.ws, _ids(ids), embedder],
             binary=True,
         )
-        return [(row[0], row[1]) for row in rows]
+        blobs = float16_blobs([row[1] for row in rows])
+        return [(row[0], blob) for row, blob in zip(rows, blobs, strict=True) if blob]
 
     def unembedded(
         self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None

@@ -8,8 +8,10 @@ size in BM25. Other tables use one global identity: their ids only need to grow.
 
 Full text: ``tsv`` is ``to_tsvector('dreamer', text)`` with the diacritics folded away first
 (in Python: the server may have no ``unaccent``), under a GIN index; ``doc_len`` is the number
-of tokens, which BM25 needs. The ``dreamer`` configuration stems English (Snowball) but, like
-SQLite's FTS5 index, drops no stop word, and indexes a hyphenated word as its parts only.
+of tokens, which BM25 needs; ``postings`` (a row per stem of a crystal) and ``terms`` (per
+stem, how many crystals hold it) are derived from ``tsv`` and kept with it. The ``dreamer``
+configuration stems English (Snowball) but, like SQLite's FTS5 index, drops no stop word, and
+indexes a hyphenated word as its parts only.
 Vectors are pgvector ``vector`` columns; search scans them exactly, one workspace at a time.
 """
 
@@ -244,6 +246,35 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             " WHERE about IS NOT NULL",
             "ALTER TABLE scratch ADD COLUMN about TEXT",
             "ALTER TABLE scratch ADD COLUMN replaces TEXT",
+        ),
+    ),
+    (
+        # BM25 read from an inverted index instead of every match's tsvector: one row per stem
+        # of a crystal, with its term frequency and the crystal's length, in the order a search
+        # reads them (a stem's rows of one workspace together). Derived from ``tsv`` like
+        # ``terms``, and kept with it: a forget or a rewrite deletes a crystal's rows. No
+        # foreign key: a bulk load writes tens of rows a crystal. Crystals waiting for a vector
+        # are found by an index, not a scan of every row at each search.
+        "m006_postings",
+        (
+            """
+            CREATE TABLE postings (
+                workspace INTEGER NOT NULL,
+                lexeme TEXT NOT NULL,
+                crystal_id BIGINT NOT NULL,
+                tf INTEGER NOT NULL,
+                doc_len INTEGER NOT NULL,
+                PRIMARY KEY (workspace, lexeme, crystal_id) INCLUDE (tf, doc_len)
+            )
+            """,
+            "INSERT INTO postings (workspace, lexeme, crystal_id, tf, doc_len) SELECT c.workspace,"
+            " u.lexeme, c.id, array_length(u.positions, 1), c.doc_len FROM crystals c,"
+            " unnest(c.tsv) u",
+            "CREATE INDEX crystals_unembedded ON crystals (workspace, id)"
+            " WHERE embedding IS NULL AND lifecycle != 'forgotten'",
+            "ANALYZE crystals",
+            "ANALYZE postings",
+            "ANALYZE terms",
         ),
     ),
 ]

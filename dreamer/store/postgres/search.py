@@ -1,9 +1,11 @@
 """Full-text search in PostgreSQL, the search log and curiosity gaps.
 
-The GIN index over ``tsv`` finds the crystals holding a query's words; the ranking is FTS5's
-BM25, computed here over those matches (k1 1.2, b 0.75, FTS5's idf floor), from the term
-frequencies and document lengths the index keeps, so a search ranks on Postgres as on SQLite.
-Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+The ranking is FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf floor), so a search ranks on Postgres
+as on SQLite. It is computed in one statement from ``postings`` (one row per stem of a crystal:
+its term frequency and the crystal's length) and ``terms`` (in how many crystals each stem is),
+returning only the best rows. A word the parser splits into several lexemes is matched as a
+phrase through the GIN index over ``tsv`` and scored over each match's tsvector instead. Every
+word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ from typing import Any
 import numpy as np
 
 from dreamer.store.base import RankRow
-from dreamer.store.postgres.base import Connected, fold
+from dreamer.store.postgres.base import LOCK_CLASS, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
-JULIAN = "extract(epoch FROM {}::timestamptz) / 86400.0 + 2440587.5"
+# An index probe per (match, other word) costs about this many rows of a word read in order.
+PROBE_COST = 4
+# In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
+# numeric, which psycopg reads as a slow Decimal).
+JULIAN = "extract(epoch FROM {}::timestamptz)::float8 / 86400.0 + 2440587.5"
 
 
 def _lexeme(stem: str) -> str:
@@ -55,13 +61,99 @@ class SearchTables(Connected):
         return {word: self._stems[word] for word in words}
 
     def _bm25(
-        self, terms: Sequence[str], also: Sequence[str], filter_sql: str, limit: int
+        self, terms: Sequence[str], also: Sequence[str], sessions: bool | None, limit: int
     ) -> list[tuple[int, float]]:
+        """BM25 (id, score) of the best ``limit`` crystals holding one of ``terms`` (of one
+        kind when ``sessions`` is not None), ``also`` only ranking them."""
         stems = self._stemmed([*terms, *also])
         wanted = [stems[t] for t in terms if stems[t]]
         extra = [stems[t] for t in also if stems[t]]
         if not wanted:
             return []
+        if all(len(phrase) == 1 for phrase in wanted + extra):
+            return self._bm25_postings(
+                [phrase[0] for phrase in wanted], [phrase[0] for phrase in extra], sessions, limit
+            )
+        filter_sql = "" if sessions is None else f" AND {_kind(sessions)}"
+        return self._bm25_matches(wanted, extra, filter_sql, limit)
+
+    def _bm25_postings(
+        self, wanted: list[str], extra: list[str], sessions: bool | None, limit: int
+    ) -> list[tuple[int, float]]:
+        """BM25 of one-stem words in one statement, from the postings (the inverted index):
+        the rows of the wanted stems find the matches, the other words' rows are looked up
+        for those matches only, and only the best ``limit`` come back."""
+        lexemes = list(dict.fromkeys(wanted + extra))
+        # A word asked twice (two words of one stem) counts twice, as the scan below counts it.
+        own = [wanted.count(lexeme) for lexeme in lexemes]
+        more = [extra.count(lexeme) for lexeme in lexemes]
+        kind = "" if sessions is None else f" AND c.{_kind(sessions)}"
+        join = " JOIN crystals c ON c.workspace = %(ws)s AND c.id = h.crystal_id" if kind else ""
+        weight = (
+            "w.idf * p.tf * (%(k1)s + 1) / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.doc_len"
+            " / (w.tokens / w.n)))"
+        )
+        summed = "sum(w.{} * " + weight + " ORDER BY w.ord)"
+        # The other words' rows of the matches: looked up match by match when the matches are
+        # few beside those rows (a rare word and common ones), else read whole and joined.
+        extras = (
+            ", probe AS (SELECT coalesce(sum(docs) FILTER (WHERE own > 0), 0)"
+            " * count(*) FILTER (WHERE more > 0) * %(probe)s"
+            " < coalesce(sum(docs) FILTER (WHERE more > 0), 0) AS yes FROM w),"
+            f" extras AS (SELECT h.crystal_id, x.more FROM hits h, LATERAL (SELECT"
+            f" {summed.format('more')} AS more FROM w JOIN postings p ON p.workspace = %(ws)s"
+            " AND p.lexeme = w.lexeme AND p.crystal_id = h.crystal_id WHERE w.more > 0) x"
+            " WHERE (SELECT yes FROM probe)"
+            f" UNION ALL SELECT h.crystal_id, {summed.format('more')} FROM hits h CROSS JOIN w"
+            " JOIN postings p ON p.workspace = %(ws)s AND p.lexeme = w.lexeme"
+            " AND p.crystal_id = h.crystal_id WHERE w.more > 0 AND NOT (SELECT yes FROM probe)"
+            " GROUP BY h.crystal_id)"
+            if extra
+            else ""
+        )
+        # As FTS5 scores "(terms) OR ((terms) AND (also))": the terms count twice in a
+        # crystal that also holds one of the other words, which count once.
+        score = "CASE WHEN e.more > 0 THEN 2 * h.own + e.more ELSE h.own END" if extra else "h.own"
+        if extra:
+            join = " LEFT JOIN extras e USING (crystal_id)" + join
+        rows = self._all(
+            "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
+            " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
+            " q AS (SELECT q.*, coalesce(t.docs, 0)::float8 AS docs"
+            " FROM unnest(%(lexemes)s::text[], %(own)s::int[], %(more)s::int[])"
+            " WITH ORDINALITY q(lexeme, own, more, ord)"
+            " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
+            # FTS5's idf, floored: a word in half the crystals or more weighs 1e-6.
+            " w AS (SELECT q.*, s.n, s.tokens, CASE WHEN (s.n - q.docs + 0.5) / (q.docs + 0.5)"
+            " > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6 END AS idf FROM q, s),"
+            # Summed in the words' order, so equal scores are equal to the last bit (and the
+            # id breaks the tie), as the sum over the tf matrix's columns makes them.
+            f" hits AS (SELECT p.crystal_id, {summed.format('own')} AS own FROM w JOIN postings p"
+            " ON p.workspace = %(ws)s AND p.lexeme = w.lexeme WHERE w.own > 0"
+            f" GROUP BY p.crystal_id){extras}"
+            f" SELECT h.crystal_id, {score} AS score FROM hits h{join}"
+            f" WHERE true{kind} ORDER BY score DESC, h.crystal_id LIMIT %(limit)s",
+            {
+                "ws": self.ws,
+                "lexemes": lexemes,
+                "own": own,
+                "more": more,
+                "k1": K1,
+                "b": B,
+                "probe": PROBE_COST,
+                "limit": limit,
+            },
+        )
+        return [(int(row[0]), float(row[1])) for row in rows]
+
+    def _bm25_matches(
+        self,
+        wanted: list[tuple[str, ...]],
+        extra: list[tuple[str, ...]],
+        filter_sql: str,
+        limit: int,
+    ) -> list[tuple[int, float]]:
+        """BM25 when a word is several lexemes (a phrase): scored over each match's tsvector."""
         phrases = list(dict.fromkeys(wanted + extra))
         lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
         query = " | ".join(_phrase(phrase) for phrase in wanted)
@@ -142,13 +234,13 @@ class SearchTables(Connected):
         self, terms: Sequence[str], also: Sequence[str], limit: int
     ) -> list[tuple[int, float]]:
         """(id, BM25 score, higher is better) of the best matches of any of ``terms``."""
-        return self._bm25(terms, also, "", limit)
+        return self._bm25(terms, also, None, limit)
 
     def fts_match_filtered(
         self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
     ) -> list[tuple[int, float]]:
         """Like ``fts_match``, among session transcripts only (or only the rest)."""
-        return self._bm25(terms, also, f" AND {_kind(sessions)}", limit)
+        return self._bm25(terms, also, sessions, limit)
 
     def ids_of_kind(self, ids: Sequence[int], sessions: bool) -> set[int]:
         """Those of ``ids`` that are session transcripts (or, with sessions False, the rest)."""
@@ -210,18 +302,31 @@ class SearchTables(Connected):
         gap: bool,
     ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses."""
-        with self.transaction():
-            self._run(
-                "INSERT INTO searches (workspace, at, query, search_type, result_ids, top_score)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                [self.ws, iso(at), query, search_type, json.dumps(list(ids)), top_score],
-            )
-            if gap:
-                self._run(
-                    "INSERT INTO gaps (workspace, at, query, top_score) VALUES (%s, %s, %s, %s)",
-                    [self.ws, iso(at), query, top_score],
-                )
-            self.record_access(ids, at)
+        # One statement, one round trip: the workspace's write lock first (every write below
+        # reads its row, so none runs before it), then the log, the gap and the counts.
+        self._run(
+            "WITH locked AS (SELECT pg_advisory_xact_lock(%(class)s, %(ws)s)),"
+            " logged AS (INSERT INTO searches (workspace, at, query, search_type, result_ids,"
+            " top_score) SELECT %(ws)s, %(at)s, %(query)s, %(type)s, %(ids)s, %(top)s"
+            " FROM locked),"
+            " gap AS (INSERT INTO gaps (workspace, at, query, top_score)"
+            " SELECT %(ws)s, %(at)s, %(query)s, %(top)s FROM locked WHERE %(gap)s),"
+            " counted AS (UPDATE crystals SET access_count = access_count + 1,"
+            " last_accessed_at = %(at)s FROM locked WHERE workspace = %(ws)s"
+            " AND id = ANY(%(found)s))"
+            " SELECT 1",
+            {
+                "class": LOCK_CLASS,
+                "ws": self.ws,
+                "at": iso(at),
+                "query": query,
+                "type": search_type,
+                "ids": json.dumps(list(ids)),
+                "top": top_score,
+                "gap": gap,
+                "found": [int(i) for i in ids],
+            },
+        )
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""

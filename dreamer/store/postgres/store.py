@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dreamer.store.postgres.base import connect
+from dreamer.store.postgres.bulk import BulkTables
 from dreamer.store.postgres.crystals import CrystalTables
 from dreamer.store.postgres.leases import LeaseTables
 from dreamer.store.postgres.records import RecordTables
@@ -21,7 +22,9 @@ from dreamer.store.postgres.scratch import ScratchTables
 from dreamer.store.postgres.search import SearchTables
 
 
-class PostgresStore(CrystalTables, SearchTables, RecordTables, LeaseTables, ScratchTables):
+class PostgresStore(
+    CrystalTables, BulkTables, SearchTables, RecordTables, LeaseTables, ScratchTables
+):
     """One workspace's rows in a PostgreSQL database: the ``Store`` interface on Postgres."""
 
     def __init__(self, url: str, key: str, path: Path):

@@ -90,6 +90,12 @@ class CrystalTables(Connected):
             self.audit(crystal_id, "created", {"source": source, "lifecycle": lifecycle}, at)
             return crystal_id, True
 
+    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
+        transaction; (id, created) of each, in order."""
+        with self.transaction():
+            return [self.add_crystal(**row) for row in rows]
+
     def find_by_hash(self, digest: str) -> int | None:
         """The id of the crystal with this content hash, if any."""
         return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
