@@ -27,7 +27,8 @@ def test_a_cli_note_has_no_vector_until_the_next_search_which_finds_it(runner, t
     crystal_id = _note_by_cli(runner, root, "Ada is allergic to peanuts and shellfish")
     with Workspace.open(root, create=False) as ws:
         assert ws.get(crystal_id).embedder is None
-        assert [row[0] for row in ws.store.unembedded()] == [crystal_id]
+        # (With the default sentence model, the API's note waits for its vector too.)
+        assert crystal_id in [row[0] for row in ws.store.unembedded()]
         hits = ws.search("peanuts", limit=3)  # by its words, and embedded on the way
         assert hits[0].id == crystal_id
         assert ws.store.unembedded() == []

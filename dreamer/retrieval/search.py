@@ -266,6 +266,9 @@ class Fusion:
     margin_rank: int = 5
     # How much a query word no crystal holds weighs in the attainable score (see attainable).
     absent_weight: float = 0.0
+    # A crystal the words did not find joins on its vector alone only from this cosine up: the
+    # sentence model gives unrelated short texts 0.1-0.15 (the static vectors' floor is lower).
+    vector_floor: float = 0.0
 
 
 # Each embedder's cosines mean something else: the static vectors' are compressed (unrelated
@@ -274,7 +277,10 @@ class Fusion:
 FUSION = Fusion(absent_weight=0.5, margin_weight=1.0)
 FUSIONS = {
     "minilm": Fusion(
-        vector_weight={"sessions": 0.4, "notes": 0.8}, absent_weight=1.0, margin_weight=2.0
+        vector_weight={"sessions": 0.4, "notes": 0.8},
+        absent_weight=1.0,
+        margin_weight=2.0,
+        vector_floor=0.15,
     ),
 }
 
@@ -350,6 +356,8 @@ def search(
     kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
     pack = _pack_level(semantic, fusion.margin_rank)
     for crystal_id, similarity in semantic:
+        if similarity < fusion.vector_floor and crystal_id not in contextual:
+            continue
         weight = fusion.vector_weight["sessions" if kinds.get(crystal_id) else "notes"]
         margin = fusion.margin_weight * max(similarity - pack, 0.0)
         fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin

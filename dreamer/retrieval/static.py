@@ -96,7 +96,7 @@ def read_safetensors(path: Path, name: str) -> np.ndarray:
     return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(meta["shape"]))
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
     """dreamer's folder in the user's cache (platformdirs' answer; XDG read directly on Linux
     and the BSDs, where importing platformdirs would cost a cold search ~15 ms)."""
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
@@ -152,7 +152,7 @@ class StaticEmbedder:
             if not self._bpe_tried:
                 self._bpe_tried = True
                 name = f"{PACKAGE}-{MODEL}-{self.version}-bpe.sqlite3"
-                self._bpe = bpe.open_table(self._folder / _TOKENIZER, _cache_dir() / name)
+                self._bpe = bpe.open_table(self._folder / _TOKENIZER, cache_dir() / name)
             return self._bpe
 
     def token_ids(self, texts: list[str]) -> list[list[int]]:

@@ -95,9 +95,10 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
                     "crystal_id": crystal_id,
                 }
             )
-        report.lifecycle = lifecycle.run(ws, now)
-        # Vector-less notes first: they need no reload of other processes' indexes.
+        # Vector-less notes first (they need no reload of other processes' indexes), and
+        # before the lifecycle, whose near-duplicate merge compares vectors.
         report.reindexed = embed_waiting(ws.store, ws.embedder, limit=TICK_LIMIT)
+        report.lifecycle = lifecycle.run(ws, now)
         report.reindexed += reindex(ws.store, ws.embedder, limit=TICK_LIMIT)
     return report
 

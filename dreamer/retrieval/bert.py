@@ -1,0 +1,281 @@
+"""A BERT encoder's forward pass in numpy, from weights taken once out of an ONNX file.
+
+all-MiniLM-L6-v2 is a 6-layer BERT (384 wide, 12 heads, 1,536 in the feed-forward layer).
+Its int8 ONNX export stores each weight matrix as int8 with a float scale per output column
+(per row for the embedding tables), turned into float32 by ``Cast`` and ``Mul`` before every
+``MatMul``; activations stay float32. So the same arithmetic in numpy (float32 matrices, exact
+GELU, LayerNorm, softmax attention) gives onnxruntime's output to rounding (cosine ≥ 0.9999,
+checked by ``tests/test_minilm.py``), without importing onnxruntime (~240 ms a process).
+
+The weights are read from the ONNX file once (``onnx_weights``), dequantized, and written to
+the user's cache folder as two ``.npy`` files (the float32 matrices, 42 MB, and the int8 word
+table with its scales, 12 MB), which every later process memory-maps: a fresh ``dream search``
+reads the pages it touches from the page cache instead of parsing 23 MB of protobuf. A cache
+that cannot be written (a read-only home) only costs each process the parse (~0.3 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dreamer.retrieval.onnx_weights import Graph, OnnxFormatError, read_graph
+
+if TYPE_CHECKING:
+    import numpy as np
+
+HIDDEN = 384
+HEADS = 12
+INTERMEDIATE = 1536
+LAYERS = 6
+POSITIONS = 512
+VOCAB = 30522
+LN_EPSILON = 1e-12
+# The parts of one layer, as the ONNX export names their biases ("...layer.N.<part>.bias").
+_LINEAR = {
+    "attention.self.query": "query",
+    "attention.self.key": "key",
+    "attention.self.value": "value",
+    "attention.output.dense": "attention_out",
+    "intermediate.dense": "intermediate",
+    "output.dense": "output",
+}
+_PREFIX = "inner."  # the export wraps the Hugging Face model as `inner`
+
+
+def _layout() -> list[tuple[str, tuple[int, ...]]]:
+    """Every float tensor of the cache file, in file order, with its shape."""
+    shapes: list[tuple[str, tuple[int, ...]]] = [
+        ("position", (POSITIONS, HIDDEN)),
+        ("token_type", (2, HIDDEN)),
+        ("embeddings.ln.weight", (HIDDEN,)),
+        ("embeddings.ln.bias", (HIDDEN,)),
+        ("word_scale", (VOCAB,)),
+    ]
+    for layer in range(LAYERS):
+        for part in _LINEAR.values():
+            rows = INTERMEDIATE if part == "output" else HIDDEN
+            columns = INTERMEDIATE if part == "intermediate" else HIDDEN
+            shapes += [
+                (f"{layer}.{part}.weight", (rows, columns)),
+                (f"{layer}.{part}.bias", (columns,)),
+            ]
+        for norm in ("attention_ln", "output_ln"):
+            shapes += [(f"{layer}.{norm}.weight", (HIDDEN,)), (f"{layer}.{norm}.bias", (HIDDEN,))]
+    return shapes
+
+
+LAYOUT = _layout()
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The encoder's parameters: float32 arrays by name, and the int8 word table."""
+
+    floats: dict[str, np.ndarray]
+    words: np.ndarray  # (VOCAB, HIDDEN) int8; row i times floats["word_scale"][i]
+
+
+def from_graph(graph: Graph) -> Weights:
+    """The encoder's weights out of the ONNX graph of all-MiniLM-L6-v2 (int8 export)."""
+    import numpy as np
+
+    tensors = graph.tensors
+    made: dict[str, np.ndarray] = {}
+    cast = {
+        n.outputs[0]: n.inputs[0] for n in graph.nodes if n.op == "Cast" and n.inputs[0] in tensors
+    }
+    for node in graph.nodes:  # Mul(Cast(int8), scale): a dequantized weight
+        if node.op == "Mul" and node.inputs[0] in cast and node.inputs[1] in tensors:
+            quantized = tensors[cast[node.inputs[0]]]
+            made[node.outputs[0]] = quantized.astype(np.float32) * tensors[node.inputs[1]]
+
+    def value(name: str) -> np.ndarray:
+        if name in made:
+            return made[name]
+        if name in tensors:
+            return np.asarray(tensors[name], dtype=np.float32)
+        raise OnnxFormatError(f"the model has no tensor {name!r}")
+
+    floats: dict[str, np.ndarray] = {
+        "position": value(f"{_PREFIX}embeddings.position_embeddings.weight"),
+        "token_type": value(f"{_PREFIX}embeddings.token_type_embeddings.weight"),
+        "embeddings.ln.weight": value(f"{_PREFIX}embeddings.LayerNorm.weight"),
+        "embeddings.ln.bias": value(f"{_PREFIX}embeddings.LayerNorm.bias"),
+    }
+    word_q = f"{_PREFIX}embeddings.word_embeddings.weight_q"
+    word_scale = f"{_PREFIX}embeddings.word_embeddings.weight_scale"
+    if word_q not in tensors or word_scale not in tensors:
+        raise OnnxFormatError("the model has no int8 word embedding table")
+    words = np.asarray(tensors[word_q], dtype=np.int8)
+    floats["word_scale"] = np.asarray(tensors[word_scale], dtype=np.float32).reshape(-1)
+    # Each MatMul's weight is named by the bias added to its output ("...layer.3.output.dense").
+    adds = {n.inputs[0]: n.inputs[1] for n in graph.nodes if n.op == "Add" and len(n.inputs) == 2}
+    for node in graph.nodes:
+        if node.op != "MatMul" or node.inputs[1] not in made:
+            continue
+        bias = adds.get(node.outputs[0], "")
+        layer, part = _layer_part(bias)
+        if part in _LINEAR:
+            floats[f"{layer}.{_LINEAR[part]}.weight"] = made[node.inputs[1]]
+            floats[f"{layer}.{_LINEAR[part]}.bias"] = value(bias)
+    for layer in range(LAYERS):
+        base = f"{_PREFIX}encoder.layer.{layer}"
+        for norm, name in (
+            ("attention_ln", "attention.output.LayerNorm"),
+            ("output_ln", "output.LayerNorm"),
+        ):
+            floats[f"{layer}.{norm}.weight"] = value(f"{base}.{name}.weight")
+            floats[f"{layer}.{norm}.bias"] = value(f"{base}.{name}.bias")
+    for name, shape in LAYOUT:
+        if name not in floats or floats[name].shape != shape:
+            found = floats[name].shape if name in floats else "nothing"
+            raise OnnxFormatError(f"the model's {name} is {found}, not {shape}")
+    if words.shape != (VOCAB, HIDDEN):
+        raise OnnxFormatError(f"the model's word table is {words.shape}, not {(VOCAB, HIDDEN)}")
+    return Weights(floats, words)
+
+
+def _layer_part(bias: str) -> tuple[int, str]:
+    """(layer, part) of a bias name such as ``inner.encoder.layer.3.output.dense.bias``."""
+    head = f"{_PREFIX}encoder.layer."
+    if not (bias.startswith(head) and bias.endswith(".bias")):
+        return -1, ""
+    layer, _, part = bias[len(head) : -len(".bias")].partition(".")
+    return (int(layer), part) if layer.isdigit() else (-1, "")
+
+
+def _cache_files(folder: Path) -> tuple[Path, Path]:
+    return folder / "floats.npy", folder / "words.npy"
+
+
+def save(weights: Weights, folder: Path) -> None:
+    """Write the weights to ``folder`` for ``load``: each file complete or absent."""
+    import numpy as np
+
+    folder.mkdir(parents=True, exist_ok=True)
+    flat = np.concatenate([weights.floats[name].reshape(-1) for name, _ in LAYOUT])
+    floats, words = _cache_files(folder)
+    # The float file is written last: it is what ``load`` looks for first.
+    for path, array in ((words, weights.words), (floats, flat.astype(np.float32))):
+        temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with temp.open("wb") as handle:
+                np.save(handle, array, allow_pickle=False)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, path)
+        finally:
+            temp.unlink(missing_ok=True)
+
+
+def load(folder: Path) -> Weights | None:
+    """The weights ``save`` wrote to ``folder``, memory-mapped; None when absent or damaged."""
+    import numpy as np
+
+    floats_path, words_path = _cache_files(folder)
+    try:
+        flat = np.load(floats_path, mmap_mode="r", allow_pickle=False)
+        words = np.load(words_path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    total = sum(math.prod(shape) for _, shape in LAYOUT)
+    if flat.shape != (total,) or flat.dtype != np.float32:
+        return None
+    if words.shape != (VOCAB, HIDDEN) or words.dtype != np.int8:
+        return None
+    floats: dict[str, np.ndarray] = {}
+    at = 0
+    for name, shape in LAYOUT:
+        size = math.prod(shape)
+        floats[name] = flat[at : at + size].reshape(shape)
+        at += size
+    return Weights(floats, words)
+
+
+def weights_for(model: Path, cache: Path | None) -> Weights:
+    """The weights of the ONNX file ``model``: from ``cache`` (a folder) when it holds them,
+    else read from the file and saved there for the next process."""
+    if cache is not None:
+        found = load(cache)
+        if found is not None:
+            return found
+    weights = from_graph(read_graph(model.read_bytes()))
+    if cache is not None:
+        with contextlib.suppress(OSError):
+            save(weights, cache)
+    return weights
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    variance = np.mean(centred * centred, axis=-1, keepdims=True)
+    return centred / np.sqrt(variance + LN_EPSILON) * weight + bias
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function (Abramowitz and Stegun 7.1.26, absolute error under 1.5e-7)."""
+    import numpy as np
+
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (
+        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
+    )
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def encode(weights: Weights, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The last hidden states (batch, tokens, HIDDEN) of token ids padded to one width, where
+    ``mask`` is 1 on real tokens (token type 0 throughout, positions from 0)."""
+    import numpy as np
+
+    w = weights.floats
+    batch, width = ids.shape
+    x = weights.words[ids].astype(np.float32) * w["word_scale"][ids][..., None]
+    x += w["position"][:width] + w["token_type"][0]
+    x = _layer_norm(x, w["embeddings.ln.weight"], w["embeddings.ln.bias"])
+    # Padding keys get no attention; a softmax over -inf alone never happens (CLS is real).
+    blocked = np.where(mask[:, None, None, :] > 0, 0.0, -np.inf).astype(np.float32)
+    size = HIDDEN // HEADS
+    scale = np.float32(1.0 / math.sqrt(size))
+    for layer in range(LAYERS):
+        flat = x.reshape(batch * width, HIDDEN)
+
+        def linear(inputs: np.ndarray, part: str, layer: int = layer) -> np.ndarray:
+            return inputs @ w[f"{layer}.{part}.weight"] + w[f"{layer}.{part}.bias"]
+
+        def heads(part: str, flat: np.ndarray = flat) -> np.ndarray:
+            return linear(flat, part).reshape(batch, width, HEADS, size).transpose(0, 2, 1, 3)
+
+        query, key, value = heads("query"), heads("key"), heads("value")
+        scores = (query @ key.transpose(0, 1, 3, 2)) * scale + blocked
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * width, HIDDEN)
+        x = _layer_norm(
+            flat + linear(context, "attention_out"),
+            w[f"{layer}.attention_ln.weight"],
+            w[f"{layer}.attention_ln.bias"],
+        )
+        hidden = _gelu(linear(x, "intermediate"))
+        x = _layer_norm(
+            x + linear(hidden, "output"),
+            w[f"{layer}.output_ln.weight"],
+            w[f"{layer}.output_ln.bias"],
+        ).reshape(batch, width, HIDDEN)
+    return x
