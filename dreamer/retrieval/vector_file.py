@@ -222,17 +222,21 @@ class VectorFile:
             block, index = self._block(row)
             self._write(bytes([flag]), self._offset(block, self.at_flags, index, 1))
 
-    def head(self, block: int, rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(flags, scales, int8 sketches) of the first ``rows`` rows of a block, one read."""
-        size = self.at_vectors
-        data = self._read(size, HEADER_BYTES + block * self.block_bytes)
-        if len(data) < size:  # a sparse tail never written reads as nothing: zeros
-            data += bytes(size - len(data))
-        raw = np.frombuffer(data, dtype=np.uint8)
-        flags = raw[:rows]
-        scales = raw[self.at_scales : self.at_scales + 4 * rows].view(np.float32)
-        sketches = raw[self.at_sketch : self.at_sketch + SKETCH_DIM * rows].view(np.int8)
+    def head(
+        self, block: int, rows: int, buffer: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(flags, scales, int8 sketches) of the first ``rows`` rows of a block, read in one
+        go into ``buffer`` (``head_bytes`` of uint8, reused: no fresh memory per block)."""
+        self._read_into(buffer, HEADER_BYTES + block * self.block_bytes)
+        flags = buffer[:rows]
+        scales = buffer[self.at_scales : self.at_scales + 4 * rows].view(np.float32)
+        sketches = buffer[self.at_sketch : self.at_sketch + SKETCH_DIM * rows].view(np.int8)
         return flags, scales, sketches.reshape(rows, SKETCH_DIM)
+
+    @property
+    def head_bytes(self) -> int:
+        """The size of a block's flags, scales and sketches: what a scan reads of it."""
+        return self.at_vectors
 
     def flags(self, rows: int) -> np.ndarray:
         """The flags of rows 0 .. rows-1."""
@@ -291,6 +295,16 @@ class VectorFile:
 
     def _read(self, size: int, offset: int) -> bytes:
         return _read_at(self.fd, size, offset, self._lock)
+
+    def _read_into(self, buffer: np.ndarray, offset: int) -> None:
+        """Fill buffer from offset; what lies past the end of the file reads as zeros."""
+        if hasattr(os, "preadv"):
+            got = os.preadv(self.fd, [memoryview(buffer)], offset)
+        else:
+            data = self._read(len(buffer), offset)
+            got = len(data)
+            buffer[:got] = np.frombuffer(data, dtype=np.uint8)
+        buffer[got:] = 0  # a sparse tail never written
 
     def _write(self, data: bytes, offset: int) -> None:
         with self._lock:

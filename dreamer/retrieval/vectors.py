@@ -408,17 +408,19 @@ def _scan(
     scans += 1
     file = index.file
     query = (vector.astype(np.float32) @ index.projection).astype(np.float32)
-    wanted = [flag for flag, keep in ((NOTE, facts), (SESSION, sessions)) if keep]
+    wanted = np.zeros(256, dtype=bool)  # by flag: whether a row of it is a candidate
+    wanted[NOTE], wanted[SESSION] = facts, sessions
     rows = head.rows
     rough = np.full(rows, -np.inf, dtype=np.float32)
     widened = np.empty((file.block_rows, SKETCH_DIM), dtype=np.float32)
+    buffer = np.empty(file.head_bytes, dtype=np.uint8)
     for block in range(-(-rows // file.block_rows)):
         start = block * file.block_rows
         take = min(file.block_rows, rows - start)
-        flags, scales, sketches = file.head(block, take)
+        flags, scales, sketches = file.head(block, take, buffer)
         np.copyto(widened[:take], sketches)
         scores = (widened[:take] @ query) * scales
-        rough[start : start + take] = np.where(np.isin(flags, wanted), scores, -np.inf)
+        rough[start : start + take] = np.where(wanted[flags], scores, -np.inf)
     take = min(limit * RESCORE, rows)
     shortlist = np.argpartition(-rough, take - 1)[:take]
     shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
