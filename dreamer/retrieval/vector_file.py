@@ -299,7 +299,7 @@ class VectorFile:
     def _read_into(self, buffer: np.ndarray, offset: int) -> None:
         """Fill buffer from offset; what lies past the end of the file reads as zeros."""
         if hasattr(os, "preadv"):
-            got = os.preadv(self.fd, [memoryview(buffer)], offset)
+            got = os.preadv(self.fd, [buffer.data], offset)
         else:
             data = self._read(len(buffer), offset)
             got = len(data)
