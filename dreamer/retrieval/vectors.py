@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -91,6 +90,8 @@ class VectorIndex:
                     self._close()
         if self._file is None:
             if self.path is None:
+                import tempfile  # only for a private file: a cold `dream search` needs none
+
                 handle = tempfile.TemporaryFile(prefix="dreamer-vectors-")
                 fd = os.dup(handle.fileno())
                 handle.close()  # unnamed: gone with the process
