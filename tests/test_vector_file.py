@@ -263,3 +263,16 @@ def test_a_shared_store_keeps_no_vector_file_in_the_workspace(pg_database, tmp_p
         ws.forget([ids[0]], now=now + timedelta(minutes=5))
         assert ids[0] not in dict(vectors.nearest(_index(ws), query, True, True, 3)[0])
         assert not list(ws.memory_dir.glob("vectors.bin*"))
+
+
+def test_a_consolidation_tick_brings_the_file_up_to_date(ws, now):
+    from dreamer.service import consolidation
+
+    _note_all(ws, now, NOTES)
+    consolidation.tick(ws, now)
+    fd = os.open(_path(ws), os.O_RDONLY)
+    try:
+        head = VectorFile(fd, ws.embedder.dim).header()
+    finally:
+        os.close(fd)
+    assert head.rows == ws.store.max_crystal_id() and head.embedder == ws.embedder.name

@@ -327,6 +327,12 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     return index
 
 
+def keep_up(store: Store, embedder: Embedder) -> None:
+    """Bring a workspace's own vector file up to date (a tick does, so a search need not)."""
+    if _file_path(store) is not None:
+        index_for(store, embedder)
+
+
 def forgotten(store: Store) -> None:
     """Zero the vectors of crystals just forgotten from this store's vector file, if any."""
     _drop_private(store)
