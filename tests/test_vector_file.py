@@ -276,3 +276,22 @@ def test_a_consolidation_tick_brings_the_file_up_to_date(ws, now):
     finally:
         os.close(fd)
     assert head.rows == ws.store.max_crystal_id() and head.embedder == ws.embedder.name
+
+
+def test_a_forget_committed_while_the_file_is_rebuilt_is_not_undone(ws, now, monkeypatch):
+    ids = _note_all(ws, now, NOTES)
+    _index(ws)
+    (blob,) = [b for i, b in ws.store.vectors_of([ids[3]], ws.embedder.name)]
+    ws.store.set_meta(vectors.GENERATION_KEY, "2")  # a rebuild is due
+    disk, forgot = Disk(monkeypatch), []
+
+    def forget_meanwhile(event):
+        # another process forgets after the rebuild read the vectors, before it is renamed
+        if event.kind == "write" and event.path.endswith(".tmp") and not forgot:
+            forgot.append(ws.store.forget_crystal(ids[3], reason="test", at=now))
+
+    disk.checks.append(forget_meanwhile)
+    _in_a_fresh_process(ws)
+    disk.checks.clear()
+    assert forgot and _holds(ws, blob, "vectors.*") == []
+    _assert_matches_the_store(ws)

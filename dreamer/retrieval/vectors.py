@@ -6,16 +6,18 @@ row ``id - 1`` for crystal ``id``). So the first scan of a fresh process reads a
 crystal from the file, not every vector out of SQLite into Python objects, and memory stays
 flat whatever the size.
 
-Before a scan, ``index_for`` brings the file up to date with what the store says, under the
-lock file ``memory/vectors.lock`` (readers take no lock):
+Before a scan, ``index_for`` brings the file up to date with what the store says, holding the
+store's write transaction as the writers' lock (readers take no lock; a stale file is rare, so
+a search rarely waits):
 
 - crystals added since the file's last row are appended; a crystal with no vector yet (a fresh
   ``dream note``) gets a *waiting* row, filled when its vector arrives (in any process);
 - crystals forgotten since (the store's tombstone count moved) are zeroed, bytes included; the
   forget itself does that at once (``forgotten``), the count repairs a forget that crashed
   before it could;
-- a change of embedder, a re-embedding (``GENERATION_KEY`` bumped) or a database replaced by
-  an older one rebuilds the file beside the old one and renames it into place.
+- a change of embedder, a re-embedding (``GENERATION_KEY`` bumped), a database replaced by
+  an older one or more than ``BIG_APPEND`` new crystals rebuild the file beside the old one,
+  outside the lock, then catch up under it and rename it into place.
 
 A store shared across machines (PostgreSQL) or a workspace on a read-only file system gets a
 private, unnamed file instead, filled from the store once per process as before: nothing of it
@@ -57,12 +59,16 @@ RESCORE = 8
 WINDOW = 16384  # crystal ids read from the store and written per step of an append
 MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 FILE_NAME = "vectors.bin"
-LOCK_NAME = "vectors.lock"
+BIG_APPEND = 50_000  # rows: more are written into a new file, outside the store's write lock
 
 # Bumped by whoever gives old crystals new vectors (a reindex): vector files are rebuilt.
 GENERATION_KEY = "vectors.generation"
 
 scans = 0  # full scans run in this process (``dream bench scale`` checks its probe scanned)
+
+
+class _Stale(Exception):
+    """A rebuilt file is already out of date: vectors changed while it was written."""
 
 
 class VectorIndex:
@@ -103,20 +109,26 @@ class VectorIndex:
         return self._file
 
     def _close(self) -> None:
-        if self._file is not None:
-            os.close(self._file.fd)
-            self._file = None
+        with self._lock:  # never under a scan's feet
+            if self._file is not None:
+                os.close(self._file.fd)
+                self._file = None
+                if self.path is None:
+                    self.header = None  # a private file is gone with its descriptor
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[VectorFile]:
-        """Hold the writers' lock (the lock file, for a named file); the file, current."""
+    def _writing(self, store: Store) -> Iterator[VectorFile]:
+        """Hold the writers' lock; the file, current.
+
+        For a named file the lock is the store's own write transaction (``BEGIN IMMEDIATE``):
+        every writer of the file takes it, a forget commits under it, and a search needs no
+        lock file of its own. A private file has one process: its thread lock suffices.
+        """
         with self._lock:
             if self.path is None:
                 yield self.file
                 return
-            from dreamer.support.locks import hold
-
-            with hold(self.path.with_name(LOCK_NAME)):
+            with store.transaction():
                 yield self.file
 
     # --- keeping up with the store -------------------------------------------------------------
@@ -126,26 +138,33 @@ class VectorIndex:
         with self._lock:
             if self._current(store, self.file.header()):
                 return
-            with self._writing() as file:
-                # Read before any vector: a forget committed after this count is repaired by
-                # the next refresh (or by the forget itself), never missed.
-                tombstones = store.tombstone_count()
-                generation = store.get_meta(GENERATION_KEY) or ""
-                head = file.header()
-                newest = store.max_crystal_id()
-                if (
-                    head is None
-                    or head.embedder != self.embedder
-                    or head.generation != generation
-                    or newest < head.rows
-                ):
-                    self.header = self._rebuild(store, tombstones, generation)
+            with self._writing(store) as file:
+                if self._update(store, file):
                     return
-                file.repair(head.rows)
-                head = self._clear_forgotten(store, file, head, tombstones)
-                head = self._append(store, file, head, newest)
-                head = self._fill_waiting(store, file, head)
-                self.header = file.write_header(head)
+            self.header = self._rebuild(store)
+
+    def _update(self, store: Store, file: VectorFile) -> bool:
+        """Append, fill and clear rows in place (under the lock); False if a rebuild is due."""
+        # Read before any vector: a forget committed after this count is repaired by the next
+        # refresh (or by the forget itself), never missed.
+        tombstones = store.tombstone_count()
+        generation = store.get_meta(GENERATION_KEY) or ""
+        head = file.header()
+        newest = store.max_crystal_id()
+        if (
+            head is None
+            or head.embedder != self.embedder
+            or head.generation != generation
+            or newest < head.rows
+            or (newest - head.rows > BIG_APPEND and self.path is not None)
+        ):
+            return False
+        file.repair(head.rows)
+        head = self._clear_forgotten(store, file, head, tombstones)
+        head = self._append(store, file, head, newest)
+        head = self._fill_waiting(store, file, head)
+        self.header = file.write_header(head)
+        return True
 
     def _current(self, store: Store, head: Header | None) -> bool:
         if head is None or head.embedder != self.embedder:
@@ -160,8 +179,12 @@ class VectorIndex:
             self.header = head
         return current
 
-    def _rebuild(self, store: Store, tombstones: int, generation: str) -> Header:
-        """Write every row again, into a new file renamed over the old one (or in place)."""
+    def _rebuild(self, store: Store) -> Header:
+        """Write every row again: into a new file, outside the lock (a million rows take
+        seconds), then, under it, catch up with what changed meanwhile and rename it into
+        place. A private file is written again in place."""
+        tombstones = store.tombstone_count()  # before any vector, as in _update
+        generation = store.get_meta(GENERATION_KEY) or ""
         empty = Header(0, 0, self.dim, SKETCH_DIM, self.file.block_rows, tombstones, 0, "", "")
         empty = replace(empty, generation=generation, embedder=self.embedder)
         if self.path is None:
@@ -172,15 +195,23 @@ class VectorIndex:
         fd = open_no_follow(temp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
             fresh = VectorFile(fd, self.dim)
-            head = fresh.write_header(self._append(store, fresh, empty, store.max_crystal_id()))
-        except BaseException:
-            os.close(fd)
+            head = self._append(store, fresh, empty, store.max_crystal_id())
+            with self._writing(store):
+                if (store.get_meta(GENERATION_KEY) or "") != generation:
+                    raise _Stale  # vectors changed again meanwhile: the next search retries
+                head = self._clear_forgotten(store, fresh, head, store.tombstone_count())
+                head = self._append(store, fresh, head, store.max_crystal_id())
+                head = fresh.write_header(self._fill_waiting(store, fresh, head))
+                os.replace(temp, self.path)
+                fsync_dir(self.path.parent)
+        except BaseException as e:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
+            if isinstance(e, _Stale):
+                return empty
             raise
-        os.close(fd)
-        os.replace(temp, self.path)
-        fsync_dir(self.path.parent)
+        finally:
+            os.close(fd)
         self._close()
         return head
 
@@ -243,7 +274,7 @@ class VectorIndex:
 
     def forget(self, store: Store) -> None:
         """Zero the rows of crystals forgotten in the store, now (and any torn tail)."""
-        with self._writing() as file:
+        with self._writing(store) as file:
             tombstones = store.tombstone_count()
             head = file.header()
             if head is None:
@@ -253,7 +284,7 @@ class VectorIndex:
 
     def rewrite(self, store: Store, ids: list[int]) -> None:
         """Write these crystals' rows again from the store (their vectors changed)."""
-        with self._writing() as file:
+        with self._writing(store) as file:
             head = file.header()
             if head is None:
                 return
