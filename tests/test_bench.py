@@ -314,6 +314,8 @@ def test_cli_scale_times_a_fresh_process_scan_and_reuses_a_kept_workspace(runner
     scan = row["first_scan"]
     assert scan["scanned"] and scan["hits"] > 0, scan  # the probe's words match no crystal
     assert 0 < scan["search_ms"] < scan["process_ms"] and scan["peak_rss_mb"] > 0
+    assert 0 < scan["scan_ms"] <= scan["search_ms"]
+    assert scan["load_all"]["rows"] >= 190 and scan["load_all"]["peak_rss_mb"] > 0  # reference
     assert row["vector_file"]["mb"] > 0
     kept = Path(first["kept"])
     again = scale_run("--reuse", str(kept))

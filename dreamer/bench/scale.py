@@ -13,7 +13,9 @@ fsync per crystal. Then, in order:
 - ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
 - ``first_scan``: in a fresh process (a child: ``python -c``), open the workspace and run one
   search that must scan every vector (its words are in no crystal); its wall time, the
-  child's whole run and its peak resident memory (``os.wait4``);
+  child's whole run and its peak resident memory (``os.wait4``); and, as the same-run
+  reference (``load_all``), another fresh process reading every vector from the store into
+  numpy, which is what such a search did before the vector file;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
 
 With ``reuse``, a size whose ``ws-N`` folder already exists under the parent (a run with
@@ -457,37 +459,78 @@ print(json.dumps({
     "search_ms": round(1000 * (done - opened), 1),
     "process_ms": round(1000 * (done - started), 1),
     "scanned": vectors.scans > 0,
+    "scan_ms": round(1000 * vectors.scan_seconds, 1),
     "hits": len(hits),
 }))
 """
 
 
+# The reference, same run: what the first scan of a fresh process cost before the vector file:
+# every vector read from the store into numpy and sketched, as the in-memory index did.
+_LOAD_ALL = """
+import json, sys, time
+started = time.perf_counter()
+import numpy as np
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.vector_file import projection
+root, url, embedder = sys.argv[1:4]
+environ = {"DREAM_STORE_URL": url} if url else {}
+overrides = {"synthesizer": "offline", "embedder": embedder}
+with Workspace.open(root, create=False, environ=environ, overrides=overrides) as ws:
+    store, dim, name = ws.store, ws.embedder.dim, ws.embedder.name
+    opened = time.perf_counter()
+    project, parts, sketches = projection(dim), [], []
+    for block in store.vectors_between(0, store.max_crystal_id(), name, 20000):
+        blobs = [row.embedding for row in block if len(row.embedding) == 2 * dim]
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim)
+        parts.append(matrix)
+        sketches.append(matrix.astype(np.float32) @ project)
+    vectors, sketch = np.concatenate(parts), np.concatenate(sketches)  # whole, as it held them
+    rows = len(vectors)
+    done = time.perf_counter()
+print(json.dumps({
+    "load_ms": round(1000 * (done - opened), 1),
+    "process_ms": round(1000 * (done - started), 1),
+    "rows": rows,
+}))
+"""
+
+
 def first_scan(
-    root: Path, now: datetime, store_url: str | None = None, embedder: str = "auto"
+    root: Path,
+    now: datetime,
+    store_url: str | None = None,
+    embedder: str = "auto",
+    reference: bool = True,
 ) -> dict[str, Any]:
-    """One search that scans every vector, in a fresh process: its time and peak memory."""
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            _FIRST_SCAN,
-            str(root),
-            now.isoformat(),
-            store_url or "",
-            embedder,
-            SCAN_PROBE,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "DREAM_WORKSPACE": ""},
+    """One search that scans every vector, in a fresh process: its time and peak memory; with
+    ``reference``, beside it (another fresh process) what reading every vector from the store
+    into memory costs, as the first scan did before the vector file."""
+    figures = _child(
+        [_FIRST_SCAN, str(root), now.isoformat(), store_url or "", embedder, SCAN_PROBE]
     )
-    assert child.stdout is not None and child.stderr is not None
-    output, errors = child.stdout.read(), child.stderr.read()
-    _, status, usage = os.wait4(child.pid, 0)  # the child's own peak, not the largest child's
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode:
-        last = errors.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-        return {"error": f"exit {child.returncode}: {last[0]}"}
+    if reference and "error" not in figures:
+        figures["load_all"] = _child([_LOAD_ALL, str(root), store_url or "", embedder])
+    return figures
+
+
+def _child(arguments: list[str]) -> dict[str, Any]:
+    """Run ``python -c`` with these arguments; its JSON line and its peak resident memory."""
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-c", *arguments],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env={**os.environ, "DREAM_WORKSPACE": ""},
+        )
+        assert child.stdout is not None
+        output = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not the largest's
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            errors.seek(0)
+            last = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+            return {"error": f"exit {child.returncode}: {(last or ['no output'])[0]}"}
     figures: dict[str, Any] = json.loads(output)
     figures["peak_rss_mb"] = round(usage.ru_maxrss / 1024.0, 1)
     return figures

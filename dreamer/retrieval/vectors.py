@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -64,7 +65,10 @@ BIG_APPEND = 50_000  # rows: more are written into a new file, outside the store
 # Bumped by whoever gives old crystals new vectors (a reindex): vector files are rebuilt.
 GENERATION_KEY = "vectors.generation"
 
-scans = 0  # full scans run in this process (``dream bench scale`` checks its probe scanned)
+# Full scans run in this process and their time, with bringing the file up to date (``dream
+# bench scale`` checks that its probe scanned, and reports how long that took of the search).
+scans = 0
+scan_seconds = 0.0
 
 
 class _Stale(Exception):
@@ -349,12 +353,15 @@ def _file_path(store: Store) -> Path | None:
 
 def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     """The vector index of store's crystals, brought up to date."""
+    global scan_seconds
+    started = time.perf_counter()
     key = (str(store.path.resolve()), embedder.name)
     with _indexes_lock:
         index = _indexes.get(key)
         if index is None or index.dim != embedder.dim:
             index = _indexes[key] = VectorIndex(_file_path(store), embedder.dim, embedder.name)
     index.refresh(store)
+    scan_seconds += time.perf_counter() - started
     return index
 
 
@@ -432,8 +439,12 @@ def nearest(
     index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool, limit: int
 ) -> tuple[list[tuple[int, float]], float]:
     """(crystal id, cosine) of the closest `limit` crystals above MIN_SIMILARITY; the best."""
+    global scan_seconds
+    started = time.perf_counter()
     with index._lock:  # one scan at a time: a reopened file must not close under a scan
-        return _scan(index, vector, sessions, facts, limit)
+        found = _scan(index, vector, sessions, facts, limit)
+    scan_seconds += time.perf_counter() - started
+    return found
 
 
 def _scan(
