@@ -15,7 +15,7 @@ import pytest
 from disk_faults import Disk, Killed
 
 from dreamer import Workspace
-from dreamer.retrieval import vectors
+from dreamer.retrieval import vector_file, vectors
 from dreamer.retrieval.embed import to_blob
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.retrieval.vector_file import (
@@ -42,8 +42,12 @@ NOTES = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache():
+@pytest.fixture(autouse=True, params=[None, 3], ids=["blocks", "tiny-blocks"])
+def _fresh_cache(request, monkeypatch):
+    """Every test twice: with the real block size, and with blocks of 3 rows, so appends,
+    scans, repairs and forgets cross block boundaries."""
+    if request.param:
+        monkeypatch.setattr(vector_file, "BLOCK_ROWS", request.param)
     vectors.clear_cache()
     yield
     vectors.clear_cache()

@@ -140,11 +140,10 @@ else:  # Windows: no pread; a seek and a read, never split by another thread
 class VectorFile:
     """One open vector file (a file descriptor) of a fixed vector size."""
 
-    def __init__(self, fd: int, dim: int, block_rows: int = BLOCK_ROWS):
+    def __init__(self, fd: int, dim: int, block_rows: int | None = None):
         self.fd = fd
         self.dim = dim
-        self.block_rows = block_rows
-        rows = block_rows
+        self.block_rows = rows = block_rows or BLOCK_ROWS
         self.block_bytes = rows * (1 + 4 + SKETCH_DIM + 2 * dim)
         # where each section starts within a block
         self.at_flags, self.at_scales = 0, rows
