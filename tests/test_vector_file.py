@@ -299,3 +299,21 @@ def test_a_forget_committed_while_the_file_is_rebuilt_is_not_undone(ws, now, mon
     disk.checks.clear()
     assert forgot and _holds(ws, blob, "vectors.*") == []
     _assert_matches_the_store(ws)
+
+
+def test_a_redaction_writes_the_new_vectors_over_the_old(tmp_path, now):
+    from dreamer.memory import redaction
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "dreamer.toml").write_text("[memory.secrets]\nredact = false\n")
+    key = "ghp_" + "R8kD2mQ7vX4bN9cL1tY6wH3sJ5pF0gZa8eUq"
+    with Workspace.open(root) as ws:
+        (secret, *_) = _note_all(ws, now, [f"CI token {key} for the release job", *NOTES])
+        _index(ws)
+        (old,) = [b for i, b in ws.store.vectors_of([secret], ws.embedder.name)]
+    (root / "dreamer.toml").unlink()  # redaction back on, as by default
+    with Workspace.open(root) as ws:
+        assert redaction.scan(ws, now=now).crystals == 1
+        assert _holds(ws, old, "vectors.*") == []
+        _assert_matches_the_store(ws)
