@@ -7,7 +7,7 @@ fsync per crystal. Then, in order:
 
 - ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
 - ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
-  p50/p99, and the first search apart (it loads the vector matrix);
+  p50/p99, and the first search apart;
 - ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
