@@ -93,6 +93,11 @@ class Header:
         )
 
 
+def stamp(text: str, size: int = 128) -> str:
+    """``text`` as a header slot keeps it (its first ``size`` bytes), to compare with one."""
+    return text.encode()[:size].decode(errors="replace")
+
+
 def projection(dim: int) -> np.ndarray:
     """The sketch's random projection: signs (±1/√SKETCH_DIM) from a fixed integer hash.
 

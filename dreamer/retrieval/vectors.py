@@ -51,6 +51,7 @@ from dreamer.retrieval.vector_file import (
     Header,
     VectorFile,
     projection,
+    stamp,
 )
 from dreamer.store import Store
 from dreamer.store.base import Leasing
@@ -157,7 +158,7 @@ class VectorIndex:
         newest = store.max_crystal_id()
         if (
             head is None
-            or head.embedder != self.embedder
+            or head.embedder != stamp(self.embedder)
             or head.generation != generation
             or newest < head.rows
             or (newest - head.rows > BIG_APPEND and self.path is not None)
@@ -171,7 +172,7 @@ class VectorIndex:
         return True
 
     def _current(self, store: Store, head: Header | None) -> bool:
-        if head is None or head.embedder != self.embedder:
+        if head is None or head.embedder != stamp(self.embedder):
             return False
         current = (
             head.waiting == 0
