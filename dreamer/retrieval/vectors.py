@@ -472,7 +472,7 @@ def _scan(
         scores = (widened[:take] @ query) * scales
         rough[start : start + take] = np.where(wanted[flags], scores, -np.inf)
     take = min(limit * RESCORE, rows)
-    shortlist = np.argpartition(-rough, take - 1)[:take]
+    shortlist = np.argpartition(rough, rows - take)[rows - take :]  # the best, no negated copy
     shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
     if not len(shortlist):
         return [], 0.0
