@@ -7,6 +7,7 @@ the file holds afterwards is checked row by row against the store, the source of
 
 from __future__ import annotations
 
+import contextlib
 import os
 from datetime import timedelta
 
@@ -317,3 +318,30 @@ def test_a_redaction_writes_the_new_vectors_over_the_old(tmp_path, now):
         assert redaction.scan(ws, now=now).crystals == 1
         assert _holds(ws, old, "vectors.*") == []
         _assert_matches_the_store(ws)
+
+
+def _open_vector_files():
+    """How many file descriptors of this process point at a vector file."""
+    folder = "/proc/self/fd"
+    targets = []
+    for fd in os.listdir(folder):
+        with contextlib.suppress(OSError):
+            targets.append(os.readlink(f"{folder}/{fd}"))
+    return sum(1 for target in targets if target.endswith(vectors.FILE_NAME))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_file_descriptors_stay_bounded_across_many_workspaces(tmp_path, now):
+    from dreamer.service import consolidation
+
+    for n in range(vectors.MAX_OPEN + 4):
+        with Workspace.open(tmp_path / f"ws{n}") as ws:
+            _note_all(ws, now, NOTES[:2])
+            query = ws.embedder.embed(["nut allergy"])[0]
+            assert vectors.nearest(_index(ws), query, True, True, 3)[0]  # a scan: file open
+    assert _open_vector_files() == vectors.MAX_OPEN
+    vectors.clear_cache()
+    with Workspace.open(tmp_path / "ticked") as ws:
+        _note_all(ws, now, NOTES[:2])
+        consolidation.tick(ws, now)  # as a service does for each of its workspaces
+        assert _path(ws).is_file() and _open_vector_files() == 0

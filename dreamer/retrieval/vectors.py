@@ -33,6 +33,7 @@ import contextlib
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -338,7 +339,10 @@ class VectorIndex:
         return self.header.generation if self.header else None
 
 
-_indexes: dict[tuple[str, str], VectorIndex] = {}
+# The indexes of the stores this process searched lately, each with its file open; one process
+# may serve hundreds of workspaces, so file descriptors stay bounded: the oldest is closed.
+MAX_OPEN = 16
+_indexes: OrderedDict[tuple[str, str], VectorIndex] = OrderedDict()
 _indexes_lock = threading.Lock()
 
 
@@ -361,6 +365,9 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
         index = _indexes.get(key)
         if index is None or index.dim != embedder.dim:
             index = _indexes[key] = VectorIndex(_file_path(store), embedder.dim, embedder.name)
+        _indexes.move_to_end(key)
+        while len(_indexes) > MAX_OPEN:
+            _indexes.popitem(last=False)[1]._close()
     index.refresh(store)
     scan_seconds += time.perf_counter() - started
     return index
@@ -369,7 +376,7 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
 def keep_up(store: Store, embedder: Embedder) -> None:
     """Bring a workspace's own vector file up to date (a tick does, so a search need not)."""
     if _file_path(store) is not None:
-        index_for(store, embedder)
+        index_for(store, embedder)._close()  # a service ticks many workspaces: no fd kept
 
 
 def forgotten(store: Store) -> None:
