@@ -164,7 +164,11 @@ def test_an_append_killed_at_any_write_is_repaired_on_the_next_open(ws, now, mon
     with pytest.raises(Killed):
         _in_a_fresh_process(ws)
     disk.checks.clear()
-    head = VectorFile(os.open(_path(ws), os.O_RDONLY), ws.embedder.dim).header()
+    fd = os.open(_path(ws), os.O_RDONLY)
+    try:
+        head = VectorFile(fd, ws.embedder.dim).header()
+    finally:
+        os.close(fd)
     assert head.rows == counted  # the header never counts rows a crash cut short
     _assert_matches_the_store(ws)
 
@@ -320,14 +324,18 @@ def test_a_redaction_writes_the_new_vectors_over_the_old(tmp_path, now):
         _assert_matches_the_store(ws)
 
 
-def _open_vector_files():
-    """How many file descriptors of this process point at a vector file."""
+def _open_vector_files(folder_of_workspaces):
+    """How many file descriptors of this process point at a vector file in that folder."""
     folder = "/proc/self/fd"
     targets = []
     for fd in os.listdir(folder):
         with contextlib.suppress(OSError):
             targets.append(os.readlink(f"{folder}/{fd}"))
-    return sum(1 for target in targets if target.endswith(vectors.FILE_NAME))
+    return sum(
+        1
+        for target in targets
+        if target.startswith(str(folder_of_workspaces)) and target.endswith(vectors.FILE_NAME)
+    )
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
@@ -339,9 +347,9 @@ def test_file_descriptors_stay_bounded_across_many_workspaces(tmp_path, now):
             _note_all(ws, now, NOTES[:2])
             query = ws.embedder.embed(["nut allergy"])[0]
             assert vectors.nearest(_index(ws), query, True, True, 3)[0]  # a scan: file open
-    assert _open_vector_files() == vectors.MAX_OPEN
+    assert _open_vector_files(tmp_path) == vectors.MAX_OPEN
     vectors.clear_cache()
     with Workspace.open(tmp_path / "ticked") as ws:
         _note_all(ws, now, NOTES[:2])
         consolidation.tick(ws, now)  # as a service does for each of its workspaces
-        assert _path(ws).is_file() and _open_vector_files() == 0
+        assert _path(ws).is_file() and _open_vector_files(tmp_path) == 0
