@@ -37,6 +37,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +60,7 @@ from dreamer.store.base import Leasing
 from dreamer.support.files import FILE_MODE, fsync_dir, open_no_follow
 
 RESCORE = 8
+CACHE_ROWS = 131072  # a file of at most this many rows stays in memory between scans (≤ 51 MB)
 WINDOW = 16384  # crystal ids read from the store and written per step of an append
 MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 FILE_NAME = "vectors.bin"
@@ -88,6 +90,7 @@ class VectorIndex:
         self.header: Header | None = None
         self._file: VectorFile | None = None
         self._inode: tuple[int, int] | None = None
+        self._cache: tuple[Any, ...] | None = None  # see cached()
         self._lock = threading.RLock()
 
     # --- opening -----------------------------------------------------------------------------
@@ -116,8 +119,9 @@ class VectorIndex:
 
     def _close(self) -> None:
         with self._lock:  # never under a scan's feet
+            self._cache = None
             if self._file is not None:
-                os.close(self._file.fd)
+                self._file.close()
                 self._file = None
                 if self.path is None:
                     self.header = None  # a private file is gone with its descriptor
@@ -194,6 +198,7 @@ class VectorIndex:
         empty = Header(0, 0, self.dim, SKETCH_DIM, self.file.block_rows, tombstones, 0, "", "")
         empty = replace(empty, generation=generation, embedder=self.embedder)
         if self.path is None:
+            self._cache = None
             self.file.reset()
             head = self._append(store, self.file, empty, store.max_crystal_id())
             return self.file.write_header(head)
@@ -310,6 +315,23 @@ class VectorIndex:
                 flag = SESSION if sources.get(crystal_id) == "sessions" else NOTE
                 file.write_rows(row, np.array([flag], dtype=np.uint8), vector, self.projection)
             self.header = file.write_header(replace(head, waiting=waiting))
+
+    def cached(self, file: VectorFile, head: Header) -> tuple[np.ndarray, ...] | None:
+        """(flags, scales, float32 sketches) of every row, kept between scans of a small file
+        (``CACHE_ROWS``): read again only after a change (any change writes a new header)."""
+        if head.rows > CACHE_ROWS:
+            self._cache = None
+            return None
+        key = (self._inode, head)
+        if self._cache is None or self._cache[0] != key:
+            buffer = np.empty(file.head_bytes, dtype=np.uint8)
+            parts = []
+            for block in range(-(-head.rows // file.block_rows)):
+                take = min(file.block_rows, head.rows - block * file.block_rows)
+                flags, scales, sketches = file.head(block, take, buffer)
+                parts.append((flags.copy(), scales.copy(), sketches.astype(np.float32)))
+            self._cache = (key, *(np.concatenate(part) for part in zip(*parts, strict=True)))
+        return self._cache[1:]
 
     # --- what tests and callers look at ----------------------------------------------------------
 
@@ -468,16 +490,22 @@ def _scan(
     wanted = np.zeros(256, dtype=bool)  # by flag: whether a row of it is a candidate
     wanted[NOTE], wanted[SESSION] = facts, sessions
     rows = head.rows
-    rough = np.full(rows, -np.inf, dtype=np.float32)
-    widened = np.empty((file.block_rows, SKETCH_DIM), dtype=np.float32)
-    buffer = np.empty(file.head_bytes, dtype=np.uint8)
-    for block in range(-(-rows // file.block_rows)):
-        start = block * file.block_rows
-        take = min(file.block_rows, rows - start)
-        flags, scales, sketches = file.head(block, take, buffer)
-        np.copyto(widened[:take], sketches)
-        scores = (widened[:take] @ query) * scales
-        rough[start : start + take] = np.where(wanted[flags], scores, -np.inf)
+    cached = index.cached(file, head)
+    if cached is not None:
+        flags, scales, sketches = cached
+        rough = (sketches @ query) * scales
+        rough[~wanted[flags]] = -np.inf
+    else:
+        rough = np.full(rows, -np.inf, dtype=np.float32)
+        widened = np.empty((file.block_rows, SKETCH_DIM), dtype=np.float32)
+        buffer = np.empty(file.head_bytes, dtype=np.uint8)
+        for block in range(-(-rows // file.block_rows)):
+            start = block * file.block_rows
+            take = min(file.block_rows, rows - start)
+            flags, scales, sketches = file.head(block, take, buffer)
+            np.copyto(widened[:take], sketches)
+            scores = (widened[:take] @ query) * scales
+            rough[start : start + take] = np.where(wanted[flags], scores, -np.inf)
     take = min(limit * RESCORE, rows)
     shortlist = np.argpartition(rough, rows - take)[rows - take :]  # the best, no negated copy
     shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
