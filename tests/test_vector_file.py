@@ -347,10 +347,23 @@ def test_file_descriptors_stay_bounded_across_many_workspaces(tmp_path, now):
             _note_all(ws, now, NOTES[:2])
             query = ws.embedder.embed(["nut allergy"])[0]
             assert vectors.nearest(_index(ws), query, True, True, 3)[0]  # a scan: file open
-    # each open index: the file, and the map its scans read shortlisted vectors through
-    assert _open_vector_files(tmp_path) == 2 * vectors.MAX_OPEN
+    assert _open_vector_files(tmp_path) == vectors.MAX_OPEN
     vectors.clear_cache()
     with Workspace.open(tmp_path / "ticked") as ws:
         _note_all(ws, now, NOTES[:2])
         consolidation.tick(ws, now)  # as a service does for each of its workspaces
         assert _path(ws).is_file() and _open_vector_files(tmp_path) == 0
+
+
+def test_what_a_process_keeps_between_scans_follows_every_change(ws, now):
+    ids = _note_all(ws, now, NOTES)
+    query = ws.embedder.embed([NOTES[2]])[0]
+
+    def found():
+        return dict(vectors.nearest(_index(ws), query, True, True, 8)[0])
+
+    assert ids[2] in found() and ids[2] in found()  # streamed, then from what was kept
+    ws.forget([ids[2]], now=now + timedelta(minutes=5))
+    assert ids[2] not in found()
+    (again,) = _note_all(ws, now + timedelta(hours=1), [NOTES[2] + " (noted again)"])
+    assert again in found()

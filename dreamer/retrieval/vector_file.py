@@ -18,8 +18,6 @@ where the platform has it. Callers serialise writers (a lock file, see
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 import struct
 import threading
@@ -157,7 +155,6 @@ class VectorFile:
         self.at_sketch = 5 * rows
         self.at_vectors = (5 + SKETCH_DIM) * rows
         self._lock = threading.Lock()
-        self._map: mmap.mmap | None = None
 
     # --- header ------------------------------------------------------------------------------
 
@@ -255,55 +252,31 @@ class VectorFile:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
 
     def vectors(self, rows: np.ndarray) -> np.ndarray:
-        """The float16 vectors of these (counted) rows, in their order.
+        """The float16 vectors of these rows, in their order: one read each.
 
-        Gathered from a read-only map of the file: a shortlist is a few hundred rows scattered
-        over the file, and one read each cost more than the scan itself in a small store. Only
-        counted rows are read, and a repair never cuts the file below them.
+        Not through a map of the file: each row touched in a map stays in the process's
+        resident memory (a large page of it with it), so a long-running process would end up
+        holding the whole file; reads keep memory flat.
         """
         width = 2 * self.dim
-        if not len(rows):
-            return np.zeros((0, self.dim), dtype=np.float16)
         block, index = np.divmod(rows.astype(np.int64), self.block_rows)
         offsets = HEADER_BYTES + block * self.block_bytes + self.at_vectors + index * width
-        mapped = self._mapped(int(offsets.max()) + width)
-        if mapped is None:  # a file shorter than its counted rows (a sparse tail): row by row
-            out = b"".join(self._read(width, int(at)).ljust(width, b"\0") for at in offsets)
-            return np.frombuffer(out, dtype=np.float16).reshape(len(rows), self.dim)
-        # every block's vector section as one (block, row, dim) array over the map: two index
-        # arrays pick the rows, one copy
-        first = HEADER_BYTES + self.at_vectors
-        sections = np.lib.stride_tricks.as_strided(
-            mapped[first : first + (len(mapped) - first) // 2 * 2].view(np.float16),
-            shape=(int(block.max()) + 1, self.block_rows, self.dim),
-            strides=(self.block_bytes, width, 2),
-            writeable=False,
-        )
-        return sections[block, index]
+        data = b"".join(self._read(width, at).ljust(width, b"\0") for at in offsets.tolist())
+        return np.frombuffer(data, dtype=np.float16).reshape(len(rows), self.dim)
 
-    def _mapped(self, end: int) -> np.ndarray | None:
-        """The file's bytes as a read-only map covering ``end`` (None if the file is shorter).
-
-        Kept between scans (mapping and unmapping per scan cost more than the scan in a small
-        store); a map holds a second descriptor of the file.
-        """
-        if self._map is None or len(self._map) < end:
-            size = os.fstat(self.fd).st_size
-            if size < end:
-                return None
-            self._unmap()
-            self._map = mmap.mmap(self.fd, size, access=mmap.ACCESS_READ)
-        return np.frombuffer(self._map, dtype=np.uint8)
-
-    def _unmap(self) -> None:
-        if self._map is not None:
-            with contextlib.suppress(BufferError):  # a view still alive: it goes with the view
-                self._map.close()
-            self._map = None
+    def all_vectors(self, rows: int) -> np.ndarray:
+        """The float16 vectors of rows 0 .. rows-1: one read a block."""
+        width = 2 * self.dim
+        parts = []
+        for block in range(-(-rows // self.block_rows)):
+            take = min(self.block_rows, rows - block * self.block_rows)
+            at = HEADER_BYTES + block * self.block_bytes + self.at_vectors
+            parts.append(self._read(take * width, at).ljust(take * width, b"\0"))
+        data = b"".join(parts)
+        return np.frombuffer(data, dtype=np.float16).reshape(rows, self.dim)
 
     def close(self) -> None:
-        """Release the map and the file descriptor."""
-        self._unmap()
+        """Release the file descriptor."""
         os.close(self.fd)
 
     def repair(self, rows: int) -> bool:

@@ -61,6 +61,7 @@ from dreamer.support.files import FILE_MODE, fsync_dir, open_no_follow
 
 RESCORE = 8
 CACHE_ROWS = 131072  # a file of at most this many rows stays in memory between scans (≤ 51 MB)
+CACHE_VECTOR_ROWS = 32768  # ... and its float16 vectors too, up to this many (≤ 17 MB)
 WINDOW = 16384  # crystal ids read from the store and written per step of an append
 MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 FILE_NAME = "vectors.bin"
@@ -91,6 +92,7 @@ class VectorIndex:
         self._file: VectorFile | None = None
         self._inode: tuple[int, int] | None = None
         self._cache: tuple[Any, ...] | None = None  # see cached()
+        self._scanned = False
         self._lock = threading.RLock()
 
     # --- opening -----------------------------------------------------------------------------
@@ -316,11 +318,13 @@ class VectorIndex:
                 file.write_rows(row, np.array([flag], dtype=np.uint8), vector, self.projection)
             self.header = file.write_header(replace(head, waiting=waiting))
 
-    def cached(self, file: VectorFile, head: Header) -> tuple[np.ndarray, ...] | None:
-        """(flags, scales, float32 sketches) of every row, kept between scans of a small file
-        (``CACHE_ROWS``): read again only after a change (any change writes a new header)."""
-        if head.rows > CACHE_ROWS:
-            self._cache = None
+    def cached(self, file: VectorFile, head: Header) -> tuple[Any, ...] | None:
+        """(flags, scales, float32 sketches, float16 vectors or None) of every row, kept
+        between scans of a small file (``CACHE_ROWS``, ``CACHE_VECTOR_ROWS``): read again
+        only after a change (any change writes a new header)."""
+        if head.rows > CACHE_ROWS or not self._scanned:
+            # The first scan of a process streams: a one-shot search keeps nothing.
+            self._cache, self._scanned = None, True
             return None
         key = (self._inode, head)
         if self._cache is None or self._cache[0] != key:
@@ -330,7 +334,11 @@ class VectorIndex:
                 take = min(file.block_rows, head.rows - block * file.block_rows)
                 flags, scales, sketches = file.head(block, take, buffer)
                 parts.append((flags.copy(), scales.copy(), sketches.astype(np.float32)))
-            self._cache = (key, *(np.concatenate(part) for part in zip(*parts, strict=True)))
+            whole: list[Any] = [np.concatenate(part) for part in zip(*parts, strict=True)]
+            # the vectors too, in a small file: a shortlist then needs no read at all
+            small = head.rows <= CACHE_VECTOR_ROWS
+            whole.append(file.all_vectors(head.rows) if small else None)
+            self._cache = (key, *whole)
         return self._cache[1:]
 
     # --- what tests and callers look at ----------------------------------------------------------
@@ -491,8 +499,9 @@ def _scan(
     wanted[NOTE], wanted[SESSION] = facts, sessions
     rows = head.rows
     cached = index.cached(file, head)
+    kept = None
     if cached is not None:
-        flags, scales, sketches = cached
+        flags, scales, sketches, kept = cached
         rough = (sketches @ query) * scales
         rough[~wanted[flags]] = -np.inf
     else:
@@ -511,7 +520,8 @@ def _scan(
     shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
     if not len(shortlist):
         return [], 0.0
-    exact = file.vectors(shortlist).astype(np.float32) @ vector
+    chosen = kept[shortlist] if kept is not None else file.vectors(shortlist)
+    exact = chosen.astype(np.float32) @ vector
     order = np.argsort(-exact, kind="stable")[:limit]
     order = order[exact[order] > MIN_SIMILARITY]
     best = float(exact[order[0]]) if len(order) else 0.0
