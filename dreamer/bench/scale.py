@@ -13,7 +13,8 @@ fsync per crystal. Then, in order:
 - ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
 - ``first_scan``: in a fresh process (a child: ``python -c``), open the workspace and run one
   search that must scan every vector (its words are in no crystal); its wall time, the
-  child's whole run and its peak resident memory (``os.wait4``); and, as the same-run
+  child's whole run and its peak resident memory (its own ``VmHWM``, else ``os.wait4``,
+  which also counts this process's memory the child started from); and, as the same-run
   reference (``load_all``), another fresh process reading every vector from the store into
   numpy, which is what such a search did before the vector file;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
@@ -445,6 +446,13 @@ def measure(
 _FIRST_SCAN = """
 import json, resource, sys, time
 started = time.perf_counter()
+def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
+    try:
+        with open("/proc/self/status") as status:
+            line = next(x for x in status if x.startswith("VmHWM:"))
+        return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, StopIteration):
+        return None
 from datetime import datetime
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval import vectors
@@ -456,6 +464,7 @@ with Workspace.open(root, create=False, environ=environ, overrides=overrides) as
     hits = ws.search(query, now=datetime.fromisoformat(now))
     done = time.perf_counter()
 print(json.dumps({
+    "hwm_mb": _high_water(),
     "search_ms": round(1000 * (done - opened), 1),
     "process_ms": round(1000 * (done - started), 1),
     "scanned": vectors.scans > 0,
@@ -470,6 +479,13 @@ print(json.dumps({
 _LOAD_ALL = """
 import json, sys, time
 started = time.perf_counter()
+def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
+    try:
+        with open("/proc/self/status") as status:
+            line = next(x for x in status if x.startswith("VmHWM:"))
+        return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, StopIteration):
+        return None
 import numpy as np
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.vector_file import projection
@@ -489,6 +505,7 @@ with Workspace.open(root, create=False, environ=environ, overrides=overrides) as
     rows = len(vectors)
     done = time.perf_counter()
 print(json.dumps({
+    "hwm_mb": _high_water(),
     "load_ms": round(1000 * (done - opened), 1),
     "process_ms": round(1000 * (done - started), 1),
     "rows": rows,
@@ -532,7 +549,10 @@ def _child(arguments: list[str]) -> dict[str, Any]:
             last = errors.read().decode(errors="replace").strip().splitlines()[-1:]
             return {"error": f"exit {child.returncode}: {(last or ['no output'])[0]}"}
     figures: dict[str, Any] = json.loads(output)
-    figures["peak_rss_mb"] = round(usage.ru_maxrss / 1024.0, 1)
+    # The child's own high-water mark where the system tells it (Linux): wait4's figure also
+    # counts the memory of this process, which the child started as a copy of.
+    own = figures.pop("hwm_mb", None)
+    figures["peak_rss_mb"] = own if own is not None else round(usage.ru_maxrss / 1024.0, 1)
     return figures
 
 
