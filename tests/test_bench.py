@@ -296,3 +296,32 @@ def test_bench_serve_runs_a_real_service_and_checks_every_run_is_recorded(tmp_pa
     assert report["logged_but_not_in_runs"] == 0 and report["tracebacks"] == 0
     assert report["peak_open_files"] > 0 and report["notes"] > 0
     assert list(tmp_path.iterdir()) == []  # nothing kept
+
+
+def test_cli_scale_times_a_fresh_process_scan_and_reuses_a_kept_workspace(runner, tmp_path):
+    def scale_run(*extra):
+        result = runner.invoke(
+            main,
+            ["bench", "scale", "--crystals", "200", "--appends", "3", "--searches", "3"]
+            + ["--no-migrate", "--no-dream", "--json", "-q", *extra],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    first = scale_run("--keep", "-w", str(tmp_path))
+    (row,) = first["sizes"]
+    scan = row["first_scan"]
+    assert scan["scanned"] and scan["hits"] > 0, scan  # the probe's words match no crystal
+    assert 0 < scan["search_ms"] < scan["process_ms"] and scan["peak_rss_mb"] > 0
+    assert 0 < scan["scan_ms"] <= scan["search_ms"]
+    assert scan["load_all"]["rows"] >= 190 and scan["load_all"]["peak_rss_mb"] > 0  # reference
+    assert row["vector_file"]["mb"] > 0
+    kept = Path(first["kept"])
+    again = scale_run("--reuse", str(kept))
+    (reused,) = again["sizes"]
+    assert reused["reused"] and reused["load_seconds"] is None
+    assert reused["loaded"] == row["loaded"] + 3  # what the first run loaded and noted
+    assert reused["first_scan"]["scanned"]
+    missing = runner.invoke(main, ["bench", "scale", "--reuse", str(tmp_path / "nowhere")])
+    assert missing.exit_code != 0 and "not a folder" in missing.output

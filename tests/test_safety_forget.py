@@ -96,6 +96,20 @@ def test_no_byte_of_the_text_or_its_vector_is_left_in_the_database_files(forgott
     assert crystal.embedding not in data
 
 
+def test_no_file_of_the_workspace_keeps_the_vector_or_its_sketch(forgotten):
+    import numpy as np
+
+    from dreamer.retrieval.vector_file import projection, sketch_of
+
+    ws, crystal = forgotten
+    assert (ws.memory_dir / "vectors.bin").is_file()  # the searches scanned it before
+    vector = np.frombuffer(crystal.embedding, dtype=np.float16).reshape(1, -1)
+    sketch = sketch_of(vector, projection(vector.shape[1]))[0].tobytes()
+    for path in (p for p in ws.root.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        assert crystal.embedding not in data and sketch not in data, path.name
+
+
 def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path, now):
     import psycopg
 

@@ -7,18 +7,33 @@ fsync per crystal. Then, in order:
 
 - ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
 - ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
-  p50/p99, and the first search apart (it loads the vector matrix);
+  p50/p99, and the first search apart;
 - ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
+- ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
+- ``first_scan``: in a fresh process (a child: ``python -c``), open the workspace and run one
+  search that must scan every vector (its words are in no crystal); its wall time, the
+  child's whole run and its peak resident memory (its own ``VmHWM``, else ``os.wait4``,
+  which also counts this process's memory the child started from); and, as the same-run
+  reference (``load_all``), another fresh process reading every vector from the store into
+  numpy, which is what such a search did before the vector file;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
+
+With ``reuse``, a size whose ``ws-N`` folder already exists under the parent (a run with
+``--keep`` left it) is measured as it is, without a bulk load: a million crystals take minutes
+to load. Such a workspace carries the notes and dreams of the runs before.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import resource
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +46,7 @@ from dreamer.dream import seed as seed_migration
 from dreamer.errors import DreamError, UsageError
 from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
+from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import to_blob
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
@@ -40,6 +56,9 @@ NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 SPAN_DAYS = 730
 BATCH = 5000
 MIGRATION_BYTES = 1_000_000
+# Words no synthetic crystal holds (their letters are outside the made-up names'): the search
+# finds no word match, so it scans every vector.
+SCAN_PROBE = "zeppelin orchestra violin rehearsal"
 
 _PEOPLE = (
     "Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
@@ -375,17 +394,25 @@ def measure(
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
     embedder: str = "auto",
+    reuse: bool = False,
 ) -> dict[str, Any]:
     """Load n crystals into a workspace under root and time each path; return the figures."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
-    with _open(root / f"ws-{n}", store_url, embedder) as ws:
+    folder = root / f"ws-{n}"
+    reused = reuse and (folder / "memory").is_dir()
+    with _open(folder, store_url, embedder) as ws:
         ws.init()
-        say(f"{n:,} crystals: bulk load")
-        t0 = time.perf_counter()
-        out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
-        out["load_seconds"] = round(time.perf_counter() - t0, 2)
+        if reused:
+            say(f"{n:,} crystals: reusing {folder}")
+            out["reused"] = True
+            out["loaded"], out["load_seconds"] = ws.store.crystal_count(), None
+        else:
+            say(f"{n:,} crystals: bulk load")
+            t0 = time.perf_counter()
+            out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
+            out["load_seconds"] = round(time.perf_counter() - t0, 2)
         out["db_mb"] = (
             None  # a share of a PostgreSQL database: not a file of its own
             if store_url
@@ -403,6 +430,14 @@ def measure(
             samples.append(time.perf_counter() - t0)
         out["append"] = _percentiles(samples)
 
+        say(f"{n:,} crystals: the vector file")
+        t0 = time.perf_counter()
+        vectors.index_for(ws.store, ws.embedder)
+        out["vector_file"] = {
+            "seconds": round(time.perf_counter() - t0, 2),
+            "mb": round(sum(p.stat().st_size for p in ws.memory_dir.glob("vectors.bin")) / 1e6, 1),
+        }
+
         say(f"{n:,} crystals: {searches} searches")
         t0 = time.perf_counter()
         ws.search(synthetic_query(rng), now=now)
@@ -415,6 +450,9 @@ def measure(
             samples.append(time.perf_counter() - t0)
         out["search"] = _percentiles(samples)
 
+        say(f"{n:,} crystals: the first vector scan in a fresh process")
+        out["first_scan"] = first_scan(ws.root, now, store_url, embedder)
+
         if dream:
             say(f"{n:,} crystals: one offline dream")
             out["dream"] = _dream(ws, now)
@@ -423,6 +461,119 @@ def measure(
         clear_vector_cache()
     out["peak_rss_mb"] = _peak_rss_mb()
     return out
+
+
+_FIRST_SCAN = """
+import json, resource, sys, time
+started = time.perf_counter()
+def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
+    try:
+        with open("/proc/self/status") as status:
+            line = next(x for x in status if x.startswith("VmHWM:"))
+        return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, StopIteration):
+        return None
+from datetime import datetime
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval import vectors
+root, now, url, embedder, query = sys.argv[1:6]
+environ = {"DREAM_STORE_URL": url} if url else {}
+overrides = {"synthesizer": "offline", "embedder": embedder}
+with Workspace.open(root, create=False, environ=environ, overrides=overrides) as ws:
+    opened = time.perf_counter()
+    hits = ws.search(query, now=datetime.fromisoformat(now))
+    done = time.perf_counter()
+print(json.dumps({
+    "hwm_mb": _high_water(),
+    "search_ms": round(1000 * (done - opened), 1),
+    "process_ms": round(1000 * (done - started), 1),
+    "scanned": vectors.scans > 0,
+    "scan_ms": round(1000 * vectors.scan_seconds, 1),
+    "hits": len(hits),
+}))
+"""
+
+
+# The reference, same run: what the first scan of a fresh process cost before the vector file:
+# every vector read from the store into numpy and sketched, as the in-memory index did.
+_LOAD_ALL = """
+import json, sys, time
+started = time.perf_counter()
+def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
+    try:
+        with open("/proc/self/status") as status:
+            line = next(x for x in status if x.startswith("VmHWM:"))
+        return round(int(line.split()[1]) / 1024.0, 1)
+    except (OSError, StopIteration):
+        return None
+import numpy as np
+from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.vector_file import projection
+root, url, embedder = sys.argv[1:4]
+environ = {"DREAM_STORE_URL": url} if url else {}
+overrides = {"synthesizer": "offline", "embedder": embedder}
+with Workspace.open(root, create=False, environ=environ, overrides=overrides) as ws:
+    store, dim, name = ws.store, ws.embedder.dim, ws.embedder.name
+    opened = time.perf_counter()
+    project, parts, sketches = projection(dim), [], []
+    for block in store.vectors_between(0, store.max_crystal_id(), name, 20000):
+        blobs = [row.embedding for row in block if len(row.embedding) == 2 * dim]
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim)
+        parts.append(matrix)
+        sketches.append(matrix.astype(np.float32) @ project)
+    vectors, sketch = np.concatenate(parts), np.concatenate(sketches)  # whole, as it held them
+    rows = len(vectors)
+    done = time.perf_counter()
+print(json.dumps({
+    "hwm_mb": _high_water(),
+    "load_ms": round(1000 * (done - opened), 1),
+    "process_ms": round(1000 * (done - started), 1),
+    "rows": rows,
+}))
+"""
+
+
+def first_scan(
+    root: Path,
+    now: datetime,
+    store_url: str | None = None,
+    embedder: str = "auto",
+    reference: bool = True,
+) -> dict[str, Any]:
+    """One search that scans every vector, in a fresh process: its time and peak memory; with
+    ``reference``, beside it (another fresh process) what reading every vector from the store
+    into memory costs, as the first scan did before the vector file."""
+    figures = _child(
+        [_FIRST_SCAN, str(root), now.isoformat(), store_url or "", embedder, SCAN_PROBE]
+    )
+    if reference and "error" not in figures:
+        figures["load_all"] = _child([_LOAD_ALL, str(root), store_url or "", embedder])
+    return figures
+
+
+def _child(arguments: list[str]) -> dict[str, Any]:
+    """Run ``python -c`` with these arguments; its JSON line and its peak resident memory."""
+    with tempfile.TemporaryFile() as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-c", *arguments],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env={**os.environ, "DREAM_WORKSPACE": ""},
+        )
+        assert child.stdout is not None
+        output = child.stdout.read()
+        _, status, usage = os.wait4(child.pid, 0)  # this child's own peak, not the largest's
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode:
+            errors.seek(0)
+            last = errors.read().decode(errors="replace").strip().splitlines()[-1:]
+            return {"error": f"exit {child.returncode}: {(last or ['no output'])[0]}"}
+    figures: dict[str, Any] = json.loads(output)
+    # The child's own high-water mark where the system tells it (Linux): wait4's figure also
+    # counts the memory of this process, which the child started as a copy of.
+    own = figures.pop("hwm_mb", None)
+    figures["peak_rss_mb"] = own if own is not None else round(usage.ru_maxrss / 1024.0, 1)
+    return figures
 
 
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
@@ -479,21 +630,37 @@ def run(
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
     embedder: str = "auto",
+    reuse: Path | None = None,
 ) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report.
 
-    With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay)."""
+    With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay). With
+    ``reuse``, the workspaces are that folder's ``ws-N`` (kept: see the module doc)."""
     if not sizes or min(sizes) < 1:
         raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
-    if parent is not None:
-        parent.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="dream-bench-scale-", dir=parent))
+    if reuse is not None:
+        if not reuse.is_dir():
+            raise UsageError(
+                f"{reuse} is not a folder; pass the one --keep printed, or leave --reuse out"
+            )
+        root, keep = reuse, True
+    else:
+        if parent is not None:
+            parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="dream-bench-scale-", dir=parent))
     try:
         report: dict[str, Any] = {}
         if migrate:
             if progress:
                 progress("seed migration of a 1 MB MEMORY.md")
-            report["migrate"] = _migrate(root / "migrate", random.Random(11), NOW)
+            if reuse is None:
+                report["migrate"] = _migrate(root / "migrate", random.Random(11), NOW)
+            else:  # a fresh one: the reused folder's would be migrated already
+                fresh = Path(tempfile.mkdtemp(prefix="migrate-", dir=root))
+                try:
+                    report["migrate"] = _migrate(fresh, random.Random(11), NOW)
+                finally:
+                    shutil.rmtree(fresh, ignore_errors=True)
         report["sizes"] = [
             measure(
                 n,
@@ -504,6 +671,7 @@ def run(
                 progress=progress,
                 store_url=store_url,
                 embedder=embedder,
+                reuse=reuse is not None,
             )
             for n in sorted(set(sizes))
         ]

@@ -195,6 +195,12 @@ def _num(value: float | None) -> str:
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
+@click.option(
+    "--reuse",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Measure the ws-N workspaces a --keep run left in this folder, without loading them "
+    "again (a size not there yet is loaded and kept).",
+)
 @store_url_option
 @embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
@@ -207,6 +213,7 @@ def scale(
     no_dream: bool,
     no_migrate: bool,
     keep: bool,
+    reuse: Path | None,
     store_url: str | None,
     embedder: str,
     quiet: bool,
@@ -225,6 +232,7 @@ def scale(
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
       dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
       dream bench scale --crystals 10000 --embedder minilm --no-migrate
+      dream bench scale --crystals 1000000 --no-migrate --reuse /tmp/dream-bench-scale-x1y2
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -238,6 +246,7 @@ def scale(
         progress=_progress(quiet),
         store_url=store_url,
         embedder=embedder,
+        reuse=reuse,
     )
     if as_json:
         emit_json(report)
@@ -328,7 +337,7 @@ def _print_scale(report: dict[str, Any]) -> None:
         dream = row.get("dream", {})
         dream_cell = dream.get("seconds", "-") if "error" not in dream else "error"
         click.echo(
-            f"{row['crystals']:>10,}{row['load_seconds']:>9}"
+            f"{row['crystals']:>10,}{row['load_seconds'] or 'reused':>9}"
             f"{row['append']['p50_ms']:>11}/{row['append']['p99_ms']:<8}"
             f"{row['search']['p50_ms']:>11}/{row['search']['p99_ms']:<8}"
             f"{dream_cell:>9}{row.get('consolidate', {}).get('seconds', '-'):>8}"
@@ -336,6 +345,23 @@ def _print_scale(report: dict[str, Any]) -> None:
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
+        scan = row.get("first_scan", {})
+        if scan:
+            click.echo(
+                f"  first vector scan in a fresh process: error: {scan['error']}"
+                if "error" in scan
+                else f"  first vector scan in a fresh process: search {scan['search_ms']} ms "
+                f"(the file and the scan {scan['scan_ms']} ms, the whole process "
+                f"{scan['process_ms']} ms), peak RSS {scan['peak_rss_mb']} MB; "
+                f"vector file {row['vector_file']['mb']} MB, "
+                f"brought up to date in {row['vector_file']['seconds']} s"
+            )
+        load = scan.get("load_all", {})
+        if "load_ms" in load:
+            click.echo(
+                f"  reference: every vector read from the store in a fresh process: "
+                f"{load['load_ms']} ms, peak RSS {load['peak_rss_mb']} MB"
+            )
     if "migrate" in report:
         m = report["migrate"]
         click.echo(

@@ -221,9 +221,9 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
     report.backup_lines = rewrite_backups(ws, lambda text: scrub(text, texts))
     report.report_removed = remove_report(ws)
     store.purge()
-    from dreamer.retrieval.vectors import clear_cache  # numpy: only when forgetting
+    from dreamer.retrieval.vectors import forgotten  # numpy: only when forgetting
 
-    clear_cache()  # in-process vector indexes must not keep serving the emptied ids
+    forgotten(store)  # the vector file's rows of the emptied ids, zeroed now
     return report
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from dreamer.memory.forgetting import map_stored, remove_report, rewrite_backups
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import embed_texts, to_blob
-from dreamer.retrieval.vectors import clear_cache
+from dreamer.retrieval.vectors import rewritten
 from dreamer.support.secrets import redact
 
 
@@ -50,6 +50,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
 
     with ws.lock():
         store = ws.store
+        changed: list[int] = []
         for crystal in store.crystals():
             found = redact(crystal.text)
             if not found.found:
@@ -68,6 +69,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
                     detail={"secrets": len(found.found), "kinds": kinds},
                     at=now,
                 )
+                changed.append(crystal.id)
         report.scratch_lines = ws.scratch.rewrite(text_of, text_of, dry_run=dry_run)
         old = ws.read_memory(errors="replace")
         new = text_of(old)  # whole: a private key spans lines
@@ -81,5 +83,5 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
         if report.secrets:  # a page drawn before may show them
             report.report_removed = remove_report(ws)
         store.purge()
-        clear_cache()
+        rewritten(store, changed)  # the vector file must not keep the old vectors either
     return report

@@ -31,6 +31,7 @@ from dreamer.config import HORMONES
 from dreamer.memory import hormones, lifecycle
 from dreamer.memory.hormones import SPIKE_THRESHOLD
 from dreamer.memory.workspace import Workspace
+from dreamer.retrieval import vectors
 from dreamer.retrieval.reindex import TICK_LIMIT, embed_waiting, reindex
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso
@@ -100,6 +101,8 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
         report.reindexed = embed_waiting(ws.store, ws.embedder, limit=TICK_LIMIT)
         report.lifecycle = lifecycle.run(ws, now)
         report.reindexed += reindex(ws.store, ws.embedder, limit=TICK_LIMIT)
+        if not ws.read_only:  # the vector file: written here rather than in a user's search
+            vectors.keep_up(ws.store, ws.embedder)
     return report
 
 
