@@ -56,6 +56,7 @@ from dreamer.errors import (
 from dreamer.memory import hormones, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
+from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
 from dreamer.support.bounds import head
@@ -430,7 +431,8 @@ class _Dream:
             for note in notes
             if content_hash(note.text) in hashes
         ]
-        found = insights.compute(store, given, chosen.chosen, self.now, old, self.ws.embedder)
+        rules = for_rules(self.ws.embedder)
+        found = insights.compute(store, given, chosen.chosen, self.now, old, rules)
         inputs = dataclasses.replace(
             probe,
             notes=given,

@@ -35,7 +35,7 @@ import numpy as np
 
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
-from dreamer.retrieval.embed import stem
+from dreamer.retrieval.embed import for_rules, stem
 from dreamer.store import Crystal
 
 if TYPE_CHECKING:
@@ -241,7 +241,7 @@ def _by_meaning(ws: Workspace, request: ForgetRequest, earlier: list[Crystal]) -
     ]
     if not pool or not request.words:
         return []
-    vectors = ws.embedder.embed([" ".join(request.words), *[c.text for c in pool]])
+    vectors = for_rules(ws.embedder).embed([" ".join(request.words), *[c.text for c in pool]])
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
     sims = vectors[1:] @ vectors[0]
     order = np.argsort(-sims, kind="stable")

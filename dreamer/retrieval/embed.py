@@ -166,6 +166,24 @@ def embedder_for(choice: str = "auto") -> Embedder:
         return _made[choice]
 
 
+def for_rules(embedder: Embedder) -> Embedder:
+    """The embedder the offline dream's rules compare words and short statements with.
+
+    The sentence model ranks searches, but the rules ask of single words and short lines
+    whether they name one subject ("spend" and "budget"), answer a question, or are what a
+    forget request means: static token vectors are made for that, and the rules' thresholds
+    were set on them (with the sentence model, supersession missed a moved deadline in the
+    scenarios). So a workspace searching with MiniLM dreams with WordLlama's vectors when
+    installed; any other embedder (hashing, chosen to avoid WordLlama) is used as it is.
+    """
+    if embedder.name.startswith("minilm"):
+        from dreamer.retrieval import static
+
+        if static.available():
+            return embedder_for("wordllama")
+    return embedder
+
+
 def _minilm_available() -> bool:
     from dreamer.retrieval import minilm
 
