@@ -28,6 +28,22 @@ def test_a_short_parenthesis_is_not_taken_for_the_topic():
     assert topic.startswith("Changed Marta's Lisbon seats")
 
 
+def test_a_lead_in_gives_way_to_what_it_introduces():
+    topic = _topic(
+        "- Task: Talked it through with my advisor (Helen Marsh): chrF++ will be the headline "
+        "score, and COMET goes into the appendix with a caveat about Twi coverage."
+    )
+    assert topic.startswith("chrF++ will be the headline score"), topic
+    # A lead-in that says as much as what follows still names the topic.
+    topic = _topic("Kwame has gone off Weights & Biases after the free tier ran out: use MLflow.")
+    assert topic.startswith("Kwame has gone off Weights & Biases"), topic
+
+
+def test_a_statement_names_the_topic_before_a_question():
+    topic = _topic("Nate, can you believe it? I'm finally filming my own movie from the script!")
+    assert topic.startswith("I'm finally filming my own movie"), topic
+
+
 def _dream(ws, at):
     run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
     return parse(ws.memory_md.read_text(encoding="utf-8"))

@@ -51,21 +51,44 @@ def _topic(line: str) -> str:
     """A whole, specific topic for a pointer: a clause of the line, never cut with '…'."""
     text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
     text = re.sub(r"[*_`]+", "", text)
-    clauses = [c.strip() for c in re.split(r":\s|;\s|\.\s|\s[—–-]\s|\(|\)", text) if c.strip()]
+    # Each clause with the mark that ends it: ":" (a lead-in), "?" (a question), or another.
+    # A parenthesis just before a colon ("my advisor (Helen Marsh): ...") belongs to the lead-in.
+    lead = re.sub(r"\s*\([^()]{0,40}\)(?=:\s)", "", text)
+    parts = re.split(r"(:\s|;\s|[.!?]\s|\s[—–-]\s|\(|\)|\?$)", lead)
+    clauses = [
+        (c.strip(), (parts[n + 1].strip() if n + 1 < len(parts) else ""))
+        for n, c in enumerate(parts)
+        if n % 2 == 0 and c.strip()
+    ]
+
+    def content(clause: str) -> list[str]:
+        words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
+        return [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
 
     def specific(clause: str) -> bool:
         words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
         # A time stamp with a name ("1:56 pm on 8 May, 2023 Ana") heads a line; it is no topic.
-        content = [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
-        return len(words) >= 3 and len(content) >= 2
+        return len(words) >= 3 and len(content(clause)) >= 2
 
-    chosen = next((c for c in clauses if specific(c)), text)
+    def lead_in(n: int) -> bool:
+        """A clause before a colon that says less than what it introduces ("Talked it through
+        with my advisor: chrF++ will be the headline score, COMET goes in the appendix")."""
+        clause, mark = clauses[n]
+        after = clauses[n + 1][0] if n + 1 < len(clauses) else ""
+        return mark == ":" and len(content(after)) > len(content(clause))
+
+    # A statement before a question ("can you believe it?" states nothing), a lead-in never.
+    ranked = sorted(
+        (n for n, (c, _) in enumerate(clauses) if specific(c) and not lead_in(n)),
+        key=lambda n: (clauses[n][1] == "?", n),
+    )
+    chosen = clauses[ranked[0]][0] if ranked else text
     if _VALUE.search(text) and not _VALUE.search(chosen):
         # The value is what a pointer must carry ("the ask is now £32,000"), not the preamble.
         chosen = next(
             (
                 c
-                for c in clauses
+                for c, _ in clauses
                 if specific(c) and _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4
             ),
             chosen,
