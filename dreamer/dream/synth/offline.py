@@ -37,7 +37,7 @@ from dreamer.dream.rules.people import linked
 from dreamer.dream.rules.pointers import past_pointers, write_pointers
 from dreamer.dream.rules.routine import is_routine
 from dreamer.dream.rules.skills import write_skills
-from dreamer.dream.rules.supersession import current
+from dreamer.dream.rules.supersession import current, restated
 from dreamer.dream.rules.words import context_lines
 from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.memory.state import WorkingMemory, sections
@@ -181,6 +181,9 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
     for item in out:
         item["original"] = item["text"]
         item["text"] = current(linked(item["text"], ctx.people))
+        older = ctx.replaced.get(norm(item["original"]))
+        if older and norm(item["original"]) not in ctx.superseded:
+            item["text"] = restated(item["text"], older)  # the old value it names is the past
         # A routine note that happened to move a hormone ("it passed") is still routine.
         item["routine"] = (
             is_routine(item["text"], item["importance"])
