@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from dreamer.dream import insights
 from dreamer.dream.cycle import run as run_dream
-from dreamer.dream.rules.pointers import _topic
+from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.pointers import MAX_POINTERS, _topic, write_pointers
+from dreamer.dream.synth import DreamInputs
 from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.memory.state import parse
+from dreamer.memory.state import Pointer, from_fields, parse, parse_pointers, render_pointers
 
 
 def test_a_topic_ends_on_the_newest_value_not_on_the_old_one():
@@ -67,3 +70,57 @@ def test_one_task_over_four_days_in_different_words_is_one_pointer(ws, now):
     cards = [p for p in state.pointers() if "place card" in f"{p.topic} {p.keywords}".lower()]
     assert len(cards) <= 1, [p.topic for p in cards]
     assert all(p.topic.count("related note") <= 1 for p in state.pointers())
+
+
+THINGS = "paper toner stamps envelopes labels folders pens tape staples ink binders cards "
+THINGS += "boxes markers clips pads trays"
+
+
+def _capped(ws, now, *, very_old: bool):
+    """Old pointers at the cap, the important one last (the oldest place), and a line of 0.4
+    chatter leaving Active Context."""
+    pointers = []
+    for n, thing in enumerate(THINGS.split()[: 16 if very_old else 17]):
+        ws.note(
+            f"Checked the {thing} order for the office.",
+            importance=0.5,
+            at=now - timedelta(days=5, hours=n),
+        )
+        pointers.append(Pointer(f"Checked the {thing} order", f"checked {thing} order"))
+    if very_old:
+        ws.note("Renamed the photos of the old site.", importance=0.4, at=now - timedelta(days=120))
+        pointers.append(Pointer("Renamed the photos of the old site", "renamed photos old site"))
+    ws.note(
+        "Never book a supplier without a written quote.",
+        importance=0.9,
+        at=now - timedelta(days=20),
+    )
+    pointers.append(
+        Pointer("Never book a supplier without a written quote", "supplier written quote")
+    )
+    ws.note("Sorted the receipts drawer by month.", importance=0.4, at=now - timedelta(days=3))
+    old = from_fields(
+        {
+            "active_context": "- Sorted the receipts drawer by month.",
+            "crystal_pointers": render_pointers(pointers),
+        }
+    )
+    found = insights.compute(ws.store, [], [], now, old)
+    ctx = Context.of(DreamInputs(now, old, [], [], found, {}, "steady"), found)
+    body = write_pointers(old, found.fading_topics, [], [], ctx, 10_000)
+    return [p.topic for p in parse_pointers(body)]
+
+
+def test_an_important_pointer_outlives_chatter_under_the_cap(ws, now):
+    topics = _capped(ws, now, very_old=False)
+    assert len(topics) == MAX_POINTERS
+    assert "Never book a supplier without a written quote" in topics
+    assert not any("receipts" in t for t in topics), topics  # the lightest: it does not enter
+
+
+def test_a_very_old_unimportant_pointer_goes_first(ws, now):
+    topics = _capped(ws, now, very_old=True)
+    assert len(topics) == MAX_POINTERS
+    assert "Never book a supplier without a written quote" in topics
+    assert "Renamed the photos of the old site" not in topics
+    assert any("receipts" in t for t in topics), topics

@@ -49,7 +49,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream.rules.ageing import find_fading, find_upcoming
+from dreamer.dream.rules.ageing import find_fading, find_upcoming, weigh_pointers
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.people import find_people
@@ -143,13 +143,15 @@ def compute(
     ]
     for pair in contradictions:
         date_state_sides(store, pair, old)
+    fading = find_fading(store, old, notes, crystals, now)
     return Insights(
         topics=find_topics(crystals),
         contradictions=contradictions,
         curiosity_gaps=gaps,
         emerging_skills=find_skills(store, now),
-        fading_topics=find_fading(store, old, notes, crystals, now),
+        fading_topics=fading,
         answered_questions=answered,
         upcoming=find_upcoming(store, notes, crystals, old, now),
         people=find_people(notes, crystals, old),
+        weights=weigh_pointers(store, old, fading, now),
     )

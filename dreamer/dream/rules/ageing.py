@@ -137,3 +137,38 @@ def finding_words(store: Store, line: str) -> tuple[list[str], str | None]:
             if last is not None:
                 return chosen, last
     return [], None
+
+
+_EPOCH_JULIAN_DAY = 2440587.5  # the julian day of 1970-01-01T00:00:00Z
+
+
+def weigh(store: Store, words: list[str], now: datetime) -> dict[str, float] | None:
+    """The importance and age in days of the crystal ``words`` find best (full-text), or None.
+
+    A crystal's importance fades in the consolidation ticks unless it is found again, so it
+    already says how much a memory still matters; the age says how long ago it was written.
+    """
+    if not words:
+        return None
+    ids = [cid for cid, _ in store.fts_match(words, [], 3)]
+    rows = {row[0]: row for row in store.rank_rows(ids)}
+    best = next((rows[cid] for cid in ids if cid in rows), None)
+    if best is None:
+        return None
+    today = now.timestamp() / 86400 + _EPOCH_JULIAN_DAY
+    return {"importance": float(best[3]), "age_days": max(0.0, today - float(best[2]))}
+
+
+def weigh_pointers(
+    store: Store, old: WorkingMemory, fading: list[dict[str, Any]], now: datetime
+) -> dict[str, dict[str, float]]:
+    """Weights of the old pointers (by their keywords) and of the fading lines (by the line):
+    what the pointer cap evicts first is the least important and oldest together."""
+    out: dict[str, dict[str, float]] = {}
+    for pointer in old.pointers():
+        if found := weigh(store, pointer.keywords.split(), now):
+            out[pointer.keywords] = found
+    for item in fading:
+        if found := weigh(store, item["keywords"].split(), now):
+            out[item["line"]] = found
+    return out

@@ -25,6 +25,7 @@ class Context:
     causes: dict[int, str]  # crystal id -> the hormone it lifted
     people: list[dict[str, Any]]
     replaced: dict[str, str] = field(default_factory=dict)  # newer text -> the older it replaced
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)  # see Insights.weights
 
     @classmethod
     def of(cls, inputs: DreamInputs, ins: Insights) -> Context:
@@ -38,6 +39,7 @@ class Context:
             causes=causes,
             people=list(ins.people),
             replaced={norm(c["newer"]["text"]): c["older"]["text"] for c in ins.contradictions},
+            weights=dict(ins.weights),
         )
 
     def date_of(self, text: str) -> str | None:

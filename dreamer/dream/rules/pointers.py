@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from dreamer.dream import dates, keep_rules
-from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit
 from dreamer.dream.rules.skills import task_action
 from dreamer.dream.rules.supersession import current
@@ -122,8 +122,11 @@ def _anchors(text: str, common: set[str]) -> set[str]:
 MERGE_OLD_AT_MOST = 5  # pointers of the old state that may still fold into one
 
 
-def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointer]:
-    """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge."""
+def _merge(
+    pointers: list[tuple[Pointer, str]], common: set[str]
+) -> list[tuple[Pointer, list[str]]]:
+    """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge.
+    Each comes with the sources it was made of."""
     groups: list[tuple[set[str], list[tuple[Pointer, str]]]] = []
     subjects: list[list[set[str]]] = []
     for pointer, source in pointers:
@@ -144,16 +147,16 @@ def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointe
             groups[home][0].update(anchors)
             groups[home][1].append((pointer, source))
             subjects[home].append(subject)
-    out: list[Pointer] = []
+    out: list[tuple[Pointer, list[str]]] = []
     for _, members in groups:
         old_only = all(src.startswith(_OLD) for _, src in members)
         if len(members) == 1 or (old_only and len(members) > MERGE_OLD_AT_MOST):
             # A long list of pointers the state already holds (25 warehouse contracts a person
             # wrote) stays as it is: folded into one it would drop most of the state, a mass
             # drop the guards reject at every dream. A few (four support letters) still merge.
-            out.extend(pointer for pointer, _ in members)
+            out.extend((pointer, [source]) for pointer, source in members)
             continue
-        out.append(_merged(members))
+        out.append((_merged(members), [source for _, source in members]))
     return out
 
 
@@ -212,6 +215,16 @@ def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
     )
 
 
+HALF_LIFE_DAYS = 30.0  # a pointer's weight halves every month since its memory was written
+FRESH = {"importance": 0.5, "age_days": 0.0}  # a line that left with nothing known about it
+
+
+def weight(found: dict[str, float]) -> float:
+    """What keeps a pointer under the cap: importance and recency together (a 0.9 rule of a
+    month ago outweighs 0.4 chatter of today; 0.4 chatter of a quarter ago goes first)."""
+    return found["importance"] * 0.5 ** (found["age_days"] / HALF_LIFE_DAYS)
+
+
 def write_pointers(
     old: WorkingMemory,
     fading: list[dict],
@@ -219,7 +232,12 @@ def write_pointers(
     past: list[Pointer],
     ctx: Context,
     budget: int,
+    known: dict[str, dict[str, float]] | None = None,
 ) -> str:
+    """The Crystal Pointers body: the lines that left Active Context, merged by topic with the
+    old pointers; over ``MAX_POINTERS``, the lightest (``weight``) leave. ``known`` weighs the
+    lines that left by their ``line_key`` (the new notes'); ``ctx.weights`` the old pointers
+    and the fading lines."""
     sources = [f["line"] for f in fading] + [
         line for line in overflow if not keep_rules.dropped(line, ctx.rules)
     ]
@@ -235,20 +253,33 @@ def write_pointers(
         for w in re.findall(r"[A-Z][\w-]+", line)
     }
     common |= {p["name"].split()[0].lower() for p in ctx.people}
-    merged = _merge(fresh + [(p, f"{_OLD}{p.topic} {p.keywords}") for p in old.pointers()], common)
-    merged = past + merged
-    out: list[Pointer] = []
+    olds = {f"{_OLD}{p.topic} {p.keywords}": p for p in old.pointers()}
+    merged = _merge(fresh + [(p, source) for source, p in olds.items()], common)
+
+    def weighed(source: str) -> float:
+        if source in olds:  # an old pointer its keywords no longer find weighs nothing
+            found = ctx.weights.get(olds[source].keywords)
+            return weight(found) if found else 0.0
+        found = ctx.weights.get(source) or (known or {}).get(line_key(source))
+        return weight(found or FRESH)
+
+    # A hand-written journal's pointers are the user's: they never leave for the cap.
+    ranked = [(p, float("inf")) for p in past]
+    ranked += [(p, max(weighed(s) for s in sources)) for p, sources in merged]
+    out: list[tuple[Pointer, float]] = []
     seen: set[frozenset[str]] = set()
-    for pointer in merged:
+    for pointer, score in ranked:
         key = frozenset(stems(pointer.keywords))
         if key in seen:
             continue
         seen.add(key)
-        out.append(pointer)
-    out = out[:MAX_POINTERS]
+        out.append((pointer, score))
+    if len(out) > MAX_POINTERS:
+        heavy = sorted(range(len(out)), key=lambda n: (-out[n][1], n))[:MAX_POINTERS]
+        out = [out[n] for n in sorted(heavy)]
     stray = [
         line
         for line in old.body("crystal_pointers").split("\n")
         if line.strip() and not parse_pointers(line)
     ]
-    return fit([p.render() for p in out] + stray, budget)
+    return fit([p.render() for p, _ in out] + stray, budget)
