@@ -23,9 +23,13 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
         {"skill": "Recalling deploy checklist", "occurrences": 4, "confidence": 60,
          "crystal_ids": []}
       ],
-      "fading_topics": [     # old Active Context lines with no recent support and no date
+      "fading_topics": [     # old Active Context lines with no recent support and no date,
+                             # and lines whose date has passed (with "passed" and "outcome")
         {"topic": "Kitchen renovation quotes", "keywords": "kitchen renovation quotes",
-         "line": "- Kitchen renovation quotes due", "last_seen": "2026-03-01T08:00:00Z" | None}
+         "line": "- Kitchen renovation quotes due", "last_seen": "2026-03-01T08:00:00Z" | None},
+        {"topic": "...", "keywords": "...", "line": "- Inspector visits on March 17",
+         "last_seen": "...", "passed": "2026-03-17",
+         "outcome": "The inspector signed off the foundations." | None}
       ],
       "answered_questions": [  # open questions a later note answered (no longer gaps)
         {"question": "...", "answer": "...", "at": "2026-03-14T11:00:00Z"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from dreamer.dream import dates, keep_rules
@@ -215,6 +216,21 @@ def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
     )
 
 
+_WHEN_MARK = re.compile(r" \((?:passed[^)]*|[A-Z][a-z]+ \d{1,2})\)$")  # added by passed_topic
+
+
+def passed_topic(item: dict[str, Any]) -> str:
+    """What happened to an event whose date passed: the later note on its subject with the
+    date ("The building inspector signed off the foundations (March 17)"), else the event
+    marked as passed ("RSVPs have to be back by Saturday March 14 (passed)")."""
+    when = date.fromisoformat(item["passed"])
+    day = f"{when:%B} {when.day}"
+    if item.get("outcome"):
+        return f"{_topic(item['outcome'])} ({day})"
+    topic = _topic(current(item["line"]))
+    return f"{topic} (passed)" if day in topic else f"{topic} (passed {day})"
+
+
 HALF_LIFE_DAYS = 30.0  # a pointer's weight halves every month since its memory was written
 FRESH = {"importance": 0.5, "age_days": 0.0}  # a line that left with nothing known about it
 
@@ -241,10 +257,11 @@ def write_pointers(
     sources = [f["line"] for f in fading] + [
         line for line in overflow if not keep_rules.dropped(line, ctx.rules)
     ]
+    passed = {f["line"]: f for f in fading if f.get("passed")}
     fresh: list[tuple[Pointer, str]] = []
     for line in sources:
-        topic = _topic(current(line))
-        words = keywords(topic) or keywords(line)
+        topic = passed_topic(passed[line]) if line in passed else _topic(current(line))
+        words = keywords(_WHEN_MARK.sub("", topic)) or keywords(line)
         if words:
             fresh.append((Pointer(topic, " ".join(words[:4])), line))
     common = {
