@@ -3,6 +3,7 @@ whatever words its notes use."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from dreamer.dream import insights
@@ -124,3 +125,21 @@ def test_a_very_old_unimportant_pointer_goes_first(ws, now):
     assert "Never book a supplier without a written quote" in topics
     assert "Renamed the photos of the old site" not in topics
     assert any("receipts" in t for t in topics), topics
+
+
+def test_points_of_one_measured_series_are_one_pointer(ws, now):
+    notes = [
+        "Tile trial, first sample: 30cm tiles with 2mm grout look too busy in the hall.",
+        "The 45cm porcelain looks calmer, the best of the samples so far.",
+        "60cm tiles came out too big for the narrow hall floor.",
+        "Last sample of the trial: 20cm tiles look busier still. We keep the 45cm porcelain.",
+    ]
+    for day, text in enumerate(notes):
+        ws.note(text, importance=0.6, at=now + timedelta(days=day))
+        _dream(ws, now + timedelta(days=day, hours=12))
+    for day in range(4, 12):
+        at = now + timedelta(days=day)
+        ws.note(f"The plumber confirmed fitting {day}.", importance=0.6, at=at)
+        state = _dream(ws, now + timedelta(days=day, hours=12))
+    samples = [p for p in state.pointers() if re.search(r"\d+cm", f"{p.topic} {p.keywords}")]
+    assert len(samples) <= 1, [p.topic for p in samples]
