@@ -121,8 +121,8 @@ def _anchors(text: str, common: set[str]) -> set[str]:
     # merges gives 34.1" and "4k merges only reach 32.7": points of one sweep).
     units = _units(text)
     if units:
-        words = {s for s in _subject(text, common) if not any(ch.isdigit() for ch in s)}
-        found |= {f"{unit}#{stem}" for unit in units for stem in words}
+        subject = {s for s in _subject(text, common) if not any(ch.isdigit() for ch in s)}
+        found |= {f"{unit}#{stem}" for unit in units for stem in subject}
     return found
 
 
