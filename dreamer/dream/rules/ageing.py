@@ -85,7 +85,8 @@ def find_fading(
         if not line_stems:
             continue
         written = written_at(store, line, old, now)
-        passed = _passed(line, written, now)
+        # When its note was written (its label, "Deadline:", is no word of the note).
+        passed = _passed(line, written_at(store, content(line), old, now), now)
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
             # as a pointer that says what happened: the later note on its subject, if any.
@@ -120,13 +121,14 @@ def find_fading(
 
 
 def _passed(line: str, written: datetime, now: datetime) -> date | None:
-    """The last calendar date a line names when it was still ahead as the line was written and
-    has passed now (before today), else None. A date already past when written is a record,
-    not an event ahead; a bare weekday is too loose to say an event passed."""
+    """The last calendar date a line names when it was ahead of the day the line was written
+    and has passed now (before today), else None. A date of the day it was written or before
+    is a record ("12 May, 2023 Ana: ..." heads a line with its own day), not an event ahead;
+    a bare weekday is too loose to say an event passed."""
     if not CALENDAR.search(line):
         return None
     named = dates.mentioned(line, written)
-    if not named or max(named) < written.date() or max(named) >= now.date():
+    if not named or max(named) <= written.date() or max(named) >= now.date():
         return None
     return max(named)
 
