@@ -202,15 +202,22 @@ def finding_words(store: Store, line: str) -> tuple[list[str], str | None]:
 _EPOCH_JULIAN_DAY = 2440587.5  # the julian day of 1970-01-01T00:00:00Z
 
 
-def weigh(store: Store, words: list[str], now: datetime) -> dict[str, float] | None:
+def weigh(
+    store: Store, words: list[str], now: datetime, counts: dict[str, int] | None = None
+) -> dict[str, float] | None:
     """The importance and age in days of the crystal ``words`` find best (full-text), or None.
 
     A crystal's importance fades in the consolidation ticks unless it is found again, so it
     already says how much a memory still matters; the age says how long ago it was written.
+    Only the crystals holding the rarest of the words are ranked (``counts``: in how many
+    crystals each word is), so a pointer of common words costs no more at a million crystals.
     """
-    if not words:
+    counts = counts if counts is not None else store.term_frequencies(words)
+    present = [w for w in words if counts.get(w, 0) > 0]
+    if not present:
         return None
-    ids = [cid for cid, _ in store.fts_match(words, [], 3)]
+    rarest = min(present, key=lambda w: (counts[w], w))
+    ids = [cid for cid, _ in store.fts_match([rarest], [], 3)]
     rows = {row[0]: row for row in store.rank_rows(ids)}
     best = next((rows[cid] for cid in ids if cid in rows), None)
     if best is None:
@@ -224,11 +231,14 @@ def weigh_pointers(
 ) -> dict[str, dict[str, float]]:
     """Weights of the old pointers (by their keywords) and of the fading lines (by the line):
     what the pointer cap evicts first is the least important and oldest together."""
+    wanted = {p.keywords: p.keywords.split() for p in old.pointers()}
+    wanted.update({item["line"]: item["keywords"].split() for item in fading})
+    everyone = sorted({w for words in wanted.values() for w in words})
+    if not everyone:
+        return {}
+    counts = store.term_frequencies(everyone)  # one look at the index for every pointer
     out: dict[str, dict[str, float]] = {}
-    for pointer in old.pointers():
-        if found := weigh(store, pointer.keywords.split(), now):
-            out[pointer.keywords] = found
-    for item in fading:
-        if found := weigh(store, item["keywords"].split(), now):
-            out[item["line"]] = found
+    for key, words in wanted.items():
+        if found := weigh(store, words, now, counts):
+            out[key] = found
     return out
