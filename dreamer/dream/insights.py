@@ -23,9 +23,13 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
         {"skill": "Recalling deploy checklist", "occurrences": 4, "confidence": 60,
          "crystal_ids": []}
       ],
-      "fading_topics": [     # old Active Context lines with no recent support and no date
+      "fading_topics": [     # old Active Context lines with no recent support and no date,
+                             # and lines whose date has passed (with "passed" and "outcome")
         {"topic": "Kitchen renovation quotes", "keywords": "kitchen renovation quotes",
-         "line": "- Kitchen renovation quotes due", "last_seen": "2026-03-01T08:00:00Z" | None}
+         "line": "- Kitchen renovation quotes due", "last_seen": "2026-03-01T08:00:00Z" | None},
+        {"topic": "...", "keywords": "...", "line": "- Inspector visits on March 17",
+         "last_seen": "...", "passed": "2026-03-17",
+         "outcome": "The inspector signed off the foundations." | None}
       ],
       "answered_questions": [  # open questions a later note answered (no longer gaps)
         {"question": "...", "answer": "...", "at": "2026-03-14T11:00:00Z"}
@@ -49,7 +53,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream.rules.ageing import find_fading, find_upcoming
+from dreamer.dream.rules.ageing import find_fading, find_upcoming, weigh_pointers
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.people import find_people
@@ -143,13 +147,15 @@ def compute(
     ]
     for pair in contradictions:
         date_state_sides(store, pair, old)
+    fading = find_fading(store, old, notes, crystals, now)
     return Insights(
         topics=find_topics(crystals),
         contradictions=contradictions,
         curiosity_gaps=gaps,
         emerging_skills=find_skills(store, now),
-        fading_topics=find_fading(store, old, notes, crystals, now),
+        fading_topics=fading,
         answered_questions=answered,
         upcoming=find_upcoming(store, notes, crystals, old, now),
         people=find_people(notes, crystals, old),
+        weights=weigh_pointers(store, old, fading, now),
     )

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from dreamer.dream import dates
+from dreamer.dream.rules.values import CALENDAR
 from dreamer.dream.rules.words import context_lines, keywords, nameable, stems, topic_of
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
+from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
@@ -49,6 +51,9 @@ def find_upcoming(
     return sorted(out.values(), key=lambda item: (item["date"], item["text"]))
 
 
+_WHEN_STEMS = {_stem(w) for w in [*dates.MONTHS, *dates.WEEKDAYS]}
+
+
 def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:
     need = 1 if len(line_stems) <= 2 else 2
     return any(len(line_stems & other) >= need for other in evidence)
@@ -73,11 +78,33 @@ def find_fading(
     evidence += [stems(head(c.text)) for c in crystals + recent]
     evidence += [stems(head(query)) for query in store.search_queries(since)]
     fading = []
+    statements = [(n.text, iso(n.at)) for n in notes]
+    statements += [(c.text, c.created_at) for c in crystals + recent]
     for line in lines:
         line_stems = stems(line)
-        if not line_stems or _supported(line_stems, evidence):
+        if not line_stems:
             continue
-        if dates.ahead(line, written_at(store, line, old, now), now) is not None:
+        written = written_at(store, line, old, now)
+        # When its note was written (its label, "Deadline:", is no word of the note).
+        passed = _passed(line, written_at(store, content(line), old, now), now)
+        if passed is not None:
+            # An event or deadline whose date has passed leaves whatever still mentions it,
+            # as a pointer that says what happened: the later note on its subject, if any.
+            words, last = finding_words(store, line)
+            fading.append(
+                {
+                    "topic": topic_of(line),
+                    "keywords": " ".join(words),
+                    "line": line.strip(),
+                    "last_seen": last,
+                    "passed": passed.isoformat(),
+                    "outcome": outcome(line, passed, statements),
+                }
+            )
+            continue
+        if _supported(line_stems, evidence):
+            continue
+        if dates.ahead(line, written, now) is not None:
             continue  # an event or deadline still ahead never fades before its date
         if standing(line):
             continue  # an open question or a standing rule is live until it is settled
@@ -91,6 +118,39 @@ def find_fading(
             }
         )
     return fading
+
+
+def _passed(line: str, written: datetime, now: datetime) -> date | None:
+    """The last calendar date a line names when it was ahead of the day the line was written
+    and has passed now (before today), else None. A date of the day it was written or before
+    is a record ("12 May, 2023 Ana: ..." heads a line with its own day), not an event ahead;
+    a bare weekday is too loose to say an event passed."""
+    if not CALENDAR.search(line):
+        return None
+    named = dates.mentioned(line, written)
+    if not named or max(named) <= written.date() or max(named) >= now.date():
+        return None
+    return max(named)
+
+
+OUTCOME_STEMS = 2  # content words a later note shares with a passed event to tell its outcome
+
+
+def outcome(line: str, when: date, statements: list[tuple[str, str]]) -> str | None:
+    """The newest statement written on or after an event's date that shares its subject (at
+    least ``OUTCOME_STEMS`` content words, dates aside) and names no date still ahead."""
+    wanted = {s for s in stems(content(line)) if not any(ch.isdigit() for ch in s)}
+    wanted -= _WHEN_STEMS
+    best: tuple[int, str, str] | None = None
+    for text, at in statements:
+        if not at or at[:10] < when.isoformat() or " ".join(text.split()) in line:
+            continue
+        shared = len(wanted & stems(text))
+        if shared < OUTCOME_STEMS or CALENDAR.search(text):
+            continue
+        if best is None or (shared, at) > best[:2]:
+            best = (shared, at, text)
+    return best[2] if best else None
 
 
 _BULLET = re.compile(r"^\s*([-*•]|\d+[.)])\s+")
@@ -137,3 +197,48 @@ def finding_words(store: Store, line: str) -> tuple[list[str], str | None]:
             if last is not None:
                 return chosen, last
     return [], None
+
+
+_EPOCH_JULIAN_DAY = 2440587.5  # the julian day of 1970-01-01T00:00:00Z
+
+
+def weigh(
+    store: Store, words: list[str], now: datetime, counts: dict[str, int] | None = None
+) -> dict[str, float] | None:
+    """The importance and age in days of the crystal ``words`` find best (full-text), or None.
+
+    A crystal's importance fades in the consolidation ticks unless it is found again, so it
+    already says how much a memory still matters; the age says how long ago it was written.
+    Only the crystals holding the rarest of the words are ranked (``counts``: in how many
+    crystals each word is), so a pointer of common words costs no more at a million crystals.
+    """
+    counts = counts if counts is not None else store.term_frequencies(words)
+    present = [w for w in words if counts.get(w, 0) > 0]
+    if not present:
+        return None
+    rarest = min(present, key=lambda w: (counts[w], w))
+    ids = [cid for cid, _ in store.fts_match([rarest], [], 3)]
+    rows = {row[0]: row for row in store.rank_rows(ids)}
+    best = next((rows[cid] for cid in ids if cid in rows), None)
+    if best is None:
+        return None
+    today = now.timestamp() / 86400 + _EPOCH_JULIAN_DAY
+    return {"importance": float(best[3]), "age_days": max(0.0, today - float(best[2]))}
+
+
+def weigh_pointers(
+    store: Store, old: WorkingMemory, fading: list[dict[str, Any]], now: datetime
+) -> dict[str, dict[str, float]]:
+    """Weights of the old pointers (by their keywords) and of the fading lines (by the line):
+    what the pointer cap evicts first is the least important and oldest together."""
+    wanted = {p.keywords: p.keywords.split() for p in old.pointers()}
+    wanted.update({item["line"]: item["keywords"].split() for item in fading})
+    everyone = sorted({w for words in wanted.values() for w in words})
+    if not everyone:
+        return {}
+    counts = store.term_frequencies(everyone)  # one look at the index for every pointer
+    out: dict[str, dict[str, float]] = {}
+    for key, words in wanted.items():
+        if found := weigh(store, words, now, counts):
+            out[key] = found
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,8 @@ class Context:
     rules: list[keep_rules.Rule]
     causes: dict[int, str]  # crystal id -> the hormone it lifted
     people: list[dict[str, Any]]
+    replaced: dict[str, str] = field(default_factory=dict)  # newer text -> the older it replaced
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)  # see Insights.weights
 
     @classmethod
     def of(cls, inputs: DreamInputs, ins: Insights) -> Context:
@@ -36,6 +38,8 @@ class Context:
             rules=keep_rules.parse(inputs.instructions or ""),
             causes=causes,
             people=list(ins.people),
+            replaced={norm(c["newer"]["text"]): c["older"]["text"] for c in ins.contradictions},
+            weights=dict(ins.weights),
         )
 
     def date_of(self, text: str) -> str | None:

@@ -18,10 +18,15 @@ class Insights:
     answered_questions: list[dict[str, Any]] = field(default_factory=list)
     upcoming: list[dict[str, Any]] = field(default_factory=list)
     people: list[dict[str, Any]] = field(default_factory=list)
+    # For the offline synthesizer only, not part of the documented shape: the importance and
+    # age of each old pointer (by its keywords) and fading line (by the line).
+    weights: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict in the documented shape."""
-        return asdict(self)
+        data = asdict(self)
+        del data["weights"]
+        return data
 
     def summary(self) -> dict[str, int]:
         """How many of each kind (for the journal and the CLI)."""

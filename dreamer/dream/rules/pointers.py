@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from dreamer.dream import dates, keep_rules
-from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit
 from dreamer.dream.rules.skills import task_action
 from dreamer.dream.rules.supersession import current
@@ -51,21 +52,44 @@ def _topic(line: str) -> str:
     """A whole, specific topic for a pointer: a clause of the line, never cut with '…'."""
     text = re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line).strip()
     text = re.sub(r"[*_`]+", "", text)
-    clauses = [c.strip() for c in re.split(r":\s|;\s|\.\s|\s[—–-]\s|\(|\)", text) if c.strip()]
+    # Each clause with the mark that ends it: ":" (a lead-in), "?" (a question), or another.
+    # A parenthesis just before a colon ("my advisor (Helen Marsh): ...") belongs to the lead-in.
+    lead = re.sub(r"\s*\([^()]{0,40}\)(?=:\s)", "", text)
+    parts = re.split(r"(:\s|;\s|[.!?]\s|\s[—–-]\s|\(|\)|\?$)", lead)
+    clauses = [
+        (c.strip(), (parts[n + 1].strip() if n + 1 < len(parts) else ""))
+        for n, c in enumerate(parts)
+        if n % 2 == 0 and c.strip()
+    ]
+
+    def content(clause: str) -> list[str]:
+        words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
+        return [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
 
     def specific(clause: str) -> bool:
         words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
         # A time stamp with a name ("1:56 pm on 8 May, 2023 Ana") heads a line; it is no topic.
-        content = [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
-        return len(words) >= 3 and len(content) >= 2
+        return len(words) >= 3 and len(content(clause)) >= 2
 
-    chosen = next((c for c in clauses if specific(c)), text)
+    def lead_in(n: int) -> bool:
+        """A clause before a colon that says less than what it introduces ("Talked it through
+        with my advisor: chrF++ will be the headline score, COMET goes in the appendix")."""
+        clause, mark = clauses[n]
+        after = clauses[n + 1][0] if n + 1 < len(clauses) else ""
+        return mark == ":" and len(content(after)) > len(content(clause))
+
+    # A statement before a question ("can you believe it?" states nothing), a lead-in never.
+    ranked = sorted(
+        (n for n, (c, _) in enumerate(clauses) if specific(c) and not lead_in(n)),
+        key=lambda n: (clauses[n][1] == "?", n),
+    )
+    chosen = clauses[ranked[0]][0] if ranked else text
     if _VALUE.search(text) and not _VALUE.search(chosen):
         # The value is what a pointer must carry ("the ask is now £32,000"), not the preamble.
         chosen = next(
             (
                 c
-                for c in clauses
+                for c, _ in clauses
                 if specific(c) and _VALUE.search(c) and len(re.findall(r"\b[^\W\d_]{2,}", c)) >= 4
             ),
             chosen,
@@ -93,14 +117,34 @@ def _anchors(text: str, common: set[str]) -> set[str]:
     action = task_action(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text)))
     if action:
         found |= {f"{action[0]}:{stem}" for w in action[1][:3] for stem in stems(w)}
+    # Measurements of one series: the same unit on a number and a word in common ("8k BPE
+    # merges gives 34.1" and "4k merges only reach 32.7": points of one sweep).
+    units = _units(text)
+    if units:
+        subject = {s for s in _subject(text, common) if not any(ch.isdigit() for ch in s)}
+        found |= {f"{unit}#{stem}" for unit in units for stem in subject}
     return found
+
+
+# A unit written on a number: "8k", "20%", "14GB", "£32,000"; ordinals and times of day aside.
+_UNIT = re.compile(r"(?P<cur>[£$€])\d|\b\d+(?:[.,]\d+)?(?P<suffix>[^\W\d_]+|%)", re.UNICODE)
+_NOT_UNITS = frozenset({"st", "nd", "rd", "th", "am", "pm", "h"})
+
+
+def _units(text: str) -> set[str]:
+    """The units a text writes on its numbers ("k" of "16k", "£" of "£6,200")."""
+    found = {(m["cur"] or m["suffix"] or "").lower() for m in _UNIT.finditer(text)}
+    return {unit for unit in found if unit and unit not in _NOT_UNITS}
 
 
 MERGE_OLD_AT_MOST = 5  # pointers of the old state that may still fold into one
 
 
-def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointer]:
-    """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge."""
+def _merge(
+    pointers: list[tuple[Pointer, str]], common: set[str]
+) -> list[tuple[Pointer, list[str]]]:
+    """One pointer per topic: pointers sharing an anchor (a name, a repeated action) merge.
+    Each comes with the sources it was made of."""
     groups: list[tuple[set[str], list[tuple[Pointer, str]]]] = []
     subjects: list[list[set[str]]] = []
     for pointer, source in pointers:
@@ -121,16 +165,16 @@ def _merge(pointers: list[tuple[Pointer, str]], common: set[str]) -> list[Pointe
             groups[home][0].update(anchors)
             groups[home][1].append((pointer, source))
             subjects[home].append(subject)
-    out: list[Pointer] = []
+    out: list[tuple[Pointer, list[str]]] = []
     for _, members in groups:
         old_only = all(src.startswith(_OLD) for _, src in members)
         if len(members) == 1 or (old_only and len(members) > MERGE_OLD_AT_MOST):
             # A long list of pointers the state already holds (25 warehouse contracts a person
             # wrote) stays as it is: folded into one it would drop most of the state, a mass
             # drop the guards reject at every dream. A few (four support letters) still merge.
-            out.extend(pointer for pointer, _ in members)
+            out.extend((pointer, [source]) for pointer, source in members)
             continue
-        out.append(_merged(members))
+        out.append((_merged(members), [source for _, source in members]))
     return out
 
 
@@ -189,6 +233,31 @@ def _merged(members: list[tuple[Pointer, str]]) -> Pointer:
     )
 
 
+_WHEN_MARK = re.compile(r" \((?:passed[^)]*|[A-Z][a-z]+ \d{1,2})\)$")  # added by passed_topic
+
+
+def passed_topic(item: dict[str, Any]) -> str:
+    """What happened to an event whose date passed: the later note on its subject with the
+    date ("The building inspector signed off the foundations (March 17)"), else the event
+    marked as passed ("RSVPs have to be back by Saturday March 14 (passed)")."""
+    when = date.fromisoformat(item["passed"])
+    day = f"{when:%B} {when.day}"
+    if item.get("outcome"):
+        return f"{_topic(item['outcome'])} ({day})"
+    topic = _topic(current(item["line"]))
+    return f"{topic} (passed)" if day in topic else f"{topic} (passed {day})"
+
+
+HALF_LIFE_DAYS = 30.0  # a pointer's weight halves every month since its memory was written
+FRESH = {"importance": 0.5, "age_days": 0.0}  # a line that left with nothing known about it
+
+
+def weight(found: dict[str, float]) -> float:
+    """What keeps a pointer under the cap: importance and recency together (a 0.9 rule of a
+    month ago outweighs 0.4 chatter of today; 0.4 chatter of a quarter ago goes first)."""
+    return found["importance"] * 0.5 ** (found["age_days"] / HALF_LIFE_DAYS)
+
+
 def write_pointers(
     old: WorkingMemory,
     fading: list[dict],
@@ -196,14 +265,20 @@ def write_pointers(
     past: list[Pointer],
     ctx: Context,
     budget: int,
+    known: dict[str, dict[str, float]] | None = None,
 ) -> str:
+    """The Crystal Pointers body: the lines that left Active Context, merged by topic with the
+    old pointers; over ``MAX_POINTERS``, the lightest (``weight``) leave. ``known`` weighs the
+    lines that left by their ``line_key`` (the new notes'); ``ctx.weights`` the old pointers
+    and the fading lines."""
     sources = [f["line"] for f in fading] + [
         line for line in overflow if not keep_rules.dropped(line, ctx.rules)
     ]
+    passed = {f["line"]: f for f in fading if f.get("passed")}
     fresh: list[tuple[Pointer, str]] = []
     for line in sources:
-        topic = _topic(current(line))
-        words = keywords(topic) or keywords(line)
+        topic = passed_topic(passed[line]) if line in passed else _topic(current(line))
+        words = keywords(_WHEN_MARK.sub("", topic)) or keywords(line)
         if words:
             fresh.append((Pointer(topic, " ".join(words[:4])), line))
     common = {
@@ -212,20 +287,33 @@ def write_pointers(
         for w in re.findall(r"[A-Z][\w-]+", line)
     }
     common |= {p["name"].split()[0].lower() for p in ctx.people}
-    merged = _merge(fresh + [(p, f"{_OLD}{p.topic} {p.keywords}") for p in old.pointers()], common)
-    merged = past + merged
-    out: list[Pointer] = []
+    olds = {f"{_OLD}{p.topic} {p.keywords}": p for p in old.pointers()}
+    merged = _merge(fresh + [(p, source) for source, p in olds.items()], common)
+
+    def weighed(source: str) -> float:
+        if source in olds:  # an old pointer its keywords no longer find weighs nothing
+            found = ctx.weights.get(olds[source].keywords)
+            return weight(found) if found else 0.0
+        found = ctx.weights.get(source) or (known or {}).get(line_key(source))
+        return weight(found or FRESH)
+
+    # A hand-written journal's pointers are the user's: they never leave for the cap.
+    ranked = [(p, float("inf")) for p in past]
+    ranked += [(p, max(weighed(s) for s in sources)) for p, sources in merged]
+    out: list[tuple[Pointer, float]] = []
     seen: set[frozenset[str]] = set()
-    for pointer in merged:
+    for pointer, score in ranked:
         key = frozenset(stems(pointer.keywords))
         if key in seen:
             continue
         seen.add(key)
-        out.append(pointer)
-    out = out[:MAX_POINTERS]
+        out.append((pointer, score))
+    if len(out) > MAX_POINTERS:
+        heavy = sorted(range(len(out)), key=lambda n: (-out[n][1], n))[:MAX_POINTERS]
+        out = [out[n] for n in sorted(heavy)]
     stray = [
         line
         for line in old.body("crystal_pointers").split("\n")
         if line.strip() and not parse_pointers(line)
     ]
-    return fit([p.render() for p in out] + stray, budget)
+    return fit([p.render() for p, _ in out] + stray, budget)

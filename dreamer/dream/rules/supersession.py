@@ -152,3 +152,38 @@ def current(text: str) -> str:
     body = _CORRECTION.sub("", text)
     head = re.split(r";\s|,\s+not\s|\s+not\s+|\s\(", body, maxsplit=1)[0].strip().rstrip(".")
     return head[0].upper() + head[1:] + "." if head else text
+
+
+_CLAUSE = re.compile(r":\s+|;\s+|(?<=[.!?])\s+")
+_NUMBER = re.compile(r"\d")
+RESTATED_STEMS = 2  # words of the older statement a clause of the newer repeats on its own
+
+
+def restated(newer: str, older: str) -> str:
+    """The newer statement with its clause that restates the older value marked as past.
+
+    "Kwame has gone off Weights & Biases after the free tier ran out: from now on log every
+    run to the lab's MLflow server instead" names the old tool and the new one; as a line of
+    the state it reads "From now on log every run to the lab's MLflow server instead
+    (previously: Kwame has gone off Weights & Biases after the free tier ran out)". A clause
+    restates the older when it alone holds at least ``RESTATED_STEMS`` of the older's content
+    words, names no date or number and says nothing changed, while another clause does ("now",
+    "instead": ``_CHANGED``); a statement that only says the new value is left as it is.
+    """
+    clauses = [c.strip() for c in _CLAUSE.split(newer.strip()) if c.strip()]
+    if len(clauses) < 2:
+        return newer
+    old = stems(older)
+    held = [stems(c) & old for c in clauses]
+    for n, clause in enumerate(clauses):
+        others = set().union(*(h for m, h in enumerate(held) if m != n))
+        rest = [c for m, c in enumerate(clauses) if m != n]
+        if _NUMBER.search(clause) or _CHANGED.search(clause):
+            continue  # a date, a number or "now"/"instead" states the value that holds
+        if not any(_CHANGED.search(c) for c in rest):
+            continue  # no other clause says what holds now
+        if len(held[n] - others) >= RESTATED_STEMS and len(stems(" ".join(rest))) >= 3:
+            now = " ".join(c if c[-1:] in ".!?" else c + "." for c in rest)
+            past = clause.rstrip(".!?;:")
+            return f"{now[0].upper()}{now[1:-1]} (previously: {past})."
+    return newer

@@ -29,7 +29,7 @@ from dreamer.dream import forget_requests, keep_rules
 from dreamer.dream.rules.active import write_active
 from dreamer.dream.rules.bond import SELF, write_bond
 from dreamer.dream.rules.captures import established
-from dreamer.dream.rules.context import Context
+from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import write_gaps
 from dreamer.dream.rules.lines import bullet, clip, fit, norm
@@ -37,11 +37,11 @@ from dreamer.dream.rules.people import linked
 from dreamer.dream.rules.pointers import past_pointers, write_pointers
 from dreamer.dream.rules.routine import is_routine
 from dreamer.dream.rules.skills import write_skills
-from dreamer.dream.rules.supersession import current
+from dreamer.dream.rules.supersession import current, restated
 from dreamer.dream.rules.words import context_lines
 from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.memory.state import WorkingMemory, sections
-from dreamer.support.times import iso
+from dreamer.support.times import iso, parse_iso
 
 _HEADING_HINTS = (
     ("past", re.compile(r"journal|log|history|archive|diary|done|past", re.I)),
@@ -104,8 +104,13 @@ class OfflineSynthesizer:
         active, overflow = write_active(
             old, evidence, fading, ctx, budgets["active_context"], conservative
         )
+        # What each new note weighs if its line leaves at once (the newest note of a text wins).
+        known = {
+            line_key(clip(i["text"])): {"importance": i["importance"], "age_days": _age(i, ctx)}
+            for i in reversed(evidence)
+        }
         pointers = write_pointers(
-            old, fading, overflow, past_pointers(evidence), ctx, budgets["crystal_pointers"]
+            old, fading, overflow, past_pointers(evidence), ctx, budgets["crystal_pointers"], known
         )
         gaps = write_gaps(old, ins, ctx, budgets["curiosity_gaps"])
         skills = write_skills(old, ins, budgets["emerging_skills"])
@@ -129,6 +134,15 @@ class OfflineSynthesizer:
             {"revision": level, "fields": state.to_fields()}, ensure_ascii=False, indent=1
         )
         return Draft(state=state, raw=raw, usage=Usage())
+
+
+def _age(item: dict[str, Any], ctx: Context) -> float:
+    """Days since a statement was written (0 for a hand-written line, which has no time)."""
+    at = item["at"]
+    try:
+        return max(0.0, (ctx.now - parse_iso(at)).total_seconds() / 86400) if at else 0.0
+    except ValueError:
+        return 0.0
 
 
 def _level(previous: Draft | None) -> int:
@@ -181,6 +195,9 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
     for item in out:
         item["original"] = item["text"]
         item["text"] = current(linked(item["text"], ctx.people))
+        older = ctx.replaced.get(norm(item["original"]))
+        if older and norm(item["original"]) not in ctx.superseded:
+            item["text"] = restated(item["text"], older)  # the old value it names is the past
         # A routine note that happened to move a hormone ("it passed") is still routine.
         item["routine"] = (
             is_routine(item["text"], item["importance"])
