@@ -431,8 +431,11 @@ class _Dream:
             for note in notes
             if content_hash(note.text) in hashes
         ]
+        # Words and values by static vectors; answers to questions by the sentence model.
         rules = for_rules(self.ws.embedder)
-        found = insights.compute(store, given, chosen.chosen, self.now, old, rules)
+        found = insights.compute(
+            store, given, chosen.chosen, self.now, old, rules, sentences=self.ws.embedder
+        )
         inputs = dataclasses.replace(
             probe,
             notes=given,

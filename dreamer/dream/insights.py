@@ -113,10 +113,13 @@ def compute(
     now: datetime,
     old_state: WorkingMemory | None,
     embedder: Embedder | None = None,
+    sentences: Embedder | None = None,
 ) -> Insights:
     """Work out the dream's insights from the new evidence, the store and the old state.
 
-    With an embedder, meaning decides what words cannot (a question answered in other words).
+    With an embedder, meaning decides what words cannot: ``embedder`` compares words and short
+    statements (one subject, a changed value), ``sentences`` (default: the same) whether a
+    later note answers a question in other words.
     """
     old = old_state or WorkingMemory()
     if old.last_dream:
@@ -124,7 +127,7 @@ def compute(
             parse_iso(old.last_dream)
         except ValueError:
             old = WorkingMemory(dict(old.bodies), None, old.mood, old.preamble, list(old.extra))
-    gaps, answered = find_gaps(store, notes, crystals, now, old, embedder)
+    gaps, answered = find_gaps(store, notes, crystals, now, old, sentences or embedder)
     evidence = _evidence(notes, crystals, old)
     # What a note says it replaces is exact; the guesses only add pairs for other statements.
     contradictions = find_replaced(store, crystals, notes, evidence)
