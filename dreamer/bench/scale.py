@@ -7,7 +7,9 @@ fsync per crystal. Then, in order:
 
 - ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
 - ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
-  p50/p99, and the first search apart (it loads the vector matrix);
+  p50/p99, and the first search apart (it loads the vector matrix); on SQLite each search is
+  interleaved with the reference, a bare FTS5 MATCH of the same words on its own connection
+  (``fts_reference``, BM25 top ``limit``), and ``search_ratio`` is dreamer's p50 over its p50;
 - ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
@@ -32,14 +34,17 @@ from dreamer.errors import DreamError, UsageError
 from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.search import query_terms
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
+from dreamer.store.sqlite.reference import RawFTS
 from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 SPAN_DAYS = 730
 BATCH = 5000
 MIGRATION_BYTES = 1_000_000
+SEARCH_LIMIT = 6  # Workspace.search's default, and the reference's LIMIT
 
 _PEOPLE = (
     "Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
@@ -387,13 +392,7 @@ def measure(
         t0 = time.perf_counter()
         ws.search(synthetic_query(rng), now=now)
         out["first_search_ms"] = round(1000 * (time.perf_counter() - t0), 1)
-        samples = []
-        for _ in range(searches):
-            query = synthetic_query(rng)
-            t0 = time.perf_counter()
-            ws.search(query, now=now)
-            samples.append(time.perf_counter() - t0)
-        out["search"] = _percentiles(samples)
+        out.update(_searches(ws, rng, searches, now, reference=store_url is None))
 
         if dream:
             say(f"{n:,} crystals: one offline dream")
@@ -402,6 +401,38 @@ def measure(
         out["consolidate"] = _consolidate(ws, now)
         clear_vector_cache()
     out["peak_rss_mb"] = _peak_rss_mb()
+    return out
+
+
+def _searches(
+    ws: Workspace, rng: random.Random, searches: int, now: datetime, *, reference: bool
+) -> dict[str, Any]:
+    """Time ``searches`` searches, each next to a bare FTS5 MATCH of its words (on SQLite).
+
+    The two alternate which goes first, so neither always meets the other's warm cache.
+    """
+    raw = RawFTS(ws.db_path) if reference else None
+    samples, floor = [], []
+    try:
+        for i in range(searches):
+            query = synthetic_query(rng)
+            for turn in (0, 1) if i % 2 else (1, 0):
+                t0 = time.perf_counter()
+                if turn:
+                    ws.search(query, now=now)
+                    samples.append(time.perf_counter() - t0)
+                elif raw is not None:
+                    raw.match(query_terms(query), SEARCH_LIMIT)
+                    floor.append(time.perf_counter() - t0)
+    finally:
+        if raw is not None:
+            raw.close()
+    out: dict[str, Any] = {"search": _percentiles(samples)}
+    if floor:
+        out["fts_reference"] = _percentiles(floor)
+        out["search_ratio"] = round(
+            out["search"]["p50_ms"] / max(out["fts_reference"]["p50_ms"], 0.01), 2
+        )
     return out
 
 

@@ -260,6 +260,11 @@ def _print_scale(report: dict[str, Any]) -> None:
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
+        if "fts_reference" in row:
+            click.echo(
+                f"  search p50 {row['search']['p50_ms']} ms = {row['search_ratio']}x a bare FTS5"
+                f" MATCH of the same words, same run ({row['fts_reference']['p50_ms']} ms)"
+            )
     if "migrate" in report:
         m = report["migrate"]
         click.echo(
