@@ -132,12 +132,17 @@ def _source_filter(search_type: str, settings: Settings) -> tuple[bool, bool]:
 
 
 def _lexical(
-    store: Store, terms: list[str], sessions: bool, facts: bool, limit: int
+    store: Store,
+    terms: list[str],
+    sessions: bool,
+    facts: bool,
+    limit: int,
+    words: Words | None = None,
 ) -> dict[int, float]:
     """BM25 scores (higher is better) of the best `limit` matches."""
     if not terms:
         return {}
-    rare, common = _split_common(store, terms)
+    rare, common = _split_common(store, terms, words)
     wide = limit if sessions and facts else FILTER_WIDTH * limit
     rows = store.fts_match(rare, common, wide)
     if not (sessions and facts) and rows:
@@ -150,7 +155,27 @@ def _lexical(
     return {row[0]: max(row[1], 0.0) for row in rows}
 
 
-def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]:
+class Words:
+    """What a search knows of its words' frequencies: the store's size and, once asked, in
+    how many crystals each word occurs (one look-up a search, shared by every step)."""
+
+    def __init__(self, store: Store, terms: list[str]):
+        self.store = store
+        self.terms = terms
+        self.total = store.max_crystal_id()
+        self._counts: dict[str, int] | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """In how many crystals each term's stem occurs (asked of the store once)."""
+        if self._counts is None:
+            self._counts = self.store.term_frequencies(self.terms) if self.terms else {}
+        return self._counts
+
+
+def _split_common(
+    store: Store, terms: list[str], words: Words | None = None
+) -> tuple[list[str], list[str]]:
     """(rare, common) words of a query; common ones only in a large store (see below).
 
     BM25 must score every crystal a word occurs in, so a word found in 10% of 100k crystals
@@ -161,10 +186,11 @@ def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]
     """
     if len(terms) < 2:
         return terms, []
-    total = store.max_crystal_id()
+    words = words if words is not None else Words(store, terms)
+    total = words.total
     if total < COMMON_MIN_CRYSTALS:
         return terms, []
-    counts = store.term_frequencies(terms)
+    counts = words.counts
     limit = min(COMMON_SHARE * total, COMMON_MAX)
     present = [term for term in terms if counts[term] > 0]
     if not present:
@@ -287,15 +313,19 @@ def fusion_for(embedder: Embedder) -> Fusion:
 BM25_K1 = 1.2  # FTS5's bm25() constant: a term's score approaches idf * (k1 + 1)
 
 
-def attainable(store: Store, terms: list[str], absent: float = 0.0) -> float:
+def attainable(
+    store: Store, terms: list[str], absent: float = 0.0, words: Words | None = None
+) -> float:
     """The highest BM25 score any crystal could get for these terms (FTS5's formula).
 
     A term no crystal holds counts ``absent`` times the weight of a term in one crystal: it
     is part of what was asked, so a match of the other words answers less of the question.
+    ``words``: the frequencies this search already looked up (else asked of the store).
     """
-    total = max(store.max_crystal_id(), 1)
+    words = words if words is not None and words.terms == terms else Words(store, terms)
+    total = max(words.total, 1)
     score = 0.0
-    for count in store.term_frequencies(terms).values():
+    for count in words.counts.values():
         # As FTS5 does, a term in half the crystals or more weighs 1e-6. (The count may run
         # ahead of the total read a moment earlier, while others write.)
         ratio = (total - count + 0.5) / (count + 0.5)
@@ -324,13 +354,14 @@ def search(
         return []
     fusion = fusion or fusion_for(embedder)
     terms = query_terms(query)
-    lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
+    words = Words(store, terms)
+    lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4), words)
     known: dict[int, tuple[Any, ...]] = {}
     contextual = _in_context(store, lexical, known)
     vector = embed_texts(embedder, [query])[0]
     top = max(contextual.values(), default=0.0)
     ceiling = (
-        attainable(store, terms, fusion.absent_weight)
+        attainable(store, terms, fusion.absent_weight, words)
         if fusion.normalise == "attainable" and top
         else top
     )
@@ -370,18 +401,10 @@ def search(
         # Best first; equal scores put the newer crystal (higher id) first.
         order = np.lexsort((-np.array(ids), -scores))[:limit]
         best = {ids[i]: float(scores[i]) for i in order}
-        for crystal in store.crystals_by_id(list(best)):
+        for row in store.hit_rows(list(best)):
+            crystal_id, text, source, kind, weight, lifecycle, created = row
             hits.append(
-                Hit(
-                    crystal.id,
-                    crystal.text,
-                    best[crystal.id],
-                    crystal.source,
-                    crystal.semantic_type,
-                    crystal.importance,
-                    crystal.lifecycle,
-                    crystal.created_at,
-                )
+                Hit(crystal_id, text, best[crystal_id], source, kind, weight, lifecycle, created)
             )
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
     if record:
