@@ -251,6 +251,8 @@ def test_cli_scale_json_prints_latencies(runner, tmp_path):
     reference = row["fts_reference"]
     assert reference["n"] == 5 and reference["p50_ms"] > 0
     assert row["search_ratio"] == round(row["search"]["p50_ms"] / reference["p50_ms"], 2)
+    cpu = row["search"]["cpu_p50_ms"], reference["cpu_p50_ms"]
+    assert row["search_cpu_ratio"] == round(cpu[0] / max(cpu[1], 0.01), 2) and cpu[0] > 0
 
 
 def test_cli_scale_table_names_the_fts5_reference(runner, tmp_path):

@@ -261,9 +261,12 @@ def _print_scale(report: dict[str, Any]) -> None:
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
         if "fts_reference" in row:
+            search, floor = row["search"], row["fts_reference"]
             click.echo(
-                f"  search p50 {row['search']['p50_ms']} ms = {row['search_ratio']}x a bare FTS5"
-                f" MATCH of the same words, same run ({row['fts_reference']['p50_ms']} ms)"
+                f"  search p50 {search['p50_ms']} ms = {row['search_ratio']}x a bare FTS5"
+                f" MATCH of the same words, same run ({floor['p50_ms']} ms); CPU time"
+                f" {search['cpu_p50_ms']} ms = {row['search_cpu_ratio']}x"
+                f" ({floor['cpu_p50_ms']} ms)"
             )
     if "migrate" in report:
         m = report["migrate"]

@@ -60,7 +60,7 @@ from dreamer.config import Settings
 from dreamer.errors import UsageError
 from dreamer.kinds import SEARCH_TYPES
 from dreamer.retrieval.embed import Embedder, embed_texts
-from dreamer.retrieval.vectors import cosines, index_for, nearest
+from dreamer.retrieval.vectors import cosines, index_cosines, index_for, loaded_index, nearest
 from dreamer.store import Store
 from dreamer.store.base import RankRow
 from dreamer.support.secrets import redact
@@ -219,21 +219,24 @@ def _in_context(
     reach = len(CONTEXT_WEIGHTS)
     rows = _rows(store, sorted(lexical))
     # Only transcript turns have neighbours worth reading.
-    talking = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
-    rows += _rows(
-        store, sorted({i + d for i in talking for d in range(-reach, reach + 1)} - set(lexical))
-    )
+    near = {
+        row[0] + d for row in rows if row[1] in CONTEXT_SOURCES for d in range(-reach, reach + 1)
+    }
+    rows += _rows(store, sorted(near.difference(lexical)))
+    if not rows:
+        return {}
+    # Columns, not a Python object per row: a search reads hundreds of these.
+    id_column, source_column, day_column = list(zip(*rows, strict=True))[:3]
     if known is not None:
-        known.update((row[0], row) for row in rows)
-    ids = np.array([row[0] for row in rows], dtype=np.int64)
+        known.update(zip(id_column, rows, strict=True))
+    ids = np.array(id_column, dtype=np.int64)
     order = np.argsort(ids)
     ids = ids[order]
-    names = [rows[i][1] for i in order]
-    kinds = {name: code for code, name in enumerate(dict.fromkeys(names))}
-    source = np.array([kinds[name] for name in names], dtype=np.int64)
-    day = np.array([rows[i][2] for i in order], dtype=np.float64)
-    own = np.array([lexical.get(int(i), 0.0) for i in ids], dtype=np.float64)
-    talk = np.isin(source, [code for name, code in kinds.items() if name in CONTEXT_SOURCES])
+    names = np.array(source_column)[order]
+    _, source = np.unique(names, return_inverse=True)
+    day = np.array(day_column, dtype=np.float64)[order]
+    own = np.array([lexical.get(i, 0.0) for i in ids.tolist()], dtype=np.float64)
+    talk = np.isin(names, list(CONTEXT_SOURCES))
     window = EPISODE_SECONDS / 86400.0
     context = np.zeros(len(ids))
     for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
@@ -246,25 +249,28 @@ def _in_context(
                 & (np.abs(day[at] - day) <= window)
             )
             context += np.where(same, weight * own[at], 0.0)
-    # The best own score among candidates of the same episode (same source, close in time).
+    # The best own score among candidates of the same episode (same source, close in time);
+    # only transcript turns have episodes.
     matched = np.flatnonzero((own > 0) & talk)
     episode = np.zeros(len(ids))
     if len(matched):
-        close = (source[:, None] == source[None, matched]) & (
-            np.abs(day[:, None] - day[None, matched]) <= window
+        turns = np.flatnonzero(talk)
+        close = (source[turns, None] == source[None, matched]) & (
+            np.abs(day[turns, None] - day[None, matched]) <= window
         )
-        episode = np.where(close, own[None, matched], 0.0).max(axis=1) * talk
+        episode[turns] = np.where(close, own[None, matched], 0.0).max(axis=1)
     total = own + context + EPISODE_WEIGHT * episode
     # A crystal with no word of the query and no matching neighbour stays out: the episode
     # alone says "this session", not "this memory".
     keep = (own > 0) | (context > 0)
-    return {int(i): float(score) for i, score in zip(ids[keep], total[keep], strict=True)}
+    return dict(zip(ids[keep].tolist(), total[keep].tolist(), strict=True))
 
 
 def _kinds(store: Store, known: dict[int, tuple[Any, ...]], ids: list[int]) -> dict[int, bool]:
     """Whether each crystal is a session transcript turn (rows read once, kept in known)."""
     missing = [i for i in ids if i not in known]
-    known.update((row[0], row) for row in _rows(store, missing))
+    if missing:
+        known.update((row[0], row) for row in _rows(store, missing))
     return {i: known[i][1] in CONTEXT_SOURCES for i in ids if i in known}
 
 
@@ -367,15 +373,22 @@ def search(
     )
     scale = max(ceiling, top)
     if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
-        # The words found enough: the vector re-ranks their candidates, read straight from the
-        # store (cheap at any size, and a one-shot `dream search` never loads every vector).
-        semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
+        # The words found enough: the vector re-ranks their candidates, from the vectors this
+        # process already holds, else read straight from the store (cheap at any size, and a
+        # one-shot `dream search` never loads every vector).
+        index = loaded_index(store, embedder)
+        semantic, best_similarity = (
+            index_cosines(index, vector, list(contextual))
+            if index is not None
+            else cosines(store, vector, list(contextual), embedder)
+        )
     else:
         # Too few or too weak word matches (a paraphrase, a typo): scan every vector.
+        index = index_for(store, embedder)
         semantic, best_similarity = nearest(
-            index_for(store, embedder), vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
+            index, vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
         )
-        extra = cosines(store, vector, list(contextual), embedder)[0] if contextual else []
+        extra = index_cosines(index, vector, list(contextual))[0] if contextual else []
         semantic = list({**dict(extra), **dict(semantic)}.items())
     fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
     kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
@@ -386,12 +399,15 @@ def search(
         fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin
     hits: list[Hit] = []
     if fused:
-        known.update((row[0], row) for row in _rows(store, [i for i in fused if i not in known]))
+        missing = [i for i in fused if i not in known]
+        if missing:
+            known.update((row[0], row) for row in _rows(store, missing))
         rows = [known[i] for i in fused if i in known]
         newest = min(_julian(now), store.newest_day() or _julian(now))
-        ids = [row[0] for row in rows]
+        columns = list(zip(*rows, strict=True)) or [()] * 5
+        ids = list(columns[0])
         day, importance, archived = (
-            np.array([row[column] for row in rows], dtype=np.float64) for column in (2, 3, 4)
+            np.array(columns[column], dtype=np.float64) for column in (2, 3, 4)
         )
         recency = 0.5 ** (np.maximum(newest - day, 0.0) / RECENCY_HALF_LIFE_DAYS)
         boost = (1.0 + IMPORTANCE_BOOST * importance + RECENCY_BOOST * recency) * np.where(
@@ -423,7 +439,8 @@ def _pack_level(semantic: list[tuple[int, float]], rank: int) -> float:
     """The cosine of the ``rank``-th best vector match: what "the rest" reach."""
     if len(semantic) < rank:
         return 1.0  # too few to tell a winner from the pack: no margin counts
-    return sorted((similarity for _, similarity in semantic), reverse=True)[rank - 1]
+    similarities = np.array([similarity for _, similarity in semantic])
+    return float(-np.partition(-similarities, rank - 1)[rank - 1])
 
 
 def _record(

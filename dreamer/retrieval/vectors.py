@@ -164,6 +164,16 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     return index
 
 
+def loaded_index(store: Store, embedder: Embedder) -> VectorIndex | None:
+    """The in-process index of store's vectors, up to date, if this process built one."""
+    key = (str(store.path.resolve()), embedder.name)
+    with _indexes_lock:
+        index = _indexes.get(key)
+        if index is not None:
+            index.refresh(store)
+    return index
+
+
 def clear_cache() -> None:
     """Forget every in-process vector matrix (they reload on the next search)."""
     with _indexes_lock:
@@ -202,5 +212,30 @@ def cosines(
         return [], 0.0
     matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
     exact = matvec(matrix.reshape(len(rows), dim).astype(np.float32), vector)
-    found = [(row[0], float(c)) for row, c in zip(rows, exact, strict=True) if c > MIN_SIMILARITY]
-    return found, float(exact.max())
+    similar = [
+        (row[0], c) for row, c in zip(rows, exact.tolist(), strict=True) if c > MIN_SIMILARITY
+    ]
+    return similar, float(exact.max())
+
+
+def index_cosines(
+    index: VectorIndex, vector: np.ndarray, ids: list[int]
+) -> tuple[list[tuple[int, float]], float]:
+    """What ``cosines`` gives, from an index already in memory instead of the store."""
+    size = index.size
+    if not ids or not size or not vector.any():
+        return [], 0.0
+    held = index.ids[:size]
+    order = np.argsort(held, kind="stable")
+    wanted = np.array(sorted(set(ids)), dtype=np.int64)
+    at = np.clip(np.searchsorted(held[order], wanted), 0, size - 1)
+    rows = order[at[held[order][at] == wanted]]
+    if not len(rows):
+        return [], 0.0
+    exact = matvec(index.vectors[rows].astype(np.float32), vector)
+    similar = [
+        (crystal_id, c)
+        for crystal_id, c in zip(held[rows].tolist(), exact.tolist(), strict=True)
+        if c > MIN_SIMILARITY
+    ]
+    return similar, float(exact.max())
