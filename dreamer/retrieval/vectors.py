@@ -225,17 +225,34 @@ def index_cosines(
     size = index.size
     if not ids or not size or not vector.any():
         return [], 0.0
-    held = index.ids[:size]
-    order = np.argsort(held, kind="stable")
+    order, ordered = _by_id(index)
     wanted = np.array(sorted(set(ids)), dtype=np.int64)
-    at = np.clip(np.searchsorted(held[order], wanted), 0, size - 1)
-    rows = order[at[held[order][at] == wanted]]
+    at = np.clip(np.searchsorted(ordered, wanted), 0, size - 1)
+    rows = order[at[ordered[at] == wanted]]
     if not len(rows):
         return [], 0.0
     exact = matvec(index.vectors[rows].astype(np.float32), vector)
     similar = [
         (crystal_id, c)
-        for crystal_id, c in zip(held[rows].tolist(), exact.tolist(), strict=True)
+        for crystal_id, c in zip(index.ids[rows].tolist(), exact.tolist(), strict=True)
         if c > MIN_SIMILARITY
     ]
     return similar, float(exact.max())
+
+
+_orders: dict[int, tuple[tuple[int, int, int, str | None], np.ndarray, np.ndarray]] = {}
+
+
+def _by_id(index: VectorIndex) -> tuple[np.ndarray, np.ndarray]:
+    """(rows in id order, their ids) of the index (late vectors are appended out of order),
+    kept until the index changes: sorting 100k ids costs more than the rest of a search."""
+    key = (index.size, index.max_id, id(index.ids), index.generation)
+    known = _orders.get(id(index))
+    if known is None or known[0] != key:
+        held = index.ids[: index.size]
+        order = np.argsort(held, kind="stable")
+        known = (key, order, held[order])
+        if len(_orders) > 16:
+            _orders.clear()
+        _orders[id(index)] = known
+    return known[1], known[2]

@@ -1,0 +1,68 @@
+"""The lean search path gives what the plain one gives: same cosines, same stems, same hits."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from dreamer.retrieval.embed import embed_texts
+from dreamer.retrieval.reindex import embed_waiting
+from dreamer.retrieval.vectors import cosines, index_cosines, index_for, loaded_index, matvec
+
+NOTES = [
+    "The staging database host is db-staging-3",
+    "Maya prefers concise answers with the code first",
+    "The kiln parts ship on Monday from the Leeds warehouse",
+    "Grandmother's birthday dinner is at the harbour restaurant",
+    "Renew the car insurance before the end of April",
+]
+
+
+def test_cosines_from_the_index_in_memory_equal_those_read_from_the_store(ws, now):
+    ids = [ws.note(text, at=now - timedelta(minutes=9 - n)) for n, text in enumerate(NOTES)]
+    index = index_for(ws.store, ws.embedder)  # loaded now: later vectors arrive out of order
+    late = ws.note("Ship the kiln glaze with the parts", embed=False, at=now)
+    embed_waiting(ws.store, ws.embedder)
+    assert loaded_index(ws.store, ws.embedder) is index and late in index.ids[: index.size]
+    vector = embed_texts(ws.embedder, ["when do the kiln parts ship"])[0]
+    wanted = [late, *ids, 10**6]  # one id that has no crystal
+    from_store, best = cosines(ws.store, vector, wanted, ws.embedder)
+    from_index, best_index = index_cosines(index, vector, wanted)
+    assert dict(from_index) == dict(from_store) and best_index == best
+    assert late in dict(from_index)
+
+
+def test_a_matrix_product_on_one_thread_is_the_product():
+    import numpy as np
+
+    matrix = np.arange(12, dtype=np.float32).reshape(4, 3) / 7
+    vector = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    assert np.allclose(matvec(matrix, vector), matrix @ vector)
+    other = np.array([1.0, 2.0, -1.0, 0.5], dtype=np.float32)
+    assert np.allclose(matvec(matrix.T, other), matrix.T @ other)  # a transposed view too
+
+
+def test_a_search_asks_few_statements_and_stems_each_word_once(ws, now):
+    for text in NOTES:
+        ws.note(text, at=now)
+    ws.search("warm up", now=now)  # the first search embeds the waiting notes
+    statements: list[str] = []
+    ws.store.db.conn.set_trace_callback(statements.append)
+    try:
+        hits = ws.search("which warehouse ships the kiln parts", now=now)
+        first = list(statements)
+        statements.clear()
+        ws.search("kiln parts warehouse", now=now + timedelta(minutes=1))
+        again = list(statements)
+    finally:
+        ws.store.db.conn.set_trace_callback(None)
+    assert hits and "kiln" in hits[0].text
+    # FTS5's own statements (traced with a leading "--") are not the search's.
+    first, again = ([sql for sql in run if not sql.startswith("--")] for run in (first, again))
+    # One frequency look-up a search (the split and the ceiling share it) ...
+    assert sum("FROM temp.dreamer_fts_terms" in sql for sql in first) == 1
+    # ... the words of a second search were stemmed before: no temporary table is written ...
+    assert not any("dreamer_query" in sql for sql in again)
+    # ... and nothing is written: the log waits for its batch.
+    assert not any(sql.lstrip().upper().startswith(("INSERT", "UPDATE", "BEGIN")) for sql in again)
+    assert len(again) <= 10, again
+    assert ws.store._stems(["prefers", "shipping"]) == {"prefers": "prefer", "shipping": "ship"}
