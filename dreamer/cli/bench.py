@@ -213,6 +213,9 @@ def scale(
 ) -> None:
     """Time note, search, dream, consolidation tick and seed migration at N crystals.
 
+    On SQLite each search is timed next to a bare FTS5 MATCH of the same words in the same
+    process, and the ratio of the two p50s is printed (wall clock and CPU time).
+
     The workspaces are built in a fresh folder inside -w (default: the system's temporary
     folder) and deleted afterwards unless --keep; nothing in an existing workspace changes.
     Dreams use the offline synthesizer, so no API key is read and nothing is billed.

@@ -24,8 +24,9 @@
    match, while a crystal holding most of the question's rare words keeps its lead. Each
    embedder has its own fusion (``fusion_for``): the static vectors' cosines are compressed,
    the sentence model's are not. When the words found ``limit`` candidates and the best
-   reaches ``scan_below`` of the ceiling, the vector only re-ranks them; otherwise every
-   vector is scanned for candidates too.
+   reaches ``scan_below`` of the ceiling, the vector only re-ranks them (from the vectors the
+   process holds if it loaded them, else read from the store); otherwise every vector is
+   scanned for candidates too. Products run on the calling thread (``vectors.matvec``).
 4. Boost: ``score × (1 + IMPORTANCE_BOOST × importance + RECENCY_BOOST × 2^(-age / half-life))``
    (× ``ARCHIVED_FACTOR`` for archived crystals). The age is measured from the newest crystal
    in the store (or ``now`` if earlier), not from ``now`` alone: a memory is "recent" relative
@@ -42,8 +43,9 @@ paraphrases but loses LoCoMo recall).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
-counts as an access of what it returned; a search with no lexical hit and no close vector is
-recorded as a curiosity gap.
+counts as an access of what it returned (written in batches by the store, off the search's
+path: docs/memory.md); a search with no lexical hit and no close vector is recorded as a
+curiosity gap. The store's term frequencies are looked up once a search (``Words``).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ per process and extended with the crystals added since. A crystal written withou
 fresh ``dream note`` leaves it to the next search or tick) is remembered as waiting and loaded
 when its vector arrives, so late vectors need no reload of the whole index. A search scans a
 random-projection sketch of every vector and scores only a shortlist exactly (``nearest``), or
-scores a given set of crystals straight from the store (``cosines``) when the words already
-found candidates.
+scores a given set of crystals when the words already found candidates: from the index when
+this process holds one (``index_cosines``), else straight from the store (``cosines``).
 """
 
 from __future__ import annotations
