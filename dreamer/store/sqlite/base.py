@@ -59,6 +59,8 @@ class Connected:
 
     def settle(self) -> None:
         """Write the searches logged since the last write (one transaction)."""
+        if not self._pending:
+            return  # the common case: a read need not wait for another thread's transaction
         with self._write_lock:
             if self._pending:
                 with self.transaction():
