@@ -66,3 +66,35 @@ def test_a_search_asks_few_statements_and_stems_each_word_once(ws, now):
     assert not any(sql.lstrip().upper().startswith(("INSERT", "UPDATE", "BEGIN")) for sql in again)
     assert len(again) <= 10, again
     assert ws.store._stems(["prefers", "shipping"]) == {"prefers": "prefer", "shipping": "ship"}
+
+
+def test_word_counts_are_kept_only_while_the_database_is_unchanged(ws, now, tmp_path):
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now)
+    store = ws.store
+    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 1}
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        assert store.term_frequencies(["kiln"]) == {"kiln": 1}
+        assert not any("FROM temp.dreamer_fts_terms" in sql for sql in statements)  # kept
+    finally:
+        store.db.conn.set_trace_callback(None)
+    # Another connection (another process, as far as this one knows) adds a kiln note ...
+    other = open_store(ws.db_path)
+    try:
+        other.add_crystal(
+            "The kiln needs a new thermocouple",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now,
+            embedding=None,
+        )
+    finally:
+        other.close()
+    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 2, "monday": 1}
+    # ... and this one forgets one: both are changes the counts follow.
+    ws.forget([1], now=now)
+    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 0}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
 from dreamer.store.base import HitRow, RankRow
 from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks
@@ -26,6 +27,7 @@ def _expression(terms: Sequence[str], also: Sequence[str]) -> str:
 
 
 STEM_CACHE = 10_000  # words whose stem this process remembers (a word's stem never changes)
+FREQUENCY_CACHE = 10_000  # stems whose counts a connection keeps while the database is unchanged
 _stems: dict[str, str | None] = {}
 _UNKNOWN = ""  # no word stems to the empty string: marks a word not looked up yet
 
@@ -36,6 +38,12 @@ def _kind(sessions: bool) -> str:
 
 class SearchTables(Connected):
     """``crystals_fts`` and the ``searches`` and ``gaps`` tables."""
+
+    # Set when the temporary tables are made (``_query_tables``): the frequencies counted,
+    # when, and how many rows this connection wrote to its temporary tables.
+    _counts: dict[str, int]
+    _counted_at: tuple[Any, int] | None
+    _temp_changes: int
 
     def fts_match(
         self, terms: Sequence[str], also: Sequence[str], limit: int
@@ -76,7 +84,13 @@ class SearchTables(Connected):
         }
 
     def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary)."""
+        """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary).
+
+        Counting a common word's crystals reads its whole list in the index, so the counts are
+        kept while the database is unchanged: no commit by another connection (SQLite's
+        ``data_version``) and no change by this one (``total_changes``, less the temporary
+        tables' own rows).
+        """
         # A vocabulary cursor is aborted if this connection writes the index meanwhile.
         with self._write_lock:
             self._query_tables()
@@ -84,13 +98,24 @@ class SearchTables(Connected):
             wanted = sorted({stem for stem in stems.values() if stem is not None})
             if not wanted:
                 return {term: 0 for term in terms}
-            frequency = dict(
-                self.db.execute(
-                    f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(wanted)})",
-                    wanted,
-                ).fetchall()
+            version = (
+                self._one("PRAGMA data_version"),
+                self.db.conn.total_changes - self._temp_changes,
             )
-        return {term: frequency.get(stems[term], 0) if stems[term] else 0 for term in terms}
+            if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
+                self._counts, self._counted_at = {}, version
+            missing = [stem for stem in wanted if stem not in self._counts]
+            if missing:
+                found = dict(
+                    self.db.execute(
+                        "SELECT term, doc FROM temp.dreamer_fts_terms"
+                        f" WHERE term IN ({marks(missing)})",
+                        missing,
+                    ).fetchall()
+                )
+                self._counts.update((stem, found.get(stem, 0)) for stem in missing)
+            counts = self._counts
+        return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
@@ -119,7 +144,11 @@ class SearchTables(Connected):
         """Make the temporary tables the stems and frequencies are read from (once)."""
         if getattr(self, "_query_tables_made", False):
             return
+        self._counts = {}
+        self._counted_at = None
+        self._temp_changes = 0
         db = self.db
+        before = db.conn.total_changes
         db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
             f" tokenize='{FTS_TOKENIZER}')"
@@ -132,6 +161,7 @@ class SearchTables(Connected):
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
             " USING fts5vocab(main, 'crystals_fts', 'row')"
         )
+        self._temp_changes += db.conn.total_changes - before
         self._query_tables_made = True
 
     def _tokenize(self, terms: list[str]) -> dict[str, str]:
@@ -139,12 +169,15 @@ class SearchTables(Connected):
         # Writes to temp tables: they take turns with this connection's transactions, or one
         # thread's statement lands inside (and is aborted with) another thread's transaction.
         with self._write_lock:
+            self._query_tables()
             db = self.db
+            before = db.conn.total_changes
             db.execute("DELETE FROM temp.dreamer_query")
             db.conn.executemany(
                 "INSERT INTO temp.dreamer_query (rowid, t) VALUES (?, ?)",
                 list(enumerate(terms, start=1)),
             )
+            self._temp_changes += db.conn.total_changes - before
             rows = db.execute("SELECT doc, term FROM temp.dreamer_query_terms").fetchall()
         return {terms[doc - 1]: term for doc, term in rows}
 
