@@ -247,6 +247,43 @@ def test_cli_scale_json_prints_latencies(runner, tmp_path):
     assert row["consolidate"]["seconds"] >= 0 and "archived" in row["consolidate"]
     assert report["peak_rss_mb"] > 0
     assert list(tmp_path.iterdir()) == []  # the benchmark workspace is gone afterwards
+    # Each search ran next to the bare FTS5 reference, in the same process.
+    reference = row["fts_reference"]
+    assert reference["n"] == 5 and reference["p50_ms"] > 0
+    assert row["search_ratio"] == round(row["search"]["p50_ms"] / reference["p50_ms"], 2)
+    cpu = row["search"]["cpu_p50_ms"], reference["cpu_p50_ms"]
+    assert row["search_cpu_ratio"] == round(cpu[0] / max(cpu[1], 0.01), 2) and cpu[0] > 0
+
+
+def test_cli_scale_table_names_the_fts5_reference(runner, tmp_path):
+    args = ["bench", "scale", "--crystals", "150", "--appends", "2", "--searches", "3"]
+    result = runner.invoke(
+        main,
+        [*args, "--no-migrate", "--no-dream", "-q", "-w", str(tmp_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    assert "x a bare FTS5 MATCH of the same words, same run" in result.output
+
+
+def test_raw_fts_reference_ranks_the_words_as_the_store_does(ws, now):
+    import random
+
+    from dreamer.retrieval.search import query_terms
+    from dreamer.store.sqlite.reference import RawFTS
+
+    ws.init()
+    scale.bulk_load(ws, 400, random.Random(4), now)
+    raw = RawFTS(ws.db_path)
+    try:
+        for query in ("kitchen remodel budget", "who owns the webhook", "Ada dashboard"):
+            words = query_terms(query)
+            found = raw.match(words, 6)
+            assert found and found == [i for i, _ in ws.store.fts_match(words, [], 6)]
+        assert raw.match([], 6) == []
+        assert raw.match(["zzqxnotaword"], 6) == []
+    finally:
+        raw.close()
 
 
 def test_cli_bench_report_times_a_workspace_with_history(runner, tmp_path):

@@ -155,6 +155,7 @@ def test_a_rewrite_of_the_records_counts_each_changed_row_once(ws, now):
 
     for query in ("zebra crossing times", "where is the quokka zebra", "billing deploy day"):
         ws.search(query, now=now)
+    ws.store.settle()  # the search log is written in batches; another reader sees it now
 
     def holding(word: str) -> int:
         return sum(

@@ -292,6 +292,15 @@ def test_full_text_matching_ranks_and_filters(store, now):
     rows = {row[0]: row for row in store.rank_rows([deploy, talk])}
     assert rows[talk][1] == "sessions" and rows[deploy][3] == 0.5 and rows[deploy][4] == 0
     assert store.newest_day() == pytest.approx(now.timestamp() / 86400 + 2440587.5)
+    # A search's results as plain rows; a forgotten crystal is no result.
+    hits = sorted(store.hit_rows([talk, deploy, 10**6]))
+    assert [tuple(row[:4]) for row in hits] == [
+        (deploy, "The deploy key rotates every Tuesday", "scratch", "experience"),
+        (talk, "User: when does the deploy key rotate?", "sessions", "experience"),
+    ]
+    assert tuple(hits[0][4:]) == (0.5, "generated", iso(now))
+    store.forget_crystal(talk, reason="test", at=now)
+    assert [row[0] for row in store.hit_rows([talk, deploy])] == [deploy]
 
 
 def test_vectors_by_range_block_and_id(store, now):

@@ -7,7 +7,10 @@ fsync per crystal. Then, in order:
 
 - ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
 - ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
-  p50/p99, and the first search apart;
+  p50/p99, and the first search apart; on SQLite each search is
+  interleaved with the reference, a bare FTS5 MATCH of the same words on its own connection
+  (``fts_reference``, BM25 top ``limit``), and ``search_ratio`` is dreamer's p50 over its p50
+  (``search_cpu_ratio`` the same in CPU time of the thread, steadier on a busy machine);
 - ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
@@ -48,8 +51,10 @@ from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.search import query_terms
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
+from dreamer.store.sqlite.reference import RawFTS
 from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
@@ -59,6 +64,7 @@ MIGRATION_BYTES = 1_000_000
 # Words no synthetic crystal holds (their letters are outside the made-up names'): the search
 # finds no word match, so it scans every vector.
 SCAN_PROBE = "zeppelin orchestra violin rehearsal"
+SEARCH_LIMIT = 6  # Workspace.search's default, and the reference's LIMIT
 
 _PEOPLE = (
     "Ada Priya Marco Lena Tomás Yuki Omar Grace Ines Noah Sofia Ravi Mei Jonas Amara Felix "
@@ -442,13 +448,7 @@ def measure(
         t0 = time.perf_counter()
         ws.search(synthetic_query(rng), now=now)
         out["first_search_ms"] = round(1000 * (time.perf_counter() - t0), 1)
-        samples = []
-        for _ in range(searches):
-            query = synthetic_query(rng)
-            t0 = time.perf_counter()
-            ws.search(query, now=now)
-            samples.append(time.perf_counter() - t0)
-        out["search"] = _percentiles(samples)
+        out.update(_searches(ws, rng, searches, now, reference=store_url is None))
 
         say(f"{n:,} crystals: the first vector scan in a fresh process")
         out["first_scan"] = first_scan(ws.root, now, store_url, embedder)
@@ -574,6 +574,52 @@ def _child(arguments: list[str]) -> dict[str, Any]:
     own = figures.pop("hwm_mb", None)
     figures["peak_rss_mb"] = own if own is not None else round(usage.ru_maxrss / 1024.0, 1)
     return figures
+
+
+def _searches(
+    ws: Workspace, rng: random.Random, searches: int, now: datetime, *, reference: bool
+) -> dict[str, Any]:
+    """Time ``searches`` searches, each next to a bare FTS5 MATCH of its words (on SQLite).
+
+    The two alternate which goes first, so neither always meets the other's warm cache. Each
+    is timed twice: on the wall clock, and in CPU time of this thread (``cpu_p50_ms``), which
+    other jobs on a busy machine do not stretch as they stretch a long call more than a
+    short one.
+    """
+    raw = RawFTS(ws.db_path) if reference else None
+    wall: dict[int, list[float]] = {0: [], 1: []}
+    cpu: dict[int, list[float]] = {0: [], 1: []}
+    try:
+        for i in range(searches):
+            query = synthetic_query(rng)
+            for turn in (0, 1) if i % 2 else (1, 0):
+                if turn == 0 and raw is None:
+                    continue
+                t0, c0 = time.perf_counter(), time.thread_time()
+                if turn:
+                    ws.search(query, now=now)
+                elif raw is not None:
+                    raw.match(query_terms(query), SEARCH_LIMIT)
+                wall[turn].append(time.perf_counter() - t0)
+                cpu[turn].append(time.thread_time() - c0)
+    finally:
+        if raw is not None:
+            raw.close()
+
+    def figures(turn: int) -> dict[str, Any]:
+        return {
+            **_percentiles(wall[turn]),
+            "cpu_p50_ms": round(1000 * statistics.median(cpu[turn]), 2),
+        }
+
+    out: dict[str, Any] = {"search": figures(1)}
+    if wall[0]:
+        out["fts_reference"] = floor = figures(0)
+        out["search_ratio"] = round(out["search"]["p50_ms"] / max(floor["p50_ms"], 0.01), 2)
+        out["search_cpu_ratio"] = round(
+            out["search"]["cpu_p50_ms"] / max(floor["cpu_p50_ms"], 0.01), 2
+        )
+    return out
 
 
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:

@@ -222,6 +222,9 @@ def scale(
 ) -> None:
     """Time note, search, dream, consolidation tick and seed migration at N crystals.
 
+    On SQLite each search is timed next to a bare FTS5 MATCH of the same words in the same
+    process, and the ratio of the two p50s is printed (wall clock and CPU time).
+
     The workspaces are built in a fresh folder inside -w (default: the system's temporary
     folder) and deleted afterwards unless --keep; nothing in an existing workspace changes.
     Dreams use the offline synthesizer, so no API key is read and nothing is billed.
@@ -345,6 +348,14 @@ def _print_scale(report: dict[str, Any]) -> None:
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
+        if "fts_reference" in row:
+            search, floor = row["search"], row["fts_reference"]
+            click.echo(
+                f"  search p50 {search['p50_ms']} ms = {row['search_ratio']}x a bare FTS5"
+                f" MATCH of the same words, same run ({floor['p50_ms']} ms); CPU time"
+                f" {search['cpu_p50_ms']} ms = {row['search_cpu_ratio']}x"
+                f" ({floor['cpu_p50_ms']} ms)"
+            )
         scan = row.get("first_scan", {})
         if scan:
             click.echo(

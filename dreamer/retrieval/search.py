@@ -24,8 +24,9 @@
    match, while a crystal holding most of the question's rare words keeps its lead. Each
    embedder has its own fusion (``fusion_for``): the static vectors' cosines are compressed,
    the sentence model's are not. When the words found ``limit`` candidates and the best
-   reaches ``scan_below`` of the ceiling, the vector only re-ranks them; otherwise every
-   vector is scanned for candidates too.
+   reaches ``scan_below`` of the ceiling, the vector only re-ranks them (from the vectors the
+   process holds if it loaded them, else read from the store); otherwise every vector is
+   scanned for candidates too. Products run on the calling thread (``vectors.matvec``).
 4. Boost: ``score × (1 + IMPORTANCE_BOOST × importance + RECENCY_BOOST × 2^(-age / half-life))``
    (× ``ARCHIVED_FACTOR`` for archived crystals). The age is measured from the newest crystal
    in the store (or ``now`` if earlier), not from ``now`` alone: a memory is "recent" relative
@@ -42,8 +43,9 @@ paraphrases but loses LoCoMo recall).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
-counts as an access of what it returned; a search with no lexical hit and no close vector is
-recorded as a curiosity gap.
+counts as an access of what it returned (written in batches by the store, off the search's
+path: docs/memory.md); a search with no lexical hit and no close vector is recorded as a
+curiosity gap. The store's term frequencies are looked up once a search (``Words``).
 """
 
 from __future__ import annotations
@@ -132,12 +134,17 @@ def _source_filter(search_type: str, settings: Settings) -> tuple[bool, bool]:
 
 
 def _lexical(
-    store: Store, terms: list[str], sessions: bool, facts: bool, limit: int
+    store: Store,
+    terms: list[str],
+    sessions: bool,
+    facts: bool,
+    limit: int,
+    words: Words | None = None,
 ) -> dict[int, float]:
     """BM25 scores (higher is better) of the best `limit` matches."""
     if not terms:
         return {}
-    rare, common = _split_common(store, terms)
+    rare, common = _split_common(store, terms, words)
     wide = limit if sessions and facts else FILTER_WIDTH * limit
     rows = store.fts_match(rare, common, wide)
     if not (sessions and facts) and rows:
@@ -150,7 +157,27 @@ def _lexical(
     return {row[0]: max(row[1], 0.0) for row in rows}
 
 
-def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]:
+class Words:
+    """What a search knows of its words' frequencies: the store's size and, once asked, in
+    how many crystals each word occurs (one look-up a search, shared by every step)."""
+
+    def __init__(self, store: Store, terms: list[str]):
+        self.store = store
+        self.terms = terms
+        self.total = store.max_crystal_id()
+        self._counts: dict[str, int] | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """In how many crystals each term's stem occurs (asked of the store once)."""
+        if self._counts is None:
+            self._counts = self.store.term_frequencies(self.terms) if self.terms else {}
+        return self._counts
+
+
+def _split_common(
+    store: Store, terms: list[str], words: Words | None = None
+) -> tuple[list[str], list[str]]:
     """(rare, common) words of a query; common ones only in a large store (see below).
 
     BM25 must score every crystal a word occurs in, so a word found in 10% of 100k crystals
@@ -161,10 +188,11 @@ def _split_common(store: Store, terms: list[str]) -> tuple[list[str], list[str]]
     """
     if len(terms) < 2:
         return terms, []
-    total = store.max_crystal_id()
+    words = words if words is not None else Words(store, terms)
+    total = words.total
     if total < COMMON_MIN_CRYSTALS:
         return terms, []
-    counts = store.term_frequencies(terms)
+    counts = words.counts
     limit = min(COMMON_SHARE * total, COMMON_MAX)
     present = [term for term in terms if counts[term] > 0]
     if not present:
@@ -193,21 +221,24 @@ def _in_context(
     reach = len(CONTEXT_WEIGHTS)
     rows = _rows(store, sorted(lexical))
     # Only transcript turns have neighbours worth reading.
-    talking = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
-    rows += _rows(
-        store, sorted({i + d for i in talking for d in range(-reach, reach + 1)} - set(lexical))
-    )
+    near = {
+        row[0] + d for row in rows if row[1] in CONTEXT_SOURCES for d in range(-reach, reach + 1)
+    }
+    rows += _rows(store, sorted(near.difference(lexical)))
+    if not rows:
+        return {}
+    # Columns, not a Python object per row: a search reads hundreds of these.
+    id_column, source_column, day_column = list(zip(*rows, strict=True))[:3]
     if known is not None:
-        known.update((row[0], row) for row in rows)
-    ids = np.array([row[0] for row in rows], dtype=np.int64)
+        known.update(zip(id_column, rows, strict=True))
+    ids = np.array(id_column, dtype=np.int64)
     order = np.argsort(ids)
     ids = ids[order]
-    names = [rows[i][1] for i in order]
-    kinds = {name: code for code, name in enumerate(dict.fromkeys(names))}
-    source = np.array([kinds[name] for name in names], dtype=np.int64)
-    day = np.array([rows[i][2] for i in order], dtype=np.float64)
-    own = np.array([lexical.get(int(i), 0.0) for i in ids], dtype=np.float64)
-    talk = np.isin(source, [code for name, code in kinds.items() if name in CONTEXT_SOURCES])
+    names = np.array(source_column)[order]
+    _, source = np.unique(names, return_inverse=True)
+    day = np.array(day_column, dtype=np.float64)[order]
+    own = np.array([lexical.get(i, 0.0) for i in ids.tolist()], dtype=np.float64)
+    talk = np.isin(names, list(CONTEXT_SOURCES))
     window = EPISODE_SECONDS / 86400.0
     context = np.zeros(len(ids))
     for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
@@ -220,25 +251,28 @@ def _in_context(
                 & (np.abs(day[at] - day) <= window)
             )
             context += np.where(same, weight * own[at], 0.0)
-    # The best own score among candidates of the same episode (same source, close in time).
+    # The best own score among candidates of the same episode (same source, close in time);
+    # only transcript turns have episodes.
     matched = np.flatnonzero((own > 0) & talk)
     episode = np.zeros(len(ids))
     if len(matched):
-        close = (source[:, None] == source[None, matched]) & (
-            np.abs(day[:, None] - day[None, matched]) <= window
+        turns = np.flatnonzero(talk)
+        close = (source[turns, None] == source[None, matched]) & (
+            np.abs(day[turns, None] - day[None, matched]) <= window
         )
-        episode = np.where(close, own[None, matched], 0.0).max(axis=1) * talk
+        episode[turns] = np.where(close, own[None, matched], 0.0).max(axis=1)
     total = own + context + EPISODE_WEIGHT * episode
     # A crystal with no word of the query and no matching neighbour stays out: the episode
     # alone says "this session", not "this memory".
     keep = (own > 0) | (context > 0)
-    return {int(i): float(score) for i, score in zip(ids[keep], total[keep], strict=True)}
+    return dict(zip(ids[keep].tolist(), total[keep].tolist(), strict=True))
 
 
 def _kinds(store: Store, known: dict[int, tuple[Any, ...]], ids: list[int]) -> dict[int, bool]:
     """Whether each crystal is a session transcript turn (rows read once, kept in known)."""
     missing = [i for i in ids if i not in known]
-    known.update((row[0], row) for row in _rows(store, missing))
+    if missing:
+        known.update((row[0], row) for row in _rows(store, missing))
     return {i: known[i][1] in CONTEXT_SOURCES for i in ids if i in known}
 
 
@@ -293,15 +327,19 @@ def fusion_for(embedder: Embedder) -> Fusion:
 BM25_K1 = 1.2  # FTS5's bm25() constant: a term's score approaches idf * (k1 + 1)
 
 
-def attainable(store: Store, terms: list[str], absent: float = 0.0) -> float:
+def attainable(
+    store: Store, terms: list[str], absent: float = 0.0, words: Words | None = None
+) -> float:
     """The highest BM25 score any crystal could get for these terms (FTS5's formula).
 
     A term no crystal holds counts ``absent`` times the weight of a term in one crystal: it
     is part of what was asked, so a match of the other words answers less of the question.
+    ``words``: the frequencies this search already looked up (else asked of the store).
     """
-    total = max(store.max_crystal_id(), 1)
+    words = words if words is not None and words.terms == terms else Words(store, terms)
+    total = max(words.total, 1)
     score = 0.0
-    for count in store.term_frequencies(terms).values():
+    for count in words.counts.values():
         # As FTS5 does, a term in half the crystals or more weighs 1e-6. (The count may run
         # ahead of the total read a moment earlier, while others write.)
         ratio = (total - count + 0.5) / (count + 0.5)
@@ -330,25 +368,27 @@ def search(
         return []
     fusion = fusion or fusion_for(embedder)
     terms = query_terms(query)
-    lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4))
+    words = Words(store, terms)
+    lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4), words)
     known: dict[int, tuple[Any, ...]] = {}
     contextual = _in_context(store, lexical, known)
     vector = embed_texts(embedder, [query])[0]
     top = max(contextual.values(), default=0.0)
     ceiling = (
-        attainable(store, terms, fusion.absent_weight)
+        attainable(store, terms, fusion.absent_weight, words)
         if fusion.normalise == "attainable" and top
         else top
     )
     scale = max(ceiling, top)
     if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
-        # The words found enough: the vector re-ranks their candidates, read straight from the
-        # store (cheap at any size, and a one-shot `dream search` never loads every vector).
+        # The words found enough: the vector re-ranks their candidates, read straight from
+        # the store (cheap at any size; a one-shot `dream search` never opens the vector file).
         semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
     else:
         # Too few or too weak word matches (a paraphrase, a typo): scan every vector.
+        index = index_for(store, embedder)
         semantic, best_similarity = nearest(
-            index_for(store, embedder), vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
+            index, vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
         )
         extra = cosines(store, vector, list(contextual), embedder)[0] if contextual else []
         semantic = list({**dict(extra), **dict(semantic)}.items())
@@ -363,12 +403,15 @@ def search(
         fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin
     hits: list[Hit] = []
     if fused:
-        known.update((row[0], row) for row in _rows(store, [i for i in fused if i not in known]))
+        missing = [i for i in fused if i not in known]
+        if missing:
+            known.update((row[0], row) for row in _rows(store, missing))
         rows = [known[i] for i in fused if i in known]
         newest = min(_julian(now), store.newest_day() or _julian(now))
-        ids = [row[0] for row in rows]
+        columns = list(zip(*rows, strict=True)) or [()] * 5
+        ids = list(columns[0])
         day, importance, archived = (
-            np.array([row[column] for row in rows], dtype=np.float64) for column in (2, 3, 4)
+            np.array(columns[column], dtype=np.float64) for column in (2, 3, 4)
         )
         recency = 0.5 ** (np.maximum(newest - day, 0.0) / RECENCY_HALF_LIFE_DAYS)
         boost = (1.0 + IMPORTANCE_BOOST * importance + RECENCY_BOOST * recency) * np.where(
@@ -378,18 +421,10 @@ def search(
         # Best first; equal scores put the newer crystal (higher id) first.
         order = np.lexsort((-np.array(ids), -scores))[:limit]
         best = {ids[i]: float(scores[i]) for i in order}
-        for crystal in store.crystals_by_id(list(best)):
+        for row in store.hit_rows(list(best)):
+            crystal_id, text, source, kind, weight, lifecycle, created = row
             hits.append(
-                Hit(
-                    crystal.id,
-                    crystal.text,
-                    best[crystal.id],
-                    crystal.source,
-                    crystal.semantic_type,
-                    crystal.importance,
-                    crystal.lifecycle,
-                    crystal.created_at,
-                )
+                Hit(crystal_id, text, best[crystal_id], source, kind, weight, lifecycle, created)
             )
         hits.sort(key=lambda hit: (-hit.score, -hit.id))
     if record:
@@ -408,7 +443,8 @@ def _pack_level(semantic: list[tuple[int, float]], rank: int) -> float:
     """The cosine of the ``rank``-th best vector match: what "the rest" reach."""
     if len(semantic) < rank:
         return 1.0  # too few to tell a winner from the pack: no margin counts
-    return sorted((similarity for _, similarity in semantic), reverse=True)[rank - 1]
+    similarities = np.array([similarity for _, similarity in semantic])
+    return float(-np.partition(-similarities, rank - 1)[rank - 1])
 
 
 def _record(

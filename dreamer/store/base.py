@@ -19,6 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
+# (id, text, source, semantic type, importance, lifecycle, created at): what a search returns
+HitRow = tuple[int, str, str, str, float, str, str]
 
 
 @dataclass
@@ -315,6 +317,11 @@ class Store(Protocol):
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         ...
 
+    def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
+        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals
+        (the forgotten left out): a search's results, read without writing its batched log."""
+        ...
+
     def newest_day(self) -> float | None:
         """The julian day of the newest crystal's creation."""
         ...
@@ -329,7 +336,10 @@ class Store(Protocol):
         *,
         gap: bool,
     ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses."""
+        """Log a search (a gap too when it found nothing good) and count the accesses.
+
+        A backend may batch these writes (SQLite does); its reads of the log and of crystals
+        include what it holds, and ``close`` writes it."""
         ...
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:

