@@ -48,7 +48,8 @@ def test_a_search_asks_few_statements_and_stems_each_word_once(ws, now):
     assert not any("dreamer_query" in sql for sql in again)
     # ... and nothing is written: the log waits for its batch.
     assert not any(sql.lstrip().upper().startswith(("INSERT", "UPDATE", "BEGIN")) for sql in again)
-    assert len(again) <= 10, again
+    # (the vector file's freshness check is three of them: its newest id, forgets, generation)
+    assert len(again) <= 12, again
     assert ws.store._stems(["prefers", "shipping"]) == {"prefers": "prefer", "shipping": "ship"}
 
 

@@ -43,6 +43,19 @@ NOTES = [
 ]
 
 
+STATIC = {"embedder": "wordllama"}
+
+
+@pytest.fixture
+def ws(tmp_path):
+    """A workspace whose notes get their vectors as they are written (the static vectors; the
+    default sentence model leaves them waiting for the next search), so a test says when a
+    vector is late."""
+    workspace = Workspace.open(tmp_path / "ws", overrides=STATIC)
+    yield workspace
+    workspace.close()
+
+
 @pytest.fixture(autouse=True, params=[None, 3], ids=["blocks", "tiny-blocks"])
 def _fresh_cache(request, monkeypatch):
     """Every test twice: with the real block size, and with blocks of 3 rows, so appends,
@@ -263,7 +276,9 @@ def test_an_append_that_died_holding_a_since_forgotten_vector_leaves_no_trace(ws
 
 
 def test_a_shared_store_keeps_no_vector_file_in_the_workspace(pg_database, tmp_path, now):
-    with Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}) as ws:
+    with Workspace.open(
+        tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}, overrides=STATIC
+    ) as ws:
         ws.init()
         ids = _note_all(ws, now, NOTES)
         index = _index(ws)
@@ -313,12 +328,12 @@ def test_a_redaction_writes_the_new_vectors_over_the_old(tmp_path, now):
     root.mkdir()
     (root / "dreamer.toml").write_text("[memory.secrets]\nredact = false\n")
     key = "ghp_" + "R8kD2mQ7vX4bN9cL1tY6wH3sJ5pF0gZa8eUq"
-    with Workspace.open(root) as ws:
+    with Workspace.open(root, overrides=STATIC) as ws:
         (secret, *_) = _note_all(ws, now, [f"CI token {key} for the release job", *NOTES])
         _index(ws)
         (old,) = [b for i, b in ws.store.vectors_of([secret], ws.embedder.name)]
     (root / "dreamer.toml").unlink()  # redaction back on, as by default
-    with Workspace.open(root) as ws:
+    with Workspace.open(root, overrides=STATIC) as ws:
         assert redaction.scan(ws, now=now).crystals == 1
         assert _holds(ws, old, "vectors.*") == []
         _assert_matches_the_store(ws)
@@ -343,13 +358,13 @@ def test_file_descriptors_stay_bounded_across_many_workspaces(tmp_path, now):
     from dreamer.service import consolidation
 
     for n in range(vectors.MAX_OPEN + 4):
-        with Workspace.open(tmp_path / f"ws{n}") as ws:
+        with Workspace.open(tmp_path / f"ws{n}", overrides=STATIC) as ws:
             _note_all(ws, now, NOTES[:2])
             query = ws.embedder.embed(["nut allergy"])[0]
             assert vectors.nearest(_index(ws), query, True, True, 3)[0]  # a scan: file open
     assert _open_vector_files(tmp_path) == vectors.MAX_OPEN
     vectors.clear_cache()
-    with Workspace.open(tmp_path / "ticked") as ws:
+    with Workspace.open(tmp_path / "ticked", overrides=STATIC) as ws:
         _note_all(ws, now, NOTES[:2])
         consolidation.tick(ws, now)  # as a service does for each of its workspaces
         assert _path(ws).is_file() and _open_vector_files(tmp_path) == 0
