@@ -8,13 +8,20 @@ fsync per crystal. Then, in order:
 - ``append``: ``Workspace.note`` (scratch append with fsync, then the crystal), p50/p99;
 - ``search``: ``Workspace.search`` (what agents call, search logged and accesses counted),
   p50/p99, and the first search apart (it loads the vector matrix);
-- ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
+- ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``),
+  and apart the synthesizer's own share (``synthesizer_seconds``) and the rest (``rest_seconds``:
+  gathering, insights, pointer verification, guards, commit);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
+
+With a ``cache`` folder, each size is bulk-loaded once into it (``ws-N``, with the random state
+the load left) and every later run measures a fresh copy of that workspace: the same figures
+as a fresh load, without minutes of loading at a million crystals.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import resource
 import shutil
@@ -28,6 +35,8 @@ from typing import Any
 
 from dreamer.dream import cycle as dream_cycle
 from dreamer.dream import seed as seed_migration
+from dreamer.dream.synth import Draft, DreamInputs, Synthesizer
+from dreamer.dream.synth.factory import make_synthesizer
 from dreamer.errors import DreamError, UsageError
 from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
@@ -39,6 +48,7 @@ from dreamer.support.times import iso
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 SPAN_DAYS = 730
 BATCH = 5000
+BUILT = "built.json"  # in a cached workspace: what the bulk load left (its rng state, timings)
 MIGRATION_BYTES = 1_000_000
 
 _PEOPLE = (
@@ -343,6 +353,53 @@ def _open(root: Path, store_url: str | None = None, embedder: str = "auto") -> W
     )
 
 
+def _build(
+    n: int,
+    folder: Path,
+    rng: random.Random,
+    now: datetime,
+    store_url: str | None,
+    embedder: str,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    """Bulk-load n crystals into a fresh workspace in ``folder``; what it took."""
+    with _open(folder, store_url, embedder) as ws:
+        ws.init()
+        say(f"{n:,} crystals: bulk load")
+        t0 = time.perf_counter()
+        loaded = bulk_load(ws, n, rng, now - timedelta(hours=1))
+        return {"loaded": loaded, "load_seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _cached(
+    n: int,
+    target: Path,
+    cache: Path,
+    seed: int,
+    now: datetime,
+    embedder: str,
+    say: Callable[[str], None],
+) -> tuple[dict[str, Any], random.Random]:
+    """A copy in ``target`` of the workspace of n crystals kept in ``cache`` (built there the
+    first time), and the random generator as the load left it, as after a fresh load."""
+    built = cache / f"ws-{n}-{embedder}-seed{seed}-{now:%Y%m%dT%H%M}"
+    marker = built / BUILT
+    rng = random.Random(seed)
+    if not marker.exists():
+        shutil.rmtree(built, ignore_errors=True)  # a load cut short is loaded again
+        info = _build(n, built, rng, now, None, embedder, say)
+        info["rng"] = rng.getstate()
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        tmp.replace(marker)
+    say(f"{n:,} crystals: copying the workspace loaded in {built}")
+    info = json.loads(marker.read_text(encoding="utf-8"))
+    version, state, gauss = info.pop("rng")
+    rng.setstate((version, tuple(state), gauss))
+    shutil.copytree(built, target, ignore=shutil.ignore_patterns(BUILT))
+    return {**info, "cached": str(built)}, rng
+
+
 def measure(
     n: int,
     root: Path,
@@ -355,17 +412,20 @@ def measure(
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
     embedder: str = "auto",
+    cache: Path | None = None,
 ) -> dict[str, Any]:
-    """Load n crystals into a workspace under root and time each path; return the figures."""
+    """Load n crystals into a workspace under root and time each path; return the figures
+    (``cache``: load each size once there and measure a copy, see the module's docstring)."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
-    with _open(root / f"ws-{n}", store_url, embedder) as ws:
-        ws.init()
-        say(f"{n:,} crystals: bulk load")
-        t0 = time.perf_counter()
-        out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
-        out["load_seconds"] = round(time.perf_counter() - t0, 2)
+    folder = root / f"ws-{n}"
+    if cache is not None:
+        info, rng = _cached(n, folder, cache, seed, now, embedder, say)
+        out.update(info)
+    else:
+        out.update(_build(n, folder, rng, now, store_url, embedder, say))
+    with _open(folder, store_url, embedder) as ws:
         out["db_mb"] = (
             None  # a share of a PostgreSQL database: not a file of its own
             if store_url
@@ -405,14 +465,40 @@ def measure(
     return out
 
 
+class _Timed:
+    """A synthesizer whose own time is counted apart from the rest of the dream."""
+
+    def __init__(self, inner: Synthesizer) -> None:
+        self.inner, self.name, self.model = inner, inner.name, inner.model
+        self.seconds = 0.0
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """The inner synthesizer's draft, timed."""
+        t0 = time.perf_counter()
+        try:
+            return self.inner.synthesize(inputs, critique=critique, previous=previous)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
+    timed = _Timed(make_synthesizer(ws.settings))
     t0 = time.perf_counter()
     try:
-        result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True)
+        result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True, synthesizer=timed)
     except DreamError as e:
         return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
+    seconds = time.perf_counter() - t0
     return {
-        "seconds": round(time.perf_counter() - t0, 2),
+        "seconds": round(seconds, 2),
+        "synthesizer_seconds": round(timed.seconds, 2),
+        "rest_seconds": round(seconds - timed.seconds, 2),
         "outcome": result.outcome,
         "consumed": len(result.consumed),
     }
@@ -459,12 +545,18 @@ def run(
     progress: Callable[[str], None] | None = None,
     store_url: str | None = None,
     embedder: str = "auto",
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report.
 
-    With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay)."""
+    With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay); with
+    ``cache``, each size is loaded once into that folder and measured on a copy."""
     if not sizes or min(sizes) < 1:
         raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
+    if cache is not None and store_url:
+        raise UsageError("--cache keeps SQLite workspaces only; drop --cache or --store-url")
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     if parent is not None:
         parent.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="dream-bench-scale-", dir=parent))
@@ -484,6 +576,7 @@ def run(
                 progress=progress,
                 store_url=store_url,
                 embedder=embedder,
+                cache=cache,
             )
             for n in sorted(set(sizes))
         ]

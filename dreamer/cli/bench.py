@@ -193,6 +193,12 @@ def _num(value: float | None) -> str:
 @click.option("--no-dream", is_flag=True, help="Skip timing a dream.")
 @click.option("--no-migrate", is_flag=True, help="Skip timing the seed migration.")
 @click.option("--keep", is_flag=True, help="Keep the benchmark workspaces and print where.")
+@click.option(
+    "--cache",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Load each size once into DIR and measure a copy of it on later runs (SQLite only).",
+)
 @store_url_option
 @embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
@@ -205,6 +211,7 @@ def scale(
     no_dream: bool,
     no_migrate: bool,
     keep: bool,
+    cache: Path | None,
     store_url: str | None,
     embedder: str,
     quiet: bool,
@@ -223,6 +230,7 @@ def scale(
       dream bench scale --crystals 10000 --crystals 100000 --no-migrate
       dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
       dream bench scale --crystals 10000 --embedder minilm --no-migrate
+      dream bench scale --crystals 1000000 --cache ~/bench-cache --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -236,6 +244,7 @@ def scale(
         progress=_progress(quiet),
         store_url=store_url,
         embedder=embedder,
+        cache=cache.expanduser() if cache else None,
     )
     if as_json:
         emit_json(report)
@@ -260,6 +269,11 @@ def _print_scale(report: dict[str, Any]) -> None:
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
+        elif "synthesizer_seconds" in dream:
+            click.echo(
+                f"  dream: synthesizer {dream['synthesizer_seconds']} s, "
+                f"the rest {dream['rest_seconds']} s"
+            )
     if "migrate" in report:
         m = report["migrate"]
         click.echo(
