@@ -24,6 +24,7 @@ SCHEMA = (
     "m050_unembedded",
     "m060_fts_follows_text",
     "m061_note_fields",
+    "m070_accessed",
 )
 
 

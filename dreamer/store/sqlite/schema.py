@@ -209,3 +209,13 @@ def m061_note_fields(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE crystals ADD COLUMN about TEXT")
     db.execute("ALTER TABLE crystals ADD COLUMN replaces TEXT")
     db.execute("CREATE INDEX crystals_about ON crystals(lower(about)) WHERE about IS NOT NULL")
+
+
+@migrations()
+def m070_accessed(db: sqlite_utils.Database) -> None:
+    # A dream reads the crystals searches found lately (touched_since): by this index, not by
+    # reading every crystal of a store with little recent activity.
+    db.execute(
+        "CREATE INDEX crystals_accessed ON crystals(last_accessed_at)"
+        " WHERE last_accessed_at IS NOT NULL"
+    )
