@@ -278,6 +278,7 @@ def test_scale_cache_loads_once_and_measures_what_a_fresh_load_would(tmp_path):
     assert dream["synthesizer_seconds"] + dream["rest_seconds"] == pytest.approx(
         dream["seconds"], abs=0.02
     )
+    assert dream["cpu_seconds"] > 0
     # The measured copy changed (notes appended, a dream); the cached workspace did not.
     db = sqlite3.connect(Path(first["cached"]) / "memory" / "crystals.db")
     assert db.execute("SELECT count(*) FROM crystals").fetchone()[0] == first["loaded"]

@@ -10,7 +10,7 @@ fsync per crystal. Then, in order:
   p50/p99, and the first search apart (it loads the vector matrix);
 - ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``),
   and apart the synthesizer's own share (``synthesizer_seconds``) and the rest (``rest_seconds``:
-  gathering, insights, pointer verification, guards, commit);
+  gathering, insights, pointer verification, guards, commit), and its CPU time (``cpu_seconds``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``peak_rss_mb``: the process's peak resident memory so far (``resource.getrusage``).
 
@@ -489,7 +489,7 @@ class _Timed:
 
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
     timed = _Timed(make_synthesizer(ws.settings))
-    t0 = time.perf_counter()
+    t0, cpu = time.perf_counter(), time.process_time()
     try:
         result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True, synthesizer=timed)
     except DreamError as e:
@@ -497,6 +497,8 @@ def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     return {
         "seconds": round(seconds, 2),
+        # CPU time of this process: what a busy machine's waiting leaves out.
+        "cpu_seconds": round(time.process_time() - cpu, 2),
         "synthesizer_seconds": round(timed.seconds, 2),
         "rest_seconds": round(seconds - timed.seconds, 2),
         "outcome": result.outcome,
