@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections import Counter
 from pathlib import Path
 
@@ -284,6 +285,49 @@ def test_raw_fts_reference_ranks_the_words_as_the_store_does(ws, now):
         assert raw.match(["zzqxnotaword"], 6) == []
     finally:
         raw.close()
+
+
+def _notes(root: Path) -> list[str]:
+    """The notes the benchmark appended to the workspace measured under ``root``."""
+    db = sqlite3.connect(root / "ws-300" / "memory" / "crystals.db")
+    try:
+        return [
+            row[0] for row in db.execute("SELECT text FROM crystals WHERE text LIKE '%(note _)'")
+        ]
+    finally:
+        db.close()
+
+
+def test_scale_cache_loads_once_and_measures_what_a_fresh_load_would(tmp_path):
+    kwargs = {"appends": 3, "searches": 3, "progress": None}
+    fresh = scale.measure(300, tmp_path / "fresh", **kwargs)
+    cache = tmp_path / "cache"
+    first = scale.measure(300, tmp_path / "one", cache=cache, **kwargs)
+    again = scale.measure(300, tmp_path / "two", cache=cache, **kwargs)
+    assert first["cached"] == again["cached"] and (Path(first["cached"]) / scale.BUILT).exists()
+    assert fresh["loaded"] == first["loaded"] == again["loaded"] > 290
+    # The random state the load left is restored: the same notes, searches and dream follow.
+    assert fresh["dream"]["consumed"] == first["dream"]["consumed"] == again["dream"]["consumed"]
+    assert _notes(tmp_path / "fresh") == _notes(tmp_path / "one") == _notes(tmp_path / "two")
+    assert fresh["db_mb"] == pytest.approx(again["db_mb"], abs=0.3)
+    # What the dream took apart: the synthesizer's own time and the rest.
+    dream = again["dream"]
+    assert dream["synthesizer_seconds"] + dream["rest_seconds"] == pytest.approx(
+        dream["seconds"], abs=0.02
+    )
+    assert dream["cpu_seconds"] > 0
+    # The measured copy changed (notes appended, a dream); the cached workspace did not.
+    db = sqlite3.connect(Path(first["cached"]) / "memory" / "crystals.db")
+    assert db.execute("SELECT count(*) FROM crystals").fetchone()[0] == first["loaded"]
+    db.close()
+
+
+def test_cli_scale_cache_refuses_a_postgres_store(runner, tmp_path):
+    result = runner.invoke(
+        main,
+        ["bench", "scale", "--cache", str(tmp_path / "c"), "--store-url", "postgresql:///x"],
+    )
+    assert result.exit_code != 0 and "--cache keeps SQLite workspaces only" in result.output
 
 
 def test_cli_bench_report_times_a_workspace_with_history(runner, tmp_path):

@@ -628,3 +628,40 @@ def test_pins_are_frozen_crystals_that_list_thaw_and_return(store, now):
         other, {"lifecycle": "generated", "consolidated_at": None}, action="returned", at=now
     )
     assert store.get(other).lifecycle == "generated" and store.count_new() == 1
+
+
+def test_texts_holding_answers_every_group_in_one_query(store, now):
+    add(store, "The deploy key rotates every Tuesday", now)
+    add(store, "Deploying on Tuesdays is frozen", now)
+    add(store, "Lunch on Tuesday", now)
+    gone = add(store, "The deploy of the kiosk rotates badges", now)
+    store.forget_crystal(gone, reason="asked", at=now)
+    found = store.texts_holding(
+        [
+            [["deploy", "rotating"]],  # all of one set, stemmed as the index stems
+            [["kiosk"], ["badges"]],  # a forgotten crystal is never found
+            [["lunch", "deploy"], ["tuesday"]],  # any one of the sets
+            [],
+        ],
+        10,
+    )
+    assert found[0] == ["The deploy key rotates every Tuesday"]
+    assert found[1] == [] and found[3] == []
+    assert len(found[2]) == 3 and "Lunch on Tuesday" in found[2]
+    assert len(store.texts_holding([[["tuesday"]]], 2)[0]) == 2  # at most limit texts
+
+
+def test_latest_actions_reads_the_newest_rows_only(store, now):
+    first = add(store, "written twice", now)
+    second = add(store, "written three times", now)
+    store.audit(second, "seen", {}, now + timedelta(hours=2))
+    store.audit(second, "seen", {}, now + timedelta(hours=1))  # older, though logged later
+    store.audit(first, "seen", {}, now + timedelta(hours=3))
+    store.audit(first, "redacted", {}, now + timedelta(hours=4))
+    store.audit(None, "seen", {}, now)
+    assert store.latest_actions("seen", 100) == {
+        first: iso(now + timedelta(hours=3)),
+        second: iso(now + timedelta(hours=2)),
+    }
+    assert store.latest_actions("seen", 3) == {first: iso(now + timedelta(hours=3))}
+    assert store.latest_actions("forgotten", 100) == {}

@@ -11,7 +11,9 @@ fsync per crystal. Then, in order:
   interleaved with the reference, a bare FTS5 MATCH of the same words on its own connection
   (``fts_reference``, BM25 top ``limit``), and ``search_ratio`` is dreamer's p50 over its p50
   (``search_cpu_ratio`` the same in CPU time of the thread, steadier on a busy machine);
-- ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``);
+- ``dream``: one forced dream with the offline synthesizer, end to end (``dreamer.dream.run``),
+  and apart the synthesizer's own share (``synthesizer_seconds``) and the rest (``rest_seconds``:
+  gathering, insights, pointer verification, guards, commit), and its CPU time (``cpu_seconds``);
 - ``migrate``: the seed migration of a 1 MB hand-written MEMORY.md in a fresh workspace;
 - ``vector_file``: bringing ``memory/vectors.bin`` up to date (after a bulk load: writing it);
 - ``first_scan``: in a fresh process (a child: ``python -c``), open the workspace and run one
@@ -25,6 +27,10 @@ fsync per crystal. Then, in order:
 With ``reuse``, a size whose ``ws-N`` folder already exists under the parent (a run with
 ``--keep`` left it) is measured as it is, without a bulk load: a million crystals take minutes
 to load. Such a workspace carries the notes and dreams of the runs before.
+
+With a ``cache`` folder, each size is bulk-loaded once into it (``ws-N``, with the random state
+the load left) and every later run measures a fresh copy of that workspace: the same figures
+as a fresh load, without minutes of loading at a million crystals.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from typing import Any
 
 from dreamer.dream import cycle as dream_cycle
 from dreamer.dream import seed as seed_migration
+from dreamer.dream.synth import Draft, DreamInputs, Synthesizer
+from dreamer.dream.synth.factory import make_synthesizer
 from dreamer.errors import DreamError, UsageError
 from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
@@ -60,6 +68,7 @@ from dreamer.support.times import iso
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 SPAN_DAYS = 730
 BATCH = 5000
+BUILT = "built.json"  # in a cached workspace: what the bulk load left (its rng state, timings)
 MIGRATION_BYTES = 1_000_000
 # Words no synthetic crystal holds (their letters are outside the made-up names'): the search
 # finds no word match, so it scans every vector.
@@ -388,6 +397,53 @@ def _open(root: Path, store_url: str | None = None, embedder: str = "auto") -> W
     )
 
 
+def _build(
+    n: int,
+    folder: Path,
+    rng: random.Random,
+    now: datetime,
+    store_url: str | None,
+    embedder: str,
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    """Bulk-load n crystals into a fresh workspace in ``folder``; what it took."""
+    with _open(folder, store_url, embedder) as ws:
+        ws.init()
+        say(f"{n:,} crystals: bulk load")
+        t0 = time.perf_counter()
+        loaded = bulk_load(ws, n, rng, now - timedelta(hours=1))
+        return {"loaded": loaded, "load_seconds": round(time.perf_counter() - t0, 2)}
+
+
+def _cached(
+    n: int,
+    target: Path,
+    cache: Path,
+    seed: int,
+    now: datetime,
+    embedder: str,
+    say: Callable[[str], None],
+) -> tuple[dict[str, Any], random.Random]:
+    """A copy in ``target`` of the workspace of n crystals kept in ``cache`` (built there the
+    first time), and the random generator as the load left it, as after a fresh load."""
+    built = cache / f"ws-{n}-{embedder}-seed{seed}-{now:%Y%m%dT%H%M}"
+    marker = built / BUILT
+    rng = random.Random(seed)
+    if not marker.exists():
+        shutil.rmtree(built, ignore_errors=True)  # a load cut short is loaded again
+        info = _build(n, built, rng, now, None, embedder, say)
+        info["rng"] = rng.getstate()
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        tmp.replace(marker)
+    say(f"{n:,} crystals: copying the workspace loaded in {built}")
+    info = json.loads(marker.read_text(encoding="utf-8"))
+    version, state, gauss = info.pop("rng")
+    rng.setstate((version, tuple(state), gauss))
+    shutil.copytree(built, target, ignore=shutil.ignore_patterns(BUILT))
+    return {**info, "cached": str(built)}, rng
+
+
 def measure(
     n: int,
     root: Path,
@@ -401,24 +457,26 @@ def measure(
     store_url: str | None = None,
     embedder: str = "auto",
     reuse: bool = False,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
-    """Load n crystals into a workspace under root and time each path; return the figures."""
+    """Load n crystals into a workspace under root and time each path; return the figures
+    (``cache``: load each size once there and measure a copy, see the module's docstring)."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
     folder = root / f"ws-{n}"
     reused = reuse and (folder / "memory").is_dir()
+    if reused:
+        say(f"{n:,} crystals: reusing {folder}")
+        out["reused"], out["load_seconds"] = True, None
+    elif cache is not None:
+        info, rng = _cached(n, folder, cache, seed, now, embedder, say)
+        out.update(info)
+    else:
+        out.update(_build(n, folder, rng, now, store_url, embedder, say))
     with _open(folder, store_url, embedder) as ws:
-        ws.init()
         if reused:
-            say(f"{n:,} crystals: reusing {folder}")
-            out["reused"] = True
-            out["loaded"], out["load_seconds"] = ws.store.crystal_count(), None
-        else:
-            say(f"{n:,} crystals: bulk load")
-            t0 = time.perf_counter()
-            out["loaded"] = bulk_load(ws, n, rng, now - timedelta(hours=1))
-            out["load_seconds"] = round(time.perf_counter() - t0, 2)
+            out["loaded"] = ws.store.crystal_count()
         out["db_mb"] = (
             None  # a share of a PostgreSQL database: not a file of its own
             if store_url
@@ -622,14 +680,42 @@ def _searches(
     return out
 
 
+class _Timed:
+    """A synthesizer whose own time is counted apart from the rest of the dream."""
+
+    def __init__(self, inner: Synthesizer) -> None:
+        self.inner, self.name, self.model = inner, inner.name, inner.model
+        self.seconds = 0.0
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """The inner synthesizer's draft, timed."""
+        t0 = time.perf_counter()
+        try:
+            return self.inner.synthesize(inputs, critique=critique, previous=previous)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
 def _dream(ws: Workspace, now: datetime) -> dict[str, Any]:
-    t0 = time.perf_counter()
+    timed = _Timed(make_synthesizer(ws.settings))
+    t0, cpu = time.perf_counter(), time.process_time()
     try:
-        result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True)
+        result = dream_cycle.run(ws, now=now + timedelta(minutes=5), force=True, synthesizer=timed)
     except DreamError as e:
         return {"seconds": round(time.perf_counter() - t0, 2), "error": str(e)}
+    seconds = time.perf_counter() - t0
     return {
-        "seconds": round(time.perf_counter() - t0, 2),
+        "seconds": round(seconds, 2),
+        # CPU time of this process: what a busy machine's waiting leaves out.
+        "cpu_seconds": round(time.process_time() - cpu, 2),
+        "synthesizer_seconds": round(timed.seconds, 2),
+        "rest_seconds": round(seconds - timed.seconds, 2),
         "outcome": result.outcome,
         "consumed": len(result.consumed),
     }
@@ -677,13 +763,21 @@ def run(
     store_url: str | None = None,
     embedder: str = "auto",
     reuse: Path | None = None,
+    cache: Path | None = None,
 ) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report.
 
     With ``store_url`` (PostgreSQL) the workspaces' stores are rows there (they stay). With
-    ``reuse``, the workspaces are that folder's ``ws-N`` (kept: see the module doc)."""
+    ``reuse``, the workspaces are that folder's ``ws-N`` (kept: see the module doc); with
+    ``cache``, each size is loaded once into that folder and measured on a copy."""
     if not sizes or min(sizes) < 1:
         raise UsageError("--crystals must be 1 or more, e.g. --crystals 100000")
+    if cache is not None and store_url:
+        raise UsageError("--cache keeps SQLite workspaces only; drop --cache or --store-url")
+    if cache is not None and reuse is not None:
+        raise UsageError("--cache and --reuse both name where workspaces stay; give one")
+    if cache is not None:
+        cache.mkdir(parents=True, exist_ok=True)
     if reuse is not None:
         if not reuse.is_dir():
             raise UsageError(
@@ -718,6 +812,7 @@ def run(
                 store_url=store_url,
                 embedder=embedder,
                 reuse=reuse is not None,
+                cache=cache,
             )
             for n in sorted(set(sizes))
         ]

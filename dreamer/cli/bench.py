@@ -201,6 +201,12 @@ def _num(value: float | None) -> str:
     help="Measure the ws-N workspaces a --keep run left in this folder, without loading them "
     "again (a size not there yet is loaded and kept).",
 )
+@click.option(
+    "--cache",
+    metavar="DIR",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Load each size once into DIR and measure a copy of it on later runs (SQLite only).",
+)
 @store_url_option
 @embedder_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
@@ -214,6 +220,7 @@ def scale(
     no_migrate: bool,
     keep: bool,
     reuse: Path | None,
+    cache: Path | None,
     store_url: str | None,
     embedder: str,
     quiet: bool,
@@ -236,6 +243,7 @@ def scale(
       dream bench scale --crystals 100000 --store-url postgresql:///scratch --no-migrate
       dream bench scale --crystals 10000 --embedder minilm --no-migrate
       dream bench scale --crystals 1000000 --no-migrate --reuse /tmp/dream-bench-scale-x1y2
+      dream bench scale --crystals 1000000 --cache ~/bench-cache --no-migrate
     """
     parent = Path(workspace).expanduser() if workspace else None
     report = scale_bench.run(
@@ -250,6 +258,7 @@ def scale(
         store_url=store_url,
         embedder=embedder,
         reuse=reuse,
+        cache=cache.expanduser() if cache else None,
     )
     if as_json:
         emit_json(report)
@@ -348,6 +357,11 @@ def _print_scale(report: dict[str, Any]) -> None:
         )
         if "error" in dream:
             click.echo(f"  dream: {dream['error']}")
+        elif "synthesizer_seconds" in dream:
+            click.echo(
+                f"  dream: synthesizer {dream['synthesizer_seconds']} s, "
+                f"the rest {dream['rest_seconds']} s"
+            )
         if "fts_reference" in row:
             search, floor = row["search"], row["fts_reference"]
             click.echo(

@@ -21,6 +21,7 @@ is always ready.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 from collections.abc import Callable
@@ -56,7 +57,7 @@ from dreamer.errors import (
 from dreamer.memory import hormones, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
-from dreamer.retrieval.embed import for_rules
+from dreamer.retrieval.embed import for_rules, stem
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
 from dreamer.support.bounds import head
@@ -85,6 +86,8 @@ DAY = timedelta(days=1)
 # then defer (the edit stands, the notes wait for the next dream).
 REDREAMS = 1
 CARRIED = " (the old state had it; it is left out)"  # how a dead pointer the old state had ends
+POINTER_SAMPLE = 50  # crystals holding a pointer's keywords read to confirm one is on topic
+POINTER_SETS = 70  # keyword subsets asked for one pointer at most (eight keywords)
 
 StepHook = Callable[[str], None]
 
@@ -402,8 +405,9 @@ class _Dream:
         # step below costs in proportion to what it reads. memory_get still has it whole.
         pool = [bounded.readable(c) for c in pool]
         pool += pins.evidence(ws, pool)  # every dream sees the pinned facts; never consumes them
-        requests = [c.id for c in pool if forget_requests.parse(c.text) is not None]
-        evidence = [c for c in pool if forget_requests.parse(c.text) is None]
+        asks = [forget_requests.parse(c.text) is not None for c in pool]  # read once each
+        requests = [c.id for c, ask in zip(pool, asks, strict=True) if ask]
+        evidence = [c for c, ask in zip(pool, asks, strict=True) if not ask]
         levels = hormones.levels(ws, self.now)
         instructions = pins.instructions(ws, _read(ws.dream_md)) or None
         period = hormones.period(ws, self._since(), self.now)
@@ -704,8 +708,8 @@ def verify_pointers(
     before = old.pointers() if old is not None else []
     kept: list[wm.Pointer] = []
     dead: list[str] = []
-    for pointer in pointers:
-        if _leads_somewhere(ws, pointer.keywords, pointer.topic, now):
+    for pointer, leads in zip(pointers, _lead_somewhere(ws, pointers, now), strict=True):
+        if leads:
             kept.append(pointer)
             continue
         dead.append(
@@ -724,21 +728,41 @@ def verify_pointers(
     return dataclasses.replace(state, bodies=bodies), dead
 
 
-def _hits(ws: Workspace, query: str, now: datetime) -> list[Any]:
-    return search(ws.store, ws.embedder, ws.settings, query, now=now, limit=5, record=False)
-
-
 def pointer_leads_somewhere(ws: Workspace, pointer: wm.Pointer, now: datetime) -> bool:
     """Whether a pointer's keywords still find crystals about its topic (searches not logged)."""
-    return _leads_somewhere(ws, pointer.keywords, pointer.topic, now)
+    return _lead_somewhere(ws, [pointer], now)[0]
 
 
-def _leads_somewhere(ws: Workspace, keywords: str, topic: str, now: datetime) -> bool:
-    wanted = insights.stems(keywords) or insights.stems(topic)
-    if not wanted:
-        return False
-    need = max(1, math.ceil(len(wanted) / 2))
-    return any(len(wanted & insights.stems(hit.text)) >= need for hit in _hits(ws, keywords, now))
+def _lead_somewhere(ws: Workspace, pointers: list[wm.Pointer], now: datetime) -> list[bool]:
+    """For each pointer: whether a crystal holds at least half of its keywords (by stem; the
+    topic's words when the keywords have none), so searching them finds its topic.
+
+    One full-text query for all the pointers (each asks for any half of its keywords together,
+    ``POINTER_SAMPLE`` crystals at most), not a ranked search per pointer: the cost stays that
+    of a few index lookups however many crystals the store holds."""
+    wanted = [insights.stems(p.keywords) or insights.stems(p.topic) for p in pointers]
+    needs = [max(1, math.ceil(len(stems) / 2)) for stems in wanted]
+    groups: list[list[list[str]]] = []
+    for pointer, need in zip(pointers, needs, strict=True):
+        words = insights.keywords(pointer.keywords) if insights.stems(pointer.keywords) else []
+        by_stem: dict[str, str] = {}  # one word per stem: asking for two forms proves nothing
+        for word in words or insights.keywords(pointer.topic):
+            by_stem.setdefault(stem(word), word)
+        sets = [list(c) for c in itertools.combinations(by_stem.values(), need)]
+        groups.append(sets if len(sets) <= POINTER_SETS else [])
+    found = ws.store.texts_holding(groups, POINTER_SAMPLE)
+    out = []
+    for pointer, stems, need, sets, texts in zip(
+        pointers, wanted, needs, groups, found, strict=True
+    ):
+        if stems and not sets:  # too many keywords to ask by subsets: one ranked search
+            texts = [hit.text for hit in _hits(ws, pointer.keywords, now)]
+        out.append(any(len(stems & insights.stems(head(text))) >= need for text in texts))
+    return out
+
+
+def _hits(ws: Workspace, query: str, now: datetime) -> list[Any]:
+    return search(ws.store, ws.embedder, ws.settings, query, now=now, limit=5, record=False)
 
 
 def _read(path: Any) -> str:

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.insights import Insights, stems
+from dreamer.dream.overlap import WordIndex
 from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory, render, sections
 from dreamer.store import Crystal
@@ -113,11 +114,15 @@ def clip(text: str, crystal_id: int | None, limit: int = CLIP_CHARS) -> str:
 
 
 def priority(
-    crystal: Crystal, now: datetime, known: list[set[str]], last: str | None = None
+    crystal: Crystal,
+    now: datetime,
+    known: WordIndex,
+    last: str | None = None,
+    words: set[str] | None = None,
 ) -> tuple[float, ...]:
     """Sort key (ascending): directives and corrections first, then a score of importance,
     recency (a day-scale decay from ``last``, when the text was last written, else its
-    creation) and novelty (little overlap with the state and the others)."""
+    creation) and novelty (little overlap with the state lines indexed in ``known``)."""
     first = crystal.semantic_type == "directive" or bool(_CORRECTION.search(crystal.text[:400]))
     try:
         stamp = max(crystal.created_at, last or "")
@@ -125,8 +130,7 @@ def priority(
     except ValueError:
         hours = 1e6
     recency = 1.0 / (1.0 + hours / 24.0)
-    words = stems(crystal.text[:CLIP_CHARS])
-    overlap = max((len(words & other) / len(words | other) for other in known if words), default=0)
+    overlap = known.best(stems(crystal.text[:CLIP_CHARS]) if words is None else words)
     score = crystal.importance + 0.3 * recency + 0.2 * (1.0 - overlap)
     return (0.0 if first else 1.0, -round(score, 6), -crystal.id)
 
@@ -157,22 +161,23 @@ def select(
     """Take pending crystals in rank order while their rendered lines fit ``room`` tokens
     (``last``: when a crystal's text was last written again, for its recency)."""
     render_one = render_one or note_line
-    known = [stems(line) for line in state_lines or [] if line.strip()]
+    words = [stems(c.text[:CLIP_CHARS]) for c in crystals]
+    known = WordIndex()
+    for line in state_lines or []:
+        if line.strip():
+            known.add(stems(line))
     last = last or {}
-    ranked = sorted(crystals, key=lambda c: priority(c, now, known, last.get(c.id)))
+    ranked = sorted(
+        range(len(crystals)),
+        key=lambda i: priority(crystals[i], now, known, last.get(crystals[i].id), words[i]),
+    )
     out = Selection()
-    seen: list[tuple[set[str], int]] = []
-    for crystal in ranked:
-        words = stems(crystal.text[:CLIP_CHARS])
-        twin = next(
-            (
-                chosen_id
-                for other, chosen_id in seen
-                if words and len(words & other) / len(words | other) >= NEAR_DUPLICATE
-            ),
-            None,
-        )
-        if twin is not None:
+    # The chosen memories' words, indexed: a near-duplicate is found among those sharing a
+    # rare word with it, not by comparing it with every chosen one (see ``overlap``).
+    seen = WordIndex(WordIndex.frequencies(words))
+    for i in ranked:
+        crystal = crystals[i]
+        if seen.reaches(words[i], NEAR_DUPLICATE):
             out.covered.append(crystal.id)
             continue
         clipped = dataclasses.replace(crystal, text=clip(crystal.text, crystal.id))
@@ -182,7 +187,7 @@ def select(
             continue
         out.tokens += cost
         out.chosen.append(clipped)
-        seen.append((words, crystal.id))
+        seen.add(words[i], NEAR_DUPLICATE)
     return out
 
 

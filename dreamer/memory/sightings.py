@@ -76,8 +76,4 @@ def since(store: Store, crystal_ids: Iterable[int], after: int) -> set[int]:
 
 def latest(store: Store, rows: int = HISTORY) -> dict[int, str]:
     """When each crystal's text was last written again, from the newest ``rows`` audit rows."""
-    out: dict[int, str] = {}
-    for row in store.audit_entries(None, rows):
-        if row["action"] == SEEN and row["crystal_id"] is not None:
-            out[int(row["crystal_id"])] = max(out.get(int(row["crystal_id"]), ""), row["at"])
-    return out
+    return store.latest_actions(SEEN, rows)

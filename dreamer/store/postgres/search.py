@@ -271,6 +271,34 @@ class SearchTables(Connected):
             [self.ws, " & ".join(_phrase(stems[word]) for word in words)],
         )
 
+    def texts_holding(
+        self, groups: Sequence[Sequence[Sequence[str]]], limit: int
+    ) -> list[list[str]]:
+        """For each group of word sets, in one query: the texts of up to ``limit`` crystals
+        (not forgotten) holding every word (full-text) of one of the group's sets."""
+        out: list[list[str]] = [[] for _ in groups]
+        stems = self._stemmed([word for sets in groups for words in sets for word in words])
+        asked = []
+        for n, sets in enumerate(groups):
+            queries = [
+                "(" + " & ".join(_phrase(stems[word]) for word in words) + ")"
+                for words in sets
+                if words and all(stems[word] for word in words)
+            ]
+            if queries:
+                asked.append((n, " | ".join(queries)))
+        if not asked:
+            return out
+        sql = " UNION ALL ".join(
+            f"(SELECT {n}, text FROM crystals WHERE workspace = %s AND tsv @@ %s::tsquery"
+            " AND lifecycle != 'forgotten' LIMIT %s)"
+            for n, _ in asked
+        )
+        params = [value for _, query in asked for value in (self.ws, query, int(limit))]
+        for n, text in self._all(sql, params):
+            out[int(n)].append(text)
+        return out
+
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         if not ids:

@@ -171,10 +171,13 @@ class CrystalTables(Connected):
 
     def touched_since(self, since: str, limit: int) -> list[Crystal]:
         """Crystals created or found by a search since ``since``, newest first."""
+        # Each by its index, then sorted: scanning by id until ``limit`` match read every
+        # crystal of a store with little recent activity.
         return self._select(
-            f"(created_at >= ? OR last_accessed_at >= ?) AND {LIVE}",
+            "id IN (SELECT id FROM crystals WHERE created_at >= ?"
+            f" UNION SELECT id FROM crystals WHERE last_accessed_at >= ?) AND {LIVE}",
             [since, since],
-            "id DESC",
+            "+id DESC",
             limit,
         )
 
@@ -299,7 +302,8 @@ class CrystalTables(Connected):
         if unknown:
             raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
         with self.transaction():
-            before = self.get(crystal_id).to_dict()
+            crystal = self.get(crystal_id)  # the old values of the changed fields only
+            before = {key: getattr(crystal, key) for key in changes}
             sets = ", ".join(f"{column} = ?" for column in changes)
             self.db.execute(
                 f"UPDATE crystals SET {sets}, updated_at = ? WHERE id = ?",
@@ -355,6 +359,18 @@ class CrystalTables(Connected):
             }
             for row in rows
         ]
+
+    def latest_actions(self, action: str, rows: int) -> dict[int, str]:
+        """For each crystal with an ``action`` row among the newest ``rows`` audit rows: the
+        time of its newest such row (read by the database, not decoded row by row)."""
+        return dict(
+            self.db.execute(
+                "SELECT crystal_id, max(at) FROM (SELECT crystal_id, action, at FROM audit"
+                " ORDER BY id DESC LIMIT ?) WHERE action = ? AND crystal_id IS NOT NULL"
+                " GROUP BY crystal_id",
+                [int(rows), action],
+            ).fetchall()
+        )
 
     # --- lifecycle and vectors --------------------------------------------------------------
 

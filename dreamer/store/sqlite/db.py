@@ -25,6 +25,7 @@ SCHEMA = (
     "m060_fts_follows_text",
     "m061_note_fields",
     "m070_rank_index",
+    "m071_accessed",
 )
 
 

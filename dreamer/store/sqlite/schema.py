@@ -220,3 +220,13 @@ def m070_rank_index(db: sqlite_utils.Database) -> None:
         "CREATE INDEX crystals_rank ON crystals(id, source, created_at, importance, lifecycle)"
         " WHERE lifecycle != 'forgotten'"
     )
+
+
+@migrations()
+def m071_accessed(db: sqlite_utils.Database) -> None:
+    # A dream reads the crystals searches found lately (touched_since): by this index, not by
+    # reading every crystal of a store with little recent activity.
+    db.execute(
+        "CREATE INDEX crystals_accessed ON crystals(last_accessed_at)"
+        " WHERE last_accessed_at IS NOT NULL"
+    )

@@ -191,6 +191,30 @@ class SearchTables(Connected):
             [fts_expression(words, " AND ")],
         )
 
+    def texts_holding(
+        self, groups: Sequence[Sequence[Sequence[str]]], limit: int
+    ) -> list[list[str]]:
+        """For each group of word sets, in one query: the texts of up to ``limit`` crystals
+        (not forgotten) holding every word (full-text) of one of the group's sets."""
+        out: list[list[str]] = [[] for _ in groups]
+        asked = [
+            (n, " OR ".join(f"({fts_expression(words, ' AND ')})" for words in sets if words))
+            for n, sets in enumerate(groups)
+        ]
+        asked = [(n, expression) for n, expression in asked if expression]
+        for start in range(0, len(asked), 100):  # well within SQLite's compound-select limit
+            part = asked[start : start + 100]
+            sql = " UNION ALL ".join(
+                f"SELECT {n}, text FROM (SELECT c.text FROM crystals_fts JOIN crystals c"
+                " ON c.id = crystals_fts.rowid WHERE crystals_fts MATCH ?"
+                " AND c.lifecycle != 'forgotten' LIMIT ?)"
+                for n, _ in part
+            )
+            params = [value for _, expression in part for value in (expression, int(limit))]
+            for n, text in self.db.execute(sql, params).fetchall():
+                out[n].append(text)
+        return out
+
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         if not ids:
