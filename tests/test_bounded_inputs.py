@@ -86,13 +86,13 @@ def test_stdin_is_not_read_past_the_limit():
             self.read_sizes.append(size)
             return b"x" * size
 
-    from dreamer.cli.memory import _read_stdin
+    from dreamer.cli.fast import read_stdin
 
     with pytest.MonkeyPatch.context() as patch:
         stdin = type("Stdin", (), {"buffer": Endless()})()
         patch.setattr("sys.stdin", stdin)
         with pytest.raises(NoteTooLarge, match="more than 32,000 characters"):
-            _read_stdin(DEFAULT_NOTE_MAX_CHARS)
+            read_stdin(DEFAULT_NOTE_MAX_CHARS)
     assert Endless.read_sizes == [4 * DEFAULT_NOTE_MAX_CHARS + 1]
 
 
