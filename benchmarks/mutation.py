@@ -62,8 +62,8 @@ TARGETS = (
     Target(
         "scratch_rows",
         "dreamer/memory/scratch_rows.py",
-        ("tests/test_scratch_log.py",),
-        why="the scratch as rows of a shared store",
+        ("tests/test_scratch_log.py", "tests/test_scratch_rows_edges.py"),
+        why="the scratch as rows of a shared store (PostgreSQL: set DREAMER_REQUIRE_POSTGRES=1)",
     ),
     Target(
         "guards",
