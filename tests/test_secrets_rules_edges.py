@@ -279,6 +279,7 @@ def test_a_line_entry_reads_the_line_of_the_match_and_no_other():
     assert _generic(f"token={RANDOM}; import {{ x }} from './y'") == []
     assert _generic(f"{mount}\ntoken={RANDOM}") == [RANDOM]  # the line above
     assert _generic(f"token={RANDOM}\n{mount}") == [RANDOM]  # the line below
+    assert _generic(f"token={RANDOM}\n{mount}\nRUN make") == [RANDOM]  # not to the last newline
     assert _generic(f"token={RANDOM}") == [RANDOM]
     # A note: the credential stays hidden whatever the line after it says
     for after in (mount, "import { x } from './y'"):
