@@ -112,3 +112,15 @@ def test_a_generated_string_after_a_bare_keyword_is_hidden_with_the_keywords_kin
     assert _hidden(f"the deploy tokens {value}", value, "token")
     assert _hidden(f"backup pwd {value}", value, "password")
     assert _hidden(f"db passwords {value}", value, "password")
+
+
+POINTERS = [
+    "the deploy key /home/ada/keys/Zq8Lm2Xv7Rt4Nw9Kd3.pem",  # a path: where the key is
+    "the deploy key settings.DeployKeyZq8Lm2Xv7Rt",  # a name in code
+    "the staging token Zq8Lm2Xv7Rt expires in May",  # under 20 characters: no proof alone
+]
+
+
+@pytest.mark.parametrize("note", POINTERS, ids=_ids(POINTERS))
+def test_a_pointer_or_a_short_string_after_a_bare_keyword_is_left_as_written(note):
+    assert redact(note).text == note
