@@ -62,8 +62,8 @@ TARGETS = (
     Target(
         "scratch_rows",
         "dreamer/memory/scratch_rows.py",
-        ("tests/test_scratch_log.py",),
-        why="the scratch as rows of a shared store",
+        ("tests/test_scratch_log.py", "tests/test_scratch_rows_edges.py"),
+        why="the scratch as rows of a shared store (PostgreSQL: set DREAMER_REQUIRE_POSTGRES=1)",
     ),
     Target(
         "guards",
@@ -139,13 +139,23 @@ TARGETS = (
     Target(
         "secrets_rules",
         "dreamer/support/secrets_rules.py",
-        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        (
+            "tests/test_secrets.py",
+            "tests/test_secrets_rules.py",
+            "tests/test_redaction.py",
+            "tests/test_secrets_rules_edges.py",
+        ),
         why="the gitleaks rules engine: keywords, allow lists, entropy",
     ),
     Target(
         "secrets_prose",
         "dreamer/support/secrets_prose.py",
-        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        (
+            "tests/test_secrets.py",
+            "tests/test_secrets_rules.py",
+            "tests/test_redaction.py",
+            "tests/test_secrets_prose_edges.py",
+        ),
         why="secrets said in prose: bare keys, logins, card and account numbers",
     ),
 )

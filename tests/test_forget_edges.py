@@ -9,13 +9,18 @@ afterwards: MEMORY.md's bytes, the journal's rows and the search log.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from datetime import timedelta
 
 import pytest
 
+from dreamer import Workspace
 from dreamer.errors import UsageError, WorkspaceError
 from dreamer.memory.forgetting import carries, scrub
+from dreamer.support.times import iso
+
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
 TEXT = "The quokka marmalade recipe from Zanzibar needs seven cardamom pods"
 
@@ -219,3 +224,48 @@ def test_a_page_that_cannot_be_deleted_stops_the_forget_with_one_clear_error(ws,
     ws.report_html.mkdir()  # a folder where the page would be: unlink fails
     with pytest.raises(WorkspaceError, match="cannot delete .*report.html .*delete it by hand"):
         ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+
+
+def test_on_postgres_a_forget_commits_memory_md_through_the_state_row_at_its_time(
+    pg_database, tmp_path, now
+):
+    import psycopg
+
+    with Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}) as ws:
+        ws.init()
+        ws.note(TEXT, at=now - timedelta(minutes=5))
+        ws.memory_md.write_text("# Memory\n\n- Maya\n- " + TEXT + "\n")
+        (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
+        ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+        # The state row is what every machine reads MEMORY.md from: the line is gone there too
+        assert ws.read_memory() == "# Memory\n\n- Maya\n"
+        assert ws.memory_md.read_text() == "# Memory\n\n- Maya\n"
+    with psycopg.connect(pg_database) as db:
+        rows = db.execute("SELECT text, written_at FROM states").fetchall()
+    assert rows == [("# Memory\n\n- Maya\n", iso(now + timedelta(minutes=1)))]
+
+
+def test_a_backup_that_cannot_be_rewritten_stops_the_forget_with_one_clear_error(
+    ws, now, monkeypatch
+):
+    import errno
+
+    from disk_faults import Disk
+
+    ws.note(TEXT, at=now - timedelta(minutes=5))
+    (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
+    backup = ws.root / "MEMORY.md.seed-backup"
+    backup.write_bytes(b"# Hand-written\n- " + TEXT.encode() + b"\n")
+    disk = Disk(monkeypatch)
+
+    def refuse(event):  # a read-only backup folder, as a user other than root meets it
+        if event.kind == "open" and "seed-backup" in event.path and event.flags & os.O_CREAT:
+            raise PermissionError(errno.EACCES, "Permission denied", event.path)
+
+    disk.checks.append(refuse)
+    with pytest.raises(WorkspaceError) as raised:
+        ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    assert str(raised.value) == (
+        f"cannot rewrite {backup} (Permission denied); make it writable and forget again"
+    )
+    assert backup.read_bytes() == b"# Hand-written\n- " + TEXT.encode() + b"\n"  # left whole

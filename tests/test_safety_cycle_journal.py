@@ -159,3 +159,21 @@ def test_a_spending_cap_never_holds_back_the_free_offline_synthesizer(tmp_path, 
             dream.run(ws, now=now - timedelta(hours=1), force=True, synthesizer=PaidButUnusable())
         result = dream.run(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
         assert result.committed, result.reason
+
+
+def test_a_note_written_into_the_scratch_by_hand_is_indexed_as_a_scratch_note(ws, now):
+    from dreamer.store import content_hash
+
+    ws.note(NOTES[0], at=now - timedelta(hours=2))
+    by_hand = "Maya's flight lands at 18:40 on Sunday"
+    with ws.scratch_path.open("a", encoding="utf-8") as handle:
+        handle.write(
+            f"- [{(now - timedelta(hours=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}] "
+            f"(importance: 0.7) {by_hand}\n"
+        )
+    assert ws.store.find_by_hash(content_hash(by_hand)) is None  # the store does not hold it yet
+    dream.run(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
+    stored = ws.store.get(ws.store.find_by_hash(content_hash(by_hand)))
+    typed = ws.store.get(ws.store.find_by_hash(content_hash(NOTES[0])))
+    # Sent and kept as what it is: a note of the scratch, as one the agent wrote
+    assert (stored.source, typed.source) == ("scratch", "scratch")

@@ -101,7 +101,8 @@ class Rule:
         while first > 0 and m.start() - first < self.prefix_run and _RUN(text[first - 1]):
             first -= 1
         line_start = text.rfind("\n", 0, m.start()) + 1
-        line_end = text.find("\n", m.end())
+        # A pattern that ends on the newline after its value has not reached the next line.
+        line_end = text.find("\n", max(m.start(), m.end() - 1))
         line = text[line_start : len(text) if line_end < 0 else line_end]
         match = text[first : m.end()]
         return any(a.allows(secret, match, line) for a in lists)
