@@ -563,12 +563,16 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         end = value_start + len(value)
         tight = tail.group("assign") == "="
         after = text[end : end + 4]
-        if value and (
-            _given(value, kind, form, quoted, after, tight)
-            or (form == "verb" and kind == "password" and owned(lowered, start, value, after))
-        ):
-            done = end
-            yield value_start, end, kind
+        if not value:
+            continue
+        if not _given(value, kind, form, quoted, after, tight):
+            # "my password is bluebird!": a plain word someone's password "is"
+            length = owned(lowered, start, value, after) if form == "verb" else 0
+            if not length or kind != "password":
+                continue
+            end = value_start + length
+        done = end
+        yield value_start, end, kind
 
 
 # The order of the module docstring; what rulesets miss in prose (said, logins, bare_keys,
