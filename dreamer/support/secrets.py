@@ -57,7 +57,9 @@ The value is kept when it talks about a secret instead of giving one:
   tomorrow"); a password that is a plain word alone is a value ("password: swordfish",
   "pw=swordfish now"), while a token, key or secret under 16 characters needs a digit, a symbol
   or an inner capital.
-Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay.
+Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay, except after
+a plain word someone's password "is" ("Maya's email password is bluebird!"): there they end the
+sentence, as a line end does, and the word alone is the secret.
 """
 
 from __future__ import annotations
