@@ -51,6 +51,7 @@ ENDS = [
     ("my password is bluebird\r\nnext line", True),
     ("Maya's email password is bluebird!", True),  # the "!" ends the sentence, not the secret
     ("my password is bluebird?", True),
+    ("my password is REDFOX!", True),  # only the "!" goes: the word keeps every letter
     ("my password is bluebird! Then lunch", True),
     ("my password is bluebird!x", False),  # a symbol inside a string: for the made-up rules
     ("my password is bluebird and it works", False),  # more prose follows: not the value
