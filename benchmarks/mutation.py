@@ -133,7 +133,13 @@ TARGETS = (
     Target(
         "secrets",
         "dreamer/support/secrets.py",
-        ("tests/test_secrets.py", "tests/test_secrets_rules.py", "tests/test_redaction.py"),
+        (
+            "tests/test_secrets.py",
+            "tests/test_secrets_rules.py",
+            "tests/test_redaction.py",
+            "tests/test_secrets_shapes.py",
+            "tests/test_secrets_prose_edges.py",
+        ),
         why="the secret detector: shapes, keywords, phrases, placeholders",
     ),
     Target(

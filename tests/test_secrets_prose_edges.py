@@ -47,6 +47,13 @@ ENDS = [
     ("my password is bluebird, Maya says", True),
     ("my password is bluebird; the PIN is elsewhere", True),
     ("my password is bluebird\n- water the plants", True),  # the line ends with it
+    ("my password is bluebird\nnext line", True),  # a line end, whatever the next line holds
+    ("my password is bluebird\r\nnext line", True),
+    ("Maya's email password is bluebird!", True),  # the "!" ends the sentence, not the secret
+    ("my password is bluebird?", True),
+    ("my password is REDFOX!", True),  # only the "!" goes: the word keeps every letter
+    ("my password is bluebird! Then lunch", True),
+    ("my password is bluebird!x", False),  # a symbol inside a string: for the made-up rules
     ("my password is bluebird and it works", False),  # more prose follows: not the value
     ("my password is bluebird: the bird", False),
 ]

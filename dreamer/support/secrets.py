@@ -57,7 +57,9 @@ The value is kept when it talks about a secret instead of giving one:
   tomorrow"); a password that is a plain word alone is a value ("password: swordfish",
   "pw=swordfish now"), while a token, key or secret under 16 characters needs a digit, a symbol
   or an inner capital.
-Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay.
+Trailing ``.,;:`` and unbalanced closing brackets end a value; ``!`` and ``?`` stay, except after
+a plain word someone's password "is" ("Maya's email password is bluebird!"): there they end the
+sentence, as a line end does, and the word alone is the secret.
 """
 
 from __future__ import annotations
@@ -563,12 +565,16 @@ def _phrases(text: str, lowered: str) -> Iterator[Span]:
         end = value_start + len(value)
         tight = tail.group("assign") == "="
         after = text[end : end + 4]
-        if value and (
-            _given(value, kind, form, quoted, after, tight)
-            or (form == "verb" and kind == "password" and owned(lowered, start, value, after))
-        ):
-            done = end
-            yield value_start, end, kind
+        if not value:
+            continue
+        if not _given(value, kind, form, quoted, after, tight):
+            # "my password is bluebird!": a plain word someone's password "is"
+            length = owned(lowered, start, value, after) if form == "verb" else 0
+            if not length or kind != "password":
+                continue
+            end = value_start + length
+        done = end
+        yield value_start, end, kind
 
 
 # The order of the module docstring; what rulesets miss in prose (said, logins, bare_keys,

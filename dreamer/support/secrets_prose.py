@@ -29,17 +29,25 @@ _OWNER = Lazy(r"\b(?:my|our|your|his|her|their|\w+'s)(?:[ \t]+[\w'-]+){0,3}[ \t]
 _DESCRIBING = Lazy(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less)$")
 
 
-def owned(lowered: str, start: int, value: str, after: str) -> bool:
+def owned(lowered: str, start: int, value: str, after: str) -> int:
     """ "my password for the router is sunflower": a plain word is a password when someone's
-    password "is" it and it ends the sentence (not "my password is outdated", "... is in 1P")."""
-    return (
-        value.isalpha()
-        and len(value) >= 4
-        and value.lower() not in STOP_WORDS
-        and not _DESCRIBING.search(value.lower())
-        and (after[:1] in ("", "\n", ".", "!", ",", ";") and not after[1:2].isalnum())
-        and _OWNER.search(lowered, max(0, start - 40), start) is not None
+    password "is" it and it ends the sentence or the line (not "my password is outdated", "...
+    is in 1P"). The word's length, 0 if it is none; a "!" or "?" after it ends the sentence."""
+    word = value.rstrip("!?")
+    after = value[len(word) :] + after
+    ends = after[:1] in ("", "\n", "\r") or (
+        after[:1] in (".", "!", "?", ",", ";") and not after[1:2].isalnum()
     )
+    if (
+        ends
+        and word.isalpha()
+        and len(word) >= 4
+        and word.lower() not in STOP_WORDS
+        and not _DESCRIBING.search(word.lower())
+        and _OWNER.search(lowered, max(0, start - 40), start) is not None
+    ):
+        return len(word)
+    return 0
 
 
 _STRONG = Lazy(r"[A-Za-z0-9_\-./+=~]{20,200}")
