@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -33,7 +34,8 @@ ROTATE_EMPTY = (
     "        atomic_write(path, _encode(fresh))\n"
 )
 # (number, what, file, [(old, new), ...], tests)
-BUGS: list[tuple[str, str, str, list[tuple[str, str]], list[str]]] = [
+# (number, what, file or files, edits or one list of edits a file, tests that must fail)
+BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
     (
         "1",
         "a note appended without fsync",
@@ -92,25 +94,35 @@ BUGS: list[tuple[str, str, str, list[tuple[str, str]], list[str]]] = [
         "dreamer/memory/workspace.py",
         [
             (
-                "        text = self.redact(text).text\n        if source not in",
-                "        raw, text = text, self.redact(text).text\n        if source not in",
+                "        text = self.redact(text).text\n        about =",
+                "        raw, text = text, self.redact(text).text\n        about =",
             ),
             (
-                "self.scratch.append(text, moment, importance)",
-                "self.scratch.append(raw, moment, importance)",
+                "self.scratch.append(text, moment, importance, about, replaces)",
+                "self.scratch.append(raw, moment, importance, about, replaces)",
             ),
         ],
         [R + "test_a_note_reaches_the_scratch_file_redacted"],
     ),
     (
         "8",
-        "a revision's replayed draft sent unredacted",
-        "dreamer/dream/synth/claude.py",
+        "a revision's replayed draft sent unredacted (the request, and the answer wrap that "
+        "redacts the draft first)",
+        ("dreamer/dream/synth/claude.py", "dreamer/dream/synth/__init__.py"),
         [
-            (
-                'kwargs["messages"] = redacted(kwargs["messages"])',
-                'kwargs["messages"] = redacted(kwargs["messages"][:1]) + kwargs["messages"][1:]',
-            )
+            [
+                (
+                    'kwargs["messages"] = redacted(kwargs["messages"])',
+                    'kwargs["messages"] = redacted(kwargs["messages"][:1])'
+                    ' + kwargs["messages"][1:]',
+                )
+            ],
+            [
+                (
+                    "bodies={key: self.redact(body) for key, body in state.bodies.items()},",
+                    "bodies=dict(state.bodies),",
+                )
+            ],
         ],
         [R + "test_a_revision_request_replays_the_draft_redacted"],
     ),
@@ -145,7 +157,7 @@ BUGS: list[tuple[str, str, str, list[tuple[str, str]], list[str]]] = [
     (
         "12",
         "forget keeps the search-log entry",
-        "dreamer/store/sqlite/records.py",
+        "dreamer/store/records.py",
         [('    "searches": ("query",),\n', "")],
         [F + "test_the_search_log_forgets_the_query"],
     ),
@@ -231,7 +243,10 @@ def main(argv: list[str]) -> int:
         _copy(copy)
         env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
         for number, what, path, edits, tests in chosen:
-            original = plant(copy, path, edits)
+            # A bug in two places (two layers that each keep a promise) names both files.
+            paths, groups = (path, edits) if isinstance(path, tuple) else ((path,), [edits])
+            pairs = zip(paths, groups, strict=True)
+            originals = {one: plant(copy, one, group) for one, group in pairs}
             try:
                 ran = subprocess.run(
                     [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
@@ -241,7 +256,8 @@ def main(argv: list[str]) -> int:
                     text=True,
                 )
             finally:
-                (copy / path).write_text(original, encoding="utf-8")
+                for one, original in originals.items():
+                    (copy / one).write_text(original, encoding="utf-8")
             caught = ran.returncode == 1
             missed += not caught
             summary = (ran.stdout.strip().splitlines() or ["(no output)"])[-1]
