@@ -475,3 +475,21 @@ def test_the_held_out_scenario_loads_and_runs(tmp_path):
     path = SCENARIOS / "heldout" / "bakery.toml"
     result = run_scenario(load_scenario(path), tmp_path)
     assert result.total >= 15 and all(d["outcome"] == "committed" for d in result.dreams)
+
+
+def test_a_missing_work_folder_is_made_and_an_impossible_one_is_one_error_line(tmp_path, runner):
+    from dreamer.cli import main
+
+    outage = str(SCENARIOS / "outage.toml")
+    nested = tmp_path / "new" / "bench"
+    done = runner.invoke(main, ["bench", "quality", "-w", str(nested), outage])
+    assert done.exit_code == 0, done.output
+    assert nested.is_dir() and (nested.stat().st_mode & 0o777) == 0o700
+    (tmp_path / "a-file").write_text("not a folder")
+    refused = runner.invoke(
+        main, ["bench", "quality", "-w", str(tmp_path / "a-file" / "x"), outage]
+    )
+    assert refused.exit_code == 2
+    lines = refused.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: cannot make the benchmark folder")
+    assert "Traceback" not in refused.output

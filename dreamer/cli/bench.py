@@ -21,6 +21,7 @@ from dreamer.bench import scale as scale_bench
 from dreamer.bench import serve as serve_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
 from dreamer.config import EMBEDDERS
+from dreamer.errors import UsageError
 from dreamer.retrieval.embed import embedder_for
 from dreamer.support.times import utc_now
 
@@ -38,6 +39,23 @@ embedder_option = click.option(
     help="What gives the crystals their vectors (memory.search.embedder); auto is the minilm "
     "sentence model (wordllama where its model package is missing).",
 )
+
+
+def _work_folder(workspace: str | None) -> Path | None:
+    """The folder -w names for a benchmark's temporary workspaces, made (owner-only) when
+    missing; None for the system's temporary folder. A folder that cannot be made is one clear
+    error, not a traceback from deep inside the benchmark."""
+    if not workspace:
+        return None
+    folder = Path(workspace).expanduser()
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(
+            f"cannot make the benchmark folder {folder} ({e.strerror}); "
+            "pass -w a folder you can write to, or leave -w out"
+        ) from None
+    return folder
 
 
 @click.group()
@@ -113,7 +131,7 @@ def locomo(
       dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
       dream bench locomo ../shared/data/locomo10.json --embedder minilm
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
     model = embedder_for(embedder)
     reports = [
@@ -245,7 +263,7 @@ def scale(
       dream bench scale --crystals 1000000 --no-migrate --reuse /tmp/dream-bench-scale-x1y2
       dream bench scale --crystals 1000000 --cache ~/bench-cache --no-migrate
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     report = scale_bench.run(
         list(sizes),
         parent=parent,
@@ -314,7 +332,7 @@ def pg_compare(
       dream bench pg-compare --crystals 10000 --crystals 100000
       dream bench pg-compare --crystals 10000 --store-url postgresql:///scratch --json
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     report = pgcompare_bench.run(
         list(sizes),
         store_url=store_url,
@@ -427,7 +445,7 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
     if not paths:
         raise click.UsageError("no scenario given and no benchmarks/scenarios folder; pass files")
     loaded = [quality_bench.load_scenario(path) for path in paths]  # UsageError: exit 2
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     workdir = Path(tempfile.mkdtemp(prefix="dream-quality-", dir=parent))
     try:
         results = [quality_bench.run_scenario(scenario, workdir) for scenario in loaded]
@@ -489,7 +507,7 @@ def retention(
       dream bench retention ../shared/data/locomo10.json --conversations 0-4
       dream bench retention locomo10.json --conversations 5-9 --json
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     results = retention_bench.run(
         path,
         _indices(conversations),
@@ -529,7 +547,7 @@ def paraphrase(
       dream bench paraphrase benchmarks/paraphrase/test.jsonl --embedder minilm \\
         --distractors benchmarks/paraphrase/distractors.txt
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     report = paraphrase_bench.run(probe, distractors, parent, embedder=embedder_for(embedder))
     if as_json:
         emit_json(report)
@@ -570,7 +588,7 @@ def report_command(
       dream bench report
       dream bench report --crystals 10000 --days 30 --json
     """
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     result = report_bench.run(
         utc_now().replace(microsecond=0),
         crystals=crystals,
@@ -654,7 +672,7 @@ def fleet(
         consolidate_minutes=consolidate_minutes,
         dream_minutes=dream_minutes,
     )
-    parent = Path(workspace).expanduser() if workspace else None
+    parent = _work_folder(workspace)
     report = fleet_bench.run(shape, db=db, parent=parent, progress=_progress(quiet))
     if as_json:
         emit_json(report)
@@ -730,7 +748,7 @@ def serve_command(
         consolidation_minutes=consolidation_interval,
         dream_minutes=dream_interval,
         notes_per_second=notes_per_second,
-        parent=Path(workspace).expanduser() if workspace else None,
+        parent=_work_folder(workspace),
         keep=keep,
         progress=_progress(quiet),
     )
