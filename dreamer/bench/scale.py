@@ -521,8 +521,9 @@ def measure(
     return out
 
 
-_FIRST_SCAN = """
-import json, resource, sys, time
+# What each fresh child process starts with: its start time and its own peak memory.
+_CHILD_PRELUDE = """
+import json, sys, time
 started = time.perf_counter()
 def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
     try:
@@ -531,6 +532,12 @@ def _high_water():  # this process's own peak (VmHWM): getrusage's also counts t
         return round(int(line.split()[1]) / 1024.0, 1)
     except (OSError, StopIteration):
         return None
+"""
+
+
+_FIRST_SCAN = (
+    _CHILD_PRELUDE
+    + """
 from datetime import datetime
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval import vectors
@@ -550,20 +557,14 @@ print(json.dumps({
     "hits": len(hits),
 }))
 """
+)
 
 
 # The reference, same run: what the first scan of a fresh process cost before the vector file:
 # every vector read from the store into numpy and sketched, as the in-memory index did.
-_LOAD_ALL = """
-import json, sys, time
-started = time.perf_counter()
-def _high_water():  # this process's own peak (VmHWM): getrusage's also counts the parent's
-    try:
-        with open("/proc/self/status") as status:
-            line = next(x for x in status if x.startswith("VmHWM:"))
-        return round(int(line.split()[1]) / 1024.0, 1)
-    except (OSError, StopIteration):
-        return None
+_LOAD_ALL = (
+    _CHILD_PRELUDE
+    + """
 import numpy as np
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.vector_file import projection
@@ -589,6 +590,7 @@ print(json.dumps({
     "rows": rows,
 }))
 """
+)
 
 
 def first_scan(

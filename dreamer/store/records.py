@@ -38,16 +38,10 @@ HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cor
 
 # Lifecycle stages a day's audit rows can move crystals into, as the report counts them.
 LIFECYCLE_EVENTS = ("created", "consolidated", "archived", "frozen")
+# A dream row as the report reads it: the summary's fields with the cache tokens before the
+# cost, then what it consumed and how it went.
 DREAM_ROW_FIELDS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "input_tokens",
-    "output_tokens",
+    *SUMMARY_FIELDS[:-1],
     "cache_read_tokens",
     "cache_write_tokens",
     "cost_usd",
