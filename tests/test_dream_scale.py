@@ -88,3 +88,42 @@ def test_a_dream_never_reads_the_whole_crystals_table(ws, now):
             if words[0] == "SCAN" and words[1] in ("crystals", "c") and "INDEX" not in detail:
                 full_scans.append((detail, sql))
     assert full_scans == []
+
+
+def _with_active(lines: list[str]) -> wm.WorkingMemory:
+    bodies = {key: "" for key in wm.section_keys()}
+    bodies["active_context"] = "\n".join(f"- {line}" for line in lines)
+    return wm.WorkingMemory(bodies=bodies, last_dream=None)
+
+
+def _mention_lookups(seen: list[str]) -> int:
+    return sum("max(c.created_at)" in statement for statement in seen)
+
+
+def test_a_line_naming_no_date_is_not_looked_up_for_when_it_was_written(ws, now):
+    """When a state line was written only matters for the dates it names: the fading and
+    upcoming rules ask the store (a full-text join that grows with the store) for dated lines
+    only, and find the same events."""
+    from dreamer.dream.rules.ageing import find_fading, find_upcoming
+
+    for i, text in enumerate(NOTES):
+        ws.note(text, at=now - timedelta(days=20 + i))
+    undated = [
+        "Kitchen renovation quotes compared by price",
+        "Priya owns the invoice service migration",
+        "Marathon training builds the long run slowly",
+    ]
+    ahead = (now + timedelta(days=9)).strftime("%B %d").replace(" 0", " ")
+    dated = [f"Book club meets on {ahead} to discuss the lighthouse novel"]
+    crystals = ws.store.crystals()  # new evidence that supports every line: none fades
+    old = _with_active(undated)
+    with _statements(ws) as seen:
+        assert find_fading(ws.store, old, [], crystals, now) == []
+        assert find_upcoming(ws.store, [], [], old, now) == []
+    assert _mention_lookups(seen) == 0
+    old = _with_active(undated + dated)
+    with _statements(ws) as seen:
+        assert find_fading(ws.store, old, [], crystals, now) == []
+        upcoming = find_upcoming(ws.store, [], [], old, now)
+    assert 1 <= _mention_lookups(seen) <= 3  # the dated line's only (its note, its content)
+    assert [item["text"] for item in upcoming] == [f"- {dated[0]}"]

@@ -76,6 +76,14 @@ def _nearest(month: int, day: int, written: date) -> date | None:
     return min(options, key=lambda d: abs((d - written).days - 60))
 
 
+def names_a_date(text: str) -> bool:
+    """Whether ``text`` holds anything ``mentioned`` reads as a date (when not, it finds none,
+    whatever day the text was written: a caller need not look that day up)."""
+    return any(
+        pattern.search(text) for pattern in (_ISO, _MONTH_DAY, _DAY_MONTH, _WEEKDAY, _RELATIVE)
+    )
+
+
 def mentioned(text: str, written: datetime | date) -> list[date]:
     """Every date ``text`` names, read against the day it was written, in text order."""
     day = written.date() if isinstance(written, datetime) else written

@@ -42,6 +42,8 @@ def find_upcoming(
     items += [(line.strip(), None) for line in context_lines(old.body("active_context"))]
     out: dict[str, dict[str, Any]] = {}
     for text, at in items:
+        if not dates.names_a_date(text):
+            continue  # no date: nothing ahead, whenever it was written (a look-up spared)
         written = _when(at, now) if at else written_at(store, text, old, now)
         when = dates.ahead(text, written, now)
         if when is not None:
@@ -84,9 +86,14 @@ def find_fading(
         line_stems = stems(line)
         if not line_stems:
             continue
-        written = written_at(store, line, old, now)
-        # When its note was written (its label, "Deadline:", is no word of the note).
-        passed = _passed(line, written_at(store, content(line), old, now), now)
+        # When its note was written (its label, "Deadline:", is no word of the note); each
+        # date a line names is read against that, and a line naming none needs no look-up.
+        dated = dates.names_a_date(line)
+        passed = (
+            _passed(line, written_at(store, content(line), old, now), now)
+            if dated and CALENDAR.search(line)
+            else None
+        )
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
             # as a pointer that says what happened: the later note on its subject, if any.
@@ -104,7 +111,7 @@ def find_fading(
             continue
         if _supported(line_stems, evidence):
             continue
-        if dates.ahead(line, written, now) is not None:
+        if dated and dates.ahead(line, written_at(store, line, old, now), now) is not None:
             continue  # an event or deadline still ahead never fades before its date
         if standing(line):
             continue  # an open question or a standing rule is live until it is settled
