@@ -104,7 +104,7 @@ def test_a_line_naming_no_date_is_not_looked_up_for_when_it_was_written(ws, now)
     """When a state line was written only matters for the dates it names: the fading and
     upcoming rules ask the store (a full-text join that grows with the store) for dated lines
     only, and find the same events."""
-    from dreamer.dream.rules.ageing import find_fading, find_upcoming
+    from dreamer.dream.rules.ageing import Written, find_fading, find_upcoming
 
     for i, text in enumerate(NOTES):
         ws.note(text, at=now - timedelta(days=20 + i))
@@ -127,3 +127,8 @@ def test_a_line_naming_no_date_is_not_looked_up_for_when_it_was_written(ws, now)
         upcoming = find_upcoming(ws.store, [], [], old, now)
     assert 1 <= _mention_lookups(seen) <= 3  # the dated line's only (its note, its content)
     assert [item["text"] for item in upcoming] == [f"- {dated[0]}"]
+    written = Written(ws.store, old, now)  # as one dream's insights share it
+    with _statements(ws) as seen:
+        assert find_fading(ws.store, old, [], crystals, now, written) == []
+        assert find_upcoming(ws.store, [], [], old, now, written) == upcoming
+    assert _mention_lookups(seen) == 1

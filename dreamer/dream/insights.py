@@ -53,7 +53,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream.rules.ageing import find_fading, find_upcoming, weigh_pointers
+from dreamer.dream.rules.ageing import Written, find_fading, find_upcoming, weigh_pointers
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.people import find_people
@@ -150,7 +150,8 @@ def compute(
     ]
     for pair in contradictions:
         date_state_sides(store, pair, old)
-    fading = find_fading(store, old, notes, crystals, now)
+    written = Written(store, old, now)  # asked by both rules below, looked up once a line
+    fading = find_fading(store, old, notes, crystals, now, written)
     return Insights(
         topics=find_topics(crystals),
         contradictions=contradictions,
@@ -158,7 +159,7 @@ def compute(
         emerging_skills=find_skills(store, now),
         fading_topics=fading,
         answered_questions=answered,
-        upcoming=find_upcoming(store, notes, crystals, old, now),
+        upcoming=find_upcoming(store, notes, crystals, old, now, written),
         people=find_people(notes, crystals, old),
         weights=weigh_pointers(store, old, fading, now),
     )

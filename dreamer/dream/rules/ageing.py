@@ -26,17 +26,36 @@ def _when(stamp: str | None, fallback: datetime) -> datetime:
         return fallback
 
 
-def written_at(store: Store, line: str, old: WorkingMemory, now: datetime) -> datetime:
-    """When a state line was first written: its newest crystal, else the last dream."""
-    words = keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3]
-    said = store.last_mention(words) if words else None
-    return _when(said or old.last_dream, now)
+class Written:
+    """When state lines were first written: each line's newest crystal, else the last dream.
+
+    The store is asked once for each set of words (a full-text join that grows with the
+    store), however many rules of one dream ask about the same line.
+    """
+
+    def __init__(self, store: Store, old: WorkingMemory, now: datetime):
+        self.store, self.old, self.now = store, old, now
+        self.said: dict[tuple[str, ...], str | None] = {}
+
+    def __call__(self, line: str) -> datetime:
+        """When ``line`` was first written."""
+        words = tuple(keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3])
+        if words not in self.said:
+            self.said[words] = self.store.last_mention(words) if words else None
+        return _when(self.said[words] or self.old.last_dream, self.now)
 
 
 def find_upcoming(
-    store: Store, notes: list[Note], crystals: list[Crystal], old: WorkingMemory, now: datetime
+    store: Store,
+    notes: list[Note],
+    crystals: list[Crystal],
+    old: WorkingMemory,
+    now: datetime,
+    written: Written | None = None,
 ) -> list[dict[str, Any]]:
-    """New notes and Active Context lines naming a date that is still ahead."""
+    """New notes and Active Context lines naming a date that is still ahead (``written``:
+    the dream's look-ups of when lines were written, shared with its other rules)."""
+    written = written or Written(store, old, now)
     items: list[tuple[str, str | None]] = [(n.text, iso(n.at)) for n in notes]
     items += [(c.text, c.created_at) for c in crystals]
     items += [(line.strip(), None) for line in context_lines(old.body("active_context"))]
@@ -44,8 +63,7 @@ def find_upcoming(
     for text, at in items:
         if not dates.names_a_date(text):
             continue  # no date: nothing ahead, whenever it was written (a look-up spared)
-        written = _when(at, now) if at else written_at(store, text, old, now)
-        when = dates.ahead(text, written, now)
+        when = dates.ahead(text, _when(at, now) if at else written(text), now)
         if when is not None:
             out.setdefault(
                 " ".join(text.split()), {"text": text, "date": when.isoformat(), "at": at}
@@ -62,11 +80,17 @@ def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:
 
 
 def find_fading(
-    store: Store, old: WorkingMemory, notes: list[Note], crystals: list[Crystal], now: datetime
+    store: Store,
+    old: WorkingMemory,
+    notes: list[Note],
+    crystals: list[Crystal],
+    now: datetime,
+    written: Written | None = None,
 ) -> list[dict[str, Any]]:
     lines = context_lines(old.body("active_context"))
     if not lines:
         return []
+    written = written or Written(store, old, now)
     since = iso(now - FADE_AFTER)
     # MEMORY.md's own lines kept as crystals (hand edits, overflow) are not news about
     # themselves: only a search that found one since makes it support.
@@ -90,9 +114,7 @@ def find_fading(
         # date a line names is read against that, and a line naming none needs no look-up.
         dated = dates.names_a_date(line)
         passed = (
-            _passed(line, written_at(store, content(line), old, now), now)
-            if dated and CALENDAR.search(line)
-            else None
+            _passed(line, written(content(line)), now) if dated and CALENDAR.search(line) else None
         )
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
@@ -111,7 +133,7 @@ def find_fading(
             continue
         if _supported(line_stems, evidence):
             continue
-        if dated and dates.ahead(line, written_at(store, line, old, now), now) is not None:
+        if dated and dates.ahead(line, written(line), now) is not None:
             continue  # an event or deadline still ahead never fades before its date
         if standing(line):
             continue  # an open question or a standing rule is live until it is settled
