@@ -206,7 +206,11 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
         if importance < ROUTINE_BELOW:
             continue  # emptying a bin twice is a chore, not an emerging skill (as written)
         by_verb.setdefault(action[0], []).append((crystal, action[1]))
-    searches = [query.lower() for query in store.search_queries(iso(now - timedelta(days=30)))]
+    # Each search's stems, made once: every skill below is looked for in all of them.
+    searches = [
+        {_stem(w) for w in keywords(query.lower())}
+        for query in store.search_queries(iso(now - timedelta(days=30)))
+    ]
     skills: list[dict[str, Any]] = []
     for verb, members in by_verb.items():
         # Greedy: the object word most of the verb's notes share makes one skill, and so on.
@@ -230,7 +234,7 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
                 continue
             obj = _object(group, best, wording)
             recall = sum(min(c.access_count, 3) for c in crystals)
-            recall += sum(1 for query in searches if best in {_stem(w) for w in keywords(query)})
+            recall += sum(1 for query in searches if best in query)
             confidence = min(95, 35 + 15 * (seen - 1) + 5 * min(recall, 4))
             skills.append(
                 {
