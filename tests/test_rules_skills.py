@@ -53,3 +53,23 @@ def test_a_chore_written_as_routine_stays_no_skill_after_fading(ws, now):
     later = now + timedelta(days=40)
     lifecycle.run(ws, later)
     assert insights.compute(ws.store, [], [], later, None).emerging_skills == []
+
+
+def test_searching_for_a_skill_raises_its_confidence_and_other_searches_do_not(ws, now):
+    for name in ("orders", "customers"):
+        ws.note(f"Wrote the dbt staging model for {name}.", importance=0.6, at=now)
+
+    def confidence() -> int:
+        found = insights.compute(ws.store, [], [], now + timedelta(hours=1), None)
+        return found.emerging_skills[0]["confidence"]
+
+    def searched(query: str) -> None:  # logged as found nothing: no access counts change
+        ws.store.record_search(now, query, "both", [], None, gap=False)
+
+    alone = confidence()
+    searched("weekend hiking routes")
+    searched("lasagne for six")
+    assert confidence() == alone
+    for query in ("how do I build a staging model", "staging tests", "the Staging runbook"):
+        searched(query)
+    assert confidence() == alone + 15  # 5 a search naming it
