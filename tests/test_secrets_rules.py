@@ -54,10 +54,16 @@ def test_the_rules_file_names_its_source_and_licence_and_ships_it():
 def test_go_only_syntax_is_rewritten_for_python():
     update = _load_update_rules()
     assert update.to_python(r"abc(?i)def") == r"abc(?i:def)"
-    assert update.to_python(r"(x(?i)y|z)w") == r"(x(?i:y|z))w"
+    # RE2 scopes a flag to the rest of its group, later alternatives included: "(x(?i)y|z)"
+    # is "xy" or "z" (this said "(x(?i:y|z))", which made every alternative need the "x").
+    assert update.to_python(r"(x(?i)y|z)w") == r"(x(?i:y)|(?i:z))w"
     assert update.to_python(r"foo\z") == r"foo\Z"
     assert update.to_python(r"pat[[:alnum:]]{14}") == r"pat[A-Za-z0-9]{14}"
     assert update.to_python(r"[^]a[b]") == r"[^]a\[b]"
+    # A class whose first member is an escape ends at its first "]" (it had swallowed the
+    # next class: curl's -u and -H rules and one more never matched).
+    assert update.to_python(r"(?:[\r\n]{1,2}.*)[ \t](?:-u)") == r"(?:[\r\n]{1,2}.*)[ \t](?:-u)"
+    assert update.to_python(r"(sk_[\S]{29})['\"]") == r"(sk_[\S]{29})['\"]"
     # The shipped file is what the converter makes of the rules (nothing edited by hand).
     data = json.loads(secrets_rules.DATA.read_text())
     assert data["converted_by"] == "benchmarks/secrets/update_rules.py"
@@ -95,6 +101,32 @@ def test_rules_run_as_gitleaks_runs_them():
     assert [k for _, _, k in secrets_rules.spans(real, real.lower(), only=aws)] == [
         "aws-access-key"
     ]
+
+
+@pytest.mark.parametrize(
+    ("rule", "secret", "text"),
+    [
+        ("curl-auth-user", "deploy:Wq7zR2pX9", "curl -u deploy:Wq7zR2pX9 https://ci.internal/api"),
+        (
+            "curl-auth-header",
+            "Zx81Qw0Lp2Rv7Tn5",
+            "curl -H 'Authorization: Bearer Zx81Qw0Lp2Rv7Tn5' https://api.internal/v1",
+        ),
+        (
+            "curl-auth-header",
+            "Zx81Qw0Lp2Rv7Tn5",
+            'curl -s --header "x-api-key: Zx81Qw0Lp2Rv7Tn5" https://api.internal/v1',
+        ),
+        (
+            "freemius-secret-key",
+            "sk_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC",
+            "'secret_key' => 'sk_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC'",
+        ),
+    ],
+)
+def test_the_rules_with_a_class_of_escapes_find_their_secret_on_their_own(rule, secret, text):
+    found = secrets_rules.spans(text, text.lower(), only=frozenset({rule}))
+    assert secret in {text[a:b] for a, b, _ in found}
 
 
 def test_importing_the_detector_compiles_and_reads_nothing():

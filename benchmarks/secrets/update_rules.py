@@ -10,7 +10,8 @@ each Go RE2 pattern rewritten for Python's ``re`` (compiled with ``re.ASCII``, a
 ``\\d``, ``\\s`` and ``\\b`` are ASCII):
 
 - a flag group ``(?i)`` that is not at the start becomes ``(?i:...)`` around the rest of its
-  group (RE2 scopes it to the group; Python 3.11 refuses a global flag there);
+  group, each later alternative of the group wrapped alike (RE2 scopes it to the rest of the
+  group; Python 3.11 refuses a global flag there);
 - ``\\z`` becomes ``\\Z`` (both mean the very end of the text);
 - POSIX classes such as ``[[:alnum:]]`` are spelled out;
 - a ``[`` inside a character class is escaped (Python warns of nested sets);
@@ -88,8 +89,9 @@ def kind_of(rule_id: str) -> str:
     return rule_id
 
 
-def _group_end(pattern: str, at: int) -> int:
-    """Index of the ``)`` closing the group that is open at ``at`` (len(pattern) if none)."""
+def _group_end(pattern: str, at: int, *, bar: bool = False) -> int:
+    """Index of the ``)`` closing the group that is open at ``at`` (len(pattern) if none);
+    with ``bar``, of the first ``|`` of that group if it comes first."""
     depth, i, in_class = 0, at, False
     while i < len(pattern):
         c = pattern[i]
@@ -111,12 +113,26 @@ def _group_end(pattern: str, at: int) -> int:
             if depth == 0:
                 return i
             depth -= 1
+        elif c == "|" and bar and depth == 0:
+            return i
         i += 1
     return len(pattern)
 
 
-def to_python(pattern: str) -> str:
-    """A Go RE2 pattern as a Python ``re`` pattern with the same meaning."""
+def _alternatives(pattern: str) -> list[str]:
+    """``pattern`` split at its top-level ``|``."""
+    out, start = [], 0
+    while True:
+        end = _group_end(pattern, start, bar=True)
+        out.append(pattern[start:end])
+        if end >= len(pattern):
+            return out
+        start = end + 1
+
+
+def to_python(pattern: str, *, nested: bool = False) -> str:
+    """A Go RE2 pattern as a Python ``re`` pattern with the same meaning (``nested``: a part
+    of a pattern, where even a leading flag group is scoped)."""
     for name, chars in POSIX.items():
         pattern = pattern.replace(f"[:{name}:]", chars)
     out: list[str] = []
@@ -127,6 +143,9 @@ def to_python(pattern: str) -> str:
             pair = pattern[i : i + 2]
             out.append(r"\Z" if pair == r"\z" else pair)
             i += 2
+            class_start = (
+                False  # "[\r\n]": an escape is the class's first member, so its "]" ends it
+            )
             continue
         if in_class:
             if c == "]" and not class_start:
@@ -148,10 +167,17 @@ def to_python(pattern: str) -> str:
                 i += 1
             continue
         flags = re.match(r"\(\?([imsU-]+)\)", pattern[i:])
-        if flags and i > 0:
-            end = _group_end(pattern, i + len(flags.group()))
-            inner = to_python(pattern[i + len(flags.group()) : end])
-            out.append(f"(?{flags.group(1)}:{inner})")
+        if flags and (i > 0 or nested):
+            # RE2 scopes the flag to the rest of its group, later alternatives included:
+            # "(?:a(?i)b|c)" is "(?:a(?i:b)|(?i:c))".
+            start = i + len(flags.group())
+            end = _group_end(pattern, start)
+            out.append(
+                "|".join(
+                    f"(?{flags.group(1)}:{to_python(part, nested=True)})"
+                    for part in _alternatives(pattern[start:end])
+                )
+            )
             i = end
             continue
         out.append(c)

@@ -34,6 +34,7 @@ Detectors, in order (where two overlap, the earlier wins):
     6. logins written as ``user / password`` or ``user:password`` after login, credentials,
        creds, sign-in: password;
     7. the ruleset's generic rule (a keyword, an assignment, a high-entropy value): credential;
+       and its curl rules (``user:password`` after ``-u``, a header's value after ``-H``);
     8. payment card numbers: 13-19 digits with a card prefix and a valid Luhn digit, plain or
        grouped 4-4-4-4 / 4-6-5 by spaces or dashes: card-number; an IBAN whose mod-97 check
        holds: iban; a social security number named as one: ssn;
@@ -407,17 +408,19 @@ def _shapes(text: str, lowered: str) -> Iterator[Span]:
             yield from shape.spans(text)
 
 
-# The ruleset's generic rule (a keyword, an assignment, a high-entropy value) runs after the
-# prose rules below, which read the same keywords more closely.
-_GENERIC = frozenset({"generic-api-key"})
+# Ruleset rules that run after the prose rules below: the generic one (a keyword, an
+# assignment, a high-entropy value), which they read more closely, and the curl ones, which
+# take ``user:password`` or a header's value whole where the shapes above replace the password
+# or token alone and leave the user and the header's name readable.
+_LATE = frozenset({"generic-api-key", "curl-auth-user", "curl-auth-header"})
 
 
 def _ruleset(text: str, lowered: str) -> Iterator[Span]:
-    return secrets_rules.spans(text, lowered, skip=_GENERIC)
+    return secrets_rules.spans(text, lowered, skip=_LATE)
 
 
-def _ruleset_generic(text: str, lowered: str) -> Iterator[Span]:
-    return secrets_rules.spans(text, lowered, only=_GENERIC)
+def _ruleset_late(text: str, lowered: str) -> Iterator[Span]:
+    return secrets_rules.spans(text, lowered, only=_LATE)
 
 
 _AWS_SECRET = Lazy(rf"(?<![{B64}=])[{B64}]{{40}}(?![{B64}=])")
@@ -587,7 +590,7 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Span]], ...] = (
     said,
     logins,
     bare_keys,
-    _ruleset_generic,
+    _ruleset_late,
     cards,
     accounts,
     _aws_secret_alone,
