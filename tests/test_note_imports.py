@@ -1,6 +1,7 @@
 """A fresh ``dream note`` process imports only what a note uses (issue 26: cold commands near
 bare Python). Each module below was on the note path once, or would be if someone imported it
-at the top of a module the note loads; the process that writes a note must not load them."""
+at the top of a module the note loads; the process that writes a note must not load them.
+(``tests/test_coldstart.py`` checks what ``dream note`` and ``dream search`` both leave out.)"""
 
 from __future__ import annotations
 
