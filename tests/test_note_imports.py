@@ -112,3 +112,22 @@ def test_the_check_names_a_forbidden_module_and_its_package():
         "numpy.linalg": NEVER["numpy"],
         "dreamer.dream.cycle": NEVER["dreamer.dream"],
     }
+
+
+def test_the_builtin_sha256_gives_hashlibs_digests():
+    # dreamer.support.sha stands in for hashlib on the note path; a wrong stand-in would give
+    # every note a new content hash and every secret a new placeholder.
+    import hashlib
+
+    from dreamer.store import content_hash
+    from dreamer.support.sha import sha256
+
+    for data in (
+        b"",
+        b"the deploy moved to Friday",
+        "caf\u00e9 \U0001f600".encode(),
+        bytes(range(256)) * 64,
+    ):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    text = "  the deploy\nmoved  to Friday "
+    assert content_hash(text) == hashlib.sha256(b"the deploy moved to Friday").hexdigest()
