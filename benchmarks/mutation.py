@@ -57,7 +57,13 @@ TARGETS = (
         "scratch",
         "dreamer/memory/scratch.py",
         ("tests/test_scratch.py", "tests/test_safety_scratch.py"),
-        why="the write-ahead log: append, rotate, restore, settle, rewrite",
+        why="the write-ahead log: parse, rotate, restore, settle, rewrite",
+    ),
+    Target(
+        "scratch_file",
+        "dreamer/memory/scratch_file.py",
+        ("tests/test_scratch.py", "tests/test_safety_scratch.py"),
+        why="the write-ahead log's append: its format, its lock, its durable write",
     ),
     Target(
         "scratch_rows",

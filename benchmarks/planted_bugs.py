@@ -39,14 +39,14 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
     (
         "1",
         "a note appended without fsync",
-        "dreamer/memory/scratch.py",
+        "dreamer/memory/scratch_file.py",
         [("        write_all(fd, data)\n        os.fsync(fd)\n", "        write_all(fd, data)\n")],
         [S + "test_an_append_is_synced_before_it_returns"],
     ),
     (
         "2",
         "a note appended without the scratch lock",
-        "dreamer/memory/scratch.py",
+        "dreamer/memory/scratch_file.py",
         [
             (
                 "    with locked(path):\n        _append_unlocked(path, render_note(",

@@ -15,12 +15,13 @@ import errno
 import math
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from dreamer.cadence import Cadence, every_minutes, parse
 from dreamer.errors import InvalidSetting
+
+if TYPE_CHECKING:  # loaded when a schedule is set or read: a note never needs it
+    from dreamer.cadence import Cadence
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
 # Set for the claude CLI a dream runs: dreamer's own hook then does nothing. Named here, not in
@@ -61,9 +62,13 @@ MIN_NOTE_MAX_CHARS = 100
 MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
-@dataclass
 class Settings:
-    """The effective settings of one workspace."""
+    """The effective settings of one workspace: ``Settings(name=value, ...)``, each name left
+    out at its default.
+
+    A plain class, not a dataclass: ``dream note`` reads settings in a fresh process, and
+    importing ``dataclasses`` (with ``inspect``) cost it a tenth of its time.
+    """
 
     dream_enabled: bool = True
     dream_interval_minutes: float = 120.0
@@ -80,13 +85,13 @@ class Settings:
     note_max_chars: int = DEFAULT_NOTE_MAX_CHARS  # the longest note accepted, in characters
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
-    api_key: str | None = field(default=None, repr=False)
+    api_key: str | None = None
     timeout_seconds: float = 120.0  # per try, for every backend
     retries: int = 2  # tries after the first, on a timeout, an overload or a rate limit
     claude_cli: str | None = None  # the `claude` command (None: the one on PATH)
     max_budget_usd: float = 1.0  # the claude-code spend cap per call (--max-budget-usd)
     openai_base_url: str | None = None
-    openai_api_key: str | None = field(default=None, repr=False)
+    openai_api_key: str | None = None
     openai_format: str = "tools"
     openai_input_price: float = 0.0  # USD per million tokens; 0 for a local model
     openai_output_price: float = 0.0
@@ -94,18 +99,46 @@ class Settings:
     # A cron expression or interval (dreamer.cadence); None: every ``*_interval_minutes``.
     dream_schedule: Cadence | None = None
     consolidation_schedule: Cadence | None = None
-    search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
+    search_sources: list[str]  # these four are made for each instance, in __init__
     session_memory: bool = True
     redact_secrets: bool = True
     embedder: str = "auto"
     # None: the SQLite file in the workspace; a postgresql:// URL: that database (fleets).
-    store_url: str | None = field(default=None, repr=False)
-    hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
-    hormone_half_life_minutes: dict[str, float] = field(
-        default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
-    )
+    store_url: str | None = None
+    hormone_rest: dict[str, float]
+    hormone_half_life_minutes: dict[str, float]
     # Where each value came from (attribute -> "default" | "dreamer.toml" | "env" | "flag").
-    sources: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    sources: dict[str, str]
+
+    def __init__(self, **values: Any) -> None:
+        self.search_sources = list(SEARCH_SOURCES)
+        self.hormone_rest = dict(_DEFAULT_REST)
+        self.hormone_half_life_minutes = dict(_DEFAULT_HALF_LIFE)
+        self.sources = {}
+        for name, value in values.items():
+            if name not in _FIELDS:
+                raise TypeError(f"Settings() got an unexpected keyword argument {name!r}")
+            setattr(self, name, value)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` applied (the lists and dicts copied, not shared)."""
+        values = {name: getattr(self, name) for name in _FIELDS}
+        for name in ("search_sources", "hormone_rest", "hormone_half_life_minutes", "sources"):
+            values[name] = values[name].copy()
+        return Settings(**{**values, **changes})
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS if n != "sources")
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+
+    def __repr__(self) -> str:
+        # Keys and the store URL (it may hold a password) are never shown, nor where each
+        # value came from.
+        shown = (n for n in _FIELDS if n not in _HIDDEN)
+        return f"Settings({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
 
     def uses_claude(self) -> bool:
         """True when dreams should be written by Claude through the API rather than offline."""
@@ -140,6 +173,8 @@ class Settings:
 
     def cadence(self, job: str) -> Cadence:
         """When ``job`` (consolidate or dream) runs: its schedule, else its interval."""
+        from dreamer.cadence import every_minutes
+
         if job == "dream":
             return self.dream_schedule or every_minutes(self.dream_interval_minutes)
         return self.consolidation_schedule or every_minutes(self.consolidation_interval_minutes)
@@ -147,6 +182,10 @@ class Settings:
     def sessions_searchable(self) -> bool:
         """True when session transcripts take part in search."""
         return "sessions" in self.search_sources and self.session_memory
+
+
+_FIELDS = tuple(Settings.__annotations__)  # every setting, in the order above
+_HIDDEN = ("api_key", "openai_api_key", "store_url", "sources")
 
 
 def _to_bool(value: Any, where: str) -> bool:
@@ -284,6 +323,8 @@ def _to_text(value: Any, where: str) -> str:
 
 
 def _to_schedule(value: Any, where: str) -> Cadence:
+    from dreamer.cadence import parse
+
     return parse(value, where)
 
 
@@ -319,13 +360,20 @@ def mask_url(url: str) -> str:
     return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
 
 
-@dataclass(frozen=True)
 class _Spec:
-    key: str
-    env: str
-    attr: str
-    convert: Callable[[Any, str], Any]
-    sub: str | None = None  # for dict-valued attributes, the dict key
+    """One setting: its dreamer.toml key, environment variable, attribute and converter."""
+
+    __slots__ = ("key", "env", "attr", "convert", "sub")
+
+    def __init__(
+        self,
+        key: str,
+        env: str,
+        attr: str,
+        convert: Callable[[Any, str], Any],
+        sub: str | None = None,  # for dict-valued attributes, the dict key
+    ) -> None:
+        self.key, self.env, self.attr, self.convert, self.sub = key, env, attr, convert, sub
 
 
 _SPECS: list[_Spec] = [
@@ -532,6 +580,8 @@ def load_settings(
 
 def describe(settings: Settings) -> list[dict[str, Any]]:
     """Rows of (key, env, value, source) for `dream config`; the API key is masked."""
+    from dreamer.cadence import Cadence
+
     rows = []
     for spec in _SPECS:
         value = getattr(settings, spec.attr)

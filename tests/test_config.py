@@ -320,3 +320,23 @@ def test_a_workspace_made_by_a_write_is_announced_so_a_typo_is_seen(tmp_path, ru
     assert f"Created a new dreamer workspace at {typo} (from -w)" in result.stderr
     again = runner.invoke(main, ["note", "second note", "-w", str(typo)], catch_exceptions=False)
     assert again.stderr == ""
+
+
+def test_settings_compare_copy_and_show_no_key():
+    # A plain class since issue 26 (a cold note skips importing dataclasses): it keeps what
+    # the dataclass gave, and Settings.replace stands in for dataclasses.replace.
+    settings = Settings(api_key="sk-ant-secret", store_url="postgresql://u:pw@h/db")
+    assert settings.dream_interval_minutes == 120 and settings.api_key == "sk-ant-secret"
+    other = settings.replace(model="m")
+    assert other.model == "m" and settings.model != "m"
+    other.hormone_rest["dopamine"] = 0.9  # the copy's dicts and lists are its own
+    assert settings.hormone_rest["dopamine"] == 0.15
+    assert settings.replace() == settings and other != settings
+    assert (
+        Settings(sources={"model": "flag"}) == Settings()
+    )  # where a value came from: not compared
+    shown = repr(settings)
+    assert "sk-ant-secret" not in shown and "pw" not in shown and "dream_enabled=True" in shown
+    with pytest.raises(TypeError, match="dream_intervall"):
+        Settings(dream_intervall=5)
+    assert Settings().search_sources is not Settings().search_sources

@@ -7,7 +7,6 @@ real Anthropic SDK against the local fake Messages API, and read the request it 
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from datetime import timedelta
 
@@ -117,8 +116,7 @@ def test_every_model_backend_sends_the_count_an_openai_endpoint_too(ws, now):
         ws.note(text, importance=0.7, at=now - timedelta(hours=3 - i))
     server = FakeOpenAI()
     server.tool_call(TOOL_NAME, STATE)
-    settings = dataclasses.replace(
-        ws.settings,
+    settings = ws.settings.replace(
         openai_base_url="http://127.0.0.1:9/v1",
         model=MODEL,
         sources={**ws.settings.sources, "model": "test"},

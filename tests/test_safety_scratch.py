@@ -73,7 +73,7 @@ def test_every_change_to_the_scratch_files_is_made_under_the_scratch_lock(path, 
 
     def check(event):
         touches = {event.path, event.target} & watched
-        if event.kind == "open" and not event.flags & (scratch.os.O_WRONLY | scratch.os.O_RDWR):
+        if event.kind == "open" and not event.flags & (os.O_WRONLY | os.O_RDWR):
             return
         if touches and event.kind != "fsync" and lock_is_free(path):
             unlocked.append(f"{event.kind} {sorted(touches)}")

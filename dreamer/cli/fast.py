@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import codecs
 import errno
-import json
 import os
 import re
 import sys
@@ -142,6 +141,8 @@ def hook_in(
 
 def json_text(value: Any) -> str:
     """``value`` as the indented JSON the commands print (UTF-8 kept readable)."""
+    import json  # here: only --json prints it
+
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 

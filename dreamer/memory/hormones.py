@@ -29,14 +29,16 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
 from dreamer.kinds import STIMULUS_SOURCES
-from dreamer.memory.parts import Parts
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
+
+if TYPE_CHECKING:
+    from dreamer.memory.parts import Parts
 
 SPIKE_THRESHOLD = 0.7
 

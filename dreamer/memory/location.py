@@ -12,7 +12,6 @@ by the current folder. dreamer never writes
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,7 +79,9 @@ def default_for(project: Path, data_dir: Path | None = None) -> Path:
         import platformdirs
 
         data_dir = platformdirs.user_data_path("dreamer", appauthor=False)
-    digest = hashlib.sha256(str(project).encode("utf-8")).hexdigest()[:12]
+    from dreamer.support.sha import sha256  # here: a note given -w never needs it
+
+    digest = sha256(str(project).encode("utf-8")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in project.name) or "root"
     return data_dir / "workspaces" / f"{name}-{digest}"
 

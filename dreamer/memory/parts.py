@@ -7,12 +7,14 @@ fleet worker's view of one workspace). Taking it keeps ``hormones`` and ``lifecy
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from dreamer.config import Settings
-from dreamer.retrieval.embed import Embedder
-from dreamer.store import Store
+if TYPE_CHECKING:  # annotations only: taking Parts loads none of them (dream note)
+    from pathlib import Path
+
+    from dreamer.config import Settings
+    from dreamer.retrieval.embed import Embedder
+    from dreamer.store import Store
 
 
 class Parts(Protocol):

@@ -31,31 +31,36 @@ merged file before it deletes the copy, so a crash at any point leaves every not
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 from dreamer.errors import ScratchError
-from dreamer.support import failures, files
-from dreamer.support.files import atomic_write, fsync_dir, write_all
-from dreamer.support.locks import hold
-from dreamer.support.times import iso, parse_iso
 
-HEADER = "# Scratch Buffer (Working Memory WAL)\n"
+# The append half (format, lock, durable write), which `dream note` loads alone; re-exported
+# here, so that the scratch stays one module to its readers.
+from dreamer.memory.scratch_file import CONTINUATION as CONTINUATION
+from dreamer.memory.scratch_file import HEADER as HEADER
+from dreamer.memory.scratch_file import FileScratch as FileScratch
+from dreamer.memory.scratch_file import append as append
+from dreamer.memory.scratch_file import format_importance as format_importance
+from dreamer.memory.scratch_file import locked as locked
+from dreamer.memory.scratch_file import render_note as render_note
+from dreamer.support import failures
+from dreamer.support.files import atomic_write, fsync_dir
+from dreamer.support.times import parse_iso
+
 _ENTRY = re.compile(
     r"^- \[(?P<at>[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z)\] "
     r"\(importance: (?P<importance>[0-9]*\.?[0-9]+)"
     r'(?P<fields>(?:, (?:about|replaces): "(?:[^"\\]|\\.)*")*)\) (?P<text>.*)$'
 )
 _FIELD = re.compile(r'(?P<key>about|replaces): (?P<value>"(?:[^"\\]|\\.)*")')
-CONTINUATION = "  "
 # Undecodable bytes are read as lone surrogates (surrogateescape) and written back unchanged.
 _RAW_BYTE = re.compile("[\udc80-\udcff]")
 
@@ -78,31 +83,6 @@ class Parsed:
 
     notes: list[Note]
     stray: list[tuple[int, str]]  # (1-based line number, line) kept verbatim
-
-
-def format_importance(importance: float) -> str:
-    """Importance as the seed writes it: ``0.8``, ``0.75``, ``1.0``."""
-    text = f"{round(importance, 3):.3f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
-
-
-def render_note(
-    text: str,
-    at: datetime,
-    importance: float,
-    about: str | None = None,
-    replaces: str | None = None,
-) -> str:
-    """The bytes (as text) one note adds to the scratch, ending in a newline."""
-    first, *rest = text.split("\n")
-    fields = "".join(
-        f", {key}: {json.dumps(value, ensure_ascii=False)}"
-        for key, value in (("about", about), ("replaces", replaces))
-        if value is not None
-    )
-    lines = [f"- [{iso(at)}] (importance: {format_importance(importance)}{fields}) {first}"]
-    lines.extend(CONTINUATION + line for line in rest)
-    return "\n".join(lines) + "\n"
 
 
 def parse_text(content: str) -> Parsed:
@@ -178,62 +158,6 @@ def _read(path: Path) -> str:
 def parse(path: Path) -> Parsed:
     """Parse the scratch file at ``path`` (a missing file is an empty scratch)."""
     return parse_text(_read(path))
-
-
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold the exclusive scratch lock (``scratch.lock`` beside ``path``) across processes."""
-    with hold(path.with_name(path.stem + ".lock"), error=ScratchError):
-        yield
-
-
-def _append_unlocked(path: Path, chunk: str) -> None:
-    try:
-        # Read and write: the last byte is checked through this descriptor (one open); with
-        # O_APPEND every write still lands at the end, wherever a read left the offset.
-        fd = files.open_no_follow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
-    except OSError as e:
-        known = failures.explain_os_error(e, path)
-        why = str(known) if known else f"{e.strerror}; make it a writable file"
-        raise ScratchError(f"cannot open {path} for appending: {why}") from e
-    size = None
-    try:
-        size = os.fstat(fd).st_size
-        data = chunk.encode("utf-8", errors="surrogateescape")
-        if size == 0:
-            data = (HEADER + "\n").encode("utf-8") + data
-        else:
-            os.lseek(fd, size - 1, os.SEEK_SET)
-            if os.read(fd, 1) != b"\n":
-                data = b"\n" + data  # a hand edit left no newline at the end
-        write_all(fd, data)
-        os.fsync(fd)
-        if size == 0:
-            fsync_dir(path.parent)  # a new file: make its name durable too
-    except OSError as e:
-        if size is not None:
-            # A failed write (disk full) may have landed in part: take it back, so a note is
-            # all there or not there. We hold the lock, so the tail is ours alone.
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
-        known = failures.explain_os_error(e, path)
-        why = str(known) if known else f"{e.strerror}; check the disk and its permissions"
-        raise ScratchError(f"cannot append to {path}: {why}") from e
-    finally:
-        os.close(fd)
-
-
-def append(
-    path: Path,
-    text: str,
-    at: datetime,
-    importance: float,
-    about: str | None = None,
-    replaces: str | None = None,
-) -> None:
-    """Append one note durably (locked, one write, fsync) before returning."""
-    with locked(path):
-        _append_unlocked(path, render_note(text, at, importance, about, replaces))
 
 
 def rotated_path(path: Path) -> Path:
@@ -470,58 +394,3 @@ class ScratchLog(Protocol):
     ) -> int:
         """Map every note's text (None drops it) and every other line; count the changes."""
         ...
-
-
-class FileScratch:
-    """The scratch as the file ``memory/scratch.md`` (see the module's docstring)."""
-
-    def __init__(self, path: Path):
-        self.path = path
-
-    def init(self) -> None:
-        with locked(self.path):  # two inits at once must not both write it
-            if not self.path.exists():
-                atomic_write(self.path, HEADER + "\n")
-
-    def append(
-        self,
-        text: str,
-        at: datetime,
-        importance: float,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> None:
-        append(self.path, text, at, importance, about, replaces)
-
-    def notes(self) -> list[Note]:
-        return parse(self.path).notes
-
-    def waiting(self) -> list[Note]:
-        return parse(self.path).notes + parse(rotated_path(self.path)).notes
-
-    def text(self) -> str:
-        return _encode(_read(self.path)).decode("utf-8", errors="replace")
-
-    def stamp(self) -> object:
-        return files.stamp(self.path)
-
-    def modified(self) -> str | None:
-        return files.modified(self.path)
-
-    def rotate(self) -> list[Note]:
-        return rotate(self.path).notes
-
-    def restore(self) -> int:
-        return restore(self.path)
-
-    def settle(self, keep: Callable[[Note], bool]) -> int:
-        return settle(self.path, keep)
-
-    def rewrite(
-        self,
-        note: Callable[[str], str | None],
-        stray: Callable[[str], str] = str,
-        *,
-        dry_run: bool = False,
-    ) -> int:
-        return rewrite(self.path, note, stray, dry_run=dry_run)

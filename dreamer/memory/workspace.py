@@ -33,9 +33,7 @@ from dreamer.errors import (
 )
 from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
-from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
-from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal, Store, content_hash, open_store
+from dreamer.store import Store, content_hash, open_store
 from dreamer.store.base import Leasing, ScratchRows
 from dreamer.support import failures
 from dreamer.support.bounds import head
@@ -47,7 +45,9 @@ from dreamer.support.times import as_utc, parse_iso, utc_now
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
     from dreamer.memory.forgetting import ForgetReport
     from dreamer.memory.scratch import ScratchLog
+    from dreamer.retrieval.embed import Embedder
     from dreamer.retrieval.search import Hit
+    from dreamer.store.rows import Crystal
 
 DEFAULT_IMPORTANCE = 0.7
 MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
@@ -66,7 +66,7 @@ class Workspace:
     def __init__(self, root: Path, settings: Settings, embedder: Embedder | None = None):
         self.root = root
         self.settings = settings
-        self.embedder = embedder or embedder_for(settings.embedder)
+        self._embedder = embedder  # made on first use: a note never embeds (dream note)
         self._store: Store | None = None
         self._store_lock = threading.Lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
@@ -125,6 +125,15 @@ class Workspace:
         _ = self.store
         self.scratch.init()
 
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder ``memory.search.embedder`` names (made, once, on first use)."""
+        if self._embedder is None:
+            from dreamer.retrieval.embed import embedder_for
+
+            self._embedder = embedder_for(self.settings.embedder)
+        return self._embedder
+
     # --- paths ----------------------------------------------------------------------------
 
     @property
@@ -157,12 +166,13 @@ class Workspace:
         """The write-ahead log: ``memory/scratch.md``, or rows of a shared (PostgreSQL) store,
         which a fleet's machines all see without sharing this folder."""
         # Imported here: a search never needs the scratch's code (nor its lock's).
-        from dreamer.memory.scratch import FileScratch
-        from dreamer.memory.scratch_rows import RowScratch
-
         store = self.store
         if isinstance(store, ScratchRows):
+            from dreamer.memory.scratch_rows import RowScratch
+
             return RowScratch(store, lambda: self._fence, self.scratch_path)
+        from dreamer.memory.scratch_file import FileScratch
+
         return FileScratch(self.scratch_path)
 
     def read_memory(self, *, errors: str = "strict") -> str:
@@ -385,7 +395,11 @@ class Workspace:
         # (a note with one is refused at the door, ingested text loses it).
         text = self.redact(text).text.replace("\x00", "")
         embed = embed and not getattr(self.embedder, "deferred", False)
-        blob = to_blob(embed_texts(self.embedder, [text])[0]) if embed else None
+        blob = None
+        if embed:
+            from dreamer.retrieval.embed import embed_texts, to_blob
+
+            blob = to_blob(embed_texts(self.embedder, [text])[0])
         crystal_id, _created = self.store.add_crystal(
             text,
             source=source,
@@ -435,6 +449,7 @@ class Workspace:
             raise UsageError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r}")
         if limit > MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
+        from dreamer.retrieval.reindex import embed_waiting
         from dreamer.retrieval.search import search as run_search
 
         # Notes stored without a vector (a fresh `dream note`) are found by meaning too.

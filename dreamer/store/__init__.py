@@ -11,15 +11,25 @@ from typing import TYPE_CHECKING
 
 from dreamer.config import STORE_SCHEMES
 from dreamer.errors import StoreUnavailable, UsageError
-from dreamer.store.base import Crystal, Store, content_hash
+from dreamer.store.base import Store, content_hash
 
 if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
     from dreamer.store.postgres.jobs import JobQueue
+    from dreamer.store.rows import Crystal
 
 __all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_jobs", "open_store"]
 
 
 POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"
+
+
+def __getattr__(name: str) -> type:
+    # Crystal is a dataclass, loaded when first named (see dreamer.store.base).
+    if name == "Crystal":
+        from dreamer.store.rows import Crystal
+
+        return Crystal
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_postgres(url: str | None) -> bool:

@@ -8,14 +8,17 @@ every implementation.
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from dreamer.support.sha import sha256
+
+if TYPE_CHECKING:
+    from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
@@ -23,65 +26,20 @@ RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importa
 HitRow = tuple[int, str, str, str, float, str, str]
 
 
-@dataclass
-class Crystal:
-    """One chunk of memory with its provenance."""
-
-    id: int
-    text: str
-    source: str
-    semantic_type: str
-    importance: float
-    lifecycle: str
-    created_at: str
-    updated_at: str
-    last_accessed_at: str | None
-    access_count: int
-    dopamine: float | None
-    cortisol: float | None
-    oxytocin: float | None
-    content_hash: str
-    parent_id: int | None
-    origin: str | None
-    consolidated_at: str | None
-    embedder: str | None = None
-    about: str | None = None  # what the note is about, as its writer named it
-    replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        return asdict(self)
-
-
-@dataclass
-class FadeRow:
-    """What the lifecycle needs to age one crystal."""
-
-    id: int
-    importance: float
-    semantic_type: str
-    created_at: str
-    updated_at: str
-    last_accessed_at: str | None
-    access_count: int
-    levels: dict[str, float | None]
-
-
-@dataclass
-class VectorRow:
-    """A crystal's stored vector and what search and merging need beside it."""
-
-    id: int
-    source: str
-    lifecycle: str
-    embedding: bytes
-    embedder: str | None = None
-
-
 def content_hash(text: str) -> str:
     """Identity of a note's content: NFC, whitespace-normalised, SHA-256."""
     normal = " ".join(unicodedata.normalize("NFC", text).split())
-    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+    return sha256(normal.encode("utf-8")).hexdigest()
+
+
+def __getattr__(name: str) -> type:
+    # The row classes (dataclasses) live in dreamer.store.rows and load when first named: a
+    # fresh `dream note` reads no row, and importing dataclasses cost it ~7 ms.
+    if name in ("Crystal", "FadeRow", "VectorRow"):
+        from dreamer.store import rows
+
+        return getattr(rows, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Store(Protocol):

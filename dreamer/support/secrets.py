@@ -66,10 +66,8 @@ sentence, as a line end does, and the word alone is the secret.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from dreamer.support import secrets_rules
 from dreamer.support.secrets_prose import accounts, bare_keys, cards, logins, owned, said, strong
@@ -92,24 +90,60 @@ from dreamer.support.secrets_words import (
     user_password,
     written_out,
 )
+from dreamer.support.sha import sha256
 
 __all__ = ["PLACEHOLDER", "Finding", "Redaction", "contains_secret", "placeholder", "redact"]
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class _Frozen:
+    """A small immutable value compared by its fields (a frozen dataclass without importing
+    ``dataclasses``, which a fresh ``dream note`` would pay ~7 ms for)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def __init__(self, *values: object) -> None:
+        for name, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class Finding(_Frozen):
     """One secret that was replaced: its kind and placeholder, never its value."""
 
+    __slots__ = ("kind", "placeholder")
     kind: str
     placeholder: str
 
+    def __init__(self, kind: str, placeholder: str) -> None:
+        super().__init__(kind, placeholder)
 
-@dataclass(frozen=True, slots=True)
-class Redaction:
+
+class Redaction(_Frozen):
     """A text with its secrets replaced, and what was replaced in order of position."""
 
+    __slots__ = ("text", "found")
     text: str
     found: tuple[Finding, ...]
+
+    def __init__(self, text: str, found: tuple[Finding, ...]) -> None:
+        super().__init__(text, found)
 
     @property
     def count(self) -> int:
@@ -119,7 +153,7 @@ class Redaction:
 
 def placeholder(kind: str, value: str) -> str:
     """The placeholder that stands for ``value`` of ``kind``."""
-    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
     return f"[secret:{kind}#{digest[:4]}]"
 
 
@@ -173,18 +207,30 @@ def contains_secret(text: str) -> bool:
 PLACEHOLDER = Lazy(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")  # what redact writes
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
+class _Shape(_Frozen):
     """A token with a recognisable shape; ``group`` is the part that is secret."""
 
+    __slots__ = ("kind", "pattern", "group", "check", "not_after", "run_before", "hint")
     kind: str
     pattern: Lazy
-    group: int = 0
-    check: Callable[[str], bool] | None = None
-    not_after: frozenset[str] = frozenset()  # the character before the match must not be one
+    group: int
+    check: Callable[[str], bool] | None
+    not_after: frozenset[str]  # the character before the match must not be one
     # Characters that must run, (min, max) long, right before the match (then part of it).
-    run_before: tuple[frozenset[str], int, int] | None = None
-    hint: tuple[str, ...] = ()  # the text must hold one of these (lowercased) for it to run
+    run_before: tuple[frozenset[str], int, int] | None
+    hint: tuple[str, ...]  # the text must hold one of these (lowercased) for it to run
+
+    def __init__(
+        self,
+        kind: str,
+        pattern: Lazy,
+        group: int,
+        check: Callable[[str], bool] | None,
+        not_after: frozenset[str],
+        run_before: tuple[frozenset[str], int, int] | None,
+        hint: tuple[str, ...],
+    ) -> None:
+        super().__init__(kind, pattern, group, check, not_after, run_before, hint)
 
     def spans(self, text: str) -> Iterator[Span]:
         for m in self.pattern.finditer(text):

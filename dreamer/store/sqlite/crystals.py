@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import CrystalNotFound
-from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
+from dreamer.store.base import content_hash
 from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
+
+if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
+    from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
 LIVE = "lifecycle != 'forgotten'"
@@ -115,6 +118,8 @@ class CrystalTables(Connected):
             raise CrystalNotFound(
                 f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
             )
+        from dreamer.store.rows import Crystal
+
         crystal = Crystal(*row)
         if crystal.lifecycle == "forgotten":
             raise CrystalNotFound(
@@ -126,6 +131,8 @@ class CrystalTables(Connected):
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
     ) -> list[Crystal]:
+        from dreamer.store.rows import Crystal
+
         self.settle()  # access counts as the searches logged so far left them
         sql = f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE {where} ORDER BY {order}"
         if limit is not None:
@@ -376,6 +383,8 @@ class CrystalTables(Connected):
 
     def fade_candidates(self, due_before: str) -> list[FadeRow]:
         """Active crystals unchanged since ``due_before`` or used since their last change."""
+        from dreamer.store.rows import FadeRow
+
         self.settle()
         rows = self.db.execute(
             "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
@@ -400,6 +409,8 @@ class CrystalTables(Connected):
 
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
+        from dreamer.store.rows import VectorRow
+
         rows = self.db.execute(
             "SELECT id, source, lifecycle, embedding, embedder FROM crystals WHERE id > ?"
             " ORDER BY id LIMIT ?",
@@ -409,6 +420,8 @@ class CrystalTables(Connected):
 
     def vector_blocks(self, below_id: int, embedder: str, block: int) -> Iterator[list[VectorRow]]:
         """Active crystals below ``below_id`` with vectors made by ``embedder``, in blocks."""
+        from dreamer.store.rows import VectorRow
+
         # A cursor read across yields must not meet another thread's COMMIT or ROLLBACK on
         # this shared connection: readers and writers take turns.
         with self._write_lock:
@@ -424,6 +437,8 @@ class CrystalTables(Connected):
         self, after_id: int, up_to_id: int, embedder: str, block: int
     ) -> Iterator[list[VectorRow]]:
         """Crystals with vectors made by ``embedder`` and ids in (after_id, up_to_id], by id."""
+        from dreamer.store.rows import VectorRow
+
         # A cursor read across yields must not meet another thread's COMMIT or ROLLBACK on
         # this shared connection: readers and writers take turns.
         with self._write_lock:

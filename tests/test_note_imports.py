@@ -1,0 +1,133 @@
+"""A fresh ``dream note`` process imports only what a note uses (issue 26: cold commands near
+bare Python). Each module below was on the note path once, or would be if someone imported it
+at the top of a module the note loads; the process that writes a note must not load them.
+(``tests/test_coldstart.py`` checks what ``dream note`` and ``dream search`` both leave out.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dreamer.memory.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+# Runs `dream ARGS` as the console script does, then writes the names of every module loaded.
+PROBE = (
+    "import os, sys\n"
+    "sys.argv[0] = 'dream'\n"
+    "from dreamer.cli import run\n"
+    "try:\n"
+    "    run()\n"
+    "finally:\n"
+    "    with open(os.environ['PROBE_OUT'], 'w') as out:\n"
+    "        out.write('\\n'.join(sorted(sys.modules)))\n"
+)
+# Whole packages (the name or anything under it) a note never needs, and why it would load them.
+NEVER = {
+    "click": "the CLI framework: the fast path parses a plain note itself",
+    "numpy": "vectors: a note is stored without one, the next search embeds it",
+    "sqlite_utils": "migrations: only a store with one pending imports it",
+    "filelock": "the lock helper is fcntl/msvcrt; filelock is the tests' own",
+    "platformdirs": "the default workspace folder: -w names it",
+    "dataclasses": "with inspect, ~7 ms: the note path's values are plain classes",
+    "inspect": "loaded by dataclasses and typing helpers",
+    "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
+    "tomllib": "the workspace has no dreamer.toml",
+    "psycopg": "a SQLite workspace",
+    "dreamer.dream": "the dream cycle",
+    "dreamer.agents": "hooks, MCP, ingest",
+    "dreamer.service": "the scheduler",
+    "dreamer.bench": "benchmarks",
+    "dreamer.retrieval": "embedders, vectors and search",
+    "dreamer.cadence": "schedules: loaded when one is set or read",
+    "dreamer.store.rows": "the row dataclasses: a note reads no row",
+    "dreamer.store.postgres": "the PostgreSQL backend",
+    "dreamer.store.sqlite.schema": "migrations, none pending",
+    "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",
+    "dreamer.memory.scratch_rows": "the scratch as PostgreSQL rows",
+    "dreamer.memory.sightings": "only a note written before is a sighting",
+    "dreamer.memory.state": "MEMORY.md: a note never reads it",
+    "dreamer.memory.forgetting": "forget",
+    "dreamer.memory.lifecycle": "ageing, the tick's",
+}
+
+
+def _loaded(folder: Path, text: str) -> set[str]:
+    """The modules a fresh ``dream note -w folder text`` loaded (it must succeed)."""
+    out = folder.parent / "modules.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DREAM_")}
+    env.update(PYTHONPATH=str(ROOT), PROBE_OUT=str(out), PYTHONIOENCODING="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "note", "-w", str(folder), text],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=folder.parent,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().isdigit(), done.stdout  # the new crystal's id
+    return set(out.read_text().split())
+
+
+def _offending(loaded: set[str]) -> dict[str, str]:
+    return {
+        name: why
+        for prefix, why in NEVER.items()
+        for name in loaded
+        if name == prefix or name.startswith(prefix + ".")
+    }
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    with Workspace.open(folder) as ws:
+        ws.init()
+    return folder
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fast path leaves Windows to click")
+def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
+    loaded = _loaded(folder, "the deploy moved to Friday, thanks to the team")
+    assert _offending(loaded) == {}
+    # What it does load: the note reached the scratch and the store through these.
+    assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.store"} <= loaded
+    assert "the deploy moved to Friday" in (folder / "memory" / "scratch.md").read_text()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fast path leaves Windows to click")
+def test_a_note_with_a_secret_and_fields_loads_none_of_it_either(folder):
+    text = "the bot key is sk-ant-api03-" + "a1B2c3D4e5" * 8 + " (rotated after the outage)"
+    loaded = _loaded(folder, text)
+    assert _offending(loaded) == {}
+    assert "[secret:anthropic-key#" in (folder / "memory" / "scratch.md").read_text()
+
+
+def test_the_check_names_a_forbidden_module_and_its_package():
+    assert _offending({"numpy.linalg", "dreamer.dream.cycle", "dreamer.dreaming", "re"}) == {
+        "numpy.linalg": NEVER["numpy"],
+        "dreamer.dream.cycle": NEVER["dreamer.dream"],
+    }
+
+
+def test_the_builtin_sha256_gives_hashlibs_digests():
+    # dreamer.support.sha stands in for hashlib on the note path; a wrong stand-in would give
+    # every note a new content hash and every secret a new placeholder.
+    import hashlib
+
+    from dreamer.store import content_hash
+    from dreamer.support.sha import sha256
+
+    for data in (
+        b"",
+        b"the deploy moved to Friday",
+        "caf\u00e9 \U0001f600".encode(),
+        bytes(range(256)) * 64,
+    ):
+        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
+    text = "  the deploy\nmoved  to Friday "
+    assert content_hash(text) == hashlib.sha256(b"the deploy moved to Friday").hexdigest()
