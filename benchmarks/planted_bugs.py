@@ -98,8 +98,8 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
                 "        raw, text = text, self.redact(text).text\n        about =",
             ),
             (
-                "self.scratch.append(text, moment, importance, about, replaces)",
-                "self.scratch.append(raw, moment, importance, about, replaces)",
+                "self._appender().append(text, moment, importance, about, replaces)",
+                "self._appender().append(raw, moment, importance, about, replaces)",
             ),
         ],
         [R + "test_a_note_reaches_the_scratch_file_redacted"],

@@ -46,12 +46,12 @@ from dreamer.errors import ScratchError
 # here, so that the scratch stays one module to its readers.
 from dreamer.memory.scratch_file import CONTINUATION as CONTINUATION
 from dreamer.memory.scratch_file import HEADER as HEADER
-from dreamer.memory.scratch_file import FileScratch as FileScratch
+from dreamer.memory.scratch_file import FileAppender
 from dreamer.memory.scratch_file import append as append
 from dreamer.memory.scratch_file import format_importance as format_importance
 from dreamer.memory.scratch_file import locked as locked
 from dreamer.memory.scratch_file import render_note as render_note
-from dreamer.support import failures
+from dreamer.support import failures, files
 from dreamer.support.files import atomic_write, fsync_dir
 from dreamer.support.times import parse_iso
 
@@ -327,6 +327,44 @@ def settle(path: Path, keep: Callable[[Note], bool]) -> int:
         )
         atomic_write(aside, _encode(HEADER + "\n" + body))
     return restore(path)
+
+
+class FileScratch(FileAppender):
+    """The scratch as the file ``memory/scratch.md``: a note's append (``FileAppender``, all a
+    fresh ``dream note`` loads) and the dream's reading, rotating and rewriting."""
+
+    def notes(self) -> list[Note]:
+        return parse(self.path).notes
+
+    def waiting(self) -> list[Note]:
+        return parse(self.path).notes + parse(rotated_path(self.path)).notes
+
+    def text(self) -> str:
+        return _encode(_read(self.path)).decode("utf-8", errors="replace")
+
+    def stamp(self) -> object:
+        return files.stamp(self.path)
+
+    def modified(self) -> str | None:
+        return files.modified(self.path)
+
+    def rotate(self) -> list[Note]:
+        return rotate(self.path).notes
+
+    def restore(self) -> int:
+        return restore(self.path)
+
+    def settle(self, keep: Callable[[Note], bool]) -> int:
+        return settle(self.path, keep)
+
+    def rewrite(
+        self,
+        note: Callable[[str], str | None],
+        stray: Callable[[str], str] = str,
+        *,
+        dry_run: bool = False,
+    ) -> int:
+        return rewrite(self.path, note, stray, dry_run=dry_run)
 
 
 class ScratchLog(Protocol):

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dreamer.errors import ScratchError
 from dreamer.support import failures, files
 from dreamer.support.files import atomic_write, fsync_dir, write_all
 from dreamer.support.locks import hold
 from dreamer.support.times import iso
-
-if TYPE_CHECKING:
-    from dreamer.memory.scratch import Note
 
 HEADER = "# Scratch Buffer (Working Memory WAL)\n"
 CONTINUATION = "  "
@@ -112,8 +108,9 @@ def append(
         _append_unlocked(path, render_note(text, at, importance, about, replaces))
 
 
-class FileScratch:
-    """The scratch as the file ``memory/scratch.md`` (see ``dreamer.memory.scratch``)."""
+class FileAppender:
+    """What a note needs of ``memory/scratch.md``: create it, append to it. The whole log
+    (reading, rotating, rewriting) is ``dreamer.memory.scratch.FileScratch``."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -132,51 +129,3 @@ class FileScratch:
         replaces: str | None = None,
     ) -> None:
         append(self.path, text, at, importance, about, replaces)
-
-    # Reading, rotating and rewriting are the dream's, in dreamer.memory.scratch.
-    def notes(self) -> list[Note]:
-        from dreamer.memory.scratch import parse
-
-        return parse(self.path).notes
-
-    def waiting(self) -> list[Note]:
-        from dreamer.memory.scratch import parse, rotated_path
-
-        return parse(self.path).notes + parse(rotated_path(self.path)).notes
-
-    def text(self) -> str:
-        from dreamer.memory.scratch import _encode, _read
-
-        return _encode(_read(self.path)).decode("utf-8", errors="replace")
-
-    def stamp(self) -> object:
-        return files.stamp(self.path)
-
-    def modified(self) -> str | None:
-        return files.modified(self.path)
-
-    def rotate(self) -> list[Note]:
-        from dreamer.memory.scratch import rotate
-
-        return rotate(self.path).notes
-
-    def restore(self) -> int:
-        from dreamer.memory.scratch import restore
-
-        return restore(self.path)
-
-    def settle(self, keep: Callable[[Note], bool]) -> int:
-        from dreamer.memory.scratch import settle
-
-        return settle(self.path, keep)
-
-    def rewrite(
-        self,
-        note: Callable[[str], str | None],
-        stray: Callable[[str], str] = str,
-        *,
-        dry_run: bool = False,
-    ) -> int:
-        from dreamer.memory.scratch import rewrite
-
-        return rewrite(self.path, note, stray, dry_run=dry_run)

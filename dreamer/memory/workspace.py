@@ -45,6 +45,7 @@ from dreamer.support.times import as_utc, parse_iso, utc_now
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
     from dreamer.memory.forgetting import ForgetReport
     from dreamer.memory.scratch import ScratchLog
+    from dreamer.memory.scratch_file import FileAppender
     from dreamer.retrieval.embed import Embedder
     from dreamer.retrieval.search import Hit
     from dreamer.store.rows import Crystal
@@ -123,7 +124,7 @@ class Workspace:
     def init(self) -> None:
         """Create the scratch and the database if they do not exist yet."""
         _ = self.store
-        self.scratch.init()
+        self._appender().init()
 
     @property
     def embedder(self) -> Embedder:
@@ -171,9 +172,18 @@ class Workspace:
             from dreamer.memory.scratch_rows import RowScratch
 
             return RowScratch(store, lambda: self._fence, self.scratch_path)
-        from dreamer.memory.scratch_file import FileScratch
+        from dreamer.memory.scratch import FileScratch
 
         return FileScratch(self.scratch_path)
+
+    def _appender(self) -> ScratchLog | FileAppender:
+        """What a note writes through: the scratch log, or for the file only its append (a
+        fresh ``dream note`` loads no code that reads the log)."""
+        if isinstance(self.store, ScratchRows):
+            return self.scratch
+        from dreamer.memory.scratch_file import FileAppender
+
+        return FileAppender(self.scratch_path)
 
     def read_memory(self, *, errors: str = "strict") -> str:
         """MEMORY.md's committed state: a shared store's state row (the file on this machine
@@ -348,7 +358,7 @@ class Workspace:
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         _ = self.store  # an unreadable database must fail before the scratch changes
-        self.scratch.append(text, moment, importance, about, replaces)
+        self._appender().append(text, moment, importance, about, replaces)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
             for hormone, delta, reason in hormones.stimuli_from_text(
