@@ -155,3 +155,35 @@ def test_the_runtime_schema_list_matches_the_migrations():
 
     every = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
     assert list(SCHEMA) == every  # a new migration must be listed in store/sqlite/db.py SCHEMA
+
+
+def test_opening_a_second_store_keeps_the_locks_the_first_holds(tmp_path, now):
+    """Closing any descriptor of the database drops every POSIX lock the process holds on it,
+    those of SQLite's open connections included. Opening a store must not read the file itself:
+    with the locks gone, another process closing its last connection took itself for the only
+    one, checkpointed and deleted the WAL under the open store (a dream serve's workers and a
+    note writer corrupted the database this way)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "crystals.db"
+    first = Store(path)
+    add(first, "the first store writes", now)  # the WAL now holds a write
+    second = Store(path)  # the same file opened again in this process (a worker thread does)
+    other = (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA journal_mode').fetchone()\n"
+        "c.execute('INSERT INTO meta (key, value) VALUES (?, ?)', ['elsewhere', '1'])\n"
+        "c.close()\n"  # the last connection would checkpoint and delete the WAL
+    )
+    subprocess.run([sys.executable, "-c", other, str(path)], check=True, timeout=60)
+    assert path.with_name("crystals.db-wal").exists()  # others still have it open
+    add(first, "and writes again", now)
+    second.close()
+    first.close()
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA quick_check").fetchone() == ("ok",)
+    texts = {row[0] for row in check.execute("SELECT text FROM crystals")}
+    assert {"the first store writes", "and writes again"} <= texts
+    check.close()

@@ -74,26 +74,31 @@ def _connect(path: Path) -> sqlite_db.Database:
             raise failures.explain_os_error(e, path) or WorkspaceError(
                 f"cannot create {path} ({e.strerror}); check permissions"
             ) from e
-    # SQLite silently re-initialises a short garbage file; check the magic bytes first.
+    # SQLite takes a file shorter than its header for an empty one, and writes a database over
+    # it; no database is 1-511 bytes long (its pages are 512 bytes or more).
     try:
-        if existed and path.is_file() and path.stat().st_size:
-            with path.open("rb") as handle:
-                if handle.read(16) != b"SQLite format 3\x00":
-                    raise StoreCorrupt(
-                        f"{path} is not a SQLite database (its first bytes say otherwise); "
-                        "move it aside to start a fresh one (notes still in memory/scratch.md "
-                        "are indexed again at the next dream)"
-                    )
+        size = path.stat().st_size if existed else 0
     except OSError as e:
         raise failures.explain_os_error(e, path) or WorkspaceError(
             f"cannot read {path} ({e.strerror}); check permissions"
         ) from e
+    if 0 < size < 512:
+        raise StoreCorrupt(
+            f"{path} is not a SQLite database ({size} bytes, shorter than any); move it aside "
+            "to start a fresh one (notes still in memory/scratch.md are indexed again at the "
+            "next dream)"
+        )
     conn = None
     try:
         conn = sqlite_errors.connect(
             path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
         )
         conn.execute("PRAGMA busy_timeout = 30000")
+        # A file that is no SQLite database fails here, before anything is written to it. Its
+        # first bytes are read by SQLite, never by a file of our own: closing any descriptor
+        # of the database drops every POSIX lock this process holds on it, a lock SQLite's
+        # connections in other threads rely on (another process then writes under them).
+        conn.execute("PRAGMA schema_version").fetchone()
         mode = _switch_to_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
