@@ -105,18 +105,23 @@ def search_in(
     """``dream search``: print the hits, or their JSON."""
     with ws:
         hits = ws.search(query, limit=limit, search_type=search_type)
+    show_hits([hit.to_dict() for hit in hits], query, as_json, echo)
+
+
+def show_hits(hits: list[dict[str, Any]], query: str, as_json: bool, echo: Echo) -> None:
+    """Print search hits (``Hit.to_dict``s, searched here or by serve's search door)."""
     if as_json:
-        echo(json_text([hit.to_dict() for hit in hits]))
+        echo(json_text(hits))
         return
     if not hits:
         echo(f"No memories match {query!r}.")
         return
     for hit in hits:
         echo(
-            f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
-            f"{hit.created_at}  [{hit.lifecycle}]"
+            f"#{hit['id']}  score {hit['score']:.4f}  {hit['source']}/{hit['semantic_type']}  "
+            f"{hit['created_at']}  [{hit['lifecycle']}]"
         )
-        text = shown(hit.text, f"dream get {hit.id}")  # --json gives every hit whole
+        text = shown(hit["text"], f"dream get {hit['id']}")  # --json gives every hit whole
         echo("    " + text.replace("\n", "\n    "))
 
 
@@ -302,6 +307,14 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values.get("background", False),
             values["workspace"],
         )
+    if command == "search":
+        from dreamer.cli import door  # a running `dream serve` answers without numpy or store
+
+        query, limit = values["query"], values.get("limit", DEFAULT_LIMIT)
+        hits = door.ask(values["workspace"], query, limit, values.get("search_type", "both"))
+        if hits is not None:
+            show_hits(hits, query, values.get("as_json", False), _echo)
+            return 0
     ws = _open(values["workspace"], create=command == "note")
     if ws is None:
         return None
