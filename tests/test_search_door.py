@@ -131,6 +131,7 @@ def _search(root: Path, args: list[str], env: dict[str, str], probe: Path) -> tu
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "search", *args, "-w", str(root)],
         env={**env, "PROBE_OUT": str(probe)},
+        cwd=env["HOME"],  # -c puts the current folder first on sys.path: not a checkout
         capture_output=True,
         text=True,
         timeout=60,
@@ -174,16 +175,64 @@ def test_a_search_answered_by_the_door_prints_what_it_prints_by_itself(tmp_path,
     assert _logged(twin) == [args[0] for args in QUERIES]
 
 
-def test_other_dream_settings_are_searched_by_the_process_itself(tmp_path, env, serving):
+def test_a_search_with_other_settings_than_serve_gets_its_own(tmp_path, env, serving):
+    # serve runs with the default embedder; this search's own settings name another one
+    root, serve = serving
+    for text in NOTES:
+        _dream(["note", text, "-w", str(root)], env)
+    twin = tmp_path / "b"
+    shutil.copytree(root, twin)
+    hashing = {**env, "DREAM_EMBEDDER": "hashing", "ANTHROPIC_API_KEY": "sk-ant-not-sent"}
+    args = ["when does the billing deploy happen", "--json"]
+    served, modules = _search(root, args, hashing, tmp_path / "p")
+    assert "numpy" not in modules  # the door answered ...
+    alone, _ = _search(twin, args, _no_door(hashing, tmp_path), tmp_path / "q")
+    assert served == alone  # ... with this process's settings
+    default, _ = _search(root, args, env, tmp_path / "r")
+    assert json.loads(served) and json.loads(default) != json.loads(served)  # not serve's
+    assert serve.log().count("search door: answered") == 2
+    assert "sk-ant-not-sent" not in serve.log()
+    assert _logged(root) == [args[0], args[0]]
+
+
+def test_the_settings_variables_sent_are_those_dreamer_reads():
+    from dreamer.config import Settings, describe
+
+    outside = sorted(
+        row["env"] for row in describe(Settings()) if not row["env"].startswith("DREAM_")
+    )
+    assert outside == sorted(door.OTHER_SETTINGS)
+    sent = door.settings_env(
+        {
+            "DREAM_MODEL": "m",
+            "DREAM_WORKSPACE": "/w",
+            "PATH": "/bin",
+            "ANTHROPIC_API_KEY": "sk-ant-secret",
+            "OPENAI_API_KEY": "  ",
+        }
+    )
+    # a key travels as whether it is set (a blank one is an error the asker must see)
+    assert sent == {"DREAM_MODEL": "m", "ANTHROPIC_API_KEY": "set", "OPENAI_API_KEY": "  "}
+
+
+def test_another_version_or_copy_of_dreamer_searches_by_itself(tmp_path, env, serving):
     root, serve = serving
     _dream(["note", NOTES[0], "-w", str(root)], env)
-    other = {**env, "DREAM_SEARCH_SOURCES": "memory"}
-    out, modules = _search(root, ["deploy", "--json"], other, tmp_path / "p")
-    assert "numpy" in modules
-    assert json.loads(out)[0]["text"] == NOTES[0]
-    assert "declined (other DREAM_* settings (DREAM_SEARCH_SOURCES))" in serve.log()
+    copy = tmp_path / "copy"
+    shutil.copytree(
+        Path(door.__file__).parents[1],
+        copy / "dreamer",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    for version, why in ((None, "dreamer from "), ("0.0.0", "dreamer '0.0.0' asked")):
+        if version is not None:
+            (copy / "dreamer" / "support" / "version.py").write_text(f'__version__ = "{version}"\n')
+        other = {**env, "PYTHONPATH": str(copy)}
+        out, modules = _search(root, ["deploy"], other, tmp_path / f"p{version}")
+        assert "numpy" in modules and NOTES[0] in out
+        assert f"declined ({why}" in serve.log()
     assert "search door: answered" not in serve.log()
-    assert _logged(root) == ["deploy"]
+    assert _logged(root) == ["deploy", "deploy"]
 
 
 def test_a_stopped_serve_costs_the_budget_and_never_searches_twice(tmp_path, env, serving):
@@ -299,13 +348,20 @@ def test_bad_requests_get_an_answer_and_the_door_stays_open(tmp_path, env, servi
     root, serve = serving
     path = str(door.socket_path(env))
     good = _request(root, env, "deploy")
+    kept_in_postgres = tmp_path / "pg"
+    _dream(["init", "-w", str(kept_in_postgres)], env)  # made as SQLite, then pointed away
+    (kept_in_postgres / "dreamer.toml").write_text(
+        '[memory.store]\nurl = "postgresql://dreamer@127.0.0.1:9/none"\n'
+    )
     cases = [
         (b"not json\n", "not a JSON request"),
         (b"[1, 2]\n", "a request is a JSON object"),
         ({**good, "protocol": 99}, "door protocol 99 asked"),
         ({**good, "version": "0.0.1"}, "dreamer '0.0.1' asked"),
         ({**good, "package": "/elsewhere/dreamer"}, "dreamer from '/elsewhere/dreamer'"),
-        ({**good, "env": {}}, "other DREAM_* settings (DREAM_DREAM_ENABLED)"),
+        ({**good, "env": {"PATH": "/bin"}}, "env: the asker's settings variables"),
+        ({**good, "env": {"DREAM_MODEL": 3}}, "env: the asker's settings variables"),
+        (_request(kept_in_postgres, env, "deploy"), "kept in PostgreSQL"),
         ({**good, "root": "relative/path"}, "root: an absolute workspace folder"),
         ({**good, "limit": True}, "limit: a whole number"),
         ({**good, "limit": 0}, "limit: from 1 to"),
@@ -360,3 +416,31 @@ def test_a_socket_path_too_long_opens_no_door(tmp_path, env):
         assert "numpy" in modules and NOTES[0] in out
     finally:
         serve.stop()
+
+
+def test_a_serve_whose_code_changed_on_disk_lets_searches_run_by_themselves(tmp_path, env):
+    # e.g. dreamer upgraded in place, or a checkout edited, while serve runs the old code
+    copy = tmp_path / "copy"
+    shutil.copytree(
+        Path(door.__file__).parents[1],
+        copy / "dreamer",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    env = {**env, "PYTHONPATH": str(copy)}
+    root = tmp_path / "a"
+    _dream(["init", "-w", str(root)], env)
+    _dream(["note", NOTES[0], "-w", str(root)], env)
+    serve = Serve(root, env)
+    try:
+        serve.wait_for("search door: warm")
+        out, modules = _search(root, ["deploy"], env, tmp_path / "p")
+        assert "numpy" not in modules and NOTES[0] in out
+        changed = copy / "dreamer" / "retrieval" / "search.py"
+        later = changed.stat().st_mtime + 60
+        os.utime(changed, (later, later))
+        out, modules = _search(root, ["deploy"], env, tmp_path / "q")
+        assert "numpy" in modules and NOTES[0] in out
+        assert f"{changed} changed since serve loaded it" in serve.log()
+    finally:
+        serve.stop()
+    assert _logged(root) == ["deploy", "deploy"]

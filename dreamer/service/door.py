@@ -9,13 +9,15 @@ does), runs ``ws.search`` (which embeds waiting notes and logs the search, as th
 closes it (the search log is written then) and answers the hits as dicts. The exchange and
 why it has a ``go`` step are in ``dreamer.support.door``.
 
-The door answers only what the asking process would have answered itself, and declines
-anything else (the process then searches by itself, with the same output): another door
-protocol, another dreamer version or copy of the package, dreamer's code changed on disk
-since serve loaded it, other ``DREAM_*`` settings, a workspace folder that is not the same
-folder here (another mount namespace), a workspace kept in PostgreSQL or one that cannot be
-opened. Only the same user gets in: the folder is 0700, the socket 0600, and where the
-platform tells (``SO_PEERCRED``) the peer's uid is checked too.
+The door answers only what the asking process would have answered itself. It opens the
+workspace with the asker's settings variables (``DREAM_*``, and the few others
+``dreamer.config`` reads, keys masked: ``dreamer.support.door.settings_env``), not serve's
+own, and declines anything else (the process then searches by itself, with the same
+output): another door protocol, another dreamer version or copy of the package, dreamer's
+code changed on disk since serve loaded it, a workspace folder that is not the same folder
+here (another mount namespace), a workspace kept in PostgreSQL or one that cannot be opened.
+Only the same user gets in: the folder is 0700, the socket 0600, and where the platform
+tells (``SO_PEERCRED``) the peer's uid is checked too.
 
 Requests are read on short-lived threads (at most ``MAX_CLIENTS`` at once) and searched one
 at a time; a request that waits ``LOCK_WAIT`` seconds for its turn is declined as busy, so
@@ -47,8 +49,8 @@ from dreamer.support.door import (
     MAX_REQUEST_BYTES,
     PROTOCOL,
     available,
+    is_setting,
     package_dir,
-    settings_env,
     too_long,
 )
 from dreamer.support.files import DIR_MODE, FILE_MODE
@@ -76,8 +78,7 @@ class Door:
         warm: Sequence[Path] = (),
     ):
         self.path = path
-        self.environ = dict(os.environ if environ is None else environ)
-        self._settings = settings_env(self.environ)
+        self.environ = dict(os.environ if environ is None else environ)  # for the warm-up
         self._warm = list(warm)
         self._stack = contextlib.ExitStack()
         self._listener: socket.socket | None = None
@@ -260,7 +261,9 @@ class Door:
     def _search(self, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
         """Open, say ready, wait for go, search, close: the answer (None if the asker left)."""
         try:
-            ws = Workspace.open(request["root"], create=False, environ=self.environ)
+            # The asker's settings, not serve's: a serve started with other DREAM_* variables
+            # (a systemd unit's) answers each search as its own process would.
+            ws = Workspace.open(request["root"], create=False, environ=request["env"])
         except Exception as e:  # noqa: BLE001 - the asker opens it itself and says what is wrong
             _send(conn, {"declined": f"cannot open the workspace ({_describe(e)})"})
             return None
@@ -301,12 +304,11 @@ class Door:
         if request.get("package") != package_dir():
             return f"dreamer from {request.get('package')!r}; this serve runs {package_dir()}"
         env = request.get("env")
-        if not isinstance(env, dict):
-            return "env: the asker's DREAM_* settings are required"
-        if env != self._settings:
-            mine = self._settings
-            names = sorted(k for k in {*env, *mine} if env.get(k) != mine.get(k))
-            return f"other DREAM_* settings ({', '.join(names)})"  # names only: values may be keys
+        if not isinstance(env, dict) or not all(
+            isinstance(name, str) and is_setting(name) and isinstance(value, str)
+            for name, value in env.items()
+        ):
+            return "env: the asker's settings variables (DREAM_* and the like) are required"
         root, query, limit = request.get("root"), request.get("query"), request.get("limit")
         if not isinstance(root, str) or not os.path.isabs(root):
             return "root: an absolute workspace folder is required"

@@ -6,7 +6,7 @@ knocking process must not pay for what the door saves it.
 
 The exchange, one JSON line each way at each step::
 
-    search  -> door    the request: versions, DREAM_* settings, workspace, query, limit, type
+    search  -> door    the request: versions, settings variables, workspace, query, limit, type
     door    -> search  {"ready": true} (the door will search now) or {"declined": why}
     search  -> door    {"go": true}: from here the search waits for the answer, however long
     door    -> search  {"hits": [...]} or {"failed": why}
@@ -33,6 +33,10 @@ LOCK_NAME = "search.lock"
 BUDGET = 3.0
 # A request's longest line: a query given on a command line is at most 128 KiB on Linux.
 MAX_REQUEST_BYTES = 1 << 20
+# The settings read from variables outside DREAM_* (tests/test_search_door.py keeps the list
+# in step with dreamer.config), and which of them are keys.
+OTHER_SETTINGS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+API_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 # AF_UNIX's sun_path holds 108 bytes on Linux and 104 on macOS and the BSDs, NUL included.
 MAX_PATH_BYTES = 107 if sys.platform.startswith("linux") else 103
 
@@ -53,12 +57,25 @@ def too_long(path: Path) -> bool:
 
 
 def settings_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The DREAM_* variables that shape a search's answer (the workspace is resolved apart)."""
-    return {
-        name: value
-        for name, value in environ.items()
-        if name.startswith("DREAM_") and name != "DREAM_WORKSPACE"
-    }
+    """The variables a search's settings are read from, the API keys masked.
+
+    The door opens the workspace with these, not with its own: the settings are exactly
+    those of the asking process (``DREAM_WORKSPACE`` is resolved before asking). A search
+    never uses an API key, only whether the setting is valid (blank is an error), so a key
+    travels as ``"set"`` and a blank one as itself.
+    """
+    env = {name: value for name, value in environ.items() if is_setting(name)}
+    for name in API_KEYS:
+        if env.get(name, "").strip():
+            env[name] = "set"
+    return env
+
+
+def is_setting(name: str) -> bool:
+    """Whether ``name`` is a variable dreamer's settings read (``dreamer.config``)."""
+    if name.startswith("DREAM_"):
+        return name != "DREAM_WORKSPACE"
+    return name in OTHER_SETTINGS
 
 
 def package_dir() -> str:
