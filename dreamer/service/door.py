@@ -44,6 +44,7 @@ from typing import Any
 from dreamer.errors import DreamError, LockHeld
 from dreamer.kinds import SEARCH_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT, Workspace
+from dreamer.store.sqlite.store import SQLiteStore
 from dreamer.support.door import (
     LOCK_NAME,
     MAX_REQUEST_BYTES,
@@ -251,7 +252,6 @@ class Door:
             self._turn.release()
         if answer is None:
             return
-        _send(conn, answer)
         log.debug(
             "search door: answered %s in %.0f ms",
             f"{len(answer['hits'])} hit(s)" if "hits" in answer else answer,
@@ -259,7 +259,8 @@ class Door:
         )
 
     def _search(self, conn: socket.socket, request: dict[str, Any]) -> dict[str, Any] | None:
-        """Open, say ready, wait for go, search, close: the answer (None if the asker left)."""
+        """Open, say ready, wait for go, search, answer, close: the answer sent (None when
+        there was none to send: declined, or the asker left)."""
         try:
             # The asker's settings, not serve's: a serve started with other DREAM_* variables
             # (a systemd unit's) answers each search as its own process would.
@@ -267,8 +268,6 @@ class Door:
         except Exception as e:  # noqa: BLE001 - the asker opens it itself and says what is wrong
             _send(conn, {"declined": f"cannot open the workspace ({_describe(e)})"})
             return None
-        rows: list[dict[str, Any]] | None = None
-        failure = ""
         try:
             if ws.settings.store_url:
                 _send(conn, {"declined": "the workspace is kept in PostgreSQL"})
@@ -276,22 +275,17 @@ class Door:
             _send(conn, {"ready": True})
             if _read_json(conn) != {"go": True}:
                 raise _Gone  # it gave up before go: nothing searched, nothing logged
-            try:
-                hits = ws.search(
-                    request["query"], limit=request["limit"], search_type=request["search_type"]
-                )
-                rows = [hit.to_dict() for hit in hits]
-            except Exception as e:  # noqa: BLE001 - the asker searches itself and reports it
-                failure = _describe(e)
+            answer = _answer(ws, request)
+            # Sent before the connection closes (SQLite checkpoints its log then): the asker
+            # need not wait for that. The search log is already written, as the command
+            # writes it before it prints.
+            _send(conn, answer)
+            return answer
         finally:
             try:
-                ws.close()  # writes the search log: before the answer, never after it
-            except Exception as e:  # noqa: BLE001
-                rows, failure = None, failure or _describe(e)
-        if rows is None:
-            log.warning("search door: a search failed (%s); it ran again in its process", failure)
-            return {"failed": failure}
-        return {"hits": rows}
+                ws.close()
+            except Exception as e:  # noqa: BLE001 - answered already; serve goes on
+                log.warning("search door: closing %s failed (%s)", request["root"], _describe(e))
 
     def _check(self, request: Any) -> str | None:
         """Why this door must not answer ``request`` (None: it answers exactly as the asker)."""
@@ -373,6 +367,21 @@ class Door:
         log.debug("search door: warm (%s)", ", ".join(sorted(seen)) or "nothing")
 
 
+def _answer(ws: Workspace, request: dict[str, Any]) -> dict[str, Any]:
+    """Search and write the search log, as ``dream search`` does before it prints."""
+    try:
+        hits = ws.search(
+            request["query"], limit=request["limit"], search_type=request["search_type"]
+        )
+        store = ws.store
+        if isinstance(store, SQLiteStore):  # always (PostgreSQL is declined); the log is written
+            store.settle()  # here, where the command's close writes it, and fails as it would
+    except Exception as e:  # noqa: BLE001 - the asker searches itself and reports it
+        log.warning("search door: a search failed (%s); it runs again in its process", _describe(e))
+        return {"failed": _describe(e)}
+    return {"hits": [hit.to_dict() for hit in hits]}
+
+
 def _own_folder(folder: Path) -> None:
     """Make ``folder`` (0700) or check that it is this user's own and only theirs."""
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -433,7 +442,8 @@ def _read_json(conn: socket.socket) -> Any:
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
     try:
-        conn.sendall(json.dumps(message).encode("ascii") + b"\n")
+        # default=str: what the command's own --json does with a value JSON has no type for
+        conn.sendall(json.dumps(message, default=str).encode("ascii") + b"\n")
     except OSError as e:
         raise _Gone from e
 
