@@ -33,7 +33,13 @@ PROBE = (
     "from dreamer.cli import run\n"
     "run()\n"
 )
-HEAVY = ("numpy", "dreamer.retrieval.search", "dreamer.retrieval.vectors", "dreamer.store.sqlite")
+HEAVY = (
+    "numpy",
+    "dreamer.memory.workspace",
+    "dreamer.retrieval.search",
+    "dreamer.retrieval.vectors",
+    "dreamer.store.sqlite",
+)
 NOTES = [
     "The deploy of the billing service moved to Friday after the load test",
     "Ada prefers tea over coffee in the morning standups",
@@ -74,9 +80,10 @@ class Serve:
     def log(self) -> str:
         return "".join(self.lines)
 
-    def wait_for(self, text: str, timeout: float = 30) -> None:
+    def wait_for(self, text: str, timeout: float = 30, count: int = 1) -> None:
+        """Until serve has logged ``text`` (``count`` times: it logs an answer after sending)."""
         deadline = time.monotonic() + timeout
-        while text not in self.log():
+        while self.log().count(text) < count:
             assert self.proc.poll() is None, self.log()
             assert time.monotonic() < deadline, f"no {text!r} in:\n{self.log()}"
             time.sleep(0.05)
@@ -169,6 +176,7 @@ def test_a_search_answered_by_the_door_prints_what_it_prints_by_itself(tmp_path,
         if "--json" in args:
             assert isinstance(json.loads(answered), list)
     assert json.loads(_search(root, ["deploy", "--json"], env, tmp_path / "p")[0])
+    serve.wait_for("search door: answered", count=len(QUERIES) + 1)
     assert serve.log().count("search door: answered") == len(QUERIES) + 1
     # every search logged once, in its own workspace, whoever answered it
     assert _logged(root) == [args[0] for args in QUERIES] + ["deploy"]
@@ -190,6 +198,7 @@ def test_a_search_with_other_settings_than_serve_gets_its_own(tmp_path, env, ser
     assert served == alone  # ... with this process's settings
     default, _ = _search(root, args, env, tmp_path / "r")
     assert json.loads(served) and json.loads(default) != json.loads(served)  # not serve's
+    serve.wait_for("search door: answered", count=2)
     assert serve.log().count("search door: answered") == 2
     assert "sk-ant-not-sent" not in serve.log()
     assert _logged(root) == [args[0], args[0]]
@@ -292,7 +301,7 @@ def test_a_second_serve_leaves_the_door_to_the_first(tmp_path, env, serving):
     finally:
         second.stop()
     assert door.socket_path(env).exists()  # the second's stop left the first's door alone
-    assert "search door: answered" in first.log()
+    first.wait_for("search door: answered")
 
 
 def test_the_door_is_only_this_users(tmp_path, env, serving):

@@ -25,8 +25,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from dreamer.errors import DreamError, InvalidNote
-from dreamer.kinds import SEARCH_TYPES
-from dreamer.memory.workspace import MAX_SEARCH_LIMIT, check_note_size
+from dreamer.kinds import MAX_SEARCH_LIMIT, SEARCH_TYPES
 from dreamer.support import failures
 from dreamer.support.bounds import shown
 
@@ -90,6 +89,9 @@ def read_stdin(max_chars: int) -> str:
     limit = 4 * max_chars
     data = sys.stdin.buffer.read(limit + 1)
     if len(data) > limit:
+        # Imported here: a search the serve's door answers never loads the workspace.
+        from dreamer.memory.workspace import check_note_size
+
         check_note_size(limit + 1, max_chars, more=True)
     try:
         return data.decode("utf-8")

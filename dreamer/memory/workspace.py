@@ -31,7 +31,7 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
+from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
 from dreamer.retrieval.embed import Embedder, embed_texts, embedder_for, to_blob
 from dreamer.retrieval.reindex import embed_waiting
@@ -50,7 +50,6 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.retrieval.search import Hit
 
 DEFAULT_IMPORTANCE = 0.7
-MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
 # A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
 LEASE_TTL = timedelta(minutes=2)
 
