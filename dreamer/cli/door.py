@@ -35,11 +35,11 @@ def ask(
     path = door.socket_path()
     if door.too_long(path):
         return None
-    root = location.resolve(workspace)[0]
     try:
+        root = location.resolve(workspace)[0]
         memory = os.stat(root / "memory")  # no workspace: this process says so itself
         folder = os.stat(path.parent)
-    except OSError:
+    except (OSError, ValueError):  # whatever is wrong, this process meets it and says so
         return None
     if folder.st_uid != os.geteuid() or folder.st_mode & 0o077:
         return None  # not a folder only this user can enter: not our door

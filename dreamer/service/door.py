@@ -196,6 +196,14 @@ class Door:
     # --- answering ------------------------------------------------------------------------
 
     def _accept(self) -> None:
+        try:
+            self._accept_until_closed()
+        except Exception:  # noqa: BLE001 - a bug: stop answering, but never leave a socket
+            # that accepts and never answers (every search would wait out its budget)
+            log.exception("search door: stopped answering; each 'dream search' runs by itself")
+            self.close()
+
+    def _accept_until_closed(self) -> None:
         while not self._closed.is_set():
             listener = self._listener
             if listener is None:
@@ -213,7 +221,12 @@ class Door:
             if not self._slots.acquire(blocking=False):
                 conn.close()  # too many at once: that process searches by itself
                 continue
-            threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+            try:
+                threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+            except RuntimeError as e:  # no thread to be had: that process searches itself
+                log.warning("search door: could not take a request (%s)", e)
+                self._slots.release()
+                conn.close()
 
     def _serve_one(self, conn: socket.socket) -> None:
         try:
