@@ -58,7 +58,12 @@ def _log_to_stderr(verbose: bool) -> None:
     show_default=True,
     help="Jobs run at once, whatever the number of workspaces (each holds a few open files).",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Log APScheduler's own messages, and each search the door answers or declines, too.",
+)
 @click.option(
     "--report-every",
     type=click.IntRange(min=0),
@@ -96,9 +101,9 @@ def serve(
     (see 'dream status').
 
     It also opens the search door: a fresh 'dream search' by the same user hands its query
-    to this process, which has the embedder loaded and answers exactly what the search
-    would print by itself, several times sooner. A search finds no serve, or one with
-    other DREAM_* settings or another dreamer version: it searches by itself, same output.
+    to this process, which has the embedder loaded, searches with that command's own
+    settings and answers exactly what it would print by itself, several times sooner.
+    Without a serve, or with another dreamer version, a search runs by itself: same output.
 
     \b
     Examples:
