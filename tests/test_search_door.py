@@ -453,3 +453,34 @@ def test_a_serve_whose_code_changed_on_disk_lets_searches_run_by_themselves(tmp_
     finally:
         serve.stop()
     assert _logged(root) == ["deploy", "deploy"]
+
+
+def test_a_door_that_dies_after_go_leaves_the_search_to_the_process(tmp_path, env):
+    # A fake door at the transport boundary: it takes the request, says ready, hears the go
+    # and drops the connection, as a serve killed in the middle of a search would.
+    root = tmp_path / "a"
+    _dream(["init", "-w", str(root)], env)
+    _dream(["note", NOTES[0], "-w", str(root)], env)
+    path = door.socket_path(env)
+    path.parent.mkdir(mode=0o700)
+    heard: list[bytes] = []
+
+    def dying_door(listener: socket.socket) -> None:
+        conn, _ = listener.accept()
+        with conn:
+            reader = conn.makefile("rb")
+            heard.append(reader.readline())
+            conn.sendall(b'{"ready": true}\n')
+            heard.append(reader.readline())
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(str(path))
+        listener.listen(1)
+        fake = threading.Thread(target=dying_door, args=(listener,), daemon=True)
+        fake.start()
+        out, modules = _search(root, ["deploy", "--json"], env, tmp_path / "p")
+        fake.join(timeout=10)
+    assert json.loads(heard[0])["query"] == "deploy" and json.loads(heard[1]) == {"go": True}
+    assert "numpy" in modules  # searched by itself after the door went away
+    alone, _ = _search(root, ["deploy", "--json"], _no_door(env, tmp_path), tmp_path / "q")
+    assert out == alone and json.loads(out)[0]["text"] == NOTES[0]
