@@ -23,7 +23,12 @@ Bare Python runs with the same interpreter, environment and ``PYTHONPATH`` in ea
 ``dreamer/``, ``prompts/``, ``schemas/`` and ``pyproject.toml``, e.g. from ``git archive``; it
 must read the workspaces this version makes), so that a change is compared under one load.
 The note command writes into its own workspace; search and the hook read another that holds
-``--notes`` notes, all embedded, so each search measures a steady state. Figures go in
+``--notes`` notes, all embedded, so each search measures a steady state. ``dream search (serve
+running)`` is the same search with a ``dream serve`` over that workspace (one per mode, from
+that mode's copy, started here with its own ``XDG_RUNTIME_DIR``): its search door answers, so
+the process imports neither numpy nor the store. Every other command runs with an empty
+``XDG_RUNTIME_DIR``, so no serve answers it (yours neither), and all run with dreams off
+(``DREAM_DREAM_ENABLED=false``: the serves never dream over the searched notes). Figures go in
 docs/bench.md ("Cold start").
 """
 
@@ -38,6 +43,7 @@ import random
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,8 +55,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("dreamer", "prompts", "schemas", "plugin")  # and pyproject.toml, for the script
 # The issue's bar: a command's p50 over bare Python's p50, in each mode.
-TARGETS = {"dream note": 6.0, "dream search": 8.0}
+TARGETS = {"dream note": 6.0, "dream search": 8.0, "dream search (serve running)": 8.0}
 PARTS = ("import filelock", "import numpy", "import click")
+SERVED = "dream search (serve running)"  # the one command a running serve's door answers
 
 
 def _copy(source: Path, into: Path, *, compiled: bool) -> Path:
@@ -91,6 +98,7 @@ def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[s
         "import dreamer.cli": (["-c", "import dreamer.cli"], ""),
         "dream note": ([*cli, "note", "-w", note_ws, "cold start note {i} on the release"], ""),
         "dream search": ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
+        SERVED: ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
         "dream hook session-start": ([*cli, "hook", "session-start", "-w", search_ws], start),
         # What is left of them, for scale: the lock library of every write, the vector maths
         # of every search, the CLI framework (which the fast path skips).
@@ -121,9 +129,10 @@ def _run(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float
     return wall, cpu
 
 
-def _env(path: Path, home: Path) -> dict[str, str]:
+def _env(path: Path, home: Path, runtime: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAM_")}
     env.update(PYTHONPATH=str(path), PYTHONDONTWRITEBYTECODE="1", HOME=str(home))
+    env.update(XDG_RUNTIME_DIR=str(runtime), DREAM_DREAM_ENABLED="false")
     for blas in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(blas, "1")  # as dreamer.cli sets them, for the bare numpy import too
     env.pop("PYTHONPYCACHEPREFIX", None)
@@ -144,12 +153,83 @@ def _check_copy(env: dict[str, str], path: Path) -> None:
         raise SystemExit(f"dreamer was imported from {where}, not from the copy at {path}")
 
 
+def _serve(dream: Path, search_ws: str, env: dict[str, str], log: Path) -> subprocess.Popen:
+    """A ``dream serve`` over the searched workspace, once its door has answered a search."""
+    with log.open("w") as out:
+        serve = subprocess.Popen(
+            [sys.executable, str(dream), "serve", "-w", search_ws, "-v"],
+            env=env,
+            cwd=env["HOME"],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+        )
+    deadline = time.monotonic() + 120
+    while "search door: open at" not in log.read_text():
+        if serve.poll() is not None or time.monotonic() > deadline:
+            _stop(serve)
+            raise SystemExit(f"dream serve opened no search door:\n{log.read_text()}")
+        time.sleep(0.1)
+    while True:  # its first search loads what the rounds then find loaded
+        subprocess.run(
+            [sys.executable, str(dream), "search", "-w", search_ws, "warm up"],
+            env=env,
+            cwd=env["HOME"],
+            capture_output=True,
+            check=True,
+        )
+        if "search door: answered" in log.read_text():
+            return serve
+        if time.monotonic() > deadline:
+            _stop(serve)
+            raise SystemExit(f"dream serve's door answered no search:\n{log.read_text()}")
+        time.sleep(0.5)
+
+
+def _stop(serve: subprocess.Popen) -> None:
+    if serve.poll() is None:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            serve.kill()
+            serve.wait()
+
+
 def _stats(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
     return {
         "p50": statistics.median(ordered),
         "p90": ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))],
     }
+
+
+def _rounds(
+    runs: int,
+    seed: int,
+    pairs: list[tuple[str, str]],
+    commands: dict[str, tuple[list[str], str]],
+    paths: dict[str, Path],
+    envs: dict[str, dict[str, str]],
+    served: dict[str, dict[str, str]],
+) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], list[float]]]:
+    """Wall and CPU times of each (mode, command), ``runs`` shuffled rounds of every pair."""
+    wall: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
+    cpu: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
+    order = random.Random(seed)
+    for i in range(runs):
+        order.shuffle(pairs)
+        for mode, name in pairs:
+            args, stdin = commands[name]
+            argv = [
+                a.replace("{i}", f"{mode.replace(' ', '-')}-{i}").replace(
+                    "{dream}", str(paths[mode] / "dream")
+                )
+                for a in args
+            ]
+            w, c = _run(argv, stdin, served[mode] if name == SERVED else envs[mode])
+            wall[mode, name].append(w)
+            cpu[mode, name].append(c)
+    return wall, cpu
 
 
 def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) -> dict[str, Any]:
@@ -159,11 +239,19 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
         base = Path(tmp)
         home = base / "home"
         home.mkdir()
+        nowhere = base / "no-door"  # an empty runtime folder: no serve answers there
+        nowhere.mkdir(mode=0o700)
         paths = {}
         for n, (label, source) in enumerate(sources.items()):
             paths["pyc" + label] = _copy(source, base / f"pyc{n}", compiled=True)
             paths["no pyc" + label] = _copy(source, base / f"src{n}", compiled=False)
-        envs = {mode: _env(path, home) for mode, path in paths.items()}
+        envs = {mode: _env(path, home, nowhere) for mode, path in paths.items()}
+        # Each version's own serve and door (a door answers only the copy it runs from).
+        served = {}
+        for n, mode in enumerate(m for m in paths if not m.endswith("before")):
+            runtime = base / f"door{n}"
+            runtime.mkdir(mode=0o700)
+            served[mode] = {**envs[mode], "XDG_RUNTIME_DIR": str(runtime)}
         for mode, path in paths.items():
             _check_copy(envs[mode], path)
         sys.path.insert(0, str(ROOT))
@@ -181,24 +269,18 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
             (mode, name)
             for mode in paths
             for name in commands
-            if not (mode.endswith("before") and name in PARTS)  # the same libraries
+            # the same libraries; and a version before the search door has none
+            if not (mode.endswith("before") and (name in PARTS or name == SERVED))
         ]
-        wall: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
-        cpu: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
-        order = random.Random(seed)
-        for i in range(runs):
-            order.shuffle(pairs)
-            for mode, name in pairs:
-                args, stdin = commands[name]
-                argv = [
-                    a.replace("{i}", f"{mode.replace(' ', '-')}-{i}").replace(
-                        "{dream}", str(paths[mode] / "dream")
-                    )
-                    for a in args
-                ]
-                w, c = _run(argv, stdin, envs[mode])
-                wall[mode, name].append(w)
-                cpu[mode, name].append(c)
+        serves = []
+        try:
+            for mode, env in served.items():
+                log = base / f"serve-{mode.replace(' ', '-')}.log"
+                serves.append(_serve(paths[mode] / "dream", search_ws, env, log))
+            wall, cpu = _rounds(runs, seed, pairs, commands, paths, envs, served)
+        finally:
+            for serve in serves:
+                _stop(serve)
         for mode, path in paths.items():
             stray = list((path / "dreamer").rglob("*.pyc")) if mode.startswith("no") else []
             if stray:

@@ -12,6 +12,8 @@ LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten")
 STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
 # What a search looks in: session transcripts, everything else, or both.
 SEARCH_TYPES = ("conversations", "facts", "both")
+MAX_SEARCH_LIMIT = 1000  # hits a search returns at most: nobody reads more; SQLite also caps
+# how many ids one query binds
 
 _DIRECTIVE = re.compile(
     r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"

@@ -24,8 +24,7 @@ from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from dreamer.errors import DreamError, InvalidNote
-from dreamer.kinds import SEARCH_TYPES
-from dreamer.memory.workspace import MAX_SEARCH_LIMIT, check_note_size
+from dreamer.kinds import MAX_SEARCH_LIMIT, SEARCH_TYPES
 from dreamer.support import failures
 from dreamer.support.bounds import shown
 
@@ -89,6 +88,9 @@ def read_stdin(max_chars: int) -> str:
     limit = 4 * max_chars
     data = sys.stdin.buffer.read(limit + 1)
     if len(data) > limit:
+        # Imported here: a search the serve's door answers never loads the workspace.
+        from dreamer.memory.workspace import check_note_size
+
         check_note_size(limit + 1, max_chars, more=True)
     try:
         return data.decode("utf-8")
@@ -104,18 +106,23 @@ def search_in(
     """``dream search``: print the hits, or their JSON."""
     with ws:
         hits = ws.search(query, limit=limit, search_type=search_type)
+    show_hits([hit.to_dict() for hit in hits], query, as_json, echo)
+
+
+def show_hits(hits: list[dict[str, Any]], query: str, as_json: bool, echo: Echo) -> None:
+    """Print search hits (``Hit.to_dict``s, searched here or by serve's search door)."""
     if as_json:
-        echo(json_text([hit.to_dict() for hit in hits]))
+        echo(json_text(hits))
         return
     if not hits:
         echo(f"No memories match {query!r}.")
         return
     for hit in hits:
         echo(
-            f"#{hit.id}  score {hit.score:.4f}  {hit.source}/{hit.semantic_type}  "
-            f"{hit.created_at}  [{hit.lifecycle}]"
+            f"#{hit['id']}  score {hit['score']:.4f}  {hit['source']}/{hit['semantic_type']}  "
+            f"{hit['created_at']}  [{hit['lifecycle']}]"
         )
-        text = shown(hit.text, f"dream get {hit.id}")  # --json gives every hit whole
+        text = shown(hit["text"], f"dream get {hit['id']}")  # --json gives every hit whole
         echo("    " + text.replace("\n", "\n    "))
 
 
@@ -303,6 +310,14 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values.get("background", False),
             values["workspace"],
         )
+    if command == "search":
+        from dreamer.cli import door  # a running `dream serve` answers without numpy or store
+
+        query, limit = values["query"], values.get("limit", DEFAULT_LIMIT)
+        hits = door.ask(values["workspace"], query, limit, values.get("search_type", "both"))
+        if hits is not None:
+            show_hits(hits, query, values.get("as_json", False), _echo)
+            return 0
     ws = _open(values["workspace"], create=command == "note")
     if ws is None:
         return None

@@ -20,6 +20,7 @@ from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
 from dreamer.service import schedule as scheduler
 from dreamer.service.serve import Service
+from dreamer.support import door
 from dreamer.support.times import utc_now
 
 
@@ -57,7 +58,12 @@ def _log_to_stderr(verbose: bool) -> None:
     show_default=True,
     help="Jobs run at once, whatever the number of workspaces (each holds a few open files).",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Log APScheduler's own messages too.")
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Log APScheduler's own messages, and each search the door answers or declines, too.",
+)
 @click.option(
     "--report-every",
     type=click.IntRange(min=0),
@@ -67,6 +73,13 @@ def _log_to_stderr(verbose: bool) -> None:
     help="Rewrite <workspace>/memory/report.html (see 'dream report') after every N dreams "
     "that ran (skips do not count); 0 never.",
 )
+@click.option(
+    "--no-door",
+    is_flag=True,
+    help="Do not answer 'dream search' of this user over the search door (a Unix socket in "
+    "$XDG_RUNTIME_DIR/dreamer/, else in dreamer's cache folder); each search then runs in "
+    "its own process.",
+)
 @interval_options
 def serve(
     workspaces: tuple[str, ...],
@@ -74,6 +87,7 @@ def serve(
     workers: int,
     verbose: bool,
     report_every: int,
+    no_door: bool,
     dream_interval_minutes: float | None,
     consolidation_interval_minutes: float | None,
 ) -> None:
@@ -86,9 +100,15 @@ def serve(
     'dream run' or another serve. Every run is logged to stderr and to the runs table
     (see 'dream status').
 
+    It also opens the search door: a fresh 'dream search' by the same user hands its query
+    to this process, which has the embedder loaded, searches with that command's own
+    settings and answers exactly what it would print by itself, several times sooner.
+    Without a serve, or with another dreamer version, a search runs by itself: same output.
+
     \b
     Examples:
       dream serve -w ~/agents/ada
+      dream serve -w ~/agents/ada --no-door    (every 'dream search' runs by itself)
       dream serve -w ~/agents/ada -w ~/agents/bob
       dream serve $(printf -- '-w %s ' ~/agents/*) --workers 8
       dream serve -w /tmp/try --consolidation-interval 0.1 --dream-interval 0.5
@@ -105,7 +125,12 @@ def serve(
             ws.init()
             roots.append(ws.root)
     service = Service(
-        roots, grace_seconds=grace, overrides=overrides, report_every=report_every, workers=workers
+        roots,
+        grace_seconds=grace,
+        overrides=overrides,
+        report_every=report_every,
+        workers=workers,
+        door=None if no_door else door.socket_path(),
     )
     sys.exit(service.serve())
 

@@ -31,7 +31,7 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.kinds import CRYSTAL_SOURCES, SEMANTIC_TYPES, infer_type
+from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
 from dreamer.store import Store, content_hash, open_store
 from dreamer.store.base import Leasing, ScratchRows
@@ -51,7 +51,6 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.store.rows import Crystal
 
 DEFAULT_IMPORTANCE = 0.7
-MAX_SEARCH_LIMIT = 1000  # nobody reads more; SQLite also caps how many ids one query binds
 # A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
 LEASE_TTL = timedelta(minutes=2)
 

@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import re
 import struct
-import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dreamer.retrieval import bpe
+from dreamer.support.places import cache_dir
 
 if TYPE_CHECKING:  # imported when the weights are read: `dream note` never needs numpy
     import numpy as np
@@ -94,17 +93,6 @@ def read_safetensors(path: Path, name: str) -> np.ndarray:
     dtype = np.float16 if meta["dtype"] == "F16" else np.float32
     offset = 8 + size + start
     return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(meta["shape"]))
-
-
-def cache_dir() -> Path:
-    """dreamer's folder in the user's cache (platformdirs' answer; XDG read directly on Linux
-    and the BSDs, where importing platformdirs would cost a cold search ~15 ms)."""
-    if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
-        base = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return (Path(base) if base else Path.home() / ".cache") / "dreamer"
-    import platformdirs
-
-    return platformdirs.user_cache_path("dreamer", appauthor=False)
 
 
 class StaticEmbedder:

@@ -22,6 +22,9 @@ Built for hundreds of workspaces on one machine:
   cannot be written). A job whose previous run was still running, or still waiting for a free
   worker, when it came due again is recorded as ``overrun``: the run is not started twice, and
   the schedule says so instead of a log line alone.
+- **A search door.** With ``door`` (the CLI's default), serve also answers a fresh
+  ``dream search`` of the same user over a Unix socket, with its embedder already loaded
+  (``dreamer.service.door``); closed first on a stop.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError
 from dreamer.memory.workspace import Workspace
+from dreamer.service.door import Door
 from dreamer.service.schedule import (
     Clock,
     RunRecord,
@@ -103,8 +107,11 @@ class Service:
         overrides: dict[str, Any] | None = None,
         report_every: int = 0,
         workers: int = DEFAULT_WORKERS,
+        door: Path | None = None,
     ):
         self.roots = [Path(root) for root in roots]
+        # Where to open the search door (dreamer.service.door); None: no door.
+        self.door = door
         # Rewrite <workspace>/memory/report.html after every this many dreams (0: never).
         self.report_every = report_every
         self._dreams_since_report: dict[str, int] = {}
@@ -274,6 +281,10 @@ class Service:
         """Run until SIGINT/SIGTERM; return the exit code."""
         scheduler = self.build(as_utc(self.clock()))
         previous = {sig: signal.signal(sig, self.stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        door = None
+        if self.door is not None:
+            door = Door(self.door, environ=self.environ, warm=self.roots)
+            door.open()
         try:
             scheduler.start()
             log.info(
@@ -286,9 +297,13 @@ class Service:
             while not self._stop.wait(0.5):
                 pass
             log.info("dream serve: stopping")
+            if door is not None:
+                door.close()  # searches run by themselves from here on
             scheduler.shutdown(wait=False)
             return self._drain()
         finally:
+            if door is not None:
+                door.close()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 

@@ -1,0 +1,105 @@
+"""A fresh ``dream search`` asks a running ``dream serve`` first (its search door).
+
+The serve has numpy and the embedder loaded; this process then needs neither, nor the store
+or the search code: it resolves the workspace as the CLI does, hands the query over a Unix
+socket, and ``dreamer.cli.fast`` prints the hits as it prints its own. Whenever the door is
+not there or cannot answer exactly as this process would (``dreamer.service.door`` says when
+it declines), ``ask`` returns None and the caller searches by itself: same output, only
+slower. The exchange is in ``dreamer.support.door``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import time
+from typing import Any
+
+try:  # the C module alone: socket.py imports selectors and more, ~60% of a bare Python start
+    import _socket as socket
+except ImportError:  # an interpreter without it
+    import socket  # type: ignore[no-redef]
+
+from dreamer.memory import location
+from dreamer.support import door
+from dreamer.support.version import __version__
+
+
+def ask(
+    workspace: str | None, query: str, limit: int, search_type: str
+) -> list[dict[str, Any]] | None:
+    """The hits (as ``Hit.to_dict``) a running serve found; None when it did not answer."""
+    if not door.available():
+        return None
+    path = door.socket_path()
+    if door.too_long(path):
+        return None
+    try:
+        root = location.resolve(workspace)[0]
+        memory = os.stat(root / "memory")  # no workspace: this process says so itself
+        folder = os.stat(path.parent)
+    except (OSError, ValueError):  # whatever is wrong, this process meets it and says so
+        return None
+    if folder.st_uid != os.geteuid() or folder.st_mode & 0o077:
+        return None  # not a folder only this user can enter: not our door
+    request = {
+        "protocol": door.PROTOCOL,
+        "version": __version__,
+        "package": door.package_dir(),
+        "env": door.settings_env(os.environ),
+        "root": str(root),
+        "memory": [memory.st_dev, memory.st_ino],
+        "query": query,
+        "limit": limit,
+        "search_type": search_type,
+    }
+    line = json.dumps(request).encode("ascii") + b"\n"  # ASCII escapes keep any str exact
+    if len(line) > door.MAX_REQUEST_BYTES:
+        return None
+    deadline = time.monotonic() + door.BUDGET
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(door.BUDGET)
+            sock.connect(str(path))
+            if not _same_user(sock):
+                return None
+            sock.sendall(line)
+            sock.settimeout(max(deadline - time.monotonic(), 0.001))
+            if _read(sock) != {"ready": True}:
+                return None  # declined, or not ready within the budget: nothing was searched
+            sock.sendall(b'{"go": true}\n')
+            sock.settimeout(None)  # the door searches now: a long search is not cut
+            answer = _read(sock)
+        finally:
+            sock.close()
+    except (OSError, ValueError):
+        # No serve, a stale socket, no ready within the budget; or, after go, a serve killed
+        # mid-way (it writes the search log just before the answer: only a kill between the
+        # two has it logged twice).
+        return None
+    hits = answer.get("hits") if isinstance(answer, dict) else None
+    if not isinstance(hits, list) or not all(isinstance(hit, dict) for hit in hits):
+        return None
+    return hits
+
+
+def _same_user(sock: Any) -> bool:
+    """Whether the listening process is this user's, where the platform tells (SO_PEERCRED)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True  # the folder's owner and mode were checked
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1]) == os.geteuid()
+
+
+def _read(sock: Any) -> Any:
+    """One JSON line from the door (ValueError when it is not one; OSError when it stalls)."""
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            raise ValueError("the door closed the connection")
+        data += chunk
+    return json.loads(data)
