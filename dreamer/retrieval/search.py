@@ -381,8 +381,9 @@ def search(
     )
     scale = max(ceiling, top)
     if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
-        # The words found enough: the vector re-ranks their candidates, read straight from
-        # the store (cheap at any size; a one-shot `dream search` never opens the vector file).
+        # The words found enough: the vector re-ranks their candidates, read from the vector
+        # file if this process holds it open and current, else straight from the store (cheap
+        # at any size; a one-shot `dream search` never opens the vector file).
         semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
     else:
         # Too few or too weak word matches (a paraphrase, a typo): scan every vector.
@@ -390,7 +391,7 @@ def search(
         semantic, best_similarity = nearest(
             index, vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
         )
-        extra = cosines(store, vector, list(contextual), embedder)[0] if contextual else []
+        extra = cosines(store, vector, list(contextual), embedder, index)[0] if contextual else []
         semantic = list({**dict(extra), **dict(semantic)}.items())
     fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
     kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])

@@ -94,6 +94,8 @@ class VectorIndex:
         self._cache: tuple[Any, ...] | None = None  # see cached()
         self._scanned = False
         self._lock = threading.RLock()
+        # The store's change mark when the file was last found current (``held``).
+        self.mark: Any = None
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -122,6 +124,7 @@ class VectorIndex:
     def _close(self) -> None:
         with self._lock:  # never under a scan's feet
             self._cache = None
+            self.mark = None
             if self._file is not None:
                 self._file.close()
                 self._file = None
@@ -148,7 +151,13 @@ class VectorIndex:
     def refresh(self, store: Store) -> None:
         """Bring the file up to date with the store (see the module doc)."""
         with self._lock:
+            # Taken before anything is read: a change after it moves the mark (``held``).
+            mark = store.change_mark()
+            if mark is not None and mark == self.mark and self._file is not None:
+                return  # found current, and the store has not changed since
+            self.mark = None
             if self._current(store, self.file.header()):
+                self.mark = mark
                 return
             with self._writing(store) as file:
                 if self._update(store, file):
@@ -341,6 +350,21 @@ class VectorIndex:
             self._cache = (key, *whole)
         return self._cache[1:]
 
+    def vectors_of(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float16 vectors) of those of ``ids`` whose vector the file holds, by id: from
+        the vectors kept in memory if a scan kept them (``cached``), else read from the file."""
+        rows = np.unique(np.array(ids, dtype=np.int64)) - 1
+        rows = rows[(rows >= 0) & (rows < (self.header.rows if self.header else 0))]
+        cache = self._cache
+        if cache is None or cache[0] != (self._inode, self.header):
+            flags, vectors = self.file.pick(rows)
+        elif cache[4] is None:
+            flags, vectors = self.file.pick(rows, cache[1][rows])
+        else:
+            flags, vectors = cache[1][rows], cache[4][rows]
+        keep = (flags == NOTE) | (flags == SESSION)
+        return rows[keep] + 1, vectors[keep]
+
     # --- what tests and callers look at ----------------------------------------------------------
 
     @property
@@ -401,6 +425,28 @@ def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     index.refresh(store)
     scan_seconds += time.perf_counter() - started
     return index
+
+
+def held(store: Store, embedder: Embedder) -> VectorIndex | None:
+    """The vector index of store and embedder this process holds open, if it is current (the
+    store unchanged since it was found so, or found so again now); else None. Never opens a
+    file: a one-shot search reads its candidates' vectors from the store."""
+    mark = store.change_mark()
+    if mark is None:
+        return None
+    with _indexes_lock:
+        index = _indexes.get((str(store.path.resolve()), embedder.name))
+    if index is None or index.dim != embedder.dim:
+        return None
+    with index._lock:
+        if index._file is None:
+            return None
+        if index.mark != mark:
+            # Something changed (often only the search log): is the file still current?
+            if not index._current(store, index.file.header()):
+                return None
+            index.mark = mark
+        return index
 
 
 def keep_up(store: Store, embedder: Embedder) -> None:
@@ -542,18 +588,32 @@ def _scan(
 
 
 def cosines(
-    store: Store, vector: np.ndarray, ids: list[int], embedder: Embedder
+    store: Store,
+    vector: np.ndarray,
+    ids: list[int],
+    embedder: Embedder,
+    index: VectorIndex | None = None,
 ) -> tuple[list[tuple[int, float]], float]:
-    """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine."""
+    """(crystal id, cosine) of the given crystals above MIN_SIMILARITY; the best cosine.
+
+    The vectors come from ``index`` (just brought up to date), else from the index this
+    process holds if it is current (``held``), else from the store."""
     if not ids or not vector.any():
         return [], 0.0
-    dim = embedder.dim
-    rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
-    if not rows:
+    index = index or held(store, embedder)
+    if index is not None:
+        with index._lock:  # a reopened file must not close under the read
+            found, matrix = index.vectors_of(ids)
+    else:
+        dim = embedder.dim
+        rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
+        found = np.array([row[0] for row in rows], dtype=np.int64)
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
+        matrix = matrix.reshape(len(rows), dim)
+    if not len(found):
         return [], 0.0
-    matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
-    exact = matvec(matrix.reshape(len(rows), dim).astype(np.float32), vector)
+    exact = matvec(matrix.astype(np.float32), vector)
     similar = [
-        (row[0], c) for row, c in zip(rows, exact.tolist(), strict=True) if c > MIN_SIMILARITY
+        (i, c) for i, c in zip(found.tolist(), exact.tolist(), strict=True) if c > MIN_SIMILARITY
     ]
     return similar, float(exact.max())

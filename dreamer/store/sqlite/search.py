@@ -98,10 +98,7 @@ class SearchTables(Connected):
             wanted = sorted({stem for stem in stems.values() if stem is not None})
             if not wanted:
                 return {term: 0 for term in terms}
-            version = (
-                self._one("PRAGMA data_version"),
-                self.db.conn.total_changes - self._temp_changes,
-            )
+            version = self.change_mark()
             if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
                 self._counts, self._counted_at = {}, version
             missing = [stem for stem in wanted if stem not in self._counts]
@@ -116,6 +113,15 @@ class SearchTables(Connected):
                 self._counts.update((stem, found.get(stem, 0)) for stem in missing)
             counts = self._counts
         return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
+
+    def change_mark(self) -> tuple[int, int]:
+        """A mark that moves whenever the database may have changed: a commit by another
+        connection (SQLite's ``data_version``) or any change by this one (``total_changes``,
+        less its temporary tables' own rows)."""
+        return (
+            self._one("PRAGMA data_version"),
+            self.db.conn.total_changes - getattr(self, "_temp_changes", 0),
+        )
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
