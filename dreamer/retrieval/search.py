@@ -54,6 +54,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -225,42 +226,90 @@ def _in_context(
         row[0] + d for row in rows if row[1] in CONTEXT_SOURCES for d in range(-reach, reach + 1)
     }
     rows += _rows(store, sorted(near.difference(lexical)))
+    if known is not None:
+        known.update((row[0], row) for row in rows)
+    return _context_scores(rows, lexical)
+
+
+# Each transcript source a code from 0 (every other source is -1: it has no turns).
+_TALK = {name: code for code, name in enumerate(sorted(CONTEXT_SOURCES))}
+_SLACK = 1e-6  # days: what a window look-up takes in beyond the window, then checks exactly
+
+
+def _context_scores(rows: list[RankRow], lexical: dict[int, float]) -> dict[int, float]:
+    """The scores of ``_in_context`` from the crystals' rows (candidates and neighbours).
+
+    Columns, not a Python object per row, and no pair of crystals compared unless they can be
+    neighbours (a sweep over ids) or of one episode (a sweep over time): a search reads
+    hundreds of rows.
+    """
     if not rows:
         return {}
-    # Columns, not a Python object per row: a search reads hundreds of these.
+    n = len(rows)
     id_column, source_column, day_column = list(zip(*rows, strict=True))[:3]
-    if known is not None:
-        known.update(zip(id_column, rows, strict=True))
-    ids = np.array(id_column, dtype=np.int64)
+    ids = np.fromiter(id_column, np.int64, n)
     order = np.argsort(ids)
     ids = ids[order]
-    names = np.array(source_column)[order]
-    _, source = np.unique(names, return_inverse=True)
-    day = np.array(day_column, dtype=np.float64)[order]
-    own = np.array([lexical.get(i, 0.0) for i in ids.tolist()], dtype=np.float64)
-    talk = np.isin(names, list(CONTEXT_SOURCES))
+    source = np.fromiter(map(_TALK.get, source_column, repeat(-1)), np.int64, n)[order]
+    talk = source >= 0
+    day = np.fromiter(day_column, np.float64, n)[order]
+    own = np.fromiter(map(lexical.get, ids.tolist(), repeat(0.0)), np.float64, n)
     window = EPISODE_SECONDS / 86400.0
-    context = np.zeros(len(ids))
-    for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
-        for other_id in (ids - distance, ids + distance):
-            at = np.clip(np.searchsorted(ids, other_id), 0, len(ids) - 1)
-            same = (
-                (ids[at] == other_id)
-                & (source[at] == source)
-                & talk
-                & (np.abs(day[at] - day) <= window)
-            )
-            context += np.where(same, weight * own[at], 0.0)
+    # Neighbours (same source, within the window, both turns): the crystal d ids away sits at
+    # most d places away among the sorted ids. shares[d - 1]: weight x the own score of the
+    # crystal d ids before, and of the one d ids after (0 where there is none).
+    reach = len(CONTEXT_WEIGHTS)
+    shares = [(np.zeros(n), np.zeros(n)) for _ in CONTEXT_WEIGHTS]
+    for step in range(1, min(reach, n - 1) + 1):
+        gap = ids[step:] - ids[:-step]
+        linked = (
+            (source[step:] == source[:-step])
+            & (source[:-step] >= 0)
+            & (np.abs(day[step:] - day[:-step]) <= window)
+        )
+        for distance in range(step, reach + 1):
+            weight = CONTEXT_WEIGHTS[distance - 1]
+            pair = linked & (gap == distance)
+            before, after = shares[distance - 1]
+            after[:-step] = np.where(pair, weight * own[step:], after[:-step])
+            before[step:] = np.where(pair, weight * own[:-step], before[step:])
+    context = np.zeros(n)
+    for before, after in shares:
+        context += before
+        context += after
     # The best own score among candidates of the same episode (same source, close in time);
-    # only transcript turns have episodes.
+    # only transcript turns have episodes. The matched turns sorted by source then time: each
+    # turn's episode is a range of them.
     matched = np.flatnonzero((own > 0) & talk)
-    episode = np.zeros(len(ids))
+    episode = np.zeros(n)
     if len(matched):
         turns = np.flatnonzero(talk)
-        close = (source[turns, None] == source[None, matched]) & (
-            np.abs(day[turns, None] - day[None, matched]) <= window
-        )
-        episode[turns] = np.where(close, own[None, matched], 0.0).max(axis=1)
+        matched = matched[np.lexsort((day[matched], source[matched]))]
+        match_day, match_source = day[matched], source[matched]
+        turn_day, turn_source = day[turns], source[turns]
+        reach_days = window + _SLACK
+        if len(_TALK) == 1:  # one transcript source: every turn and match share it
+            low = np.searchsorted(match_day, turn_day - reach_days, "left")
+            high = np.searchsorted(match_day, turn_day + reach_days, "right")
+        else:
+            low = np.zeros(len(turns), np.int64)
+            high = np.zeros(len(turns), np.int64)
+            for code in range(len(_TALK)):
+                first, last = np.searchsorted(match_source, [code, code + 1])
+                mine = turn_source == code
+                days = match_day[first:last]
+                low[mine] = first + np.searchsorted(days, turn_day[mine] - reach_days, "left")
+                high[mine] = first + np.searchsorted(days, turn_day[mine] + reach_days, "right")
+        counts = high - low
+        pairs = int(counts.sum())
+        if pairs:
+            starts = np.cumsum(counts) - counts
+            pair_turn = np.repeat(np.arange(len(turns)), counts)
+            pair_match = np.arange(pairs) + np.repeat(low - starts, counts)
+            close = np.abs(match_day[pair_match] - turn_day[pair_turn]) <= window
+            values = np.where(close, own[matched][pair_match], 0.0)
+            some = counts > 0
+            episode[turns[some]] = np.maximum.reduceat(values, starts[some])
     total = own + context + EPISODE_WEIGHT * episode
     # A crystal with no word of the query and no matching neighbour stays out: the episode
     # alone says "this session", not "this memory".
