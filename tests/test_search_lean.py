@@ -195,3 +195,26 @@ def test_a_held_vector_file_behind_the_store_is_not_read(tmp_path, now):
     finally:
         ws.close()
         vectors.clear_cache()
+
+
+def test_the_change_mark_moves_with_what_a_search_reads_not_with_the_search_log(ws, now):
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now)
+    ws.search("warm up", now=now)  # the first search embeds the waiting note: a change
+    store = ws.store
+    mark = store.change_mark()
+    for minute in range(1, 40):  # past a batch of the log: written with access counts
+        ws.search("kiln parts", now=now + timedelta(minutes=minute))
+    store.settle()
+    assert store.db.execute("SELECT count(*) FROM searches").fetchone()[0] == 40
+    assert store.change_mark() == mark
+    ws.note("The kiln needs a new thermocouple", at=now)  # this connection writes
+    assert store.change_mark() != mark
+    mark = store.change_mark()
+    other = open_store(ws.db_path)  # another connection writes
+    try:
+        other.set_meta("probe", "1")
+    finally:
+        other.close()
+    assert store.change_mark() != mark

@@ -443,14 +443,28 @@ def search(
         extra = cosines(store, vector, list(contextual), embedder, index)[0] if contextual else []
         semantic = list({**dict(extra), **dict(semantic)}.items())
     fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
-    kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
-    pack = _pack_level(semantic, fusion.margin_rank)
-    for crystal_id, similarity in semantic:
-        if similarity < fusion.vector_floor and crystal_id not in contextual:
-            continue
-        weight = fusion.vector_weight["sessions" if kinds.get(crystal_id) else "notes"]
-        margin = fusion.margin_weight * max(similarity - pack, 0.0)
-        fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin
+    if semantic:
+        # Columns: a search weighs hundreds of cosines.
+        id_column, similarity_column = zip(*semantic, strict=True)
+        kinds = _kinds(store, known, list(id_column))
+        similarity = np.array(similarity_column, dtype=np.float64)
+        weights = fusion.vector_weight
+        weighed = np.where(
+            [kinds.get(i, False) for i in id_column], weights["sessions"], weights["notes"]
+        )
+        margin = fusion.margin_weight * np.maximum(
+            similarity - _pack_level(semantic, fusion.margin_rank), 0.0
+        )
+        value = np.array([fused.get(i, 0.0) for i in id_column]) + weighed * similarity + margin
+        # Below the floor, a vector alone does not make a candidate.
+        keep = (similarity >= fusion.vector_floor) | np.array([i in contextual for i in id_column])
+        fused.update(
+            (crystal_id, added)
+            for crystal_id, added, kept in zip(
+                id_column, value.tolist(), keep.tolist(), strict=True
+            )
+            if kept
+        )
     hits: list[Hit] = []
     if fused:
         missing = [i for i in fused if i not in known]

@@ -115,13 +115,11 @@ class SearchTables(Connected):
         return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
 
     def change_mark(self) -> tuple[int, int]:
-        """A mark that moves whenever the database may have changed: a commit by another
-        connection (SQLite's ``data_version``) or any change by this one (``total_changes``,
-        less its temporary tables' own rows)."""
-        return (
-            self._one("PRAGMA data_version"),
-            self.db.conn.total_changes - getattr(self, "_temp_changes", 0),
-        )
+        """A mark that moves whenever what a search reads may have changed: a commit by another
+        connection (SQLite's ``data_version``) or a change by this one (``total_changes``,
+        less its temporary tables' rows and its own search log's, access counts included)."""
+        changes = self.db.conn.total_changes - self._log_changes
+        return (self._one("PRAGMA data_version"), changes - getattr(self, "_temp_changes", 0))
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
