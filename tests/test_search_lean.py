@@ -218,3 +218,15 @@ def test_the_change_mark_moves_with_what_a_search_reads_not_with_the_search_log(
     finally:
         other.close()
     assert store.change_mark() != mark
+
+
+def test_widened_vectors_are_the_float32_numbers_of_the_float16_ones():
+    import numpy as np
+
+    from dreamer.retrieval.vectors import widen
+
+    every = np.arange(65536, dtype=np.uint16).view(np.float16)  # zeros, subnormals, inf, nan
+    assert np.array_equal(widen(every), every.astype(np.float32), equal_nan=True)
+    assert widen(every).dtype == np.float32
+    matrix = every[:4096].reshape(16, 256)[:, ::2]  # a strided view too
+    assert np.array_equal(widen(matrix), matrix.astype(np.float32), equal_nan=True)

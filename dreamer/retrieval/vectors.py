@@ -532,6 +532,18 @@ def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", matrix, vector)
 
 
+_WIDE: np.ndarray | None = None  # every float16's float32, by its 16 bits (256 KB)
+
+
+def widen(vectors: np.ndarray) -> np.ndarray:
+    """float16 vectors as float32, the same numbers as ``astype`` gives, about twice as fast
+    (a look-up of each value's 16 bits: numpy converts float16 one value at a time)."""
+    global _WIDE
+    if _WIDE is None:
+        _WIDE = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return _WIDE.take(np.ascontiguousarray(vectors).view(np.uint16))
+
+
 def nearest(
     index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool, limit: int
 ) -> tuple[list[tuple[int, float]], float]:
@@ -580,7 +592,7 @@ def _scan(
     if not len(shortlist):
         return [], 0.0
     chosen = kept[shortlist] if kept is not None else file.vectors(shortlist)
-    exact = matvec(chosen.astype(np.float32), vector)
+    exact = matvec(widen(chosen), vector)
     order = np.argsort(-exact, kind="stable")[:limit]
     order = order[exact[order] > MIN_SIMILARITY]
     best = float(exact[order[0]]) if len(order) else 0.0
@@ -612,7 +624,7 @@ def cosines(
         matrix = matrix.reshape(len(rows), dim)
     if not len(found):
         return [], 0.0
-    exact = matvec(matrix.astype(np.float32), vector)
+    exact = matvec(widen(matrix), vector)
     similar = [
         (i, c) for i, c in zip(found.tolist(), exact.tolist(), strict=True) if c > MIN_SIMILARITY
     ]
