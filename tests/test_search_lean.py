@@ -230,3 +230,44 @@ def test_widened_vectors_are_the_float32_numbers_of_the_float16_ones():
     assert widen(every).dtype == np.float32
     matrix = every[:4096].reshape(16, 256)[:, ::2]  # a strided view too
     assert np.array_equal(widen(matrix), matrix.astype(np.float32), equal_nan=True)
+
+
+def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
+    from dreamer.store import open_store
+
+    ids = [ws.note(text, at=now) for text in NOTES]
+    store = ws.store
+    asked = [*ids, ids[-1] + 1]  # and one not there yet
+    first = store.rank_rows(asked)
+    assert [row[0] for row in first] == ids
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        assert store.rank_rows(list(reversed(asked))) == first  # kept: no statement
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert not any("crystals_rank" in sql for sql in statements)
+    # another connection changes an importance: read again
+    other = open_store(ws.db_path)
+    try:
+        other.update_crystal(ids[0], {"importance": 0.95}, action="test", at=now)
+    finally:
+        other.close()
+    assert store.rank_rows([ids[0]])[0][3] == 0.95
+    # a crystal added after its id was asked for
+    added = ws.note("The boiler service is booked for Friday", at=now)
+    assert added == ids[-1] + 1
+    assert [row[0] for row in store.rank_rows(asked)] == [*ids, added]
+    # a forget
+    ws.forget([ids[1]], now=now)
+    assert ids[1] not in [row[0] for row in store.rank_rows(asked)]
+    # what a write transaction read is not kept past its rollback
+    kept = store.rank_rows([ids[2]])
+    try:
+        with store.transaction():
+            store.update_crystal(ids[2], {"importance": 0.05}, action="test", at=now)
+            assert store.rank_rows([ids[2]])[0][3] == 0.05
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert store.rank_rows([ids[2]]) == kept

@@ -28,6 +28,7 @@ def _expression(terms: Sequence[str], also: Sequence[str]) -> str:
 
 STEM_CACHE = 10_000  # words whose stem this process remembers (a word's stem never changes)
 FREQUENCY_CACHE = 10_000  # stems whose counts a connection keeps while the database is unchanged
+RANK_CACHE = 20_000  # crystals whose rank rows a connection keeps while it is unchanged (~4 MB)
 _stems: dict[str, str | None] = {}
 _UNKNOWN = ""  # no word stems to the empty string: marks a word not looked up yet
 
@@ -43,6 +44,9 @@ class SearchTables(Connected):
     # when, and how many rows this connection wrote to its temporary tables.
     _counts: dict[str, int]
     _counted_at: tuple[Any, int] | None
+    # The rank rows kept (``rank_rows``; None: a crystal forgotten or not there) and when.
+    _ranked: dict[int, RankRow | None]
+    _ranked_at: tuple[int, int]
     _temp_changes: int
 
     def fts_match(
@@ -220,16 +224,36 @@ class SearchTables(Connected):
         return out
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
-        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals, by id.
+
+        A search reads hundreds of these, mostly the same ones again in a small store: the
+        rows read are kept while the database is unchanged (``change_mark``; never those read
+        inside a write transaction, which may roll back), up to ``RANK_CACHE`` of them.
+        """
         if not ids:
             return []
+        wanted = sorted(set(ids))
+        if self.db.conn.in_transaction:
+            return self._read_rank_rows(wanted)
+        mark = self.change_mark()  # before the read: a change after it moves the mark
+        kept: dict[int, RankRow | None] | None = getattr(self, "_ranked", None)
+        if kept is None or self._ranked_at != mark or len(kept) > RANK_CACHE:
+            kept = {}
+            self._ranked, self._ranked_at = kept, mark
+        missing = [i for i in wanted if i not in kept]
+        if missing:
+            found = {row[0]: row for row in self._read_rank_rows(missing)}
+            kept.update((i, found.get(i)) for i in missing)  # None: forgotten, or no such id
+        return [row for i in wanted if (row := kept.get(i)) is not None]
+
+    def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
         # fetchall: plain tuples, no Python call per row (a search reads hundreds). The narrow
         # index holds every column asked (migration m070); SQLite would read the rows.
         return self.db.execute(
             "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
             " FROM crystals INDEXED BY crystals_rank"
             f" WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
-            list(ids),
+            ids,
         ).fetchall()
 
     def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
