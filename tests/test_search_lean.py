@@ -271,3 +271,24 @@ def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
     except KeyboardInterrupt:
         pass
     assert store.rank_rows([ids[2]]) == kept
+
+
+def test_a_held_vector_file_another_embedder_replaced_is_not_read(tmp_path, now):
+    """A process of another embedder rebuilds the workspace's vector file for its own vectors
+    (the store unchanged): this process's held file is gone, and what replaced it is not its."""
+    from dreamer.memory.workspace import Workspace
+    from dreamer.retrieval import vectors
+
+    vectors.clear_cache()
+    ws = _generated(tmp_path, now)
+    try:
+        queries = _queries(20, seed=4)
+        alone, _ = _ranked(ws, queries, now, fresh=True)
+        vectors.index_for(ws.store, ws.embedder)
+        with Workspace.open(ws.root, overrides={"embedder": "hashing"}) as other:
+            vectors.index_for(other.store, other.embedder)  # a rebuild, renamed into place
+        held, _ = _ranked(ws, queries, now, fresh=False)
+        _same(alone, held)
+    finally:
+        ws.close()
+        vectors.clear_cache()

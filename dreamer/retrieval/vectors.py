@@ -153,8 +153,10 @@ class VectorIndex:
         with self._lock:
             # Taken before anything is read: a change after it moves the mark (``held``).
             mark = store.change_mark()
-            if mark is not None and mark == self.mark and self._file is not None:
-                return  # found current, and the store has not changed since
+            if mark is not None and self._file is not None:
+                _ = self.file  # reopens a file another process replaced, forgetting the mark
+                if mark == self.mark:
+                    return  # found current, and the store has not changed since
             self.mark = None
             if self._current(store, self.file.header()):
                 self.mark = mark
@@ -441,9 +443,10 @@ def held(store: Store, embedder: Embedder) -> VectorIndex | None:
     with index._lock:
         if index._file is None:
             return None
+        file = index.file  # reopens a file another process replaced, forgetting the mark
         if index.mark != mark:
-            # Something changed (often only the search log): is the file still current?
-            if not index._current(store, index.file.header()):
+            # Something changed: is the file still current?
+            if not index._current(store, file.header()):
                 return None
             index.mark = mark
         return index
