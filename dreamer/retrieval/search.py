@@ -55,6 +55,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -221,13 +222,15 @@ def _in_context(
         return {}
     reach = len(CONTEXT_WEIGHTS)
     rows = _rows(store, sorted(lexical))
-    # Only transcript turns have neighbours worth reading.
-    near = {
-        row[0] + d for row in rows if row[1] in CONTEXT_SOURCES for d in range(-reach, reach + 1)
-    }
-    rows += _rows(store, sorted(near.difference(lexical)))
+    # Only transcript turns have neighbours worth reading (sets and maps: hundreds of ids).
+    turns = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
+    near: set[int] = set()
+    for distance in range(1, reach + 1):
+        near.update(map(distance.__add__, turns), map((-distance).__add__, turns))
+    near.difference_update(lexical)
+    rows += _rows(store, sorted(near))
     if known is not None:
-        known.update((row[0], row) for row in rows)
+        known.update(zip(map(itemgetter(0), rows), rows, strict=True))
     return _context_scores(rows, lexical)
 
 
@@ -319,9 +322,10 @@ def _context_scores(rows: list[RankRow], lexical: dict[int, float]) -> dict[int,
 
 def _kinds(store: Store, known: dict[int, tuple[Any, ...]], ids: list[int]) -> dict[int, bool]:
     """Whether each crystal is a session transcript turn (rows read once, kept in known)."""
-    missing = [i for i in ids if i not in known]
+    missing = set(ids).difference(known)
     if missing:
-        known.update((row[0], row) for row in _rows(store, missing))
+        found = _rows(store, sorted(missing))
+        known.update(zip(map(itemgetter(0), found), found, strict=True))
     return {i: known[i][1] in CONTEXT_SOURCES for i in ids if i in known}
 
 

@@ -240,11 +240,11 @@ class SearchTables(Connected):
         if kept is None or self._ranked_at != mark or len(kept) > RANK_CACHE:
             kept = {}
             self._ranked, self._ranked_at = kept, mark
-        missing = [i for i in wanted if i not in kept]
+        missing = sorted(set(wanted).difference(kept))
         if missing:
-            found = {row[0]: row for row in self._read_rank_rows(missing)}
-            kept.update((i, found.get(i)) for i in missing)  # None: forgotten, or no such id
-        return [row for i in wanted if (row := kept.get(i)) is not None]
+            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
+            kept.update((row[0], row) for row in self._read_rank_rows(missing))
+        return list(filter(None, map(kept.__getitem__, wanted)))
 
     def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
         # fetchall: plain tuples, no Python call per row (a search reads hundreds). The narrow
