@@ -24,7 +24,10 @@ private, unnamed file instead, filled from the store once per process as before:
 stays on disk.
 
 A search scans every sketch and scores only a shortlist exactly (``nearest``), or scores a given
-set of crystals straight from the store (``cosines``) when the words already found candidates.
+set of crystals (``cosines``) when the words already found candidates: from the file this
+process holds open if it is current (``held``: the store's change mark has not moved since the
+file was found current, or the file's header still matches the store), else straight from the
+store, so a one-shot ``dream search`` never opens the file.
 """
 
 from __future__ import annotations
