@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.retrieval.vectors import matvec
 
 NOTES = [
@@ -83,3 +85,210 @@ def test_word_counts_are_kept_only_while_the_database_is_unchanged(ws, now, tmp_
     # ... and this one forgets one: both are changes the counts follow.
     ws.forget([1], now=now)
     assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 0}
+
+
+def _generated(tmp_path, now, size=1500):
+    """A workspace of ``size`` synthetic crystals (session turns and notes) with vectors."""
+    import random
+
+    from dreamer.bench.scale import bulk_load
+    from dreamer.memory.workspace import Workspace
+
+    ws = Workspace.open(tmp_path / "ws", overrides={"embedder": "wordllama"})
+    ws.init()
+    bulk_load(ws, size, random.Random(5), now - timedelta(hours=1))
+    return ws
+
+
+def _queries(count, seed=1):
+    import random
+
+    from dreamer.bench.scale import synthetic_query
+
+    rng = random.Random(seed)
+    return [synthetic_query(rng) for _ in range(count)]
+
+
+VECTOR_READS = "SELECT id, embedding FROM crystals WHERE id IN"
+
+
+def _ranked(ws, queries, now, *, fresh):
+    """(id, score) of each query's hits, and how many statements read vectors from the store;
+    ``fresh``: each search as a new process makes it (no vector file open)."""
+    from dreamer.retrieval import vectors
+
+    statements: list[str] = []
+    ranked = []
+    ws.store.db.conn.set_trace_callback(statements.append)
+    try:
+        for query in queries:
+            if fresh:
+                vectors.clear_cache()
+            ranked.append([(hit.id, hit.score) for hit in ws.search(query, limit=10, now=now)])
+    finally:
+        ws.store.db.conn.set_trace_callback(None)
+    return ranked, sum(VECTOR_READS in sql for sql in statements)
+
+
+def _same(first, second):
+    assert len(first) == len(second)
+    for one, other in zip(first, second, strict=True):
+        assert [i for i, _ in one] == [i for i, _ in other]
+        assert all(abs(a - b) <= 1e-6 for (_, a), (_, b) in zip(one, other, strict=True))
+
+
+@pytest.mark.parametrize("kept", ["nothing", "sketches", "vectors"], ids=lambda k: f"kept-{k}")
+@pytest.mark.parametrize("block_rows", [None, 7], ids=["blocks", "small-blocks"])
+def test_candidates_are_reranked_from_the_open_vector_file_with_the_stores_scores(
+    tmp_path, now, monkeypatch, kept, block_rows
+):
+    from dreamer.retrieval import vector_file, vectors
+
+    if block_rows:
+        monkeypatch.setattr(vector_file, "BLOCK_ROWS", block_rows)
+    if kept == "sketches":
+        monkeypatch.setattr(vectors, "CACHE_VECTOR_ROWS", 0)
+    vectors.clear_cache()
+    ws = _generated(tmp_path, now)
+    try:
+        queries = _queries(40)
+        # A search in a fresh process reads its candidates' vectors from the store ...
+        alone, read = _ranked(ws, queries, now, fresh=True)
+        assert read >= len(queries) // 4
+        assert sum(len(hits) for hits in alone) > 5 * len(queries)
+        # ... one in a process holding the file open reads them from the file: same results.
+        index = vectors.index_for(ws.store, ws.embedder)
+        if kept != "nothing":  # the second scan keeps what a small file holds in memory
+            query = ws.embedder.embed(["warm up"])[0]
+            vectors.nearest(index, query, True, True, 5)
+            vectors.nearest(index, query, True, True, 5)
+            assert index._cache is not None
+            assert (index._cache[4] is not None) == (kept == "vectors")
+        held, read = _ranked(ws, queries, now, fresh=False)
+        assert read == 0
+        _same(alone, held)
+    finally:
+        ws.close()
+        vectors.clear_cache()
+
+
+def test_a_held_vector_file_behind_the_store_is_not_read(tmp_path, now):
+    """Another process adds a crystal with a vector; this one's open file lacks it: the search
+    reads the candidates' vectors from the store, and finds what a fresh process finds."""
+    from dreamer.memory.workspace import Workspace
+    from dreamer.retrieval import vectors
+
+    vectors.clear_cache()
+    ws = _generated(tmp_path, now)
+    try:
+        # a query its words answer well enough that the vectors only re-rank
+        query = next(q for q in _queries(40) if _ranked(ws, [q], now, fresh=True)[1])
+        vectors.index_for(ws.store, ws.embedder)
+        assert _ranked(ws, [query], now, fresh=False)[1] == 0
+        with Workspace.open(ws.root, overrides={"embedder": "wordllama"}) as other:
+            added = other.note(f"{query}, as the kiln log says", importance=0.9, at=now)
+        (held,), read = _ranked(ws, [query], now, fresh=False)
+        assert read == 1
+        (alone,), _ = _ranked(ws, [query], now, fresh=True)
+        assert added in [i for i, _ in held]
+        _same([held], [alone])
+    finally:
+        ws.close()
+        vectors.clear_cache()
+
+
+def test_the_change_mark_moves_with_what_a_search_reads_not_with_the_search_log(ws, now):
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now)
+    ws.search("warm up", now=now)  # the first search embeds the waiting note: a change
+    store = ws.store
+    mark = store.change_mark()
+    for minute in range(1, 40):  # past a batch of the log: written with access counts
+        ws.search("kiln parts", now=now + timedelta(minutes=minute))
+    store.settle()
+    assert store.db.execute("SELECT count(*) FROM searches").fetchone()[0] == 40
+    assert store.change_mark() == mark
+    ws.note("The kiln needs a new thermocouple", at=now)  # this connection writes
+    assert store.change_mark() != mark
+    mark = store.change_mark()
+    other = open_store(ws.db_path)  # another connection writes
+    try:
+        other.set_meta("probe", "1")
+    finally:
+        other.close()
+    assert store.change_mark() != mark
+
+
+def test_widened_vectors_are_the_float32_numbers_of_the_float16_ones():
+    import numpy as np
+
+    from dreamer.retrieval.vectors import widen
+
+    every = np.arange(65536, dtype=np.uint16).view(np.float16)  # zeros, subnormals, inf, nan
+    assert np.array_equal(widen(every), every.astype(np.float32), equal_nan=True)
+    assert widen(every).dtype == np.float32
+    matrix = every[:4096].reshape(16, 256)[:, ::2]  # a strided view too
+    assert np.array_equal(widen(matrix), matrix.astype(np.float32), equal_nan=True)
+
+
+def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
+    from dreamer.store import open_store
+
+    ids = [ws.note(text, at=now) for text in NOTES]
+    store = ws.store
+    asked = [*ids, ids[-1] + 1]  # and one not there yet
+    first = store.rank_rows(asked)
+    assert [row[0] for row in first] == ids
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        assert store.rank_rows(list(reversed(asked))) == first  # kept: no statement
+    finally:
+        store.db.conn.set_trace_callback(None)
+    assert not any("crystals_rank" in sql for sql in statements)
+    # another connection changes an importance: read again
+    other = open_store(ws.db_path)
+    try:
+        other.update_crystal(ids[0], {"importance": 0.95}, action="test", at=now)
+    finally:
+        other.close()
+    assert store.rank_rows([ids[0]])[0][3] == 0.95
+    # a crystal added after its id was asked for
+    added = ws.note("The boiler service is booked for Friday", at=now)
+    assert added == ids[-1] + 1
+    assert [row[0] for row in store.rank_rows(asked)] == [*ids, added]
+    # a forget
+    ws.forget([ids[1]], now=now)
+    assert ids[1] not in [row[0] for row in store.rank_rows(asked)]
+    # what a write transaction read is not kept past its rollback
+    kept = store.rank_rows([ids[2]])
+    try:
+        with store.transaction():
+            store.update_crystal(ids[2], {"importance": 0.05}, action="test", at=now)
+            assert store.rank_rows([ids[2]])[0][3] == 0.05
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert store.rank_rows([ids[2]]) == kept
+
+
+def test_a_held_vector_file_another_embedder_replaced_is_not_read(tmp_path, now):
+    """A process of another embedder rebuilds the workspace's vector file for its own vectors
+    (the store unchanged): this process's held file is gone, and what replaced it is not its."""
+    from dreamer.memory.workspace import Workspace
+    from dreamer.retrieval import vectors
+
+    vectors.clear_cache()
+    ws = _generated(tmp_path, now)
+    try:
+        queries = _queries(20, seed=4)
+        alone, _ = _ranked(ws, queries, now, fresh=True)
+        vectors.index_for(ws.store, ws.embedder)
+        with Workspace.open(ws.root, overrides={"embedder": "hashing"}) as other:
+            vectors.index_for(other.store, other.embedder)  # a rebuild, renamed into place
+        held, _ = _ranked(ws, queries, now, fresh=False)
+        _same(alone, held)
+    finally:
+        ws.close()
+        vectors.clear_cache()

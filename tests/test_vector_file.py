@@ -382,3 +382,28 @@ def test_what_a_process_keeps_between_scans_follows_every_change(ws, now):
     assert ids[2] not in found()
     (again,) = _note_all(ws, now + timedelta(hours=1), [NOTES[2] + " (noted again)"])
     assert again in found()
+
+
+def test_picked_rows_are_the_rows_read_one_by_one(tmp_path):
+    """Any ascending set of rows (runs, gaps, block edges, the empty and the waiting) reads as
+    the flags and vectors of each row read alone."""
+    import random
+
+    dim, rows = 8, 40
+    rng = random.Random(3)
+    fd = os.open(tmp_path / "v.bin", os.O_RDWR | os.O_CREAT)
+    try:
+        file = VectorFile(fd, dim)
+        flags = np.array([rng.choice((0, 1, 2, 3, 4)) for _ in range(rows)], dtype=np.uint8)
+        values = np.array([[rng.uniform(-1, 1) for _ in range(dim)] for _ in range(rows)])
+        file.write_rows(0, flags, values.astype(np.float16), vector_file.projection(dim))
+        for _ in range(30):
+            picked = np.array(sorted(rng.sample(range(rows), rng.randrange(1, rows))))
+            found, vectors_found = file.pick(picked)
+            assert found.tolist() == file.flags(rows)[picked].tolist()
+            assert np.array_equal(vectors_found, file.vectors(picked))
+            given = file.pick(picked, file.flags(rows)[picked])
+            assert np.array_equal(given[1], vectors_found)
+        assert file.pick(np.array([], dtype=np.int64))[1].shape == (0, dim)
+    finally:
+        os.close(fd)

@@ -54,6 +54,8 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -71,7 +73,7 @@ from dreamer.support.times import as_utc
 COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
 COMMON_MAX = 5000  # ... or in more crystals than this, so the cost stops growing with size
-LEXICAL_DEPTH = 200  # BM25 candidates; their neighbours and episodes are scored from these
+LEXICAL_DEPTH = 80  # BM25 candidates; their neighbours and episodes are scored from these
 VECTOR_DEPTH = 60
 FILTER_WIDTH = 3  # a filtered search ranks this many times more matches, then filters
 CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids away
@@ -220,47 +222,97 @@ def _in_context(
         return {}
     reach = len(CONTEXT_WEIGHTS)
     rows = _rows(store, sorted(lexical))
-    # Only transcript turns have neighbours worth reading.
-    near = {
-        row[0] + d for row in rows if row[1] in CONTEXT_SOURCES for d in range(-reach, reach + 1)
-    }
-    rows += _rows(store, sorted(near.difference(lexical)))
+    # Only transcript turns have neighbours worth reading (sets and maps: hundreds of ids).
+    turns = [row[0] for row in rows if row[1] in CONTEXT_SOURCES]
+    near: set[int] = set()
+    for distance in range(1, reach + 1):
+        near.update(map(distance.__add__, turns), map((-distance).__add__, turns))
+    near.difference_update(lexical)
+    rows += _rows(store, sorted(near))
+    if known is not None:
+        known.update(zip(map(itemgetter(0), rows), rows, strict=True))
+    return _context_scores(rows, lexical)
+
+
+# Each transcript source a code from 0 (every other source is -1: it has no turns).
+_TALK = {name: code for code, name in enumerate(sorted(CONTEXT_SOURCES))}
+_SLACK = 1e-6  # days: what a window look-up takes in beyond the window, then checks exactly
+
+
+def _context_scores(rows: list[RankRow], lexical: dict[int, float]) -> dict[int, float]:
+    """The scores of ``_in_context`` from the crystals' rows (candidates and neighbours).
+
+    Columns, not a Python object per row, and no pair of crystals compared unless they can be
+    neighbours (a sweep over ids) or of one episode (a sweep over time): a search reads
+    hundreds of rows.
+    """
     if not rows:
         return {}
-    # Columns, not a Python object per row: a search reads hundreds of these.
+    n = len(rows)
     id_column, source_column, day_column = list(zip(*rows, strict=True))[:3]
-    if known is not None:
-        known.update(zip(id_column, rows, strict=True))
-    ids = np.array(id_column, dtype=np.int64)
+    ids = np.fromiter(id_column, np.int64, n)
     order = np.argsort(ids)
     ids = ids[order]
-    names = np.array(source_column)[order]
-    _, source = np.unique(names, return_inverse=True)
-    day = np.array(day_column, dtype=np.float64)[order]
-    own = np.array([lexical.get(i, 0.0) for i in ids.tolist()], dtype=np.float64)
-    talk = np.isin(names, list(CONTEXT_SOURCES))
+    source = np.fromiter(map(_TALK.get, source_column, repeat(-1)), np.int64, n)[order]
+    talk = source >= 0
+    day = np.fromiter(day_column, np.float64, n)[order]
+    own = np.fromiter(map(lexical.get, ids.tolist(), repeat(0.0)), np.float64, n)
     window = EPISODE_SECONDS / 86400.0
-    context = np.zeros(len(ids))
-    for distance, weight in enumerate(CONTEXT_WEIGHTS, start=1):
-        for other_id in (ids - distance, ids + distance):
-            at = np.clip(np.searchsorted(ids, other_id), 0, len(ids) - 1)
-            same = (
-                (ids[at] == other_id)
-                & (source[at] == source)
-                & talk
-                & (np.abs(day[at] - day) <= window)
-            )
-            context += np.where(same, weight * own[at], 0.0)
+    # Neighbours (same source, within the window, both turns): the crystal d ids away sits at
+    # most d places away among the sorted ids. shares[d - 1]: weight x the own score of the
+    # crystal d ids before, and of the one d ids after (0 where there is none).
+    reach = len(CONTEXT_WEIGHTS)
+    shares = [(np.zeros(n), np.zeros(n)) for _ in CONTEXT_WEIGHTS]
+    for step in range(1, min(reach, n - 1) + 1):
+        gap = ids[step:] - ids[:-step]
+        linked = (
+            (source[step:] == source[:-step])
+            & (source[:-step] >= 0)
+            & (np.abs(day[step:] - day[:-step]) <= window)
+        )
+        for distance in range(step, reach + 1):
+            weight = CONTEXT_WEIGHTS[distance - 1]
+            pair = linked & (gap == distance)
+            before, after = shares[distance - 1]
+            after[:-step] = np.where(pair, weight * own[step:], after[:-step])
+            before[step:] = np.where(pair, weight * own[:-step], before[step:])
+    context = np.zeros(n)
+    for before, after in shares:
+        context += before
+        context += after
     # The best own score among candidates of the same episode (same source, close in time);
-    # only transcript turns have episodes.
+    # only transcript turns have episodes. The matched turns sorted by source then time: each
+    # turn's episode is a range of them.
     matched = np.flatnonzero((own > 0) & talk)
-    episode = np.zeros(len(ids))
+    episode = np.zeros(n)
     if len(matched):
         turns = np.flatnonzero(talk)
-        close = (source[turns, None] == source[None, matched]) & (
-            np.abs(day[turns, None] - day[None, matched]) <= window
-        )
-        episode[turns] = np.where(close, own[None, matched], 0.0).max(axis=1)
+        matched = matched[np.lexsort((day[matched], source[matched]))]
+        match_day, match_source = day[matched], source[matched]
+        turn_day, turn_source = day[turns], source[turns]
+        reach_days = window + _SLACK
+        if len(_TALK) == 1:  # one transcript source: every turn and match share it
+            low = np.searchsorted(match_day, turn_day - reach_days, "left")
+            high = np.searchsorted(match_day, turn_day + reach_days, "right")
+        else:
+            low = np.zeros(len(turns), np.int64)
+            high = np.zeros(len(turns), np.int64)
+            for code in range(len(_TALK)):
+                first, last = np.searchsorted(match_source, [code, code + 1])
+                mine = turn_source == code
+                days = match_day[first:last]
+                low[mine] = first + np.searchsorted(days, turn_day[mine] - reach_days, "left")
+                high[mine] = first + np.searchsorted(days, turn_day[mine] + reach_days, "right")
+        counts = high - low
+        pairs = int(counts.sum())
+        if pairs:
+            starts = np.cumsum(counts) - counts
+            pair_turn = np.repeat(np.arange(len(turns)), counts)
+            pair_match = np.arange(pairs) + np.repeat(low - starts, counts)
+            close = np.abs(match_day[pair_match] - turn_day[pair_turn]) <= window
+            values = np.where(close, own[matched][pair_match], 0.0)
+            some = counts > 0
+            episode[turns[some]] = np.maximum.reduceat(values, starts[some])
     total = own + context + EPISODE_WEIGHT * episode
     # A crystal with no word of the query and no matching neighbour stays out: the episode
     # alone says "this session", not "this memory".
@@ -270,9 +322,10 @@ def _in_context(
 
 def _kinds(store: Store, known: dict[int, tuple[Any, ...]], ids: list[int]) -> dict[int, bool]:
     """Whether each crystal is a session transcript turn (rows read once, kept in known)."""
-    missing = [i for i in ids if i not in known]
+    missing = set(ids).difference(known)
     if missing:
-        known.update((row[0], row) for row in _rows(store, missing))
+        found = _rows(store, sorted(missing))
+        known.update(zip(map(itemgetter(0), found), found, strict=True))
     return {i: known[i][1] in CONTEXT_SOURCES for i in ids if i in known}
 
 
@@ -381,8 +434,9 @@ def search(
     )
     scale = max(ceiling, top)
     if len(contextual) >= limit and (scale == 0 or top / scale >= fusion.scan_below):
-        # The words found enough: the vector re-ranks their candidates, read straight from
-        # the store (cheap at any size; a one-shot `dream search` never opens the vector file).
+        # The words found enough: the vector re-ranks their candidates, read from the vector
+        # file if this process holds it open and current, else straight from the store (cheap
+        # at any size; a one-shot `dream search` never opens the vector file).
         semantic, best_similarity = cosines(store, vector, list(contextual), embedder)
     else:
         # Too few or too weak word matches (a paraphrase, a typo): scan every vector.
@@ -390,17 +444,31 @@ def search(
         semantic, best_similarity = nearest(
             index, vector, sessions, facts, max(VECTOR_DEPTH, limit * 4)
         )
-        extra = cosines(store, vector, list(contextual), embedder)[0] if contextual else []
+        extra = cosines(store, vector, list(contextual), embedder, index)[0] if contextual else []
         semantic = list({**dict(extra), **dict(semantic)}.items())
     fused = {crystal_id: score / scale for crystal_id, score in contextual.items()} if top else {}
-    kinds = _kinds(store, known, [crystal_id for crystal_id, _ in semantic])
-    pack = _pack_level(semantic, fusion.margin_rank)
-    for crystal_id, similarity in semantic:
-        if similarity < fusion.vector_floor and crystal_id not in contextual:
-            continue
-        weight = fusion.vector_weight["sessions" if kinds.get(crystal_id) else "notes"]
-        margin = fusion.margin_weight * max(similarity - pack, 0.0)
-        fused[crystal_id] = fused.get(crystal_id, 0.0) + weight * similarity + margin
+    if semantic:
+        # Columns: a search weighs hundreds of cosines.
+        id_column, similarity_column = zip(*semantic, strict=True)
+        kinds = _kinds(store, known, list(id_column))
+        similarity = np.array(similarity_column, dtype=np.float64)
+        weights = fusion.vector_weight
+        weighed = np.where(
+            [kinds.get(i, False) for i in id_column], weights["sessions"], weights["notes"]
+        )
+        margin = fusion.margin_weight * np.maximum(
+            similarity - _pack_level(semantic, fusion.margin_rank), 0.0
+        )
+        value = np.array([fused.get(i, 0.0) for i in id_column]) + weighed * similarity + margin
+        # Below the floor, a vector alone does not make a candidate.
+        keep = (similarity >= fusion.vector_floor) | np.array([i in contextual for i in id_column])
+        fused.update(
+            (crystal_id, added)
+            for crystal_id, added, kept in zip(
+                id_column, value.tolist(), keep.tolist(), strict=True
+            )
+            if kept
+        )
     hits: list[Hit] = []
     if fused:
         missing = [i for i in fused if i not in known]

@@ -264,6 +264,36 @@ class VectorFile:
         data = b"".join(self._read(width, at).ljust(width, b"\0") for at in offsets.tolist())
         return np.frombuffer(data, dtype=np.float16).reshape(len(rows), self.dim)
 
+    def pick(
+        self, rows: np.ndarray, flags: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(flags, float16 vectors) of these rows (ascending, distinct): the flags in one read
+        a block (unless given, read before), then the vectors in one read per run of
+        consecutive rows (a search's candidates come with their neighbours: runs are common)."""
+        width = 2 * self.dim
+        if not len(rows):
+            return np.zeros(0, dtype=np.uint8), np.zeros((0, self.dim), dtype=np.float16)
+        rows = rows.astype(np.int64)
+        block, index = np.divmod(rows, self.block_rows)
+        if flags is None:
+            # The flags first: a row is written vector first, flag last (see write_rows).
+            flags = np.zeros(len(rows), dtype=np.uint8)
+            cut = (np.flatnonzero(np.diff(block)) + 1).tolist()
+            for start, end in zip([0, *cut], [*cut, len(rows)], strict=True):
+                take = int(index[end - 1]) + 1
+                data = self._read(take, HEADER_BYTES + int(block[start]) * self.block_bytes)
+                found = np.frombuffer(data.ljust(take, b"\0"), np.uint8)
+                flags[start:end] = found[index[start:end]]
+        cut = (np.flatnonzero((np.diff(rows) != 1) | (np.diff(block) != 0)) + 1).tolist()
+        starts, ends = [0, *cut], [*cut, len(rows)]
+        offsets = HEADER_BYTES + block * self.block_bytes + self.at_vectors + index * width
+        parts = []
+        for start, end, at in zip(starts, ends, offsets[starts].tolist(), strict=True):
+            size = (end - start) * width
+            parts.append(self._read(size, at).ljust(size, b"\0"))
+        vectors = np.frombuffer(b"".join(parts), dtype=np.float16)
+        return flags, vectors.reshape(len(rows), self.dim)
+
     def all_vectors(self, rows: int) -> np.ndarray:
         """The float16 vectors of rows 0 .. rows-1: one read a block."""
         width = 2 * self.dim

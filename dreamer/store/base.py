@@ -278,6 +278,12 @@ class Store(Protocol):
         """In how many crystals each word's indexed stem occurs."""
         ...
 
+    def change_mark(self) -> Any:
+        """A value that differs whenever the store may have changed since it was taken (any
+        writer, any process), so what was read before it may be kept while it stays equal;
+        None when the backend cannot tell (nothing read before may be kept)."""
+        ...
+
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         ...

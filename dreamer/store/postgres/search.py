@@ -261,6 +261,10 @@ class SearchTables(Connected):
         found = dict(zip(phrases, self._document_counts(phrases), strict=True))
         return {term: int(found.get(stems[term], 0)) for term in terms}
 
+    def change_mark(self) -> None:
+        """None: another machine's commit leaves no mark here (callers read afresh)."""
+        return None
+
     def last_mention(self, words: Sequence[str]) -> str | None:
         """When the newest crystal holding all ``words`` (full-text) was created."""
         stems = self._stemmed(words)

@@ -46,6 +46,9 @@ class Connected:
         # connection writes them first, and so do close, interpreter exit and every read of
         # the log or of access counts through this store.
         self._pending: list[PendingSearch] = []
+        # Rows this connection changed writing the search log (and access counts): no change
+        # of what a search reads, so they do not move the store's change mark.
+        self._log_changes = 0
         _open_stores.add(self)
 
     def close(self) -> None:
@@ -95,6 +98,14 @@ class Connected:
 
     def _write_searches(self, batch: list[PendingSearch]) -> None:
         """Insert searches, their gaps and their access counts (inside a transaction)."""
+        conn = self.db.conn
+        before = conn.total_changes
+        try:
+            self._insert_searches(batch)
+        finally:
+            self._log_changes += conn.total_changes - before
+
+    def _insert_searches(self, batch: list[PendingSearch]) -> None:
         conn = self.db.conn
         conn.executemany(
             "INSERT INTO searches (at, query, search_type, result_ids, top_score)"

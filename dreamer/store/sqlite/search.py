@@ -28,6 +28,7 @@ def _expression(terms: Sequence[str], also: Sequence[str]) -> str:
 
 STEM_CACHE = 10_000  # words whose stem this process remembers (a word's stem never changes)
 FREQUENCY_CACHE = 10_000  # stems whose counts a connection keeps while the database is unchanged
+RANK_CACHE = 20_000  # crystals whose rank rows a connection keeps while it is unchanged (~4 MB)
 _stems: dict[str, str | None] = {}
 _UNKNOWN = ""  # no word stems to the empty string: marks a word not looked up yet
 
@@ -43,6 +44,9 @@ class SearchTables(Connected):
     # when, and how many rows this connection wrote to its temporary tables.
     _counts: dict[str, int]
     _counted_at: tuple[Any, int] | None
+    # The rank rows kept (``rank_rows``; None: a crystal forgotten or not there) and when.
+    _ranked: dict[int, RankRow | None]
+    _ranked_at: tuple[int, int]
     _temp_changes: int
 
     def fts_match(
@@ -98,10 +102,7 @@ class SearchTables(Connected):
             wanted = sorted({stem for stem in stems.values() if stem is not None})
             if not wanted:
                 return {term: 0 for term in terms}
-            version = (
-                self._one("PRAGMA data_version"),
-                self.db.conn.total_changes - self._temp_changes,
-            )
+            version = self.change_mark()
             if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
                 self._counts, self._counted_at = {}, version
             missing = [stem for stem in wanted if stem not in self._counts]
@@ -116,6 +117,13 @@ class SearchTables(Connected):
                 self._counts.update((stem, found.get(stem, 0)) for stem in missing)
             counts = self._counts
         return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
+
+    def change_mark(self) -> tuple[int, int]:
+        """A mark that moves whenever what a search reads may have changed: a commit by another
+        connection (SQLite's ``data_version``) or a change by this one (``total_changes``,
+        less its temporary tables' rows and its own search log's, access counts included)."""
+        changes = self.db.conn.total_changes - self._log_changes
+        return (self._one("PRAGMA data_version"), changes - getattr(self, "_temp_changes", 0))
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
@@ -216,16 +224,36 @@ class SearchTables(Connected):
         return out
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
-        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals, by id.
+
+        A search reads hundreds of these, mostly the same ones again in a small store: the
+        rows read are kept while the database is unchanged (``change_mark``; never those read
+        inside a write transaction, which may roll back), up to ``RANK_CACHE`` of them.
+        """
         if not ids:
             return []
+        wanted = sorted(set(ids))
+        if self.db.conn.in_transaction:
+            return self._read_rank_rows(wanted)
+        mark = self.change_mark()  # before the read: a change after it moves the mark
+        kept: dict[int, RankRow | None] | None = getattr(self, "_ranked", None)
+        if kept is None or self._ranked_at != mark or len(kept) > RANK_CACHE:
+            kept = {}
+            self._ranked, self._ranked_at = kept, mark
+        missing = sorted(set(wanted).difference(kept))
+        if missing:
+            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
+            kept.update((row[0], row) for row in self._read_rank_rows(missing))
+        return list(filter(None, map(kept.__getitem__, wanted)))
+
+    def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
         # fetchall: plain tuples, no Python call per row (a search reads hundreds). The narrow
         # index holds every column asked (migration m070); SQLite would read the rows.
         return self.db.execute(
             "SELECT id, source, julianday(created_at), importance, lifecycle = 'archived'"
             " FROM crystals INDEXED BY crystals_rank"
             f" WHERE id IN ({marks(ids)}) AND lifecycle != 'forgotten'",
-            list(ids),
+            ids,
         ).fetchall()
 
     def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
