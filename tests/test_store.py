@@ -187,3 +187,14 @@ def test_opening_a_second_store_keeps_the_locks_the_first_holds(tmp_path, now):
     texts = {row[0] for row in check.execute("SELECT text FROM crystals")}
     assert {"the first store writes", "and writes again"} <= texts
     check.close()
+
+
+def test_word_counts_read_in_a_write_transaction_that_rolls_back_are_not_kept(store, now):
+    """The counts are kept while the store's change mark stands; a rollback does not move it
+    back, so counts read inside a write transaction must not outlive it."""
+    add(store, "the zebra crossing", now)
+    with pytest.raises(RuntimeError), store.transaction():
+        add(store, "a zebra at the zoo", now)
+        assert store.term_frequencies(["zebra"]) == {"zebra": 2}
+        raise RuntimeError("rolled back")
+    assert store.term_frequencies(["zebra"]) == {"zebra": 1}

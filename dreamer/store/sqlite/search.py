@@ -91,9 +91,8 @@ class SearchTables(Connected):
         """In how many crystals each word's indexed stem occurs (FTS5's own vocabulary).
 
         Counting a common word's crystals reads its whole list in the index, so the counts are
-        kept while the database is unchanged: no commit by another connection (SQLite's
-        ``data_version``) and no change by this one (``total_changes``, less the temporary
-        tables' own rows).
+        kept while the database is unchanged (``change_mark``), never those read inside a
+        write transaction, which may roll back (the mark does not move back with it).
         """
         # A vocabulary cursor is aborted if this connection writes the index meanwhile.
         with self._write_lock:
@@ -102,10 +101,14 @@ class SearchTables(Connected):
             wanted = sorted({stem for stem in stems.values() if stem is not None})
             if not wanted:
                 return {term: 0 for term in terms}
-            version = self.change_mark()
-            if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
-                self._counts, self._counted_at = {}, version
-            missing = [stem for stem in wanted if stem not in self._counts]
+            if self.db.conn.in_transaction:
+                counts: dict[str, int] = {}
+            else:
+                version = self.change_mark()
+                if version != self._counted_at or len(self._counts) > FREQUENCY_CACHE:
+                    self._counts, self._counted_at = {}, version
+                counts = self._counts
+            missing = [stem for stem in wanted if stem not in counts]
             if missing:
                 found = dict(
                     self.db.execute(
@@ -114,8 +117,7 @@ class SearchTables(Connected):
                         missing,
                     ).fetchall()
                 )
-                self._counts.update((stem, found.get(stem, 0)) for stem in missing)
-            counts = self._counts
+                counts.update((stem, found.get(stem, 0)) for stem in missing)
         return {term: counts.get(stems[term] or "", 0) if stems[term] else 0 for term in terms}
 
     def change_mark(self) -> tuple[int, int]:
@@ -152,9 +154,10 @@ class SearchTables(Connected):
         """Make the temporary tables the stems and frequencies are read from (once)."""
         if getattr(self, "_query_tables_made", False):
             return
-        self._counts = {}
-        self._counted_at = None
-        self._temp_changes = 0
+        if not hasattr(self, "_temp_changes"):
+            self._counts = {}
+            self._counted_at = None
+            self._temp_changes = 0
         db = self.db
         before = db.conn.total_changes
         db.execute(
@@ -170,7 +173,8 @@ class SearchTables(Connected):
             " USING fts5vocab(main, 'crystals_fts', 'row')"
         )
         self._temp_changes += db.conn.total_changes - before
-        self._query_tables_made = True
+        # Made inside a write transaction, they go if it rolls back: made again next time.
+        self._query_tables_made = not db.conn.in_transaction
 
     def _tokenize(self, terms: list[str]) -> dict[str, str]:
         """Stem words with the index's tokenizer (the temporary tables made once a connection)."""
