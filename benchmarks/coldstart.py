@@ -26,8 +26,12 @@ The note command writes into its own workspace; search and the hook read another
 ``--notes`` notes, all embedded, so each search measures a steady state. ``dream search (serve
 running)`` is the same search with a ``dream serve`` over that workspace (one per mode, from
 that mode's copy, started here with its own ``XDG_RUNTIME_DIR``): its search door answers, so
-the process imports neither numpy nor the store. Every other command runs with an empty
-``XDG_RUNTIME_DIR``, so no serve answers it (yours neither), and all run with dreams off
+the process imports neither numpy nor the store. ``dream search (door left by a search)`` is
+the same search at the default ``memory.search.warmMinutes``, in a runtime folder of its own
+and without a serve: the first of its runs searches by itself and leaves a door (``dream
+door``) that answers the runs after it, as it does for a user; stopped at the end. Every other
+command runs with an empty ``XDG_RUNTIME_DIR`` and ``DREAM_SEARCH_WARM_MINUTES=0``, so no door
+answers it (yours neither) and none is left, and all run with dreams off
 (``DREAM_DREAM_ENABLED=false``: the serves never dream over the searched notes). Figures go in
 docs/bench.md ("Cold start").
 """
@@ -55,9 +59,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("dreamer", "prompts", "schemas", "plugin")  # and pyproject.toml, for the script
 # The issue's bar: a command's p50 over bare Python's p50, in each mode.
-TARGETS = {"dream note": 6.0, "dream search": 8.0, "dream search (serve running)": 8.0}
-PARTS = ("import filelock", "import numpy", "import click")
+LEFT = "dream search (door left by a search)"  # answered by the door an earlier one left
 SERVED = "dream search (serve running)"  # the one command a running serve's door answers
+TARGETS = {"dream note": 6.0, "dream search": 8.0, LEFT: 8.0, SERVED: 8.0}
+PARTS = ("import filelock", "import numpy", "import click")
 
 
 def _copy(source: Path, into: Path, *, compiled: bool) -> Path:
@@ -98,6 +103,7 @@ def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[s
         "import dreamer.cli": (["-c", "import dreamer.cli"], ""),
         "dream note": ([*cli, "note", "-w", note_ws, "cold start note {i} on the release"], ""),
         "dream search": ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
+        LEFT: ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
         SERVED: ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
         "dream hook session-start": ([*cli, "hook", "session-start", "-w", search_ws], start),
         # What is left of them, for scale: the lock library of every write, the vector maths
@@ -133,6 +139,7 @@ def _env(path: Path, home: Path, runtime: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("DREAM_")}
     env.update(PYTHONPATH=str(path), PYTHONDONTWRITEBYTECODE="1", HOME=str(home))
     env.update(XDG_RUNTIME_DIR=str(runtime), DREAM_DREAM_ENABLED="false")
+    env.update(DREAM_SEARCH_WARM_MINUTES="0")  # a search on its own leaves no door
     for blas in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(blas, "1")  # as dreamer.cli sets them, for the bare numpy import too
     env.pop("PYTHONPYCACHEPREFIX", None)
@@ -210,7 +217,7 @@ def _rounds(
     commands: dict[str, tuple[list[str], str]],
     paths: dict[str, Path],
     envs: dict[str, dict[str, str]],
-    served: dict[str, dict[str, str]],
+    doors: dict[str, dict[str, dict[str, str]]],
 ) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], list[float]]]:
     """Wall and CPU times of each (mode, command), ``runs`` shuffled rounds of every pair."""
     wall: dict[tuple[str, str], list[float]] = {pair: [] for pair in pairs}
@@ -226,7 +233,7 @@ def _rounds(
                 )
                 for a in args
             ]
-            w, c = _run(argv, stdin, served[mode] if name == SERVED else envs[mode])
+            w, c = _run(argv, stdin, doors.get(name, envs)[mode])
             wall[mode, name].append(w)
             cpu[mode, name].append(c)
     return wall, cpu
@@ -246,12 +253,17 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
             paths["pyc" + label] = _copy(source, base / f"pyc{n}", compiled=True)
             paths["no pyc" + label] = _copy(source, base / f"src{n}", compiled=False)
         envs = {mode: _env(path, home, nowhere) for mode, path in paths.items()}
-        # Each version's own serve and door (a door answers only the copy it runs from).
-        served = {}
+        # Each version's own serve and door (a door answers only the copy it runs from), and
+        # its own folder for the door the first search leaves (at the default warm minutes).
+        served, left = {}, {}
         for n, mode in enumerate(m for m in paths if not m.endswith("before")):
             runtime = base / f"door{n}"
             runtime.mkdir(mode=0o700)
             served[mode] = {**envs[mode], "XDG_RUNTIME_DIR": str(runtime)}
+            runtime = base / f"left{n}"
+            runtime.mkdir(mode=0o700)
+            left[mode] = {**envs[mode], "XDG_RUNTIME_DIR": str(runtime)}
+            del left[mode]["DREAM_SEARCH_WARM_MINUTES"]
         for mode, path in paths.items():
             _check_copy(envs[mode], path)
         sys.path.insert(0, str(ROOT))
@@ -270,17 +282,21 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
             for mode in paths
             for name in commands
             # the same libraries; and a version before the search door has none
-            if not (mode.endswith("before") and (name in PARTS or name == SERVED))
+            if not (mode.endswith("before") and (name in PARTS or name in (LEFT, SERVED)))
         ]
         serves = []
         try:
             for mode, env in served.items():
                 log = base / f"serve-{mode.replace(' ', '-')}.log"
                 serves.append(_serve(paths[mode] / "dream", search_ws, env, log))
-            wall, cpu = _rounds(runs, seed, pairs, commands, paths, envs, served)
+            doors = {SERVED: served, LEFT: left}
+            wall, cpu = _rounds(runs, seed, pairs, commands, paths, envs, doors)
         finally:
             for serve in serves:
                 _stop(serve)
+            for mode, env in left.items():  # the doors the searches left
+                dream = str(paths[mode] / "dream")
+                subprocess.run([sys.executable, dream, "door", "--stop"], env=env, cwd=env["HOME"])
         for mode, path in paths.items():
             stray = list((path / "dreamer").rglob("*.pyc")) if mode.startswith("no") else []
             if stray:
@@ -339,7 +355,7 @@ def main() -> None:
                 if not ok and not mode.endswith("before"):
                     failed.append(f"{name} [{mode}]")
             print(
-                f"{name:<26} {row['p50']:6.0f} ms ({row['p90']:4.0f}) {row['ratio']:5.1f}x"
+                f"{name:<38} {row['p50']:6.0f} ms ({row['p90']:4.0f}) {row['ratio']:5.1f}x"
                 f"   cpu {row['cpu_p50']:5.0f} ms {row['cpu_ratio']:5.1f}x{verdict}"
             )
     print("\nall targets met" if not failed else f"\nnot met: {', '.join(failed)}")

@@ -59,6 +59,8 @@ MIN_INPUT_TOKENS = 2_000
 # Bigger texts go in through `dream ingest` (cut into windows) or not at all.
 DEFAULT_NOTE_MAX_CHARS = 32_000
 MIN_NOTE_MAX_CHARS = 100
+DEFAULT_WARM_MINUTES = 15.0
+MAX_WARM_MINUTES = 1440.0  # a day: a door left for longer is a service; run 'dream serve'
 MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
@@ -100,6 +102,8 @@ class Settings:
     dream_schedule: Cadence | None = None
     consolidation_schedule: Cadence | None = None
     search_sources: list[str]  # these four are made for each instance, in __init__
+    # Minutes a door a search leaves open waits for the next search (0: none is left).
+    search_warm_minutes: float = DEFAULT_WARM_MINUTES
     session_memory: bool = True
     redact_secrets: bool = True
     embedder: str = "auto"
@@ -213,6 +217,21 @@ def _positive(value: Any, where: str, noun: str, maximum: float, most: str) -> f
 
 def _to_positive_float(value: Any, where: str) -> float:
     return _positive(value, where, "a number", MAX_MINUTES, f"{MAX_MINUTES} (a year, in minutes)")
+
+
+def _to_warm_minutes(value: Any, where: str) -> float:
+    if isinstance(value, bool):
+        raise InvalidSetting(f"{where} must be a number of minutes, not {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidSetting(f"{where} must be a number of minutes, not {value!r}") from None
+    if not 0 <= number <= MAX_WARM_MINUTES:  # NaN fails both
+        raise InvalidSetting(
+            f"{where} must be from 0 (no door is left) to {MAX_WARM_MINUTES:g} minutes, "
+            f"not {value!r}"
+        )
+    return number
 
 
 def _to_count(value: Any, where: str) -> int:
@@ -449,6 +468,12 @@ _SPECS: list[_Spec] = [
         _to_schedule,
     ),
     _Spec("memory.search.sources", "DREAM_SEARCH_SOURCES", "search_sources", _to_sources),
+    _Spec(
+        "memory.search.warmMinutes",
+        "DREAM_SEARCH_WARM_MINUTES",
+        "search_warm_minutes",
+        _to_warm_minutes,
+    ),
     _Spec(
         "memory.search.experimental.sessionMemory",
         "DREAM_SESSION_MEMORY",

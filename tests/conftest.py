@@ -35,6 +35,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "cache-home"))
     # A search door per test: a `dream serve` one test starts never answers another's search.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("run")))
+    # A `dream search` a test runs leaves no door behind it (a process that outlives the
+    # test); tests/test_search_door_left.py sets it where that door is what it tests.
+    monkeypatch.setenv("DREAM_SEARCH_WARM_MINUTES", "0")
 
 
 @pytest.fixture

@@ -108,6 +108,8 @@ def env(tmp_path) -> dict[str, str]:
         "HOME": str(home),
         "XDG_RUNTIME_DIR": str(run),
         "DREAM_DREAM_ENABLED": "false",
+        "DREAM_SEARCH_WARM_MINUTES": "0",  # a search leaves no door of its own (see
+        # tests/test_search_door_left.py): here only serve's door answers
     }
 
 

@@ -47,6 +47,7 @@ COMMANDS = {
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
     "serve": "service:serve",
+    "door": "service:door_command",
     "tick": "service:tick",
     "consolidate": "service:consolidate",
     "status": "service:status",

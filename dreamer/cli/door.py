@@ -6,6 +6,10 @@ socket, and ``dreamer.cli.fast`` prints the hits as it prints its own. Whenever 
 not there or cannot answer exactly as this process would (``dreamer.service.door`` says when
 it declines), ``ask`` returns None and the caller searches by itself: same output, only
 slower. The exchange is in ``dreamer.support.door``.
+
+When no door listens (no serve), a search that ran by itself leaves one open in the
+background (``leave_open``: ``dream door``, for ``memory.search.warmMinutes``), so the
+searches after it are answered warm too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import struct
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 try:  # the C module alone: socket.py imports selectors and more, ~60% of a bare Python start
@@ -83,6 +89,56 @@ def ask(
     if not isinstance(hits, list) or not all(isinstance(hit, dict) for hit in hits):
         return None
     return hits
+
+
+def leave_open(root: Path, minutes: float) -> bool:
+    """After a search this process ran by itself: start ``dream door`` in the background,
+    to answer this user's searches for ``minutes`` after the last, unless a door listens
+    already (one that declined this search, e.g. another dreamer version's) or ``minutes``
+    is 0. Whether one was started; it never fails the search, which is answered already."""
+    if minutes <= 0 or not door.available() or not sys.executable:
+        return False
+    path = door.socket_path()
+    if door.too_long(path) or _listening(path):
+        return False
+    argv = [
+        sys.executable,
+        "-P",  # dreamer from where this process has it, never from the working folder
+        "-m",
+        "dreamer.cli",
+        "door",
+        "--background",
+        "--idle-minutes",
+        f"{minutes:g}",
+        "-w",
+        str(root),
+    ]
+    null = os.devnull
+    # Its own session, its standard streams on /dev/null: it holds no terminal and no pipe
+    # of whoever started this search (a caller reading our output to its end would wait).
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_DUP2, 1, 2),
+    ]
+    try:
+        os.posix_spawn(sys.executable, argv, os.environ, file_actions=actions, setsid=True)
+    except (OSError, NotImplementedError):  # the next search runs by itself too
+        return False
+    return True
+
+
+def _listening(path: Path) -> bool:
+    """Whether a process accepts connections at the socket ``path``."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(door.BUDGET)
+        sock.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        sock.close()
+    return True
 
 
 def _same_user(sock: Any) -> bool:

@@ -311,7 +311,7 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values["workspace"],
         )
     if command == "search":
-        from dreamer.cli import door  # a running `dream serve` answers without numpy or store
+        from dreamer.cli import door  # a running door answers without numpy or store
 
         query, limit = values["query"], values.get("limit", DEFAULT_LIMIT)
         hits = door.ask(values["workspace"], query, limit, values.get("search_type", "both"))
@@ -341,6 +341,7 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values.get("as_json", False),
             _echo,
         )
+        door.leave_open(ws.root, ws.settings.search_warm_minutes)  # for the next search
     return 0
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+from pathlib import Path
 
 import click
 
@@ -14,7 +16,7 @@ from dreamer.cli.common import (
     open_workspace,
     workspace_option,
 )
-from dreamer.config import HORMONES
+from dreamer.config import DEFAULT_WARM_MINUTES, HORMONES, MAX_WARM_MINUTES
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
@@ -133,6 +135,87 @@ def serve(
         door=None if no_door else door.socket_path(),
     )
     sys.exit(service.serve())
+
+
+@click.command("door")
+@click.option(
+    "-w",
+    "--workspace",
+    "workspaces",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="DREAM_WORKSPACE",
+    help="Load this workspace's embedder before the first search (repeatable; the door "
+    "answers searches of any workspace of this user either way) [default: $DREAM_WORKSPACE].",
+)
+@click.option(
+    "--idle-minutes",
+    type=click.FloatRange(min=0, max=MAX_WARM_MINUTES),
+    default=DEFAULT_WARM_MINUTES,
+    show_default=True,
+    help="Leave after this long without a search; 0 stays until stopped.",
+)
+@click.option("--stop", is_flag=True, help="Ask the door a search left open to leave, and exit.")
+@click.option("-v", "--verbose", is_flag=True, help="Log each search answered or declined.")
+@click.option("--background", is_flag=True, hidden=True)  # how 'dream search' starts one
+def door_command(
+    workspaces: tuple[str, ...], idle_minutes: float, stop: bool, verbose: bool, background: bool
+) -> None:
+    """Answer this user's 'dream search' from one warm process until idle.
+
+    A fresh 'dream search' spends most of its time loading numpy and the embedder. Without a
+    'dream serve' (whose door does this), a search that ran by itself starts this door in the
+    background for memory.search.warmMinutes (0 turns that off), so the searches after it
+    are answered several times sooner, each exactly as it would answer itself. The door
+    leaves when idle, when another dreamer version asks (the next search starts a current
+    one), when 'dream serve' starts (serve opens its own) and on --stop, Ctrl-C or SIGTERM.
+    A door started by a search logs to door.log beside its socket.
+
+    \b
+    Examples:
+      dream door                        (in the foreground, until idle for 15 minutes)
+      dream door -w ~/agents/ada --idle-minutes 0 -v
+      dream door --stop
+      DREAM_SEARCH_WARM_MINUTES=0 dream search "editor theme"   (leaves no door)
+    """
+    from dreamer.service import door as search_door
+
+    path = door.socket_path()
+    if stop:
+        said = search_door.stop(path)
+        click.echo(said[0].upper() + said[1:] + ".")
+        return
+    if background:
+        _detach(path.parent / "door.log")
+    else:
+        _log_to_stderr(verbose)
+    roots = [Path(workspace).expanduser().resolve() for workspace in workspaces]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the door on the way out
+    why = search_door.keep_open(path, idle=idle_minutes * 60, warm=roots)
+    if why is None and not background:
+        sys.exit(1)  # it logged why (another process answers there, or no door here)
+
+
+def _detach(log_file: Path) -> None:
+    """A door started by a search: no inherited descriptor kept, no working folder held,
+    warnings and its comings and goings logged to ``log_file`` (kept under 256 KiB)."""
+    import logging.handlers
+    import os
+
+    for fd in range(3, 256):
+        try:
+            if os.get_inheritable(fd):  # what dreamer opens itself is never inheritable
+                os.close(fd)
+        except OSError:
+            continue
+    os.chdir("/")
+    handler = logging.handlers.RotatingFileHandler(
+        log_file, maxBytes=256 * 1024, backupCount=1, delay=True, encoding="utf-8"
+    )
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 
 @click.command()

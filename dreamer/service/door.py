@@ -22,6 +22,15 @@ tells (``SO_PEERCRED``) the peer's uid is checked too.
 Requests are read on short-lived threads (at most ``MAX_CLIENTS`` at once) and searched one
 at a time; a request that waits ``LOCK_WAIT`` seconds for its turn is declined as busy, so
 the asking process can still search by itself within its budget.
+
+The door a search leaves open (``keep_open``, the ``dream door`` command): without a serve,
+a ``dream search`` that searched by itself starts a door of its own in the background
+(``dreamer.cli.door.leave_open``), so the searches after it are answered warm. That door is
+the same one serve opens, with three differences: it leaves after ``idle`` seconds without
+a request; it leaves as soon as it cannot answer a request because it is stale (another
+dreamer version or copy asked, or its code changed on disk), so the next search starts a
+current one; and it leaves when asked to (``{"stop": true}``: ``dream door --stop``, or a
+``dream serve`` starting, which then opens its own door in its place).
 """
 
 from __future__ import annotations
@@ -59,6 +68,9 @@ from dreamer.support.locks import hold
 from dreamer.support.version import __version__
 
 LOCK_WAIT = 2.0  # seconds a request waits for its turn; under the asking side's BUDGET
+TAKE_OVER_WAIT = 5.0  # seconds serve waits for a door a search left to leave, once asked
+DRAIN_WAIT = 30.0  # seconds a leaving standalone door gives the searches it is answering
+CODE_CHECK_EVERY = 5.0  # seconds between a standalone door's looks at its code on disk
 READ_WAIT = 2.0  # seconds a client gets to send its request, and then its go
 MAX_CLIENTS = 8  # connections read at once; more are closed (they search by themselves)
 log = logging.getLogger("dreamer.door")
@@ -77,8 +89,11 @@ class Door:
         *,
         environ: Mapping[str, str] | None = None,
         warm: Sequence[Path] = (),
+        standalone: bool = False,
     ):
         self.path = path
+        # A door a search left (``keep_open``), not serve's: it leaves when stale or asked.
+        self.standalone = standalone
         self.environ = dict(os.environ if environ is None else environ)  # for the warm-up
         self._warm = list(warm)
         self._stack = contextlib.ExitStack()
@@ -89,6 +104,11 @@ class Door:
         self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
         self._code: dict[str, int] = {}  # dreamer module file -> its mtime when first seen
         self._warned: set[str] = set()
+        self.held = False  # open() found the door's lock held by another process
+        self.holder = ""  # that process's pid, as its lock file says
+        self.used = time.monotonic()  # when a request last came (a standalone door's idle)
+        self.leaving: str | None = None  # why a standalone door leaves (set once)
+        self._leave = threading.Event()
 
     # --- opening and closing --------------------------------------------------------------
 
@@ -108,12 +128,15 @@ class Door:
             _own_folder(self.path.parent)
             self._stack.enter_context(hold(self.path.parent / LOCK_NAME, wait=False, busy="{pid}"))
         except LockHeld as e:
-            log.info(
-                "search door: another dream serve (pid %s) answers searches at %s; this one "
-                "opens none",
-                e,
-                self.path,
-            )
+            self.held = True
+            self.holder = str(e)
+            if self.standalone:  # serve says who holds it once it has asked (take_over)
+                log.info(
+                    "search door: another process (pid %s) answers searches at %s; this one "
+                    "opens none",
+                    e,
+                    self.path,
+                )
             return False
         except (DreamError, OSError) as e:
             log.warning("search door: not opened (%s); each 'dream search' runs by itself", e)
@@ -127,17 +150,48 @@ class Door:
         if listener is None:
             self._stack.close()
             return False
+        self.held = False
         self._listener = listener
         self._code_changed()  # what serve has loaded so far, as it is on disk now
         threading.Thread(target=self._accept, name="dreamer-door", daemon=True).start()
         if self._warm:
             threading.Thread(target=self._warm_up, name="dreamer-door-warm", daemon=True).start()
         log.info(
-            "search door: open at %s; a fresh 'dream search' of this user is answered here "
-            "(turn it off with --no-door)",
+            "search door: open at %s; a fresh 'dream search' of this user is answered here (%s)",
             self.path,
+            "until it is idle; stop it with 'dream door --stop'"
+            if self.standalone
+            else "turn it off with --no-door",
         )
         return True
+
+    def take_over(self) -> bool:
+        """``open``, first asking a door a search left to leave (serve's door replaces it)."""
+        if self.open():
+            return True
+        if not self.held:
+            return False  # it logged why
+        if not _ask_to_leave(self.path):  # another serve's door declines
+            log.info(
+                "search door: another dream serve (pid %s) answers searches at %s; this one "
+                "opens none",
+                self.holder,
+                self.path,
+            )
+            return False
+        deadline = time.monotonic() + TAKE_OVER_WAIT
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if self.open():
+                log.info("search door: the door a search left (pid %s) gave way", self.holder)
+                return True
+        log.warning(
+            "search door: the door a search left (pid %s) did not leave within %g s; each "
+            "'dream search' it does not answer runs by itself",
+            self.holder,
+            TAKE_OVER_WAIT,
+        )
+        return False
 
     def _listen(self) -> socket.socket | None:
         """The listening socket at ``path`` (the lock is ours), replacing a stale one."""
@@ -186,6 +240,19 @@ class Door:
                     os.unlink(self.path)
             log.info("search door: closed")
         self._stack.close()
+
+    def drain(self, timeout: float) -> bool:
+        """After ``close``: wait up to ``timeout`` seconds for the requests being answered
+        (a process that exits under one cuts its search short); whether all finished."""
+        deadline = time.monotonic() + timeout
+        taken = 0
+        for _ in range(MAX_CLIENTS):
+            if not self._slots.acquire(timeout=max(deadline - time.monotonic(), 0)):
+                break
+            taken += 1
+        for _ in range(taken):
+            self._slots.release()
+        return taken == MAX_CLIENTS
 
     def __enter__(self) -> Door:
         return self
@@ -246,15 +313,21 @@ class Door:
 
     def _exchange(self, conn: socket.socket) -> None:
         started = time.perf_counter()
+        self.used = time.monotonic()
         try:
             request = json.loads(_read_line(conn))
         except ValueError as e:
             _send(conn, {"declined": f"not a JSON request ({e})"})
             return
+        if isinstance(request, dict) and request.get("stop") is True:
+            self._stop_asked(conn)
+            return
         why = self._check(request)
         if why is not None:
             log.debug("search door: declined (%s)", why)
             _send(conn, {"declined": why})
+            if self.standalone and self._stale(request):
+                self.leave(f"stale: {why}")  # the next search starts a current door
             return
         if not self._turn.acquire(timeout=LOCK_WAIT):
             _send(conn, {"declined": f"busy with other searches for {LOCK_WAIT:g} s"})
@@ -299,6 +372,45 @@ class Door:
                 ws.close()
             except Exception as e:  # noqa: BLE001 - answered already; serve goes on
                 log.warning("search door: closing %s failed (%s)", request["root"], _describe(e))
+
+    def _stop_asked(self, conn: socket.socket) -> None:
+        """``{"stop": true}``: a standalone door leaves; serve's stays while serve runs."""
+        if not self.standalone:
+            _send(conn, {"declined": "this door is dream serve's; it closes when serve stops"})
+            return
+        _send(conn, {"stopped": os.getpid()})
+        self.leave("asked to stop")
+
+    def _stale(self, request: Any) -> bool:
+        """Whether ``request`` was declined because this door's code is not the asker's."""
+        if not isinstance(request, dict):
+            return False
+        if (request.get("protocol"), request.get("version")) != (PROTOCOL, __version__):
+            return True
+        return request.get("package") != package_dir() or self._code_changed() is not None
+
+    def leave(self, why: str) -> None:
+        """Make ``wait`` return (a standalone door): the first reason given is kept."""
+        if self.leaving is None:
+            self.leaving = why
+        self._leave.set()
+
+    def wait(self, idle: float) -> str:
+        """Until this door should leave: ``idle`` seconds without a request (0: never idle),
+        ``leave`` called, or its code changed on disk. Returns why."""
+        checked = time.monotonic()
+        while not self._leave.wait(0.5):
+            now = time.monotonic()
+            if self._closed.is_set():
+                self.leave("closed")
+            elif idle and now - self.used >= idle and not self._turn.locked():
+                self.leave(f"idle for {idle:g} s")
+            elif now - checked >= CODE_CHECK_EVERY:
+                checked = now
+                changed = self._code_changed()
+                if changed is not None:
+                    self.leave(f"stale: {changed} changed on disk")
+        return self.leaving or "closed"
 
     def _check(self, request: Any) -> str | None:
         """Why this door must not answer ``request`` (None: it answers exactly as the asker)."""
@@ -378,6 +490,58 @@ class Door:
                 log.debug("search door: no warm-up for %s (%s)", root, _describe(e))
         self._code_changed()
         log.debug("search door: warm (%s)", ", ".join(sorted(seen)) or "nothing")
+
+
+def keep_open(
+    path: Path,
+    *,
+    idle: float,
+    warm: Sequence[Path] = (),
+    environ: Mapping[str, str] | None = None,
+) -> str | None:
+    """Run a standalone door at ``path`` until it should leave (``Door.wait``): why it left,
+    or None when it did not open (another process answers there, or no door here)."""
+    door = Door(path, environ=environ, warm=warm, standalone=True)
+    if not door.open():
+        return None
+    try:
+        why = door.wait(idle)
+    finally:
+        door.close()
+        door.drain(DRAIN_WAIT)
+    log.info("search door: left (%s)", why)
+    return why
+
+
+def stop(path: Path) -> str:
+    """Ask the door at ``path`` to leave: what it answered, in words."""
+    if not available():
+        return "no search door on this platform"
+    answer = _ask_to_leave(path, detail=True)
+    if answer is None:
+        return f"no search door answers at {path}"
+    if "stopped" in answer:
+        return f"the search door (pid {answer['stopped']}) at {path} is leaving"
+    return f"the search door at {path} stays: {answer.get('declined', answer)}"
+
+
+def _ask_to_leave(path: Path, *, detail: bool = False) -> Any:
+    """Send ``{"stop": true}`` to the door at ``path``: its answer (``detail``) or whether it
+    is leaving; None (or False) when nothing answers there."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(READ_WAIT)
+            sock.connect(str(path))
+            peer = _peer_uid(sock)
+            if peer is not None and peer != os.geteuid():
+                return None if detail else False
+            sock.sendall(b'{"stop": true}\n')
+            answer = json.loads(_read_line(sock))
+    except (OSError, ValueError, _Gone):
+        return None if detail else False
+    if detail:
+        return answer if isinstance(answer, dict) else {"declined": repr(answer)}
+    return isinstance(answer, dict) and "stopped" in answer
 
 
 def _answer(ws: Workspace, request: dict[str, Any]) -> dict[str, Any]:

@@ -24,7 +24,8 @@ Built for hundreds of workspaces on one machine:
   the schedule says so instead of a log line alone.
 - **A search door.** With ``door`` (the CLI's default), serve also answers a fresh
   ``dream search`` of the same user over a Unix socket, with its embedder already loaded
-  (``dreamer.service.door``); closed first on a stop.
+  (``dreamer.service.door``); closed first on a stop. A door a search left open (without a
+  serve) is asked to leave, and serve's opens in its place.
 """
 
 from __future__ import annotations
@@ -284,7 +285,7 @@ class Service:
         door = None
         if self.door is not None:
             door = Door(self.door, environ=self.environ, warm=self.roots)
-            door.open()
+            door.take_over()  # a door a search left gives way to serve's
         try:
             scheduler.start()
             log.info(
