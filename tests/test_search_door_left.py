@@ -20,9 +20,9 @@ import pytest
 from test_search_door import DREAM, NOTES, PROBE, Serve
 
 from dreamer import Workspace
-from dreamer.cli import door as knock
 from dreamer.config import load_settings
 from dreamer.errors import InvalidSetting
+from dreamer.memory import door as knock
 from dreamer.support import door
 from dreamer.support.version import __version__
 
@@ -269,3 +269,31 @@ def test_a_door_that_cannot_open_says_why_and_exits_1(env, root):
         proc.terminate()
         _, err = proc.communicate(timeout=WAIT)
     assert proc.returncode == 0 and "search door: closed" in err
+
+
+def test_a_recall_hook_is_answered_by_the_door_the_previous_prompt_left(tmp_path, env, root):
+    """Recall on every prompt: the first hook searches and leaves a door, the next is answered
+    by it without numpy, with the same context."""
+    prompt = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": "when is the deploy"})
+
+    def hook(probe: Path) -> tuple[dict, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", PROBE, "hook", "user-prompt-submit", "--recall"],
+            input=prompt,
+            env={**env, "PROBE_OUT": str(probe), "DREAM_WORKSPACE": str(root)},
+            cwd=env["HOME"],
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+        return json.loads(done.stdout), probe.read_text().split()
+
+    alone, modules = hook(tmp_path / "first")
+    assert "numpy" in modules
+    assert "deploy of the billing service" in alone["hookSpecificOutput"]["additionalContext"]
+    _until(lambda: _listening(env), "a door left by the hook's search")
+    answered, modules = hook(tmp_path / "second")
+    assert "numpy" not in modules
+    assert answered == alone
+    assert _logged(root) == ["when is the deploy", "when is the deploy"]

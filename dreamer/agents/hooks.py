@@ -22,7 +22,8 @@ What dreamer does:
   before it writes it; waits at most ``STOP_WAIT`` seconds, after which the next read takes
   the turn), then starts a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
-  at most 3 strong hits as context.
+  at most 3 strong hits as context, found by a search door when one is open (``dream serve``'s,
+  or the one the previous prompt's search left: ``dreamer.memory.door``).
 
 A dream written through the ``claude-code`` synthesizer is itself a Claude Code run; it sets
 ``DREAM_HOOKS_DISABLED=1`` for the CLI (and turns hooks off with ``disableAllHooks``), and a hook
@@ -51,7 +52,7 @@ from dreamer.agents import hook_log
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
-from dreamer.memory import location
+from dreamer.memory import door, location
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
 
@@ -114,9 +115,12 @@ def run(
         writes = event in ("pre-compact", "session-end", "stop")
         if not writes and not (root / "memory").is_dir():
             return 0  # nothing remembered here yet, and a read must not create a workspace
-        recall = recall or env.get("DREAM_HOOK_RECALL") == "1"
-        with Workspace.open(root, create=writes) as ws:
-            output = _handle(event, ws, payload, now, recall)
+        if event == "user-prompt-submit":
+            recalled = recall or env.get("DREAM_HOOK_RECALL") == "1"
+            output = _recall(root, str(payload.get("prompt") or ""), now) if recalled else None
+        else:
+            with Workspace.open(root, create=writes) as ws:
+                output = _handle(event, ws, payload, now)
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
@@ -146,7 +150,7 @@ def _watchdog(
 
 
 def _handle(
-    event: str, ws: Workspace, payload: dict[str, Any], now: datetime, recall: bool
+    event: str, ws: Workspace, payload: dict[str, Any], now: datetime
 ) -> dict[str, Any] | None:
     if event == "session-start":
         health.session_started(ws, now)
@@ -178,28 +182,32 @@ def _handle(
             stored = f"stored {created} new crystals of {transcript}"
             hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
-        return None
-    if event == "user-prompt-submit" and recall:
-        prompt = str(payload.get("prompt") or "")
-        hits = (
-            [
-                hit
-                for hit in ws.search(prompt, limit=RECALL_HITS, now=now)
-                if hit.score >= RECALL_MIN_SCORE
-            ]
-            if prompt.strip()
-            else []
-        )
-        if hits:
-            lines = ["Possibly relevant memories (memory_get for more):"]
-            lines += [f"- #{hit.id} ({hit.created_at[:10]}) {hit.text[:300]}" for hit in hits]
-            return {
-                "hookSpecificOutput": {
-                    "hookEventName": "UserPromptSubmit",
-                    "additionalContext": "\n".join(lines),
-                }
-            }
     return None
+
+
+def _recall(root: Path, prompt: str, now: datetime) -> dict[str, Any] | None:
+    """UserPromptSubmit with recall: the memories the prompt finds, as the agent's context.
+    A search door answers when one is open (a serve's, or one an earlier search left);
+    otherwise this process searches and leaves one for the next prompt."""
+    if not prompt.strip():
+        return None
+    hits = door.ask(str(root), prompt, RECALL_HITS, "both")
+    if hits is None:
+        with Workspace.open(root, create=False) as ws:
+            hits = [hit.to_dict() for hit in ws.search(prompt, limit=RECALL_HITS, now=now)]
+            minutes = ws.settings.search_warm_minutes
+        door.leave_open(root, minutes)
+    kept = [hit for hit in hits if hit["score"] >= RECALL_MIN_SCORE]
+    if not kept:
+        return None
+    lines = ["Possibly relevant memories (memory_get for more):"]
+    lines += [f"- #{hit['id']} ({hit['created_at'][:10]}) {hit['text'][:300]}" for hit in kept]
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "\n".join(lines),
+        }
+    }
 
 
 def _await_turn(

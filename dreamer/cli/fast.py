@@ -311,7 +311,7 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values["workspace"],
         )
     if command == "search":
-        from dreamer.cli import door  # a running door answers without numpy or store
+        from dreamer.memory import door  # a running door answers without numpy or store
 
         query, limit = values["query"], values.get("limit", DEFAULT_LIMIT)
         hits = door.ask(values["workspace"], query, limit, values.get("search_type", "both"))

@@ -25,7 +25,7 @@ the asking process can still search by itself within its budget.
 
 The door a search leaves open (``keep_open``, the ``dream door`` command): without a serve,
 a ``dream search`` that searched by itself starts a door of its own in the background
-(``dreamer.cli.door.leave_open``), so the searches after it are answered warm. That door is
+(``dreamer.memory.door.leave_open``), so the searches after it are answered warm. That door is
 the same one serve opens, with three differences: it leaves after ``idle`` seconds without
 a request; it leaves as soon as it cannot answer a request because it is stale (another
 dreamer version or copy asked, or its code changed on disk), so the next search starts a

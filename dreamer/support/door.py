@@ -1,7 +1,7 @@
 """The search door's address and what both of its sides must agree on.
 
 ``dream serve`` opens the door (``dreamer.service.door``); a fresh ``dream search`` knocks
-(``dreamer.cli.door``). This module is what they share, and it stays cheap to import: the
+(``dreamer.memory.door``). This module is what they share, and it stays cheap to import: the
 knocking process must not pay for what the door saves it.
 
 The exchange, one JSON line each way at each step::

@@ -1,11 +1,12 @@
-"""A fresh ``dream search`` asks a running ``dream serve`` first (its search door).
+"""A fresh ``dream search`` (or a recall hook) asks a running search door first.
 
-The serve has numpy and the embedder loaded; this process then needs neither, nor the store
-or the search code: it resolves the workspace as the CLI does, hands the query over a Unix
-socket, and ``dreamer.cli.fast`` prints the hits as it prints its own. Whenever the door is
-not there or cannot answer exactly as this process would (``dreamer.service.door`` says when
-it declines), ``ask`` returns None and the caller searches by itself: same output, only
-slower. The exchange is in ``dreamer.support.door``.
+The door (``dream serve``'s, or the one an earlier search left) has numpy and the embedder
+loaded; this process then needs neither, nor the store or the search code: it resolves the
+workspace as the CLI does, hands the query over a Unix socket, and ``dreamer.cli.fast`` prints
+the hits as it prints its own (``dreamer.agents.hooks`` turns them into recalled context).
+Whenever the door is not there or cannot answer exactly as this process would
+(``dreamer.service.door`` says when it declines), ``ask`` returns None and the caller
+searches by itself: same output, only slower. The exchange is in ``dreamer.support.door``.
 
 When no door listens (no serve), a search that ran by itself leaves one open in the
 background (``leave_open``: ``dream door``, for ``memory.search.warmMinutes``), so the
