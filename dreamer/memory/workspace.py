@@ -33,8 +33,7 @@ from dreamer.errors import (
 )
 from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
-from dreamer.store import Store, content_hash, open_store
-from dreamer.store.base import Leasing, ScratchRows
+from dreamer.store import content_hash, open_store
 from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
@@ -48,6 +47,8 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.memory.scratch_file import FileAppender
     from dreamer.retrieval.embed import Embedder
     from dreamer.retrieval.search import Hit
+    from dreamer.store import Store
+    from dreamer.store.base import Leasing
     from dreamer.store.rows import Crystal
 
 DEFAULT_IMPORTANCE = 0.7
@@ -165,7 +166,10 @@ class Workspace:
     def scratch(self) -> ScratchLog:
         """The write-ahead log: ``memory/scratch.md``, or rows of a shared (PostgreSQL) store,
         which a fleet's machines all see without sharing this folder."""
-        # Imported here: a search never needs the scratch's code (nor its lock's).
+        # Imported here: a search never needs the scratch's code (nor its lock's), and a note
+        # not the store's contract (dreamer.store.base), whose shared-store parts these are.
+        from dreamer.store.base import ScratchRows
+
         store = self.store
         if isinstance(store, ScratchRows):
             from dreamer.memory.scratch_rows import RowScratch
@@ -178,7 +182,7 @@ class Workspace:
     def _appender(self) -> ScratchLog | FileAppender:
         """What a note writes through: the scratch log, or for the file only its append (a
         fresh ``dream note`` loads no code that reads the log)."""
-        if isinstance(self.store, ScratchRows):
+        if self.settings.store_url:  # without one the store is the SQLite file: no rows
             return self.scratch
         from dreamer.memory.scratch_file import FileAppender
 
@@ -187,6 +191,8 @@ class Workspace:
     def read_memory(self, *, errors: str = "strict") -> str:
         """MEMORY.md's committed state: a shared store's state row (the file on this machine
         may be older: another machine dreamt), else the file ("" when there is none)."""
+        from dreamer.store.base import Leasing
+
         store = self.store
         if isinstance(store, Leasing):
             row = store.read_state()
@@ -242,6 +248,8 @@ class Workspace:
     def lock(self) -> Iterator[None]:
         """Hold the workspace lock (non-blocking: raises LockHeld if another dreamer has it)."""
         busy = f"dream already running in {self.root} (pid {{pid}}); wait for it to finish"
+        from dreamer.store.base import Leasing
+
         with hold(self.memory_dir / "dream.lock", wait=False, busy=busy):
             store = self.store
             if not isinstance(store, Leasing):
@@ -302,6 +310,8 @@ class Workspace:
         ``expected`` (the text the caller read), nothing is written when the file is no longer
         that text: a person's edit meanwhile raises DreamDeferred and stands.
         """
+        from dreamer.store.base import Leasing
+
         store = self.store
         # A shared store's state row is the truth, and only the lease's holder writes it: a
         # row changed meanwhile means the lease passed on, which the fenced write tells.

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import CrystalNotFound
-from dreamer.store.base import content_hash
+from dreamer.store.identity import content_hash
 from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 

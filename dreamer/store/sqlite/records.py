@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import DreamNotFound
-from dreamer.store.base import HormoneRow
 from dreamer.store.records import HISTORY_FIELDS, JSON_FIELDS, REWRITTEN, SUMMARY_FIELDS
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
+
+if TYPE_CHECKING:  # the contract: a note loads none of it
+    from dreamer.store.base import HormoneRow
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
