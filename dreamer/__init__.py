@@ -10,7 +10,6 @@ Names load on first use, so ``import dreamer`` stays cheap for a one-shot comman
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from dreamer.support.version import __version__
 
@@ -50,7 +49,10 @@ __all__ = [
     "tools",
 ]
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
+    from typing import Any
+
     from dreamer.agents import tools
     from dreamer.agents.bootstrap import bootstrap, bootstrap_block
     from dreamer.config import Settings

@@ -35,6 +35,7 @@ NEVER = {
     "platformdirs": "the default workspace folder: -w names it",
     "dataclasses": "with inspect, ~7 ms: the note path's values are plain classes",
     "inspect": "loaded by dataclasses and typing helpers",
+    "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
     "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
     "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",

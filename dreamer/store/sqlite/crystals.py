@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.identity import content_hash
 from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.support.times import iso
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
+    from typing import Any
+
     from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import DreamNotFound
@@ -13,7 +12,10 @@ from dreamer.store.records import HISTORY_FIELDS, JSON_FIELDS, REWRITTEN, SUMMAR
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the contract: a note loads none of it
+    from typing import Any
+
     from dreamer.store.base import HormoneRow
 
 

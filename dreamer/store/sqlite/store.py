@@ -18,7 +18,6 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
 
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.store.sqlite import db as sqlite_db
@@ -28,6 +27,10 @@ from dreamer.store.sqlite.records import RecordTables
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
 
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 
