@@ -49,6 +49,8 @@ NEVER = {
     "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
     "dreamer.store.sqlite.complete": "the store's other table groups, loaded on first use",
     "dreamer.store.sqlite.search": "the search tables",
+    "dreamer.store.sqlite.crystals": "crystal reads, forgetting, vectors",
+    "dreamer.store.sqlite.journal": "the dream journal and scheduled runs",
     "dreamer.store.sqlite.history": "the history a report reads",
     "dreamer.store.postgres": "the PostgreSQL backend",
     "dreamer.store.sqlite.schema": "migrations, none pending",

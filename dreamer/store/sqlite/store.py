@@ -5,11 +5,12 @@ transaction, so several processes can write at once without "database is locked"
 Schema changes happen only through the numbered migrations in ``dreamer.store.sqlite.schema``
 (sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite.db``).
 
-``SQLiteStore`` is built per use: the tables a note writes (crystals with their audit rows,
-meta, hormone rows) are its own, and the rest of the interface (search, the history a report
-reads) is ``CompleteStore`` in ``complete.py``, which a store becomes the first time any of it
-is used. A fresh ``dream note`` compiles and runs none of that code: without ``.pyc`` files,
-compiling the whole backend cost it a tenth of its time.
+``SQLiteStore`` is built per use: what a note writes (a crystal with its audit row, meta,
+hormone rows) is its own, and the rest of the interface (crystal reads, forgetting and vectors,
+search, the journal, the history a report reads) is ``CompleteStore`` in ``complete.py``, which
+a store becomes the first time any of it is used. A fresh ``dream note`` compiles and runs
+none of that code: without ``.pyc`` files, compiling the whole backend cost it a tenth of its
+time.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.store.sqlite import db as sqlite_db
 from dreamer.store.sqlite import errors as sqlite_errors
-from dreamer.store.sqlite.crystals import CrystalTables
+from dreamer.store.sqlite.crystal_writes import CrystalWrites
 from dreamer.store.sqlite.records import RecordTables
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 
 
-class SQLiteStore(CrystalTables, RecordTables):
+class SQLiteStore(CrystalWrites, RecordTables):
     """An open crystals.db: the ``Store`` interface on SQLite (what it lacks here, it loads)."""
 
     def __init__(self, path: Path, *, read_only: bool = False):
