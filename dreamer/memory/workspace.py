@@ -22,10 +22,8 @@ from pathlib import Path
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
     DreamDeferred,
-    DreamError,
     InvalidNote,
     LeaseLost,
-    LockHeld,
     NoteTooLarge,
     UsageError,
     WorkspaceError,
@@ -50,7 +48,6 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.retrieval.embed import Embedder
     from dreamer.retrieval.search import Hit
     from dreamer.store import Store
-    from dreamer.store.base import Leasing
     from dreamer.store.rows import Crystal
 
 DEFAULT_IMPORTANCE = 0.7
@@ -259,50 +256,14 @@ class Workspace:
                 return
             # Across machines the lock file is not enough: the store's lease decides, and its
             # token fences the state this holder may write.
-            with self._lease(store):
-                yield
+            from dreamer.memory import lease
 
-    @contextlib.contextmanager
-    def _lease(self, store: Leasing) -> Iterator[None]:
-        import secrets  # here: only a leasing store (PostgreSQL) needs them, not a note
-        import socket
-
-        holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-        token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
-        who, until, _ = store.lease_holder() if token is None else (None, None, 0)
-        if token is None and who is None:  # released between the two reads: try once more
-            token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
-        elif token is None and until is not None and _dead_here(who):
-            # Its holder was a process of this machine that is gone (killed mid-dream): the
-            # lease is free now, not when it expires.
-            token = store.acquire_lease(holder, until, LEASE_TTL)
-        if token is None:
-            expiry = f" until {until:%Y-%m-%dT%H:%M:%SZ}" if until else ""
-            raise LockHeld(
-                f"dream already running in {self.root} (lease held by {who}{expiry}); "
-                "wait for it to finish"
-            )
-        stop = threading.Event()
-
-        def renew() -> None:
-            while not stop.wait(LEASE_TTL.total_seconds() / 3):
+            with lease.held(store, self.root, LEASE_TTL) as token:
+                self._fence = token
                 try:
-                    if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
-                        return  # lost: the fenced state write will refuse this holder
-                except DreamError:  # the store is unreachable: try again at the next beat
-                    continue
-
-        beat = threading.Thread(target=renew, daemon=True, name="workspace-lease")
-        beat.start()
-        self._fence = token
-        try:
-            yield
-        finally:
-            self._fence = None
-            stop.set()
-            beat.join()
-            with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
-                store.release_lease(holder, token)
+                    yield
+                finally:
+                    self._fence = None
 
     def write_memory(self, text: str, now: datetime, *, expected: str | None = None) -> None:
         """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
@@ -490,36 +451,6 @@ class Workspace:
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
         return self.store.get(_crystal_id(crystal_id))
-
-
-def _dead_here(holder: str | None) -> bool:
-    """Whether a lease holder ("host:pid:nonce") was a process of this machine that is gone."""
-    import socket
-
-    host, _, rest = (holder or "").partition(":")
-    pid = rest.partition(":")[0]
-    if os.name != "posix" or host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        return False
-    # A killed process its parent has not reaped yet (a zombie) still answers signal 0, but it
-    # runs no code and its lease renews no more: it is gone.
-    return _zombie(int(pid))
-
-
-def _zombie(pid: int) -> bool:
-    """Whether process ``pid`` has exited and waits to be reaped (Linux: /proc/<pid>/stat)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:  # no /proc (macOS, BSD): a zombie keeps its lease until it expires
-        return False
-    # "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
-    fields = stat.rpartition(")")[2].split()
-    return bool(fields) and fields[0] in ("Z", "X")
 
 
 NOTE_FIELD_CHARS = 300  # about / replaces: a label or the old words, not a second note
