@@ -60,6 +60,7 @@ NEVER = {
     "dreamer.memory.state": "MEMORY.md: a note never reads it",
     "dreamer.memory.forgetting": "forget",
     "dreamer.memory.lifecycle": "ageing, the tick's",
+    "dreamer.memory.lease": "a shared store's lease, the dream's",
 }
 
 
