@@ -99,7 +99,7 @@ TARGETS = (
     ),
     Target(
         "store_rewrite",
-        "dreamer/store/sqlite/records.py",
+        "dreamer/store/sqlite/journal.py",
         ("tests/test_safety_forget.py", "tests/test_forget.py"),
         functions=("*rewrite_texts__mutmut_*",),
         why="the journal, search log and reasons a forget rewrites",

@@ -190,8 +190,8 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
     (
         "16",
         "a long dream's workspace lease never renewed",
-        "dreamer/memory/workspace.py",
-        [("while not stop.wait(LEASE_TTL.total_seconds() / 3):", "while not stop.wait(3600):")],
+        "dreamer/memory/lease.py",
+        [("while not stop.wait(ttl.total_seconds() / 3):", "while not stop.wait(3600):")],
         [L + "test_a_long_dream_keeps_its_workspace_lease"],
     ),
     (

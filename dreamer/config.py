@@ -16,11 +16,13 @@ import math
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import InvalidSetting
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # loaded when a schedule is set or read: a note never needs it
+    from typing import Any
+
     from dreamer.cadence import Cadence
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")

@@ -35,6 +35,7 @@ NEVER = {
     "platformdirs": "the default workspace folder: -w names it",
     "dataclasses": "with inspect, ~7 ms: the note path's values are plain classes",
     "inspect": "loaded by dataclasses and typing helpers",
+    "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
     "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
     "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",
@@ -45,6 +46,12 @@ NEVER = {
     "dreamer.retrieval": "embedders, vectors and search",
     "dreamer.cadence": "schedules: loaded when one is set or read",
     "dreamer.store.rows": "the row dataclasses: a note reads no row",
+    "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
+    "dreamer.store.sqlite.complete": "the store's other table groups, loaded on first use",
+    "dreamer.store.sqlite.search": "the search tables",
+    "dreamer.store.sqlite.crystals": "crystal reads, forgetting, vectors",
+    "dreamer.store.sqlite.journal": "the dream journal and scheduled runs",
+    "dreamer.store.sqlite.history": "the history a report reads",
     "dreamer.store.postgres": "the PostgreSQL backend",
     "dreamer.store.sqlite.schema": "migrations, none pending",
     "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",
@@ -53,6 +60,7 @@ NEVER = {
     "dreamer.memory.state": "MEMORY.md: a note never reads it",
     "dreamer.memory.forgetting": "forget",
     "dreamer.memory.lifecycle": "ageing, the tick's",
+    "dreamer.memory.lease": "a shared store's lease, the dream's",
 }
 
 

@@ -21,14 +21,16 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Any
 
 from dreamer.errors import DreamError, InvalidNote
 from dreamer.kinds import MAX_SEARCH_LIMIT, SEARCH_TYPES
 from dreamer.support import failures
 from dreamer.support.bounds import shown
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
+    from typing import IO, Any
+
     from dreamer.memory.workspace import Workspace
 
 Echo = Callable[..., None]  # click.echo's signature: (message, *, err=False)

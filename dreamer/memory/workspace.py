@@ -18,23 +18,19 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
     DreamDeferred,
-    DreamError,
     InvalidNote,
     LeaseLost,
-    LockHeld,
     NoteTooLarge,
     UsageError,
     WorkspaceError,
 )
 from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
-from dreamer.store import Store, content_hash, open_store
-from dreamer.store.base import Leasing, ScratchRows
+from dreamer.store import content_hash, open_store
 from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
@@ -42,12 +38,16 @@ from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
+    from typing import Any
+
     from dreamer.memory.forgetting import ForgetReport
     from dreamer.memory.scratch import ScratchLog
     from dreamer.memory.scratch_file import FileAppender
     from dreamer.retrieval.embed import Embedder
     from dreamer.retrieval.search import Hit
+    from dreamer.store import Store
     from dreamer.store.rows import Crystal
 
 DEFAULT_IMPORTANCE = 0.7
@@ -165,7 +165,10 @@ class Workspace:
     def scratch(self) -> ScratchLog:
         """The write-ahead log: ``memory/scratch.md``, or rows of a shared (PostgreSQL) store,
         which a fleet's machines all see without sharing this folder."""
-        # Imported here: a search never needs the scratch's code (nor its lock's).
+        # Imported here: a search never needs the scratch's code (nor its lock's), and a note
+        # not the store's contract (dreamer.store.base), whose shared-store parts these are.
+        from dreamer.store.base import ScratchRows
+
         store = self.store
         if isinstance(store, ScratchRows):
             from dreamer.memory.scratch_rows import RowScratch
@@ -178,7 +181,7 @@ class Workspace:
     def _appender(self) -> ScratchLog | FileAppender:
         """What a note writes through: the scratch log, or for the file only its append (a
         fresh ``dream note`` loads no code that reads the log)."""
-        if isinstance(self.store, ScratchRows):
+        if self.settings.store_url:  # without one the store is the SQLite file: no rows
             return self.scratch
         from dreamer.memory.scratch_file import FileAppender
 
@@ -187,6 +190,8 @@ class Workspace:
     def read_memory(self, *, errors: str = "strict") -> str:
         """MEMORY.md's committed state: a shared store's state row (the file on this machine
         may be older: another machine dreamt), else the file ("" when there is none)."""
+        from dreamer.store.base import Leasing
+
         store = self.store
         if isinstance(store, Leasing):
             row = store.read_state()
@@ -242,6 +247,8 @@ class Workspace:
     def lock(self) -> Iterator[None]:
         """Hold the workspace lock (non-blocking: raises LockHeld if another dreamer has it)."""
         busy = f"dream already running in {self.root} (pid {{pid}}); wait for it to finish"
+        from dreamer.store.base import Leasing
+
         with hold(self.memory_dir / "dream.lock", wait=False, busy=busy):
             store = self.store
             if not isinstance(store, Leasing):
@@ -249,50 +256,14 @@ class Workspace:
                 return
             # Across machines the lock file is not enough: the store's lease decides, and its
             # token fences the state this holder may write.
-            with self._lease(store):
-                yield
+            from dreamer.memory import lease
 
-    @contextlib.contextmanager
-    def _lease(self, store: Leasing) -> Iterator[None]:
-        import secrets  # here: only a leasing store (PostgreSQL) needs them, not a note
-        import socket
-
-        holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-        token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
-        who, until, _ = store.lease_holder() if token is None else (None, None, 0)
-        if token is None and who is None:  # released between the two reads: try once more
-            token = store.acquire_lease(holder, utc_now(), LEASE_TTL)
-        elif token is None and until is not None and _dead_here(who):
-            # Its holder was a process of this machine that is gone (killed mid-dream): the
-            # lease is free now, not when it expires.
-            token = store.acquire_lease(holder, until, LEASE_TTL)
-        if token is None:
-            expiry = f" until {until:%Y-%m-%dT%H:%M:%SZ}" if until else ""
-            raise LockHeld(
-                f"dream already running in {self.root} (lease held by {who}{expiry}); "
-                "wait for it to finish"
-            )
-        stop = threading.Event()
-
-        def renew() -> None:
-            while not stop.wait(LEASE_TTL.total_seconds() / 3):
+            with lease.held(store, self.root, LEASE_TTL) as token:
+                self._fence = token
                 try:
-                    if not store.renew_lease(holder, token, utc_now(), LEASE_TTL):
-                        return  # lost: the fenced state write will refuse this holder
-                except DreamError:  # the store is unreachable: try again at the next beat
-                    continue
-
-        beat = threading.Thread(target=renew, daemon=True, name="workspace-lease")
-        beat.start()
-        self._fence = token
-        try:
-            yield
-        finally:
-            self._fence = None
-            stop.set()
-            beat.join()
-            with contextlib.suppress(DreamError):  # unreachable: the lease simply expires
-                store.release_lease(holder, token)
+                    yield
+                finally:
+                    self._fence = None
 
     def write_memory(self, text: str, now: datetime, *, expected: str | None = None) -> None:
         """Commit MEMORY.md: on a shared store the fenced state row first, then the file.
@@ -302,6 +273,8 @@ class Workspace:
         ``expected`` (the text the caller read), nothing is written when the file is no longer
         that text: a person's edit meanwhile raises DreamDeferred and stands.
         """
+        from dreamer.store.base import Leasing
+
         store = self.store
         # A shared store's state row is the truth, and only the lease's holder writes it: a
         # row changed meanwhile means the lease passed on, which the fenced write tells.
@@ -478,36 +451,6 @@ class Workspace:
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
         return self.store.get(_crystal_id(crystal_id))
-
-
-def _dead_here(holder: str | None) -> bool:
-    """Whether a lease holder ("host:pid:nonce") was a process of this machine that is gone."""
-    import socket
-
-    host, _, rest = (holder or "").partition(":")
-    pid = rest.partition(":")[0]
-    if os.name != "posix" or host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        return False
-    # A killed process its parent has not reaped yet (a zombie) still answers signal 0, but it
-    # runs no code and its lease renews no more: it is gone.
-    return _zombie(int(pid))
-
-
-def _zombie(pid: int) -> bool:
-    """Whether process ``pid`` has exited and waits to be reaped (Linux: /proc/<pid>/stat)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:  # no /proc (macOS, BSD): a zombie keeps its lease until it expires
-        return False
-    # "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
-    fields = stat.rpartition(")")[2].split()
-    return bool(fields) and fields[0] in ("Z", "X")
 
 
 NOTE_FIELD_CHARS = 300  # about / replaces: a label or the old words, not a second note

@@ -8,14 +8,13 @@ every implementation.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from dreamer.support.sha import sha256
+from dreamer.store.identity import content_hash  # noqa: F401  (the backends import it here)
 
 if TYPE_CHECKING:
     from dreamer.store.rows import Crystal, FadeRow, VectorRow
@@ -24,12 +23,6 @@ HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytoci
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
 # (id, text, source, semantic type, importance, lifecycle, created at): what a search returns
 HitRow = tuple[int, str, str, str, float, str, str]
-
-
-def content_hash(text: str) -> str:
-    """Identity of a note's content: NFC, whitespace-normalised, SHA-256."""
-    normal = " ".join(unicodedata.normalize("NFC", text).split())
-    return sha256(normal.encode("utf-8")).hexdigest()
 
 
 def __getattr__(name: str) -> type:

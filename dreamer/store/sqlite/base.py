@@ -10,11 +10,14 @@ import weakref
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from dreamer.errors import LockHeld
 from dreamer.store.sqlite.db import Database
 from dreamer.support.times import iso
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
 
 CRYSTAL_COLUMNS = (
     "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "

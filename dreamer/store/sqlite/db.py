@@ -11,7 +11,10 @@ migrations a current database has applied, and a test keeps it equal to ``schema
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
 
 MIGRATION_SET = "dreamer"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # crystals_fts, as migration 1 made it

@@ -16,10 +16,13 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from dreamer.errors import DreamError, StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.support import failures
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def integrity_problem(path: Path) -> str | None:
