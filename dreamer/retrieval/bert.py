@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dreamer.retrieval.onnx_weights import Graph, OnnxFormatError, read_graph
-
 if TYPE_CHECKING:
     import numpy as np
+
+    from dreamer.retrieval.onnx_weights import Graph
 
 HIDDEN = 384
 HEADS = 12
@@ -84,6 +84,8 @@ class Weights:
 def from_graph(graph: Graph) -> Weights:
     """The encoder's weights out of the ONNX graph of all-MiniLM-L6-v2 (int8 export)."""
     import numpy as np
+
+    from dreamer.retrieval.onnx_weights import OnnxFormatError
 
     tensors = graph.tensors
     made: dict[str, np.ndarray] = {}
@@ -180,8 +182,10 @@ def load(folder: Path) -> Weights | None:
 
     floats_path, words_path = _cache_files(folder)
     try:
-        flat = np.load(floats_path, mmap_mode="r", allow_pickle=False)
-        words = np.load(words_path, mmap_mode="r", allow_pickle=False)
+        # Every forward pass reads all the float weights: mapped up front, they cost a fresh
+        # process one call instead of a page fault per 4 KB on its first query (~3 ms less).
+        flat = _mapped(floats_path, populate=True)
+        words = np.load(words_path, mmap_mode="r", allow_pickle=False)  # a few rows a query
     except (OSError, ValueError):
         return None
     total = sum(math.prod(shape) for _, shape in LAYOUT)
@@ -198,6 +202,34 @@ def load(folder: Path) -> Weights | None:
     return Weights(floats, words)
 
 
+def _mapped(path: Path, populate: bool) -> np.ndarray:
+    """The array of the ``.npy`` file at ``path``, memory-mapped read-only; with ``populate``,
+    its pages are mapped in one call (Linux ``MAP_POPULATE``), elsewhere as ``np.load`` maps."""
+    import mmap
+
+    import numpy as np
+    from numpy.lib import format as npy
+
+    flag = getattr(mmap, "MAP_POPULATE", 0)
+    if not (populate and flag):
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    with path.open("rb") as handle:
+        version = npy.read_magic(handle)
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(handle)
+        elif version == (2, 0):
+            shape, fortran, dtype = npy.read_array_header_2_0(handle)
+        else:
+            raise ValueError(f"{path} has .npy version {version}")
+        offset, count = handle.tell(), math.prod(shape)
+        if fortran or dtype.hasobject:
+            raise ValueError(f"{path} is not a plain array")
+        if offset + count * dtype.itemsize > os.fstat(handle.fileno()).st_size:
+            raise ValueError(f"{path} is cut short")
+        mapped = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | flag, prot=mmap.PROT_READ)
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+
+
 def weights_for(model: Path, cache: Path | None) -> Weights:
     """The weights of the ONNX file ``model``: from ``cache`` (a folder) when it holds them,
     else read from the file and saved there for the next process."""
@@ -205,6 +237,8 @@ def weights_for(model: Path, cache: Path | None) -> Weights:
         found = load(cache)
         if found is not None:
             return found
+    from dreamer.retrieval.onnx_weights import read_graph
+
     weights = from_graph(read_graph(model.read_bytes()))
     if cache is not None:
         with contextlib.suppress(OSError):

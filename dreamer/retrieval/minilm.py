@@ -15,7 +15,6 @@ vectors miss (docs/bench.md), at ~5 ms for a query on one CPU core.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import threading
 from pathlib import Path
@@ -91,13 +90,17 @@ class MiniLMEmbedder:
     def _read_weights(self) -> Weights:
         """The weights from the cache folder, or from the model file (checked) into it."""
         from dreamer.retrieval import bert
-        from dreamer.retrieval.onnx_weights import read_graph
-        from dreamer.retrieval.static import cache_dir
+        from dreamer.support.places import cache_dir
 
         cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}"
         found = bert.load(cache)
         if found is not None:
             return found
+        # Only a process that finds no cache reads the model file (hashlib, the ONNX reader).
+        import hashlib
+
+        from dreamer.retrieval.onnx_weights import read_graph
+
         content = self._path.read_bytes()
         if hashlib.sha256(content).hexdigest() != MODEL_SHA256:
             raise MiniLMUnavailable(
