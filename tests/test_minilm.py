@@ -189,6 +189,10 @@ def test_a_token_on_two_lines_has_the_later_id_either_way(tmp_path):
                            "world": 5, "##s": 7}  # fmt: skip
     for tokenizer in (lazy, table):
         assert tokenizer.ids("Hello worlds, hellos", 16) == [2, 6, 5, 7, 1, 6, 7, 3]
+    crlf = tmp_path / "crlf.txt"  # line ends as text mode reads them
+    crlf.write_bytes(vocab.read_bytes().replace(b"\n", b"\r\n"))
+    assert WordPiece(crlf).ids("Hello worlds, hellos", 16) == [2, 6, 5, 7, 1, 6, 7, 3]
+    assert WordPiece(crlf).vocab == table.vocab
     with pytest.raises(ValueError, match="no \\[SEP\\] token"):
         vocab.write_text("[PAD]\n[UNK]\n[CLS]\n", encoding="utf-8")
         WordPiece(vocab)

@@ -104,7 +104,11 @@ class WordPiece:
     is built, and answers the same ids."""
 
     def __init__(self, vocab_file: Path):
-        text = vocab_file.read_text(encoding="utf-8")
+        # Bytes decoded, then line ends made "\n" as text mode does: text mode's own decoder
+        # takes ~1 ms longer over the 230 KB.
+        text = vocab_file.read_bytes().decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         # "\n" before every line and after the last: a token is found as "\n<token>\n".
         self._text = "\n" + text if text.endswith("\n") else f"\n{text}\n"
         self._table: dict[str, int] | None = None
