@@ -57,10 +57,10 @@ SHIPPED = ("dreamer", "prompts", "schemas", "plugin")  # and pyproject.toml, for
 # The bar: a command's p50 over bare Python's p50, in each mode.
 TARGETS = {"dream note": 6.0, "dream search": 8.0, "dream search (serve running)": 8.0}
 FLOOR = "numpy + the query's vector"  # what a search by itself cannot do without
-FLOOR_CODE = (
+FLOOR_CODE = (  # the default embedder, as the searched workspace has it (the sentence model)
     "import numpy, pathlib, sqlite3\n"
-    "from dreamer.retrieval.minilm import MiniLMEmbedder\n"
-    "MiniLMEmbedder().embed(['when is the deploy'])"
+    "from dreamer.retrieval.embed import embedder_for\n"
+    "embedder_for('auto').embed(['when is the deploy'])"
 )
 PARTS = ("import filelock", "import numpy", FLOOR, "import click")
 SERVED = "dream search (serve running)"  # the one command a running serve's door answers
@@ -112,7 +112,7 @@ def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[s
         "import filelock": (["-c", "import filelock"], ""),
         "import numpy": (["-c", "import numpy"], ""),
         # The floor of a search in its own process: numpy, sqlite3 and pathlib imported, the
-        # sentence model's tokenizer and cached weights loaded and the query run through it.
+        # default embedder's tokenizer and cached weights loaded and the query run through it.
         FLOOR: (["-c", FLOOR_CODE], ""),
         "import click": (["-c", "import click"], ""),
     }
