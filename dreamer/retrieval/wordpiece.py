@@ -100,7 +100,7 @@ class WordPiece:
 
     A fresh ``dream search`` tokenizes one short query: it finds its few pieces in the text of
     the vocabulary (a line's id is the number of lines before it) instead of building the
-    30,522-entry table (~5 ms). Past ``LAZY_LOOKUPS`` look-ups (a batch of notes) the table
+    30,522-entry table (~6 ms). Past ``LAZY_LOOKUPS`` look-ups (a batch of notes) the table
     is built, and answers the same ids."""
 
     def __init__(self, vocab_file: Path):
