@@ -94,6 +94,18 @@ def _script(source: Path, path: Path) -> None:
     )
 
 
+# The floor of a search in its own process: numpy, sqlite3 and pathlib imported, the default
+# embedder's tokenizer and cached weights loaded (the sentence model, as the searched workspace
+# has it) and the query run through it. A part, like the libraries above: this version only.
+FLOOR = "numpy + the query's vector"
+FLOOR_CODE = (
+    "import numpy, pathlib, sqlite3\n"
+    "from dreamer.retrieval.embed import embedder_for\n"
+    "embedder_for('auto').embed(['when is the deploy'])"
+)
+PARTS += (FLOOR,)
+
+
 def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[str], str]]:
     """Each measured command: its arguments after the interpreter, and its stdin."""
     cli = ["{dream}"]  # the copy's console script
@@ -110,6 +122,7 @@ def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[s
         # of every search, the CLI framework (which the fast path skips).
         "import filelock": (["-c", "import filelock"], ""),
         "import numpy": (["-c", "import numpy"], ""),
+        FLOOR: (["-c", FLOOR_CODE], ""),
         "import click": (["-c", "import click"], ""),
     }
 

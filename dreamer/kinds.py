@@ -3,6 +3,7 @@ search types."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 SEMANTIC_TYPES = ("experience", "directive", "world_fact", "mental_model")
@@ -15,21 +16,28 @@ SEARCH_TYPES = ("conversations", "facts", "both")
 MAX_SEARCH_LIMIT = 1000  # hits a search returns at most: nobody reads more; SQLite also caps
 # how many ids one query binds
 
-_DIRECTIVE = re.compile(
-    r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"
-    r"hates?|call me|remember to)\b",
-    re.IGNORECASE,
+# Compiled on a note's first guess: a search (or any command that guesses no type) loads this
+# module for its vocabularies only.
+_PATTERNS = (
+    (
+        "directive",
+        r"\b(always|never|prefers?|don'?t|do not|please|must|should|wants?|likes?|dislikes?|"
+        r"hates?|call me|remember to)\b",
+    ),
+    ("mental_model", r"\b(because|means that|so that|pattern|tends to|usually|whenever)\b"),
+    ("world_fact", r"\b(is|are|was|lives?|works? (at|for|on)|born|located|costs?|runs? on)\b"),
 )
-_MODEL = re.compile(r"\b(because|means that|so that|pattern|tends to|usually|whenever)\b", re.I)
-_FACT = re.compile(r"\b(is|are|was|lives?|works? (at|for|on)|born|located|costs?|runs? on)\b", re.I)
+_NOW = r"\b(today|yesterday|just|now)\b"
+
+
+@functools.cache
+def _compiled() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _PATTERNS)
 
 
 def infer_type(text: str) -> str:
     """A best guess at a note's semantic type when the writer gave none."""
-    if _DIRECTIVE.search(text):
-        return "directive"
-    if _MODEL.search(text):
-        return "mental_model"
-    if _FACT.search(text) and not re.search(r"\b(today|yesterday|just|now)\b", text, re.I):
-        return "world_fact"
+    for kind, pattern in _compiled():
+        if pattern.search(text) and not (kind == "world_fact" and re.search(_NOW, text, re.I)):
+            return kind
     return "experience"

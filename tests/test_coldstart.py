@@ -91,6 +91,23 @@ def test_a_plain_query_builds_no_tokenizer(tmp_path):
     assert [m for m in writers if m in modules] == []
 
 
+def test_a_search_by_meaning_imports_only_the_forward_pass(tmp_path):
+    from dreamer.retrieval import minilm
+
+    if not minilm.available():
+        pytest.skip("the model package is not installed")
+    workspace = str(tmp_path / "ws")
+    for text in ("the kiln keys are in the blue drawer", "the deploy moved to Friday"):
+        _modules("note", text, "-w", workspace)
+    _modules("search", "where are the kiln keys", "-w", workspace)  # embeds; caches weights
+    modules = _modules("search", "when is the deploy", "-w", workspace)  # re-ranks its hit
+    assert "dreamer.retrieval.bert" in modules  # the query went through the sentence model
+    # Not the model file's reader and checksum (the cached weights answered), not the static
+    # embedder, and not numpy.ma (np.unique imports it, for its check of masked arrays).
+    unused = ("hashlib", "dreamer.retrieval.onnx_weights", "dreamer.retrieval.static", "numpy.ma")
+    assert [m for m in unused if m in modules] == []
+
+
 def test_a_session_start_hook_imports_neither_the_dream_nor_ingest(tmp_path):
     # A hook runs at every session start: it prints the memory block and hands the transcripts
     # to a background process, so it needs neither the dream (numpy, jsonschema) nor ingest.

@@ -161,6 +161,43 @@ def test_the_wordpiece_tokenizer_knows_every_vocabulary_word():
     assert all(ours.ids(token, 8) == [ours.cls, ours.vocab[token], ours.sep] for token in plain)
 
 
+def test_a_fresh_tokenizer_finds_a_short_text_s_pieces_without_building_its_table():
+    tokenizers = pytest.importorskip("tokenizers")
+    reference = tokenizers.BertWordPieceTokenizer(str(minilm._VOCAB), lowercase=True)
+    texts = [text for text in _texts() if len(text) < 60]
+    assert len(texts) > 50
+    expected = [encoding.ids for encoding in reference.encode_batch(texts)]
+    without_table = 0
+    for text, ids in zip(texts, expected, strict=True):
+        fresh = WordPiece(minilm._VOCAB)  # as a one-shot `dream search` makes it
+        assert fresh.ids(text, minilm.MAX_TOKENS) == ids, text
+        without_table += fresh._table is None  # found in the vocabulary's text
+    assert without_table > 0.7 * len(texts)
+    # Past its look-ups a tokenizer builds the table, and goes on giving the same ids.
+    many = " ".join(_texts()[:200])
+    lazy, table = WordPiece(minilm._VOCAB), WordPiece(minilm._VOCAB)
+    assert len(table.vocab) == 30522
+    assert lazy.ids(many, 100_000) == table.ids(many, 100_000)
+    assert lazy._table is not None
+
+
+def test_a_token_on_two_lines_has_the_later_id_either_way(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\nhello\n##s", encoding="utf-8")
+    lazy, table = WordPiece(vocab), WordPiece(vocab)
+    assert table.vocab == {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "hello": 6,
+                           "world": 5, "##s": 7}  # fmt: skip
+    for tokenizer in (lazy, table):
+        assert tokenizer.ids("Hello worlds, hellos", 16) == [2, 6, 5, 7, 1, 6, 7, 3]
+    crlf = tmp_path / "crlf.txt"  # line ends as text mode reads them
+    crlf.write_bytes(vocab.read_bytes().replace(b"\n", b"\r\n"))
+    assert WordPiece(crlf).ids("Hello worlds, hellos", 16) == [2, 6, 5, 7, 1, 6, 7, 3]
+    assert WordPiece(crlf).vocab == table.vocab
+    with pytest.raises(ValueError, match="no \\[SEP\\] token"):
+        vocab.write_text("[PAD]\n[UNK]\n[CLS]\n", encoding="utf-8")
+        WordPiece(vocab)
+
+
 @needs_minilm
 def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
     onnxruntime = pytest.importorskip("onnxruntime")
@@ -203,6 +240,25 @@ def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, mo
     again = minilm.MiniLMEmbedder().embed(["Maya's daughter starts school"])
     assert np.array_equal(first, again)
     assert bert.load(folder) is not None  # rebuilt whole
+
+
+@needs_minilm
+def test_the_cached_weights_read_the_same_mapped_up_front_or_page_by_page(tmp_path, monkeypatch):
+    import mmap
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    minilm.MiniLMEmbedder().embed(["the cache is written"])
+    [folder] = (tmp_path / "cache" / "dreamer").glob("minilm-*")
+    up_front = bert.load(folder)
+    monkeypatch.delattr(mmap, "MAP_POPULATE", raising=False)  # as on macOS and Windows
+    by_page = bert.load(folder)
+    assert up_front is not None and by_page is not None
+    assert up_front.floats.keys() == by_page.floats.keys()
+    for name, array in up_front.floats.items():
+        assert not array.flags.writeable
+        assert np.array_equal(array, by_page.floats[name]), name
+    ids, mask = np.array([[101, 7592, 102]]), np.ones((1, 3), dtype=np.float32)
+    assert np.array_equal(bert.encode(up_front, ids, mask), bert.encode(by_page, ids, mask))
 
 
 @needs_minilm
