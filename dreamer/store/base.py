@@ -284,6 +284,12 @@ class Store(Protocol):
         None when the backend cannot tell (nothing read before may be kept)."""
         ...
 
+    def reading(self) -> AbstractContextManager[None]:
+        """A stretch of reads (a search) that may all see the store as it was when it began:
+        ``change_mark`` is read once for them, where reading it costs a round trip
+        (PostgreSQL). A write of the store's own inside it takes the mark afresh."""
+        ...
+
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         ...

@@ -10,7 +10,7 @@ import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import psycopg
@@ -30,6 +30,8 @@ CRYSTAL_COLUMNS = (
 Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"
+Mark = tuple[int, int]  # (workspaces.changes, crystal_seq): see change_mark
+KEEP_LIMIT = 20_000  # values of one kind kept under a change mark (rank rows: ~4 MB)
 
 
 class Vector(bytes):
@@ -128,6 +130,62 @@ class Connected:
         self._lock = threading.RLock()
         self._depth = 0
         self._stems: dict[str, tuple[str, ...]] = {}
+        # The change mark a thread's ``reading`` took (read once for its stretch of reads).
+        self._pins = threading.local()
+        # What was read while the mark was ``_kept_at`` (see ``kept``).
+        self._kept: dict[str, dict[Any, Any]] = {}
+        self._kept_at: Mark | None = None
+
+    # --- the change mark ------------------------------------------------------------------------
+
+    def change_mark(self) -> Mark | None:
+        """A mark that moves with every committed write a search could see, by any connection
+        (``workspaces.changes``, bumped by trigger in the writing transaction: migration
+        m007), with the highest crystal id. Inside ``reading``, the mark taken when it began.
+        None inside a write transaction: what it reads may roll back, and the mark with it."""
+        if self._depth:
+            return None
+        pinned = getattr(self._pins, "mark", None)
+        if pinned is not None:
+            return cast(Mark, pinned)
+        row = self._all("SELECT changes, crystal_seq FROM workspaces WHERE id = %s", [self.ws])
+        return (int(row[0][0]), int(row[0][1]))
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A stretch of reads (a search) that may see the store as it was when it began: the
+        change mark is read once, and what was kept under it is not read again. A write of
+        this store's, or a transaction, reads the mark afresh (``_unpin``)."""
+        if getattr(self._pins, "mark", None) is not None or self._depth:
+            yield  # nested, or inside a transaction (nothing is kept there)
+            return
+        self._pins.mark = self.change_mark()
+        try:
+            yield
+        finally:
+            self._pins.mark = None
+
+    def _unpin(self) -> None:
+        self._pins.mark = None
+
+    def _pinned(self) -> bool:
+        """Whether this thread is inside ``reading`` with its mark (no transaction open)."""
+        return getattr(self._pins, "mark", None) is not None and not self._depth
+
+    def kept(self, name: str) -> dict[Any, Any] | None:
+        """The values kept under ``name`` while the change mark stays where it is now (emptied
+        when it moved); None inside a write transaction, which may roll back (and the mark
+        with it), so nothing it reads may be kept."""
+        mark = self.change_mark()
+        if mark is None:
+            return None
+        with self._lock:
+            if mark != self._kept_at:
+                self._kept, self._kept_at = {}, mark
+            table = self._kept.get(name)
+            if table is None or len(table) > KEEP_LIMIT:
+                table = self._kept[name] = {}
+            return table
 
     def close(self) -> None:
         """Close the connection."""
@@ -141,6 +199,7 @@ class Connected:
         Nested calls join the outer transaction.
         """
         with self._lock:
+            self._unpin()
             if self._depth:
                 self._depth += 1
                 try:
@@ -165,6 +224,7 @@ class Connected:
 
     def _run(self, sql: str, params: Params = (), *, binary: bool = False) -> Any:
         """Execute one statement (taking turns with other threads); the cursor."""
+        self._unpin()  # a write, most likely: the next read takes the mark again
         with self._lock, reported():
             return self.conn.execute(sql, _params(params), binary=binary)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -204,22 +204,23 @@ class SearchTables(Connected):
 
     def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
         """In how many crystals each phrase occurs: a one-stem word from the term counts, a
-        word the parser splits by counting its matches."""
-        single = [phrase[0] for phrase in phrases if len(phrase) == 1]
-        known = dict(
-            self._all(
-                "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
-                [self.ws, single],
+        word the parser splits by counting its matches. Kept while the change mark stays."""
+        kept = self.kept("counts")
+        known: dict[Any, int] = {} if kept is None else kept
+        single = [p[0] for p in phrases if len(p) == 1 and p[0] not in known]
+        if single:
+            found = dict(
+                self._all(
+                    "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
+                    [self.ws, single],
+                )
             )
-            if single
-            else []
-        )
-        split = [phrase for phrase in phrases if len(phrase) > 1]
-        counted = dict(zip(split, self._match_counts(split), strict=True)) if split else {}
-        return [
-            int(known.get(phrase[0], 0)) if len(phrase) == 1 else counted[phrase]
-            for phrase in phrases
-        ]
+            known.update((lexeme, int(found.get(lexeme, 0))) for lexeme in single)
+        split = [phrase for phrase in phrases if len(phrase) > 1 and phrase not in known]
+        if split:
+            known.update(zip(split, self._match_counts(split), strict=True))
+        # A one-stem word is kept by its stem, a split word by its phrase.
+        return [int(known[phrase[0] if len(phrase) == 1 else phrase]) for phrase in phrases]
 
     def _match_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
         """In how many crystals each phrase matches (a scan of the index's matches)."""
@@ -261,10 +262,6 @@ class SearchTables(Connected):
         found = dict(zip(phrases, self._document_counts(phrases), strict=True))
         return {term: int(found.get(stems[term], 0)) for term in terms}
 
-    def change_mark(self) -> None:
-        """None: another machine's commit leaves no mark here (callers read afresh)."""
-        return None
-
     def last_mention(self, words: Sequence[str]) -> str | None:
         """When the newest crystal holding all ``words`` (full-text) was created."""
         stems = self._stemmed(words)
@@ -304,14 +301,27 @@ class SearchTables(Connected):
         return out
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
-        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
-        if not ids:
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals, by
+        id. A search reads hundreds, mostly the same ones again: they are kept while the
+        change mark stays (``kept``)."""
+        wanted = sorted({int(i) for i in ids if 0 < int(i) < 2**63})
+        if not wanted:
             return []
+        kept: dict[int, RankRow | None] | None = self.kept("rank")
+        if kept is None:
+            return self._read_rank_rows(wanted)
+        missing = [i for i in wanted if i not in kept]
+        if missing:
+            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
+            kept.update((row[0], row) for row in self._read_rank_rows(missing))
+        return list(filter(None, map(kept.__getitem__, wanted)))
+
+    def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
         rows = self._all(
             f"SELECT id, source, {JULIAN.format('created_at')}, importance,"
             " (lifecycle = 'archived')::int FROM crystals WHERE workspace = %s AND id = ANY(%s)"
-            " AND lifecycle != 'forgotten'",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
+            " AND lifecycle != 'forgotten' ORDER BY id",
+            [self.ws, ids],
         )
         return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
 
@@ -327,12 +337,18 @@ class SearchTables(Connected):
         return [tuple(row) for row in rows]
 
     def newest_day(self) -> float | None:
-        """The julian day of the newest crystal's creation."""
+        """The julian day of the newest crystal's creation (kept while the mark stays)."""
+        kept = self.kept("newest")
+        if kept is not None and "day" in kept:
+            return cast(float | None, kept["day"])
         day = self._one(
             f"SELECT {JULIAN.format('max(created_at)')} FROM crystals WHERE workspace = %s",
             [self.ws],
         )
-        return None if day is None else float(day)
+        day = None if day is None else float(day)
+        if kept is not None:
+            kept["day"] = day
+        return day
 
     def record_search(
         self,
@@ -346,9 +362,26 @@ class SearchTables(Connected):
     ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses."""
         # One statement, one round trip: the workspace's write lock first (every write below
-        # reads its row, so none runs before it), then the log, the gap and the counts.
+        # reads its row, so none runs before it), then the log, the gap and the counts. The
+        # counts change nothing a search reads: ``dreamer.access_only`` keeps the change mark
+        # where it is (for this statement's transaction; undone after it inside a longer one).
+        with self._lock:
+            self._log_search(at, query, search_type, ids, top_score, gap)
+            if self._depth:
+                self._run("SELECT set_config('dreamer.access_only', '', true)")
+
+    def _log_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        gap: bool,
+    ) -> None:
         self._run(
-            "WITH locked AS (SELECT pg_advisory_xact_lock(%(class)s, %(ws)s)),"
+            "WITH locked AS (SELECT pg_advisory_xact_lock(%(class)s, %(ws)s),"
+            " set_config('dreamer.access_only', 'on', true)),"
             " logged AS (INSERT INTO searches (workspace, at, query, search_type, result_ids,"
             " top_score) SELECT %(ws)s, %(at)s, %(query)s, %(type)s, %(ids)s, %(top)s"
             " FROM locked),"
