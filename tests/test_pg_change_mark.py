@@ -45,7 +45,8 @@ def _rows(ws, texts, at):
 
 
 def _answer(ws, query, now):
-    return [(hit.id, hit.score, hit.lifecycle) for hit in ws.search(query, limit=8, now=now)]
+    found = ws.search(query, limit=8, now=now)
+    return [(hit.id, hit.score, hit.lifecycle, hit.text, hit.importance) for hit in found]
 
 
 @pytest.fixture

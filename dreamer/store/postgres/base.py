@@ -32,6 +32,7 @@ Params = Sequence[Any] | Mapping[str, Any]
 LOCK_CLASS = 0x44524D  # "DRM"
 Mark = tuple[int, int]  # (workspaces.changes, crystal_seq): see change_mark
 KEEP_LIMIT = 20_000  # values of one kind kept under a change mark (rank rows: ~4 MB)
+HIT_LIMIT = 2_000  # hits' rows kept (texts: a few MB at most)
 
 
 class Vector(bytes):
@@ -172,7 +173,7 @@ class Connected:
         """Whether this thread is inside ``reading`` with its mark (no transaction open)."""
         return getattr(self._pins, "mark", None) is not None and not self._depth
 
-    def kept(self, name: str) -> dict[Any, Any] | None:
+    def kept(self, name: str, limit: int = KEEP_LIMIT) -> dict[Any, Any] | None:
         """The values kept under ``name`` while the change mark stays where it is now (emptied
         when it moved); None inside a write transaction, which may roll back (and the mark
         with it), so nothing it reads may be kept."""
@@ -183,7 +184,7 @@ class Connected:
             if mark != self._kept_at:
                 self._kept, self._kept_at = {}, mark
             table = self._kept.get(name)
-            if table is None or len(table) > KEEP_LIMIT:
+            if table is None or len(table) > limit:
                 table = self._kept[name] = {}
             return table
 

@@ -18,7 +18,7 @@ from typing import Any, cast
 import numpy as np
 
 from dreamer.store.base import HitRow, RankRow
-from dreamer.store.postgres.base import LOCK_CLASS, Connected, fold
+from dreamer.store.postgres.base import HIT_LIMIT, LOCK_CLASS, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
@@ -326,15 +326,27 @@ class SearchTables(Connected):
         return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
 
     def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
-        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals."""
-        if not ids:
+        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals,
+        in the order asked (kept while the change mark stays, as rank rows are)."""
+        wanted = list(dict.fromkeys(int(i) for i in ids if 0 < int(i) < 2**63))
+        if not wanted:
             return []
-        rows = self._all(
-            "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
-            " FROM crystals WHERE workspace = %s AND id = ANY(%s) AND lifecycle != 'forgotten'",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
-        )
-        return [tuple(row) for row in rows]
+        kept: dict[int, HitRow | None] | None = self.kept("hits", HIT_LIMIT)
+        if kept is None:
+            kept = {}
+        missing = [i for i in wanted if i not in kept]
+        if missing:
+            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
+            kept.update(
+                (row[0], tuple(row))
+                for row in self._all(
+                    "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
+                    " FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+                    " AND lifecycle != 'forgotten'",
+                    [self.ws, missing],
+                )
+            )
+        return list(filter(None, map(kept.__getitem__, wanted)))
 
     def newest_day(self) -> float | None:
         """The julian day of the newest crystal's creation (kept while the mark stays)."""
