@@ -312,8 +312,10 @@ class SearchTables(Connected):
             return self._read_rank_rows(wanted)
         missing = [i for i in wanted if i not in kept]
         if missing:
-            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
-            kept.update((row[0], row) for row in self._read_rank_rows(missing))
+            # In one update (another thread may read the same table): None is forgotten, or
+            # no such id.
+            found = {row[0]: row for row in self._read_rank_rows(missing)}
+            kept.update((i, found.get(i)) for i in missing)
         return list(filter(None, map(kept.__getitem__, wanted)))
 
     def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
@@ -336,16 +338,14 @@ class SearchTables(Connected):
             kept = {}
         missing = [i for i in wanted if i not in kept]
         if missing:
-            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
-            kept.update(
-                (row[0], tuple(row))
-                for row in self._all(
-                    "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
-                    " FROM crystals WHERE workspace = %s AND id = ANY(%s)"
-                    " AND lifecycle != 'forgotten'",
-                    [self.ws, missing],
-                )
+            rows = self._all(
+                "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
+                " FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+                " AND lifecycle != 'forgotten'",
+                [self.ws, missing],
             )
+            found = {row[0]: tuple(row) for row in rows}
+            kept.update((i, found.get(i)) for i in missing)  # None: forgotten, or no such id
         return list(filter(None, map(kept.__getitem__, wanted)))
 
     def newest_day(self) -> float | None:
