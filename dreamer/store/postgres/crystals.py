@@ -148,6 +148,7 @@ class CrystalTables(Connected):
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
+        self.settle()  # access counts as the searches logged so far left them
         rows = (
             self._all(
                 f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND id = %s",
@@ -171,6 +172,7 @@ class CrystalTables(Connected):
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
     ) -> list[Crystal]:
+        self.settle()  # access counts as the searches logged so far left them
         sql = (
             f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND {where}"
             f" ORDER BY {order}"
@@ -505,6 +507,7 @@ class CrystalTables(Connected):
 
     def fade_candidates(self, due_before: str) -> list[FadeRow]:
         """Active crystals unchanged since ``due_before`` or used since their last change."""
+        self.settle()  # accesses count: they keep a crystal from fading
         rows = self._all(
             "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
             " access_count, dopamine, cortisol, oxytocin FROM crystals WHERE workspace = %s"

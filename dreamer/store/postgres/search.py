@@ -10,7 +10,6 @@ word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, cast
@@ -18,7 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from dreamer.store.base import HitRow, RankRow
-from dreamer.store.postgres.base import HIT_LIMIT, LOCK_CLASS, Connected, fold
+from dreamer.store.postgres.base import HIT_LIMIT, SEARCH_BATCH, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
@@ -372,52 +371,20 @@ class SearchTables(Connected):
         *,
         gap: bool,
     ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses."""
-        # One statement, one round trip: the workspace's write lock first (every write below
-        # reads its row, so none runs before it), then the log, the gap and the counts. The
-        # counts change nothing a search reads: ``dreamer.access_only`` keeps the change mark
-        # where it is (for this statement's transaction; undone after it inside a longer one).
-        with self._lock:
-            self._log_search(at, query, search_type, ids, top_score, gap)
-            if self._depth:
-                self._run("SELECT set_config('dreamer.access_only', '', true)")
+        """Log a search (a gap too when it found nothing good) and count the accesses.
 
-    def _log_search(
-        self,
-        at: datetime,
-        query: str,
-        search_type: str,
-        ids: Sequence[int],
-        top_score: float | None,
-        gap: bool,
-    ) -> None:
-        self._run(
-            "WITH locked AS (SELECT pg_advisory_xact_lock(%(class)s, %(ws)s),"
-            " set_config('dreamer.access_only', 'on', true)),"
-            " logged AS (INSERT INTO searches (workspace, at, query, search_type, result_ids,"
-            " top_score) SELECT %(ws)s, %(at)s, %(query)s, %(type)s, %(ids)s, %(top)s"
-            " FROM locked),"
-            " gap AS (INSERT INTO gaps (workspace, at, query, top_score)"
-            " SELECT %(ws)s, %(at)s, %(query)s, %(top)s FROM locked WHERE %(gap)s),"
-            " counted AS (UPDATE crystals SET access_count = access_count + 1,"
-            " last_accessed_at = %(at)s FROM locked WHERE workspace = %(ws)s"
-            " AND id = ANY(%(found)s))"
-            " SELECT 1",
-            {
-                "class": LOCK_CLASS,
-                "ws": self.ws,
-                "at": iso(at),
-                "query": query,
-                "type": search_type,
-                "ids": json.dumps(list(ids)),
-                "top": top_score,
-                "gap": gap,
-                "found": [int(i) for i in ids],
-            },
-        )
+        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
+        search, the next write transaction, a read of the log or of a crystal, or ``close``.
+        """
+        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
+        with self._lock:
+            self._pending.append(entry)
+            if len(self._pending) >= SEARCH_BATCH:
+                self.settle()
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        self.settle()
         found = " AND result_ids != '[]'" if found_only else ""
         rows = self._all(
             f"SELECT query FROM searches WHERE workspace = %s AND at >= %s{found} ORDER BY id",
@@ -427,6 +394,13 @@ class SearchTables(Connected):
 
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
+        with self._lock:
+            # A pending search is dropped before it is ever written: forgotten means gone.
+            dropped = sum(1 + entry[5] for entry in self._pending if names(entry[1]))
+            self._pending = [entry for entry in self._pending if not names(entry[1])]
+            return dropped + self._drop_written(names)
+
+    def _drop_written(self, names: Callable[[str], bool]) -> int:
         dropped = 0
         with self.transaction():
             for table in ("searches", "gaps"):
@@ -447,6 +421,7 @@ class SearchTables(Connected):
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
+        self.settle()
         # As on SQLite: a gap stays open until a later search for the same words found
         # something (a search that finds nothing writes a gap row at the same moment).
         rows: list[Any] = self._all(
