@@ -315,8 +315,8 @@ class Store(Protocol):
     ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses.
 
-        A backend may batch these writes (SQLite does); its reads of the log and of crystals
-        include what it holds, and ``close`` writes it."""
+        A backend may batch these writes (SQLite and PostgreSQL do); its reads of the log and
+        of crystals include what it holds, and ``close`` writes it."""
         ...
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
