@@ -21,6 +21,7 @@ from dreamer.store.postgres.base import HIT_LIMIT, SEARCH_BATCH, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
+READ_AHEAD = 2  # rank rows read along either side of those asked (see rank_rows)
 # An index probe per (match, other word) costs about this many rows of a word read in order.
 PROBE_COST = 4
 # In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
@@ -45,18 +46,28 @@ class SearchTables(Connected):
     """Full-text matching and BM25, and the ``searches`` and ``gaps`` tables."""
 
     def _stemmed(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """The lexemes the index holds each word under (cached: a search asks several times)."""
+        """The lexemes the index holds each word under (cached: a search asks several times).
+
+        A one-lexeme word's document count comes along (kept under the change mark, as
+        ``_document_counts`` keeps it): a search asks for it next, so one round trip, not two.
+        """
         missing = [word for word in dict.fromkeys(words) if word not in self._stems]
         if missing:
+            kept = self.kept("counts")
             rows = self._all(
-                "SELECT x.n, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
-                " ORDER BY u.positions[1]) FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n)",
-                [[fold(word) for word in missing]],
+                "SELECT x.n, s.lexemes, (SELECT t.docs FROM terms t WHERE t.workspace = %s"
+                " AND t.lexeme = s.lexemes[1] AND cardinality(s.lexemes) = 1)"
+                " FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n), LATERAL (SELECT"
+                " ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
+                " ORDER BY u.positions[1]) AS lexemes) s",
+                [self.ws, [fold(word) for word in missing]],
             )
             if len(self._stems) > 10_000:
                 self._stems.clear()
-            for number, stems in rows:
+            for number, stems, docs in rows:
                 self._stems[missing[int(number) - 1]] = tuple(stems)
+                if kept is not None and len(stems) == 1:
+                    kept[stems[0]] = int(docs or 0)
         return {word: self._stems[word] for word in words}
 
     def _bm25(
@@ -311,10 +322,14 @@ class SearchTables(Connected):
             return self._read_rank_rows(wanted)
         missing = [i for i in wanted if i not in kept]
         if missing:
+            # The rows READ_AHEAD ids either side come along (a transcript turn's neighbours,
+            # which a search asks for next): one round trip, not two.
+            near = {i + step for i in missing for step in range(-READ_AHEAD, READ_AHEAD + 1)}
+            read = sorted(i for i in near if i > 0 and i not in kept)
             # In one update (another thread may read the same table): None is forgotten, or
             # no such id.
-            found = {row[0]: row for row in self._read_rank_rows(missing)}
-            kept.update((i, found.get(i)) for i in missing)
+            found = {row[0]: row for row in self._read_rank_rows(read)}
+            kept.update((i, found.get(i)) for i in read)
         return list(filter(None, map(kept.__getitem__, wanted)))
 
     def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
