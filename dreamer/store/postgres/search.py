@@ -1,11 +1,16 @@
 """Full-text search in PostgreSQL, the search log and curiosity gaps.
 
 The ranking is FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf floor), so a search ranks on Postgres
-as on SQLite. It is computed in one statement from ``postings`` (one row per stem of a crystal:
-its term frequency and the crystal's length) and ``terms`` (in how many crystals each stem is),
-returning only the best rows. A word the parser splits into several lexemes is matched as a
-phrase through the GIN index over ``tsv`` and scored over each match's tsvector instead. Every
-word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+as on SQLite. It is computed from ``postings`` (one row per stem of a crystal: its term
+frequency and the crystal's length) and ``terms`` (in how many crystals each stem is): each
+word's postings read whole as packed columns and scored with numpy (``_bm25_read``), or, for a
+rare word beside common ones or a search of one kind, in one statement that returns only the
+best rows; both give the same floats. A word the parser splits into several lexemes is
+matched as a phrase through the GIN index over ``tsv`` and scored over each match's tsvector
+instead. Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+
+What a search reads again and again (rank and hit rows, word counts, the newest day) is kept
+while the workspace's change mark stays (``Connected.kept``; migration m007).
 """
 
 from __future__ import annotations
