@@ -410,3 +410,45 @@ def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
         assert checked > 1000
     finally:
         store.close()
+
+
+def test_postings_read_whole_rank_as_the_statement_does_to_the_last_bit(
+    pg_database, tmp_path, now, monkeypatch
+):
+    """A search of one-stem words reads their postings whole and scores them in Python
+    (``_bm25_read``): the same ids in the same order with the same floats, bit for bit, as
+    the statement gives, whichever way it reads the other words' rows."""
+    import random
+
+    from dreamer.bench import scale
+    from dreamer.retrieval.search import query_terms
+
+    store = open_store(tmp_path / "r.db", url=pg_database, key="read")
+    rng = random.Random(9)
+    rows = [
+        {"text": scale.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
+        | {"semantic_type": "experience", "importance": 0.5, "at": now, "embedding": None}
+        for _ in range(600)
+    ]
+    try:
+        store.add_crystals(rows)
+        store.forget_crystal(7, reason="test", at=now)
+        checked = 0
+        for _ in range(40):
+            words = query_terms(scale.synthetic_query(rng))
+            stems = store._stemmed(words)
+            single = [stems[word][0] for word in words if len(stems[word]) == 1]
+            store._document_counts([(lexeme,) for lexeme in single])
+            # A word asked twice counts twice, as in the statement.
+            for wanted, extra in ((single, []), (single[:1], single[1:]), (single * 2, single)):
+                for limit in (80, 10_000):
+                    monkeypatch.setattr(search, "PROBE_COST", 10**9)  # never probe: read
+                    read = store._bm25_read(wanted, extra, limit)
+                    assert read is not None
+                    for cost in (0, 10**9):  # the statement probes, or joins
+                        monkeypatch.setattr(search, "PROBE_COST", cost)
+                        assert read == store._bm25_postings(wanted, extra, None, limit)
+                    checked += len(read)
+        assert checked > 1000
+    finally:
+        store.close()

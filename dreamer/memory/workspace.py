@@ -434,19 +434,21 @@ class Workspace:
         from dreamer.retrieval.reindex import embed_waiting
         from dreamer.retrieval.search import search as run_search
 
-        # Notes stored without a vector (a fresh `dream note`) are found by meaning too.
-        if not self.read_only:
-            embed_waiting(self.store, self.embedder)
-        return run_search(
-            self.store,
-            self.embedder,
-            self.settings,
-            query,
-            now=as_utc(now) if now else utc_now(),
-            limit=limit,
-            search_type=search_type,
-            record=not self.read_only,
-        )
+        # One change mark for the whole search (a round trip on PostgreSQL, not one a read).
+        with self.store.reading():
+            # Notes stored without a vector (a fresh `dream note`) are found by meaning too.
+            if not self.read_only:
+                embed_waiting(self.store, self.embedder)
+            return run_search(
+                self.store,
+                self.embedder,
+                self.settings,
+                query,
+                now=as_utc(now) if now else utc_now(),
+                limit=limit,
+                search_type=search_type,
+                record=not self.read_only,
+            )
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""

@@ -480,6 +480,9 @@ def rewritten(store: Store, ids: list[int]) -> None:
     _drop_private(store)
     index = _named(store)
     if index is None:
+        if ids and isinstance(store, Leasing):
+            # Other processes hold private copies with the old vectors: they read them again.
+            store.set_meta(GENERATION_KEY, str(int(store.get_meta(GENERATION_KEY) or 0) + 1))
         return
     try:
         index.rewrite(store, ids)

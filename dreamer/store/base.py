@@ -277,6 +277,12 @@ class Store(Protocol):
         None when the backend cannot tell (nothing read before may be kept)."""
         ...
 
+    def reading(self) -> AbstractContextManager[None]:
+        """A stretch of reads (a search) that may all see the store as it was when it began:
+        ``change_mark`` is read once for them, where reading it costs a round trip
+        (PostgreSQL). A write of the store's own inside it takes the mark afresh."""
+        ...
+
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
         """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
         ...
@@ -302,8 +308,8 @@ class Store(Protocol):
     ) -> None:
         """Log a search (a gap too when it found nothing good) and count the accesses.
 
-        A backend may batch these writes (SQLite does); its reads of the log and of crystals
-        include what it holds, and ``close`` writes it."""
+        A backend may batch these writes (SQLite and PostgreSQL do); its reads of the log and
+        of crystals include what it holds, and ``close`` writes it."""
         ...
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:

@@ -3,14 +3,18 @@ migrations, and how a float16 vector travels as a pgvector ``vector``."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import json
 import struct
+import sys
 import threading
 import unicodedata
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import psycopg
@@ -30,6 +34,15 @@ CRYSTAL_COLUMNS = (
 Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"
+Mark = tuple[int, int]  # (workspaces.changes, crystal_seq): see change_mark
+KEEP_LIMIT = 20_000  # values of one kind kept under a change mark (rank rows: ~4 MB)
+HIT_LIMIT = 2_000  # hits' rows kept (texts: a few MB at most)
+# Searches logged in memory before one transaction writes them (with their access counts): a
+# crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
+SEARCH_BATCH = 16
+
+# (at, redacted query, search type, result ids, top score, gap)
+PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
 
 
 class Vector(bytes):
@@ -128,10 +141,86 @@ class Connected:
         self._lock = threading.RLock()
         self._depth = 0
         self._stems: dict[str, tuple[str, ...]] = {}
+        # The change mark a thread's ``reading`` took (read once for its stretch of reads).
+        self._pins = threading.local()
+        # What was read while the mark was ``_kept_at`` (see ``kept``).
+        self._kept: dict[str, dict[Any, Any]] = {}
+        self._kept_at: Mark | None = None
+        # Searches not written yet (see SEARCH_BATCH): the next write transaction of this
+        # store writes them first, and so do close, interpreter exit and every read of the log
+        # or of access counts through this store.
+        self._pending: list[PendingSearch] = []
+        _open_stores.add(self)
+
+    # --- the change mark ------------------------------------------------------------------------
+
+    def change_mark(self) -> Mark | None:
+        """A mark that moves with every committed write a search could see, by any connection
+        (``workspaces.changes``, bumped by trigger in the writing transaction: migration
+        m007), with the highest crystal id. Inside ``reading``, the mark taken when it began.
+        None inside a write transaction: what it reads may roll back, and the mark with it."""
+        if self._depth:
+            return None
+        pinned = getattr(self._pins, "mark", None)
+        if pinned is not None:
+            return cast(Mark, pinned)
+        row = self._all("SELECT changes, crystal_seq FROM workspaces WHERE id = %s", [self.ws])
+        return (int(row[0][0]), int(row[0][1]))
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A stretch of reads (a search) that may see the store as it was when it began: the
+        change mark is read once, and what was kept under it is not read again. A write of
+        this store's, or a transaction, reads the mark afresh (``_unpin``)."""
+        if getattr(self._pins, "mark", None) is not None or self._depth:
+            yield  # nested, or inside a transaction (nothing is kept there)
+            return
+        self._pins.mark = self.change_mark()
+        try:
+            yield
+        finally:
+            self._pins.mark = None
+
+    def _unpin(self) -> None:
+        self._pins.mark = None
+
+    def _pinned(self) -> bool:
+        """Whether this thread is inside ``reading`` with its mark (no transaction open)."""
+        return getattr(self._pins, "mark", None) is not None and not self._depth
+
+    def kept(self, name: str, limit: int = KEEP_LIMIT) -> dict[Any, Any] | None:
+        """The values kept under ``name`` while the change mark stays where it is now (emptied
+        when it moved); None inside a write transaction, which may roll back (and the mark
+        with it), so nothing it reads may be kept."""
+        mark = self.change_mark()
+        if mark is None:
+            return None
+        with self._lock:
+            if mark != self._kept_at:
+                self._kept, self._kept_at = {}, mark
+            table = self._kept.get(name)
+            if table is None or len(table) > limit:
+                table = self._kept[name] = {}
+            return table
 
     def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        """Write the searches still pending, then close the connection."""
+        with self._lock:
+            try:
+                if not self.conn.closed:
+                    self.settle()
+            finally:
+                _open_stores.discard(self)
+                self.conn.close()
+
+    def settle(self) -> None:
+        """Write the searches logged since the last write (one transaction)."""
+        if not self._pending:
+            return  # the common case: a read need not wait for another thread's transaction
+        with self._lock:
+            if self._pending:
+                with self.transaction():
+                    pass  # a transaction writes the pending searches first
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -141,6 +230,7 @@ class Connected:
         Nested calls join the outer transaction.
         """
         with self._lock:
+            self._unpin()
             if self._depth:
                 self._depth += 1
                 try:
@@ -151,20 +241,77 @@ class Connected:
             with reported():
                 self.conn.execute("BEGIN")
             self._depth = 1
+            written = list(self._pending)
             try:
                 self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, self.ws])
+                if written:
+                    self._write_searches(written)
                 yield
             except BaseException:
                 self._depth = 0
                 with contextlib.suppress(psycopg.Error):
                     self.conn.execute("ROLLBACK")
-                raise
+                raise  # the searches stay pending
             self._depth = 0
             with reported():
                 self.conn.execute("COMMIT")
+            if written:
+                done = {id(entry) for entry in written}
+                self._pending = [entry for entry in self._pending if id(entry) not in done]
+
+    def _write_searches(self, batch: list[PendingSearch]) -> None:
+        """Insert searches, their gaps and their access counts (inside a transaction). The
+        counts change nothing a search reads: ``dreamer.access_only`` keeps the change mark
+        where it is for that statement (migration m007), and is cleared after it."""
+        with reported():
+            self.conn.execute(
+                "INSERT INTO searches (workspace, at, query, search_type, result_ids, top_score)"
+                " SELECT %s, at, query, kind, ids, top FROM unnest(%s::text[], %s::text[],"
+                " %s::text[], %s::text[], %s::float8[]) WITH ORDINALITY"
+                " AS b(at, query, kind, ids, top, n) ORDER BY n",
+                [
+                    self.ws,
+                    [at for at, _, _, _, _, _ in batch],
+                    [query for _, query, _, _, _, _ in batch],
+                    [kind for _, _, kind, _, _, _ in batch],
+                    [json.dumps(list(ids)) for _, _, _, ids, _, _ in batch],
+                    [top for _, _, _, _, top, _ in batch],
+                ],
+            )
+            gaps = [(at, query, top) for at, query, _, _, top, gap in batch if gap]
+            if gaps:
+                self.conn.execute(
+                    "INSERT INTO gaps (workspace, at, query, top_score) SELECT %s, at, query, top"
+                    " FROM unnest(%s::text[], %s::text[], %s::float8[]) WITH ORDINALITY"
+                    " AS g(at, query, top, n) ORDER BY n",
+                    [self.ws, *([row[n] for row in gaps] for n in range(3))],
+                )
+            # Each crystal once: its count goes up by the searches that returned it, and its
+            # last access is the latest of them (the batch is in order).
+            counts: dict[int, list[Any]] = {}
+            for at, _, _, ids, _, _ in batch:
+                for crystal_id in ids:
+                    entry = counts.setdefault(crystal_id, [0, at])
+                    entry[0] += 1
+                    entry[1] = at
+            if counts:
+                self.conn.execute(
+                    "WITH quiet AS (SELECT set_config('dreamer.access_only', 'on', true))"
+                    " UPDATE crystals c SET access_count = c.access_count + a.n,"
+                    " last_accessed_at = a.at FROM quiet, unnest(%s::bigint[], %s::int[],"
+                    " %s::text[]) AS a(id, n, at) WHERE c.workspace = %s AND c.id = a.id",
+                    [
+                        list(counts),
+                        [n for n, _ in counts.values()],
+                        [at for _, at in counts.values()],
+                        self.ws,
+                    ],
+                )
+                self.conn.execute("SELECT set_config('dreamer.access_only', '', true)")
 
     def _run(self, sql: str, params: Params = (), *, binary: bool = False) -> Any:
         """Execute one statement (taking turns with other threads); the cursor."""
+        self._unpin()  # a write, most likely: the next read takes the mark again
         with self._lock, reported():
             return self.conn.execute(sql, _params(params), binary=binary)
 
@@ -225,6 +372,20 @@ def reported() -> Iterator[None]:
             f"the PostgreSQL store failed ({_first_line(e)}); check the server behind "
             "memory.store.url (DREAM_STORE_URL), then retry"
         ) from e
+
+
+_open_stores: weakref.WeakSet[Connected] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    """At a clean exit, write what open stores still hold (a store left unclosed included)."""
+    for store in list(_open_stores):
+        try:
+            if not store.conn.closed:
+                store.settle()
+        except Exception as e:  # noqa: BLE001  (one line per store, then the next store)
+            print(f"dreamer: {len(store._pending)} searches were not logged: {e}", file=sys.stderr)
 
 
 def _first_line(error: BaseException) -> str:

@@ -148,6 +148,7 @@ class CrystalTables(Connected):
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
+        self.settle()  # access counts as the searches logged so far left them
         rows = (
             self._all(
                 f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND id = %s",
@@ -171,6 +172,7 @@ class CrystalTables(Connected):
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
     ) -> list[Crystal]:
+        self.settle()  # access counts as the searches logged so far left them
         sql = (
             f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND {where}"
             f" ORDER BY {order}"
@@ -443,7 +445,11 @@ class CrystalTables(Connected):
         return int(self._one("SELECT count(*) FROM crystals WHERE workspace = %s", [self.ws]))
 
     def max_crystal_id(self) -> int:
-        """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
+        """The highest crystal id (0 when empty): ids only grow, so it is a watermark. Inside
+        ``reading``, the one its change mark was taken with."""
+        mark = self.change_mark() if self._pinned() else None
+        if mark is not None:
+            return mark[1]
         return int(self._one("SELECT crystal_seq FROM workspaces WHERE id = %s", [self.ws]))
 
     def audit(
@@ -501,6 +507,7 @@ class CrystalTables(Connected):
 
     def fade_candidates(self, due_before: str) -> list[FadeRow]:
         """Active crystals unchanged since ``due_before`` or used since their last change."""
+        self.settle()  # accesses count: they keep a crystal from fading
         rows = self._all(
             "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
             " access_count, dopamine, cortisol, oxytocin FROM crystals WHERE workspace = %s"
@@ -578,12 +585,21 @@ class CrystalTables(Connected):
     def unembedded(
         self, after_id: int = 0, up_to_id: int | None = None, limit: int | None = None
     ) -> list[tuple[int, str, str]]:
-        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to]."""
+        """(id, source, text) of live crystals with no vector at all, ids in (after, up_to].
+
+        Asked before every search (a fresh note is embedded first): that none waits is kept
+        while the change mark stays."""
+        kept = self.kept("unembedded")
+        asked = (after_id, up_to_id, limit)
+        if kept is not None and asked in kept:
+            return []
         rows = self._all(
             f"SELECT id, source, text FROM crystals WHERE workspace = %s AND embedding IS NULL"
             f" AND {LIVE} AND id > %s AND id <= %s ORDER BY id LIMIT %s",
             [self.ws, after_id, up_to_id if up_to_id is not None else 2**62, limit],
         )
+        if kept is not None and not rows:
+            kept[asked] = True
         return [(row[0], row[1], row[2]) for row in rows]
 
     def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:

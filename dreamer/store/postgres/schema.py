@@ -277,4 +277,49 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             "ANALYZE terms",
         ),
     ),
+    (
+        # The change mark (``change_mark``): ``workspaces.changes`` moves in the transaction of
+        # every write a search could see (a crystal added, changed or deleted, a tombstone, a
+        # meta value such as the vector generation), whoever writes it, so a reader may keep
+        # what it read while the mark stays. Bumped once a transaction and workspace (a bulk
+        # load of 100k rows adds one row version, not 100k). An update that only counts an
+        # access (the search log's, which sets ``dreamer.access_only`` for its transaction)
+        # changes nothing a search reads and leaves the mark.
+        "m007_change_mark",
+        (
+            "ALTER TABLE workspaces ADD COLUMN changes BIGINT NOT NULL DEFAULT 0",
+            """
+            CREATE FUNCTION dreamer_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+            DECLARE
+                ws INTEGER := CASE WHEN TG_OP = 'DELETE' THEN OLD.workspace ELSE NEW.workspace END;
+                flag TEXT := 'dreamer.changed_' || ws;
+            BEGIN
+                IF TG_OP = 'UPDATE' AND TG_TABLE_NAME = 'crystals'
+                        AND current_setting('dreamer.access_only', true) = 'on' THEN
+                    RETURN NULL;
+                END IF;
+                IF current_setting(flag, true) IS DISTINCT FROM 'on' THEN
+                    UPDATE workspaces SET changes = changes + 1 WHERE id = ws;
+                    PERFORM set_config(flag, 'on', true);
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+            "CREATE TRIGGER crystals_changed AFTER INSERT OR UPDATE OR DELETE ON crystals"
+            " FOR EACH ROW EXECUTE FUNCTION dreamer_changed()",
+            "CREATE TRIGGER tombstones_changed AFTER INSERT OR UPDATE OR DELETE ON tombstones"
+            " FOR EACH ROW EXECUTE FUNCTION dreamer_changed()",
+            "CREATE TRIGGER meta_changed AFTER INSERT OR UPDATE OR DELETE ON meta"
+            " FOR EACH ROW EXECUTE FUNCTION dreamer_changed()",
+            # TRUNCATE names no workspace: every one's mark moves.
+            "CREATE FUNCTION dreamer_truncated() RETURNS trigger LANGUAGE plpgsql AS $$"
+            " BEGIN UPDATE workspaces SET changes = changes + 1; RETURN NULL; END $$",
+            *(
+                f"CREATE TRIGGER {table}_truncated AFTER TRUNCATE ON {table}"
+                " FOR EACH STATEMENT EXECUTE FUNCTION dreamer_truncated()"
+                for table in ("crystals", "tombstones", "meta")
+            ),
+        ),
+    ),
 ]

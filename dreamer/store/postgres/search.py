@@ -1,27 +1,32 @@
 """Full-text search in PostgreSQL, the search log and curiosity gaps.
 
 The ranking is FTS5's BM25 (k1 1.2, b 0.75, FTS5's idf floor), so a search ranks on Postgres
-as on SQLite. It is computed in one statement from ``postings`` (one row per stem of a crystal:
-its term frequency and the crystal's length) and ``terms`` (in how many crystals each stem is),
-returning only the best rows. A word the parser splits into several lexemes is matched as a
-phrase through the GIN index over ``tsv`` and scored over each match's tsvector instead. Every
-word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+as on SQLite. It is computed from ``postings`` (one row per stem of a crystal: its term
+frequency and the crystal's length) and ``terms`` (in how many crystals each stem is): each
+word's postings read whole as packed columns and scored with numpy (``_bm25_read``), or, for a
+rare word beside common ones or a search of one kind, in one statement that returns only the
+best rows; both give the same floats. A word the parser splits into several lexemes is
+matched as a phrase through the GIN index over ``tsv`` and scored over each match's tsvector
+instead. Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
+
+What a search reads again and again (rank and hit rows, word counts, the newest day) is kept
+while the workspace's change mark stays (``Connected.kept``; migration m007).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from dreamer.store.base import HitRow, RankRow
-from dreamer.store.postgres.base import LOCK_CLASS, Connected, fold
+from dreamer.store.postgres.base import HIT_LIMIT, SEARCH_BATCH, Connected, fold
 from dreamer.support.times import iso
 
 K1, B = 1.2, 0.75
+READ_AHEAD = 2  # rank rows read along either side of those asked (see rank_rows)
 # An index probe per (match, other word) costs about this many rows of a word read in order.
 PROBE_COST = 4
 # In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
@@ -46,18 +51,28 @@ class SearchTables(Connected):
     """Full-text matching and BM25, and the ``searches`` and ``gaps`` tables."""
 
     def _stemmed(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """The lexemes the index holds each word under (cached: a search asks several times)."""
+        """The lexemes the index holds each word under (cached: a search asks several times).
+
+        A one-lexeme word's document count comes along (kept under the change mark, as
+        ``_document_counts`` keeps it): a search asks for it next, so one round trip, not two.
+        """
         missing = [word for word in dict.fromkeys(words) if word not in self._stems]
         if missing:
+            kept = self.kept("counts")
             rows = self._all(
-                "SELECT x.n, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
-                " ORDER BY u.positions[1]) FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n)",
-                [[fold(word) for word in missing]],
+                "SELECT x.n, s.lexemes, (SELECT t.docs FROM terms t WHERE t.workspace = %s"
+                " AND t.lexeme = s.lexemes[1] AND cardinality(s.lexemes) = 1)"
+                " FROM unnest(%s::text[]) WITH ORDINALITY AS x(f, n), LATERAL (SELECT"
+                " ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('dreamer', x.f)) u"
+                " ORDER BY u.positions[1]) AS lexemes) s",
+                [self.ws, [fold(word) for word in missing]],
             )
             if len(self._stems) > 10_000:
                 self._stems.clear()
-            for number, stems in rows:
+            for number, stems, docs in rows:
                 self._stems[missing[int(number) - 1]] = tuple(stems)
+                if kept is not None and len(stems) == 1:
+                    kept[stems[0]] = int(docs or 0)
         return {word: self._stems[word] for word in words}
 
     def _bm25(
@@ -71,11 +86,87 @@ class SearchTables(Connected):
         if not wanted:
             return []
         if all(len(phrase) == 1 for phrase in wanted + extra):
-            return self._bm25_postings(
-                [phrase[0] for phrase in wanted], [phrase[0] for phrase in extra], sessions, limit
-            )
+            own, more = [phrase[0] for phrase in wanted], [phrase[0] for phrase in extra]
+            read = self._bm25_read(own, more, limit) if sessions is None else None
+            if read is not None:
+                return read
+            return self._bm25_postings(own, more, sessions, limit)
         filter_sql = "" if sessions is None else f" AND {_kind(sessions)}"
         return self._bm25_matches(wanted, extra, filter_sql, limit)
+
+    def _bm25_read(
+        self, wanted: list[str], extra: list[str], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """BM25 of one-stem words (no kind filter) from each word's postings read whole, as
+        three packed columns a word, scored here: the same formula as ``_bm25_postings`` in
+        the same order of operations, so the same floats to the last bit (the idf and the
+        average length come from the server, as the statement computes them). None when the
+        statement does better: a few matches beside many rows of the other words (it looks
+        those up match by match), or words the term counts do not know yet."""
+        lexemes = list(dict.fromkeys(wanted + extra))
+        own = [wanted.count(lexeme) for lexeme in lexemes]
+        more = [extra.count(lexeme) for lexeme in lexemes]
+        docs = self.kept("counts")
+        if docs is None or any(lexeme not in docs for lexeme in lexemes):
+            return None
+        matches = sum(docs[lexeme] for lexeme, n in zip(lexemes, own, strict=True) if n)
+        if not matches:
+            return []  # no crystal holds a word that finds
+        others = [docs[lexeme] for lexeme, n in zip(lexemes, more, strict=True) if n]
+        if matches * len(others) * PROBE_COST < sum(others):
+            return None
+        rows = self._all(
+            "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
+            " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
+            " q AS (SELECT q.*, coalesce(t.docs, 0)::float8 AS docs"
+            " FROM unnest(%(lexemes)s::text[]) WITH ORDINALITY q(lexeme, ord)"
+            " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
+            " w AS (SELECT q.*, s.tokens / s.n AS average, CASE WHEN (s.n - q.docs + 0.5)"
+            " / (q.docs + 0.5) > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6"
+            " END AS idf FROM q, s)"
+            " SELECT w.idf, w.average, x.ids, x.tfs, x.lengths FROM w, LATERAL (SELECT"
+            " string_agg(int8send(p.crystal_id), '') AS ids,"
+            " string_agg(int4send(p.tf), '') AS tfs,"
+            " string_agg(int4send(p.doc_len), '') AS lengths"
+            " FROM postings p WHERE p.workspace = %(ws)s AND p.lexeme = w.lexeme) x"
+            " ORDER BY w.ord",
+            {"ws": self.ws, "lexemes": lexemes},
+            binary=True,
+        )
+        columns = []
+        for idf, average, ids, tfs, lengths in rows:
+            found = np.frombuffer(ids or b"", dtype=">i8").astype(np.int64)
+            tf = np.frombuffer(tfs or b"", dtype=">i4").astype(np.float64)
+            length = np.frombuffer(lengths or b"", dtype=">i4").astype(np.float64)
+            # As the statement: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / average)).
+            denominator = tf + K1 * ((1 - B) + (B * length) / average)
+            columns.append((found, idf, tf, denominator))
+        finding = [column[0] for column, n in zip(columns, own, strict=True) if n]
+        hit_ids = np.unique(np.concatenate(finding)) if finding else np.zeros(0, np.int64)
+        if not len(hit_ids):
+            return []
+
+        def summed(counts: list[int]) -> tuple[np.ndarray, np.ndarray]:
+            total = np.zeros(len(hit_ids))
+            seen = np.zeros(len(hit_ids), dtype=bool)
+            for (found, idf, tf, denominator), count in zip(columns, counts, strict=True):
+                if not count:
+                    continue
+                at = np.searchsorted(hit_ids, found)
+                inside = at < len(hit_ids)
+                inside[inside] = hit_ids[at[inside]] == found[inside]
+                place = at[inside]
+                weight = count * idf * tf[inside] * (K1 + 1) / denominator[inside]
+                # A sum starts with its first term, then adds each in the words' order.
+                total[place] = np.where(seen[place], total[place] + weight, weight)
+                seen[place] = True
+            return total, seen
+
+        own_score, _ = summed(own)
+        more_score, extras = summed(more)
+        score = np.where(extras & (more_score > 0), 2 * own_score + more_score, own_score)
+        order = np.lexsort((hit_ids, -score))[:limit]
+        return [(int(hit_ids[n]), float(score[n])) for n in order]
 
     def _bm25_postings(
         self, wanted: list[str], extra: list[str], sessions: bool | None, limit: int
@@ -204,22 +295,23 @@ class SearchTables(Connected):
 
     def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
         """In how many crystals each phrase occurs: a one-stem word from the term counts, a
-        word the parser splits by counting its matches."""
-        single = [phrase[0] for phrase in phrases if len(phrase) == 1]
-        known = dict(
-            self._all(
-                "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
-                [self.ws, single],
+        word the parser splits by counting its matches. Kept while the change mark stays."""
+        kept = self.kept("counts")
+        known: dict[Any, int] = {} if kept is None else kept
+        single = [p[0] for p in phrases if len(p) == 1 and p[0] not in known]
+        if single:
+            found = dict(
+                self._all(
+                    "SELECT lexeme, docs FROM terms WHERE workspace = %s AND lexeme = ANY(%s)",
+                    [self.ws, single],
+                )
             )
-            if single
-            else []
-        )
-        split = [phrase for phrase in phrases if len(phrase) > 1]
-        counted = dict(zip(split, self._match_counts(split), strict=True)) if split else {}
-        return [
-            int(known.get(phrase[0], 0)) if len(phrase) == 1 else counted[phrase]
-            for phrase in phrases
-        ]
+            known.update((lexeme, int(found.get(lexeme, 0))) for lexeme in single)
+        split = [phrase for phrase in phrases if len(phrase) > 1 and phrase not in known]
+        if split:
+            known.update(zip(split, self._match_counts(split), strict=True))
+        # A one-stem word is kept by its stem, a split word by its phrase.
+        return [int(known[phrase[0] if len(phrase) == 1 else phrase]) for phrase in phrases]
 
     def _match_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
         """In how many crystals each phrase matches (a scan of the index's matches)."""
@@ -261,10 +353,6 @@ class SearchTables(Connected):
         found = dict(zip(phrases, self._document_counts(phrases), strict=True))
         return {term: int(found.get(stems[term], 0)) for term in terms}
 
-    def change_mark(self) -> None:
-        """None: another machine's commit leaves no mark here (callers read afresh)."""
-        return None
-
     def last_mention(self, words: Sequence[str]) -> str | None:
         """When the newest crystal holding all ``words`` (full-text) was created."""
         stems = self._stemmed(words)
@@ -304,35 +392,75 @@ class SearchTables(Connected):
         return out
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
-        """(id, source, julian day of creation, importance, archived 0/1) of the crystals."""
-        if not ids:
+        """(id, source, julian day of creation, importance, archived 0/1) of the crystals, by
+        id. A search reads hundreds, mostly the same ones again: they are kept while the
+        change mark stays (``kept``)."""
+        wanted = sorted({int(i) for i in ids if 0 < int(i) < 2**63})
+        if not wanted:
             return []
-        rows = self._all(
-            f"SELECT id, source, {JULIAN.format('created_at')}, importance,"
-            " (lifecycle = 'archived')::int FROM crystals WHERE workspace = %s AND id = ANY(%s)"
-            " AND lifecycle != 'forgotten'",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
+        kept: dict[int, RankRow | None] | None = self.kept("rank")
+        if kept is None:
+            return self._read_rank_rows(wanted)
+        missing = [i for i in wanted if i not in kept]
+        if missing:
+            # The rows READ_AHEAD ids either side come along (a transcript turn's neighbours,
+            # which a search asks for next): one round trip, not two.
+            near = {i + step for i in missing for step in range(-READ_AHEAD, READ_AHEAD + 1)}
+            read = sorted(i for i in near if i > 0 and i not in kept)
+            # In one update (another thread may read the same table): None is forgotten, or
+            # no such id.
+            found = {row[0]: row for row in self._read_rank_rows(read)}
+            kept.update((i, found.get(i)) for i in read)
+        return list(filter(None, map(kept.__getitem__, wanted)))
+
+    def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
+        # The rows as psycopg makes them (tuples, the day already a float8): no Python call
+        # per row, and binary, so no number is parsed from text (a search reads hundreds).
+        return cast(
+            list[RankRow],
+            self._all(
+                f"SELECT id, source, {JULIAN.format('created_at')}, importance,"
+                " (lifecycle = 'archived')::int FROM crystals WHERE workspace = %s"
+                " AND id = ANY(%s) AND lifecycle != 'forgotten'",
+                [self.ws, ids],
+                binary=True,
+            ),
         )
-        return [(row[0], row[1], float(row[2]), row[3], row[4]) for row in rows]
 
     def hit_rows(self, ids: Sequence[int]) -> list[HitRow]:
-        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals."""
-        if not ids:
+        """(id, text, source, semantic type, importance, lifecycle, created at) of the crystals,
+        in the order asked (kept while the change mark stays, as rank rows are)."""
+        wanted = list(dict.fromkeys(int(i) for i in ids if 0 < int(i) < 2**63))
+        if not wanted:
             return []
-        rows = self._all(
-            "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
-            " FROM crystals WHERE workspace = %s AND id = ANY(%s) AND lifecycle != 'forgotten'",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
-        )
-        return [tuple(row) for row in rows]
+        kept: dict[int, HitRow | None] | None = self.kept("hits", HIT_LIMIT)
+        if kept is None:
+            kept = {}
+        missing = [i for i in wanted if i not in kept]
+        if missing:
+            rows = self._all(
+                "SELECT id, text, source, semantic_type, importance, lifecycle, created_at"
+                " FROM crystals WHERE workspace = %s AND id = ANY(%s)"
+                " AND lifecycle != 'forgotten'",
+                [self.ws, missing],
+            )
+            found = {row[0]: tuple(row) for row in rows}
+            kept.update((i, found.get(i)) for i in missing)  # None: forgotten, or no such id
+        return list(filter(None, map(kept.__getitem__, wanted)))
 
     def newest_day(self) -> float | None:
-        """The julian day of the newest crystal's creation."""
+        """The julian day of the newest crystal's creation (kept while the mark stays)."""
+        kept = self.kept("newest")
+        if kept is not None and "day" in kept:
+            return cast(float | None, kept["day"])
         day = self._one(
             f"SELECT {JULIAN.format('max(created_at)')} FROM crystals WHERE workspace = %s",
             [self.ws],
         )
-        return None if day is None else float(day)
+        day = None if day is None else float(day)
+        if kept is not None:
+            kept["day"] = day
+        return day
 
     def record_search(
         self,
@@ -344,35 +472,20 @@ class SearchTables(Connected):
         *,
         gap: bool,
     ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses."""
-        # One statement, one round trip: the workspace's write lock first (every write below
-        # reads its row, so none runs before it), then the log, the gap and the counts.
-        self._run(
-            "WITH locked AS (SELECT pg_advisory_xact_lock(%(class)s, %(ws)s)),"
-            " logged AS (INSERT INTO searches (workspace, at, query, search_type, result_ids,"
-            " top_score) SELECT %(ws)s, %(at)s, %(query)s, %(type)s, %(ids)s, %(top)s"
-            " FROM locked),"
-            " gap AS (INSERT INTO gaps (workspace, at, query, top_score)"
-            " SELECT %(ws)s, %(at)s, %(query)s, %(top)s FROM locked WHERE %(gap)s),"
-            " counted AS (UPDATE crystals SET access_count = access_count + 1,"
-            " last_accessed_at = %(at)s FROM locked WHERE workspace = %(ws)s"
-            " AND id = ANY(%(found)s))"
-            " SELECT 1",
-            {
-                "class": LOCK_CLASS,
-                "ws": self.ws,
-                "at": iso(at),
-                "query": query,
-                "type": search_type,
-                "ids": json.dumps(list(ids)),
-                "top": top_score,
-                "gap": gap,
-                "found": [int(i) for i in ids],
-            },
-        )
+        """Log a search (a gap too when it found nothing good) and count the accesses.
+
+        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
+        search, the next write transaction, a read of the log or of a crystal, or ``close``.
+        """
+        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
+        with self._lock:
+            self._pending.append(entry)
+            if len(self._pending) >= SEARCH_BATCH:
+                self.settle()
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        self.settle()
         found = " AND result_ids != '[]'" if found_only else ""
         rows = self._all(
             f"SELECT query FROM searches WHERE workspace = %s AND at >= %s{found} ORDER BY id",
@@ -382,6 +495,13 @@ class SearchTables(Connected):
 
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
+        with self._lock:
+            # A pending search is dropped before it is ever written: forgotten means gone.
+            dropped = sum(1 + entry[5] for entry in self._pending if names(entry[1]))
+            self._pending = [entry for entry in self._pending if not names(entry[1])]
+            return dropped + self._drop_written(names)
+
+    def _drop_written(self, names: Callable[[str], bool]) -> int:
         dropped = 0
         with self.transaction():
             for table in ("searches", "gaps"):
@@ -402,6 +522,7 @@ class SearchTables(Connected):
 
     def open_gaps(self, since: str, limit: int) -> list[tuple[str, str]]:
         """(query, last asked) of searches that found nothing and were not answered since."""
+        self.settle()
         # As on SQLite: a gap stays open until a later search for the same words found
         # something (a search that finds nothing writes a gap row at the same moment).
         rows: list[Any] = self._all(

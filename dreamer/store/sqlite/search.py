@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any
 
@@ -126,6 +128,10 @@ class SearchTables(Connected):
         less its temporary tables' rows and its own search log's, access counts included)."""
         changes = self.db.conn.total_changes - self._log_changes
         return (self._one("PRAGMA data_version"), changes - getattr(self, "_temp_changes", 0))
+
+    def reading(self) -> AbstractContextManager[None]:
+        """Nothing to do: the change mark is read from memory, not across a network."""
+        return contextlib.nullcontext()
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
