@@ -292,3 +292,25 @@ def test_a_held_vector_file_another_embedder_replaced_is_not_read(tmp_path, now)
     finally:
         ws.close()
         vectors.clear_cache()
+
+
+def test_kept_rank_rows_never_show_a_live_crystal_as_forgotten_while_they_are_read(ws, now):
+    """Another thread searching the same store while rank rows are read (the MCP server's and
+    the door's threads share a store): an id being read must not look forgotten (None)."""
+    ids = [ws.note(text, at=now) for text in NOTES]
+    store = ws.store
+    store.rank_rows(ids[:1])  # a kept set exists, at the current change mark
+    looked_forgotten: list[int] = []
+
+    def meanwhile() -> int:  # runs inside the read, as another thread's look at the kept rows
+        kept = store._ranked
+        looked_forgotten.extend(i for i in ids[1:] if i in kept and kept[i] is None)
+        return 0
+
+    store.db.conn.set_progress_handler(meanwhile, 1)
+    try:
+        rows = store.rank_rows(ids)
+    finally:
+        store.db.conn.set_progress_handler(None, 1)
+    assert [row[0] for row in rows] == ids
+    assert looked_forgotten == []

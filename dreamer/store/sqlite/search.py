@@ -252,8 +252,9 @@ class SearchTables(Connected):
             self._ranked, self._ranked_at = kept, mark
         missing = sorted(set(wanted).difference(kept))
         if missing:
-            kept.update(dict.fromkeys(missing))  # None: forgotten, or no such id
-            kept.update((row[0], row) for row in self._read_rank_rows(missing))
+            read: dict[int, RankRow | None] = dict.fromkeys(missing)  # None: forgotten, or none
+            read.update((row[0], row) for row in self._read_rank_rows(missing))
+            kept.update(read)  # in one update: another thread never sees an unread id as None
         return list(filter(None, map(kept.__getitem__, wanted)))
 
     def _read_rank_rows(self, ids: list[int]) -> list[RankRow]:
