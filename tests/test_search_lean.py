@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
 from dreamer.retrieval.vectors import matvec
@@ -164,6 +165,11 @@ def test_candidates_are_reranked_from_the_open_vector_file_with_the_stores_score
             vectors.nearest(index, query, True, True, 5)
             assert index._cache is not None
             assert (index._cache[4] is not None) == (kept == "vectors")
+            if kept == "vectors":  # kept widened: the numbers the file's float16 make
+                rows = index.header.rows
+                whole = index.file.all_vectors(rows).astype(np.float32)
+                assert index._cache[4].dtype == np.float32
+                assert np.array_equal(index._cache[4], whole)
         held, read = _ranked(ws, queries, now, fresh=False)
         assert read == 0
         _same(alone, held)

@@ -168,6 +168,58 @@ def test_in_a_large_store_common_words_only_rank_what_rarer_words_find(ws, now, 
     assert all("zanzibar" in hit.text.lower() for hit in hits if hit.score > 0.5)
 
 
+def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first(ws, now, monkeypatch):
+    monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 10)  # a large store's rules
+    filler = "and then the weekly review went on for quite a while longer than planned"
+    both = _talk(ws, now, [f"alpha beta note {n}: {filler}" for n in range(30)], source="scratch")
+    _talk(ws, now, [f"gamma beta note {n}: {filler}" for n in range(30)], source="scratch")
+    _talk(ws, now, [f"delta entry {n}" for n in range(200)], source="scratch")
+    (short,) = _talk(ws, now, ["alpha"], source="scratch")  # the best match of alpha alone
+    store = ws.store
+    terms = ["alpha", "beta"]
+    assert search_module._split_common(store, terms) == (["alpha"], ["beta"])  # both common
+    full = store.fts_match(["alpha"], ["beta"], 1000)
+    assert short in [crystal_id for crystal_id, _ in full[:10]]
+    # At least the depth hold both words: those are the candidates, scored as the wider
+    # query scores them, and the crystal with alpha alone is none.
+    lexical = search_module._lexical(store, terms, True, True, 10)
+    assert len(lexical) == 10 and set(lexical) <= set(both) and short not in lexical
+    assert lexical == {i: max(score, 0.0) for i, score in full if i in lexical}
+    # Fewer than the depth hold both: every crystal holding alpha is ranked, as before.
+    deep = search_module._lexical(store, terms, True, True, 40)
+    assert deep == {i: max(score, 0.0) for i, score in full[:40]} and short in deep
+    # In a small store nothing of this applies: the least common word alone finds.
+    monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 20000)
+    small = search_module._lexical(store, terms, True, True, 10)
+    whole = store.fts_match(terms, [], 10)
+    assert small == {i: max(score, 0.0) for i, score in whole} and short in small
+
+
+def test_matches_holding_two_words_keep_the_score_the_wider_query_gives(ws, now):
+    import random
+
+    rng = random.Random(5)
+    vocabulary = "river stone lamp orchard violin ledger harbor copper meadow lantern".split()
+    _talk(
+        ws,
+        now,
+        [" ".join(rng.choices(vocabulary, k=rng.randint(1, 12))) for _ in range(200)],
+        source="scratch",
+    )
+    store = ws.store
+    narrower = 0
+    for _ in range(40):
+        rare, common = rng.sample(vocabulary, 2), rng.sample(vocabulary, 3)
+        full = dict(store.fts_match(rare, common, 1000))
+        paired = store.fts_match_paired(rare, common, 1000)
+        scores = [score for _, score in paired]
+        assert scores == sorted(scores, reverse=True)
+        # The same numbers to the bit: FTS5 sums the same terms in the same order.
+        assert all(full[crystal_id] == score for crystal_id, score in paired)
+        narrower += len(paired) < len(full)
+    assert narrower > 20  # and a narrower set than the wider query's
+
+
 def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
     first, second = HashingEmbedder(), HashingEmbedder()
     texts = ["Grandmother's birthday dinner", "grandmothers birthdays", "Renew car insurance", ""]

@@ -5,7 +5,10 @@
    a Porter-stemmed index; the best ``LEXICAL_DEPTH`` matches are candidates. In a store of
    ``COMMON_MIN_CRYSTALS`` or more, words found in over ``COMMON_SHARE`` of it (or in over
    ``COMMON_MAX`` crystals) only rank the crystals the rarer words find (BM25 scores every
-   crystal a word is in: that is the cost).
+   crystal a word is in: that is the cost). When every word is that common, the least common
+   one finds, and first only the crystals holding another word of the query too: if at least
+   the depth of them do, those are the candidates (with the scores the wider query gives
+   them); else every crystal holding the least common word is ranked.
 2. Context: a memory is often an answer whose words are in the turn before it ("Did you go to
    the support group?" / "Yes, yesterday, it was powerful"). So each crystal's lexical score
    adds ``CONTEXT_WEIGHTS`` times its neighbours' (the crystals one and two ids away), and
@@ -66,7 +69,7 @@ from dreamer.kinds import SEARCH_TYPES
 from dreamer.retrieval.embed import Embedder, embed_texts
 from dreamer.retrieval.vectors import cosines, index_for, nearest
 from dreamer.store import Store
-from dreamer.store.base import RankRow
+from dreamer.store.base import PairedMatch, RankRow
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc
 
@@ -146,9 +149,19 @@ def _lexical(
     """BM25 scores (higher is better) of the best `limit` matches."""
     if not terms:
         return {}
+    words = words if words is not None and words.terms == terms else Words(store, terms)
     rare, common = _split_common(store, terms, words)
     wide = limit if sessions and facts else FILTER_WIDTH * limit
-    rows = store.fts_match(rare, common, wide)
+    rows: list[tuple[int, float]] | None = None
+    if common and isinstance(store, PairedMatch) and _all_common(words, rare):
+        # Every word is common (a large store): a crystal holding the least common word and
+        # nothing else of the query ranks below those holding two, unless it is very short.
+        # Ranking only those holding two is a fraction of the work when enough of them do.
+        rows = store.fts_match_paired(rare, common, wide)
+        if len(rows) < wide:
+            rows = None  # too few hold two words: the least common word alone finds too
+    if rows is None:
+        rows = store.fts_match(rare, common, wide)
     if not (sessions and facts) and rows:
         kept = store.ids_of_kind([row[0] for row in rows], sessions)
         filtered = [row for row in rows if row[0] in kept][:limit]
@@ -195,7 +208,7 @@ def _split_common(
     if total < COMMON_MIN_CRYSTALS:
         return terms, []
     counts = words.counts
-    limit = min(COMMON_SHARE * total, COMMON_MAX)
+    limit = _common_line(total)
     present = [term for term in terms if counts[term] > 0]
     if not present:
         return terms, []
@@ -204,6 +217,20 @@ def _split_common(
         min(present, key=lambda term: counts[term])
     ]
     return rare, [term for term in present if term not in rare]
+
+
+def _common_line(total: int) -> float:
+    """A word in more crystals than this is common (in a store of ``COMMON_MIN_CRYSTALS``)."""
+    return min(COMMON_SHARE * total, COMMON_MAX)
+
+
+def _all_common(words: Words, rare: list[str]) -> bool:
+    """Whether the words ``_split_common`` let find are common too (it kept the least common
+    one because no word was rare)."""
+    if words.total < COMMON_MIN_CRYSTALS:
+        return False
+    line = _common_line(words.total)
+    return all(words.counts.get(term, 0) > line for term in rare)
 
 
 def _rows(store: Store, ids: list[int]) -> list[RankRow]:

@@ -64,7 +64,7 @@ from dreamer.support.files import FILE_MODE, fsync_dir, open_no_follow
 
 RESCORE = 8
 CACHE_ROWS = 131072  # a file of at most this many rows stays in memory between scans (≤ 51 MB)
-CACHE_VECTOR_ROWS = 32768  # ... and its float16 vectors too, up to this many (≤ 17 MB)
+CACHE_VECTOR_ROWS = 32768  # ... and its vectors too, as float32, up to this many (≤ 34 MB)
 WINDOW = 16384  # crystal ids read from the store and written per step of an append
 MIN_SIMILARITY = 0.08  # below this a vector match is noise, not a candidate
 FILE_NAME = "vectors.bin"
@@ -333,9 +333,10 @@ class VectorIndex:
             self.header = file.write_header(replace(head, waiting=waiting))
 
     def cached(self, file: VectorFile, head: Header) -> tuple[Any, ...] | None:
-        """(flags, scales, float32 sketches, float16 vectors or None) of every row, kept
+        """(flags, scales, float32 sketches, float32 vectors or None) of every row, kept
         between scans of a small file (``CACHE_ROWS``, ``CACHE_VECTOR_ROWS``): read again
-        only after a change (any change writes a new header)."""
+        only after a change (any change writes a new header). The vectors are kept as float32,
+        so a search does not widen its candidates again."""
         if head.rows > CACHE_ROWS or not self._scanned:
             # The first scan of a process streams: a one-shot search keeps nothing.
             self._cache, self._scanned = None, True
@@ -351,13 +352,16 @@ class VectorIndex:
             whole: list[Any] = [np.concatenate(part) for part in zip(*parts, strict=True)]
             # the vectors too, in a small file: a shortlist then needs no read at all
             small = head.rows <= CACHE_VECTOR_ROWS
-            whole.append(file.all_vectors(head.rows) if small else None)
+            # widened once (numpy's own conversion: the same numbers, faster than ``widen``
+            # on a whole file, which wins on a few hundred rows)
+            whole.append(file.all_vectors(head.rows).astype(np.float32) if small else None)
             self._cache = (key, *whole)
         return self._cache[1:]
 
     def vectors_of(self, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, float16 vectors) of those of ``ids`` whose vector the file holds, by id: from
-        the vectors kept in memory if a scan kept them (``cached``), else read from the file."""
+        """(ids, float32 vectors) of those of ``ids`` whose vector the file holds, by id: from
+        the vectors kept in memory if a scan kept them (``cached``), else read from the file
+        and widened."""
         # sorted(set()) rather than np.unique, whose check for masked arrays imports numpy.ma
         # (~10 ms of a fresh search's start)
         rows = np.array(sorted(set(ids)), dtype=np.int64) - 1
@@ -368,9 +372,11 @@ class VectorIndex:
         elif cache[4] is None:
             flags, vectors = self.file.pick(rows, cache[1][rows])
         else:
-            flags, vectors = cache[1][rows], cache[4][rows]
+            flags = cache[1][rows]
+            keep = (flags == NOTE) | (flags == SESSION)
+            return rows[keep] + 1, cache[4][rows[keep]]
         keep = (flags == NOTE) | (flags == SESSION)
-        return rows[keep] + 1, vectors[keep]
+        return rows[keep] + 1, widen(vectors[keep])
 
     # --- what tests and callers look at ----------------------------------------------------------
 
@@ -602,8 +608,8 @@ def _scan(
     shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
     if not len(shortlist):
         return [], 0.0
-    chosen = kept[shortlist] if kept is not None else file.vectors(shortlist)
-    exact = matvec(widen(chosen), vector)
+    chosen = kept[shortlist] if kept is not None else widen(file.vectors(shortlist))
+    exact = matvec(chosen, vector)
     order = np.argsort(-exact, kind="stable")[:limit]
     order = order[exact[order] > MIN_SIMILARITY]
     best = float(exact[order[0]]) if len(order) else 0.0
@@ -632,10 +638,10 @@ def cosines(
         rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
         found = np.array([row[0] for row in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
-        matrix = matrix.reshape(len(rows), dim)
+        matrix = widen(matrix.reshape(len(rows), dim))
     if not len(found):
         return [], 0.0
-    exact = matvec(widen(matrix), vector)
+    exact = matvec(matrix, vector)
     similar = [
         (i, c) for i, c in zip(found.tolist(), exact.tolist(), strict=True) if c > MIN_SIMILARITY
     ]

@@ -476,6 +476,20 @@ class Store(Protocol):
 
 
 @runtime_checkable
+class PairedMatch(Protocol):
+    """A store that can rank only the matches holding two of the query's words (SQLite): in a
+    large store whose every query word is common, that ranks a fraction of what ``fts_match``
+    ranks."""
+
+    def fts_match_paired(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among the matches holding one of ``terms`` and one of ``also``;
+        each with the score ``fts_match`` gives it."""
+        ...
+
+
+@runtime_checkable
 class Leasing(Protocol):
     """A store shared across machines: the workspace lock as a lease with a fencing token, and
     MEMORY.md's state as a row only the current token may write (PostgreSQL). A SQLite store

@@ -64,6 +64,25 @@ class SearchTables(Connected):
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
 
+    def fts_match_paired(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among the matches holding one of ``terms`` and one of ``also``.
+
+        The expression's words come in the order ``fts_match``'s come (``terms`` twice, then
+        ``also``), so FTS5's BM25 adds up the same numbers in the same order: a match gets the
+        very score ``fts_match`` gives it. Only these matches are scored: the cost.
+        """
+        if not also:
+            return []
+        both = fts_expression(terms)
+        rows = self.db.execute(
+            "SELECT rowid, -bm25(crystals_fts) AS score FROM crystals_fts"
+            " WHERE crystals_fts MATCH ? ORDER BY score DESC LIMIT ?",
+            [f"({both}) AND (({both}) AND ({fts_expression(also)}))", limit],
+        ).fetchall()
+        return [(row[0], row[1]) for row in rows]
+
     def fts_match_filtered(
         self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
     ) -> list[tuple[int, float]]:
