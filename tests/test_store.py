@@ -10,7 +10,6 @@ import pytest
 import sqlite_utils
 
 from dreamer.errors import StoreCorrupt
-from dreamer.store import content_hash
 from dreamer.store.sqlite.schema import migrations
 from dreamer.store.sqlite.store import SQLiteStore as Store
 
@@ -201,28 +200,7 @@ def test_word_counts_read_in_a_write_transaction_that_rolls_back_are_not_kept(st
     assert store.term_frequencies(["zebra"]) == {"zebra": 1}
 
 
-def test_a_store_loads_search_and_history_on_first_use_over_the_same_connection(store, now):
-    # A fresh `dream note` runs with the note's table groups only; the first search (or any
-    # other method of the rest) makes the same object the complete store, rows and all.
-    from dreamer.store.base import Leasing, ScratchRows
-    from dreamer.store.sqlite.complete import CompleteStore
-
-    crystal_id, _ = add(store, "the deploy moved to Friday", now)
-    assert type(store) is Store
-    connection = store.db
-    assert store.newest_day() is not None  # a method of the search group
-    assert type(store) is CompleteStore
-    assert store.db is connection
-    assert store.activity_span() is not None  # history, the other group it lacked
-    assert store.find_by_hash(content_hash("the deploy moved to Friday")) == crystal_id
-    # A name no group has is an AttributeError, as on any object; so is a backend's own.
-    with pytest.raises(AttributeError, match="no_such_method"):
-        store.no_such_method()
-    assert not isinstance(store, Leasing)
-    assert not isinstance(store, ScratchRows)
-
-
-def test_a_name_no_table_group_has_is_an_attribute_error_before_completion_too(tmp_path):
+def test_a_name_no_table_group_has_is_an_attribute_error(tmp_path):
     fresh = Store(tmp_path / "other.db")
     try:
         with pytest.raises(AttributeError, match="acquire_lease"):

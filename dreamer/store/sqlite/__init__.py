@@ -1,8 +1,7 @@
 """The SQLite backend, the default: one workspace in ``memory/crystals.db``.
 
-``store.py`` assembles ``SQLiteStore`` from the table groups beside it that a note writes
-(``crystal_writes.py``, ``records.py``) over one connection (``db.py``, ``base.py``), and
-``complete.py`` adds the others (``crystals.py``, ``search.py``, ``journal.py``,
-``history.py``) on first use; ``schema.py`` holds the numbered migrations and ``errors.py``
+``store.py`` assembles ``SQLiteStore`` from the table groups beside it (``crystal_writes.py``,
+``records.py``, ``crystals.py``, ``search.py``, ``journal.py``, ``history.py``) over one
+connection (``db.py``, ``base.py``); ``schema.py`` holds the numbered migrations and ``errors.py``
 turns SQLite's errors into dreamer's. Nothing here imports the PostgreSQL backend.
 """

@@ -6,12 +6,16 @@ import contextlib
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any
 
-from dreamer.store.base import HitRow, RankRow
 from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks
 from dreamer.store.sqlite.db import FTS_TOKENIZER
 from dreamer.support.times import iso
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dreamer.store.base import HitRow, RankRow
 
 
 def fts_expression(terms: Sequence[str], joiner: str = " OR ") -> str:

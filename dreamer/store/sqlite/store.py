@@ -4,13 +4,6 @@ The connection runs in WAL mode with a busy timeout, and every write is a ``BEGI
 transaction, so several processes can write at once without "database is locked" surprises.
 Schema changes happen only through the numbered migrations in ``dreamer.store.sqlite.schema``
 (sqlite-utils), which are imported only when one is pending (``dreamer.store.sqlite.db``).
-
-``SQLiteStore`` is built per use: what a note writes (a crystal with its audit row, meta,
-hormone rows) is its own, and the rest of the interface (crystal reads, forgetting and vectors,
-search, the journal, the history a report reads) is ``CompleteStore`` in ``complete.py``, which
-a store becomes the first time any of it is used. A fresh ``dream note`` compiles and runs
-none of that code: without ``.pyc`` files, compiling the whole backend cost it a tenth of its
-time.
 """
 
 from __future__ import annotations
@@ -23,35 +16,23 @@ from pathlib import Path
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.store.sqlite import db as sqlite_db
 from dreamer.store.sqlite import errors as sqlite_errors
-from dreamer.store.sqlite.crystal_writes import CrystalWrites
+from dreamer.store.sqlite.crystals import CrystalTables
+from dreamer.store.sqlite.history import HistoryTables
+from dreamer.store.sqlite.journal import JournalTables
 from dreamer.store.sqlite.records import RecordTables
+from dreamer.store.sqlite.search import SearchTables
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
-
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 
 
-class SQLiteStore(CrystalWrites, RecordTables):
-    """An open crystals.db: the ``Store`` interface on SQLite (what it lacks here, it loads)."""
+class SQLiteStore(CrystalTables, SearchTables, RecordTables, JournalTables, HistoryTables):
+    """An open crystals.db: the ``Store`` interface on SQLite."""
 
     def __init__(self, path: Path, *, read_only: bool = False):
         super().__init__(path, _connect_read_only(path) if read_only else _connect(path))
-
-    def __getattr__(self, name: str) -> Any:
-        # Only a name this class lacks comes here: the store becomes a CompleteStore (the same
-        # object and connection, with every table group) and is asked again. A name that one
-        # lacks too is an AttributeError, as on any object.
-        if type(self) is not SQLiteStore or name.startswith("__"):
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        from dreamer.store.sqlite.complete import CompleteStore
-
-        self.__class__ = CompleteStore
-        return getattr(self, name)
 
 
 def _connect_read_only(path: Path) -> sqlite_db.Database:
