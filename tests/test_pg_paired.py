@@ -111,3 +111,31 @@ def test_matches_holding_two_words_keep_the_score_the_wider_query_gives_on_postg
 
 def _holds(text: str, word: str) -> bool:
     return word in text.split()
+
+
+def test_the_postings_kept_between_searches_stay_within_their_budget(
+    ws, now, monkeypatch, pg_database, tmp_path
+):
+    from dreamer.store.postgres import search as pg_search
+
+    rng = random.Random(3)
+    words = "river stone lamp orchard violin ledger harbor copper meadow lantern".split()
+    _talk(ws, now, [" ".join(rng.choices(words, k=rng.randint(2, 8))) for _ in range(120)])
+    store = ws.store
+    counts = store.term_frequencies(words)
+    budget = max(counts.values()) + min(counts.values())  # one word or two, never all
+    monkeypatch.setattr(pg_search, "POSTINGS_KEPT", budget)
+    asked = [rng.sample(words, 3) for _ in range(30)]
+    answers = [store.fts_match(query[:1], query[1:], 50) for query in asked]
+    with store.reading():
+        kept = store.kept("postings")
+        assert kept and sum(len(column[0]) for column in kept.values()) <= budget
+        assert len(kept) < len(words)
+    # What was kept and what a fresh connection reads, keeping nothing, score to the bit.
+    monkeypatch.setattr(pg_search, "POSTINGS_KEPT", 0)
+    with Workspace.open(
+        tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}, overrides={"embedder": "hashing"}
+    ) as other:
+        assert [other.store.fts_match(query[:1], query[1:], 50) for query in asked] == answers
+        with other.store.reading():
+            assert not other.store.kept("postings")

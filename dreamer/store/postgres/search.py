@@ -9,8 +9,9 @@ best rows; both give the same floats. A word the parser splits into several lexe
 matched as a phrase through the GIN index over ``tsv`` and scored over each match's tsvector
 instead. Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
 
-What a search reads again and again (rank and hit rows, word counts, the newest day) is kept
-while the workspace's change mark stays (``Connected.kept``; migration m007).
+What a search reads again and again (rank and hit rows, word counts, common words' postings,
+the newest day) is kept while the workspace's change mark stays (``Connected.kept``;
+migration m007).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ K1, B = 1.2, 0.75
 READ_AHEAD = 2  # rank rows read along either side of those asked (see rank_rows)
 # An index probe per (match, other word) costs about this many rows of a word read in order.
 PROBE_COST = 4
+# Postings kept between searches while the change mark stays (24 bytes each: 24 MB at most).
+POSTINGS_KEPT = 1_000_000
+# A stem's postings: crystal ids, idf, term frequencies, BM25 denominators.
+Postings = tuple[np.ndarray, float, np.ndarray, np.ndarray]
 # In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
 # numeric, which psycopg reads as a slow Decimal).
 JULIAN = "extract(epoch FROM {}::timestamptz)::float8 / 86400.0 + 2440587.5"
@@ -124,32 +129,7 @@ class SearchTables(Connected):
         others = [docs[lexeme] for lexeme, n in zip(lexemes, more, strict=True) if n]
         if matches * len(others) * PROBE_COST < sum(others):
             return None
-        rows = self._all(
-            "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
-            " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
-            " q AS (SELECT q.*, coalesce(t.docs, 0)::float8 AS docs"
-            " FROM unnest(%(lexemes)s::text[]) WITH ORDINALITY q(lexeme, ord)"
-            " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
-            " w AS (SELECT q.*, s.tokens / s.n AS average, CASE WHEN (s.n - q.docs + 0.5)"
-            " / (q.docs + 0.5) > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6"
-            " END AS idf FROM q, s)"
-            " SELECT w.idf, w.average, x.ids, x.tfs, x.lengths FROM w, LATERAL (SELECT"
-            " string_agg(int8send(p.crystal_id), '') AS ids,"
-            " string_agg(int4send(p.tf), '') AS tfs,"
-            " string_agg(int4send(p.doc_len), '') AS lengths"
-            " FROM postings p WHERE p.workspace = %(ws)s AND p.lexeme = w.lexeme) x"
-            " ORDER BY w.ord",
-            {"ws": self.ws, "lexemes": lexemes},
-            binary=True,
-        )
-        columns = []
-        for idf, average, ids, tfs, lengths in rows:
-            found = np.frombuffer(ids or b"", dtype=">i8").astype(np.int64)
-            tf = np.frombuffer(tfs or b"", dtype=">i4").astype(np.float64)
-            length = np.frombuffer(lengths or b"", dtype=">i4").astype(np.float64)
-            # As the statement: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / average)).
-            denominator = tf + K1 * ((1 - B) + (B * length) / average)
-            columns.append((found, idf, tf, denominator))
+        columns = self._postings(lexemes)
         finding = [column[0] for column, n in zip(columns, own, strict=True) if n]
         hit_ids = np.unique(np.concatenate(finding)) if finding else np.zeros(0, np.int64)
         if paired:
@@ -184,6 +164,52 @@ class SearchTables(Connected):
             order = order[held[order]]
         order = order[:limit]
         return [(int(hit_ids[n]), float(score[n])) for n in order]
+
+    def _postings(self, lexemes: list[str]) -> list[Postings]:
+        """Each stem's postings as columns (ids, idf, tf, the BM25 denominator), in the order
+        asked. A common word comes back search after search, so what was read is kept while
+        the change mark stays, up to ``POSTINGS_KEPT`` postings in all (then dropped)."""
+        kept: dict[str, Postings] | None = self.kept("postings")
+        # (Another thread may drop what is kept meanwhile: get, never test then index.)
+        held_now = {} if kept is None else {x: kept.get(x) for x in lexemes}
+        found = {lexeme: column for lexeme, column in held_now.items() if column is not None}
+        missing = [lexeme for lexeme in lexemes if lexeme not in found]
+        if missing:
+            rows = self._all(
+                "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
+                " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
+                " q AS (SELECT q.lexeme, coalesce(t.docs, 0)::float8 AS docs"
+                " FROM unnest(%(lexemes)s::text[]) q(lexeme)"
+                " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
+                " w AS (SELECT q.*, s.tokens / s.n AS average, CASE WHEN (s.n - q.docs + 0.5)"
+                " / (q.docs + 0.5) > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6"
+                " END AS idf FROM q, s)"
+                " SELECT w.lexeme, w.idf, w.average, x.ids, x.tfs, x.lengths FROM w, LATERAL"
+                " (SELECT string_agg(int8send(p.crystal_id), '') AS ids,"
+                " string_agg(int4send(p.tf), '') AS tfs,"
+                " string_agg(int4send(p.doc_len), '') AS lengths"
+                " FROM postings p WHERE p.workspace = %(ws)s AND p.lexeme = w.lexeme) x",
+                {"ws": self.ws, "lexemes": missing},
+                binary=True,
+            )
+            for lexeme, idf, average, ids, tfs, lengths in rows:
+                ids_of = np.frombuffer(ids or b"", dtype=">i8").astype(np.int64)
+                tf = np.frombuffer(tfs or b"", dtype=">i4").astype(np.float64)
+                length = np.frombuffer(lengths or b"", dtype=">i4").astype(np.float64)
+                # As the statement: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)).
+                denominator = tf + K1 * ((1 - B) + (B * length) / average)
+                found[lexeme] = (ids_of, idf, tf, denominator)
+            if kept is not None:
+                held = sum(len(column[0]) for column in list(kept.values()))
+                for lexeme in missing:
+                    size = len(found[lexeme][0])
+                    if held + size > POSTINGS_KEPT:
+                        kept.clear()  # the oldest go with the rest: simple, and bounded
+                        held = 0
+                    if size <= POSTINGS_KEPT:
+                        kept[lexeme] = found[lexeme]
+                        held += size
+        return [found[lexeme] for lexeme in lexemes]
 
     def _bm25_postings(
         self,
