@@ -477,9 +477,9 @@ class Store(Protocol):
 
 @runtime_checkable
 class PairedMatch(Protocol):
-    """A store that can rank only the matches holding two of the query's words (SQLite): in a
-    large store whose every query word is common, that ranks a fraction of what ``fts_match``
-    ranks."""
+    """A store that can rank only the matches holding two of the query's words (SQLite and
+    PostgreSQL): in a large store whose every query word is common, that ranks a fraction of
+    what ``fts_match`` ranks."""
 
     def fts_match_paired(
         self, terms: Sequence[str], also: Sequence[str], limit: int

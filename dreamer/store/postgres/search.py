@@ -9,8 +9,9 @@ best rows; both give the same floats. A word the parser splits into several lexe
 matched as a phrase through the GIN index over ``tsv`` and scored over each match's tsvector
 instead. Every word is quoted into the tsquery as a lexeme: no query text is tsquery syntax.
 
-What a search reads again and again (rank and hit rows, word counts, the newest day) is kept
-while the workspace's change mark stays (``Connected.kept``; migration m007).
+What a search reads again and again (rank and hit rows, word counts, common words' postings,
+the newest day) is kept while the workspace's change mark stays (``Connected.kept``;
+migration m007).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ K1, B = 1.2, 0.75
 READ_AHEAD = 2  # rank rows read along either side of those asked (see rank_rows)
 # An index probe per (match, other word) costs about this many rows of a word read in order.
 PROBE_COST = 4
+# Postings kept between searches while the change mark stays (24 bytes each: 24 MB at most).
+POSTINGS_KEPT = 1_000_000
+# A stem's postings: crystal ids, idf, term frequencies, BM25 denominators.
+Postings = tuple[np.ndarray, float, np.ndarray, np.ndarray]
 # In float8 from the start, as SQLite's julianday() and Python compute it (extract gives a
 # numeric, which psycopg reads as a slow Decimal).
 JULIAN = "extract(epoch FROM {}::timestamptz)::float8 / 86400.0 + 2440587.5"
@@ -76,10 +81,17 @@ class SearchTables(Connected):
         return {word: self._stems[word] for word in words}
 
     def _bm25(
-        self, terms: Sequence[str], also: Sequence[str], sessions: bool | None, limit: int
+        self,
+        terms: Sequence[str],
+        also: Sequence[str],
+        sessions: bool | None,
+        limit: int,
+        *,
+        paired: bool = False,
     ) -> list[tuple[int, float]]:
         """BM25 (id, score) of the best ``limit`` crystals holding one of ``terms`` (of one
-        kind when ``sessions`` is not None), ``also`` only ranking them."""
+        kind when ``sessions`` is not None), ``also`` only ranking them; with ``paired``, only
+        those holding one of ``also`` too, each with the score it has without ``paired``."""
         stems = self._stemmed([*terms, *also])
         wanted = [stems[t] for t in terms if stems[t]]
         extra = [stems[t] for t in also if stems[t]]
@@ -87,22 +99,24 @@ class SearchTables(Connected):
             return []
         if all(len(phrase) == 1 for phrase in wanted + extra):
             own, more = [phrase[0] for phrase in wanted], [phrase[0] for phrase in extra]
-            read = self._bm25_read(own, more, limit) if sessions is None else None
+            read = self._bm25_read(own, more, limit, paired) if sessions is None else None
             if read is not None:
                 return read
-            return self._bm25_postings(own, more, sessions, limit)
+            return self._bm25_postings(own, more, sessions, limit, paired)
         filter_sql = "" if sessions is None else f" AND {_kind(sessions)}"
-        return self._bm25_matches(wanted, extra, filter_sql, limit)
+        return self._bm25_matches(wanted, extra, filter_sql, limit, paired)
 
     def _bm25_read(
-        self, wanted: list[str], extra: list[str], limit: int
+        self, wanted: list[str], extra: list[str], limit: int, paired: bool = False
     ) -> list[tuple[int, float]] | None:
         """BM25 of one-stem words (no kind filter) from each word's postings read whole, as
         three packed columns a word, scored here: the same formula as ``_bm25_postings`` in
         the same order of operations, so the same floats to the last bit (the idf and the
         average length come from the server, as the statement computes them). None when the
         statement does better: a few matches beside many rows of the other words (it looks
-        those up match by match), or words the term counts do not know yet."""
+        those up match by match), or words the term counts do not know yet. With ``paired``
+        only the matches holding one of ``extra`` too are scored (the postings of the words
+        that find, intersected with those of the others): the same sums, fewer of them."""
         lexemes = list(dict.fromkeys(wanted + extra))
         own = [wanted.count(lexeme) for lexeme in lexemes]
         more = [extra.count(lexeme) for lexeme in lexemes]
@@ -115,34 +129,13 @@ class SearchTables(Connected):
         others = [docs[lexeme] for lexeme, n in zip(lexemes, more, strict=True) if n]
         if matches * len(others) * PROBE_COST < sum(others):
             return None
-        rows = self._all(
-            "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
-            " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
-            " q AS (SELECT q.*, coalesce(t.docs, 0)::float8 AS docs"
-            " FROM unnest(%(lexemes)s::text[]) WITH ORDINALITY q(lexeme, ord)"
-            " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
-            " w AS (SELECT q.*, s.tokens / s.n AS average, CASE WHEN (s.n - q.docs + 0.5)"
-            " / (q.docs + 0.5) > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6"
-            " END AS idf FROM q, s)"
-            " SELECT w.idf, w.average, x.ids, x.tfs, x.lengths FROM w, LATERAL (SELECT"
-            " string_agg(int8send(p.crystal_id), '') AS ids,"
-            " string_agg(int4send(p.tf), '') AS tfs,"
-            " string_agg(int4send(p.doc_len), '') AS lengths"
-            " FROM postings p WHERE p.workspace = %(ws)s AND p.lexeme = w.lexeme) x"
-            " ORDER BY w.ord",
-            {"ws": self.ws, "lexemes": lexemes},
-            binary=True,
-        )
-        columns = []
-        for idf, average, ids, tfs, lengths in rows:
-            found = np.frombuffer(ids or b"", dtype=">i8").astype(np.int64)
-            tf = np.frombuffer(tfs or b"", dtype=">i4").astype(np.float64)
-            length = np.frombuffer(lengths or b"", dtype=">i4").astype(np.float64)
-            # As the statement: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / average)).
-            denominator = tf + K1 * ((1 - B) + (B * length) / average)
-            columns.append((found, idf, tf, denominator))
+        columns = self._postings(lexemes)
         finding = [column[0] for column, n in zip(columns, own, strict=True) if n]
         hit_ids = np.unique(np.concatenate(finding)) if finding else np.zeros(0, np.int64)
+        if paired:
+            holding = [column[0] for column, n in zip(columns, more, strict=True) if n]
+            others_ids = np.concatenate(holding) if holding else np.zeros(0, np.int64)
+            hit_ids = hit_ids[np.isin(hit_ids, others_ids)]
         if not len(hit_ids):
             return []
 
@@ -164,16 +157,72 @@ class SearchTables(Connected):
 
         own_score, _ = summed(own)
         more_score, extras = summed(more)
-        score = np.where(extras & (more_score > 0), 2 * own_score + more_score, own_score)
-        order = np.lexsort((hit_ids, -score))[:limit]
+        held = extras & (more_score > 0)
+        score = np.where(held, 2 * own_score + more_score, own_score)
+        order = np.lexsort((hit_ids, -score))
+        if paired:
+            order = order[held[order]]
+        order = order[:limit]
         return [(int(hit_ids[n]), float(score[n])) for n in order]
 
+    def _postings(self, lexemes: list[str]) -> list[Postings]:
+        """Each stem's postings as columns (ids, idf, tf, the BM25 denominator), in the order
+        asked. A common word comes back search after search, so what was read is kept while
+        the change mark stays, up to ``POSTINGS_KEPT`` postings in all (then dropped)."""
+        kept: dict[str, Postings] | None = self.kept("postings")
+        # (Another thread may drop what is kept meanwhile: get, never test then index.)
+        held_now = {} if kept is None else {x: kept.get(x) for x in lexemes}
+        found = {lexeme: column for lexeme, column in held_now.items() if column is not None}
+        missing = [lexeme for lexeme in lexemes if lexeme not in found]
+        if missing:
+            rows = self._all(
+                "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
+                " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
+                " q AS (SELECT q.lexeme, coalesce(t.docs, 0)::float8 AS docs"
+                " FROM unnest(%(lexemes)s::text[]) q(lexeme)"
+                " LEFT JOIN terms t ON t.workspace = %(ws)s AND t.lexeme = q.lexeme),"
+                " w AS (SELECT q.*, s.tokens / s.n AS average, CASE WHEN (s.n - q.docs + 0.5)"
+                " / (q.docs + 0.5) > 1 THEN ln((s.n - q.docs + 0.5) / (q.docs + 0.5)) ELSE 1e-6"
+                " END AS idf FROM q, s)"
+                " SELECT w.lexeme, w.idf, w.average, x.ids, x.tfs, x.lengths FROM w, LATERAL"
+                " (SELECT string_agg(int8send(p.crystal_id), '') AS ids,"
+                " string_agg(int4send(p.tf), '') AS tfs,"
+                " string_agg(int4send(p.doc_len), '') AS lengths"
+                " FROM postings p WHERE p.workspace = %(ws)s AND p.lexeme = w.lexeme) x",
+                {"ws": self.ws, "lexemes": missing},
+                binary=True,
+            )
+            for lexeme, idf, average, ids, tfs, lengths in rows:
+                ids_of = np.frombuffer(ids or b"", dtype=">i8").astype(np.int64)
+                tf = np.frombuffer(tfs or b"", dtype=">i4").astype(np.float64)
+                length = np.frombuffer(lengths or b"", dtype=">i4").astype(np.float64)
+                # As the statement: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len / avg)).
+                denominator = tf + K1 * ((1 - B) + (B * length) / average)
+                found[lexeme] = (ids_of, idf, tf, denominator)
+            if kept is not None:
+                held = sum(len(column[0]) for column in list(kept.values()))
+                for lexeme in missing:
+                    size = len(found[lexeme][0])
+                    if held + size > POSTINGS_KEPT:
+                        kept.clear()  # the oldest go with the rest: simple, and bounded
+                        held = 0
+                    if size <= POSTINGS_KEPT:
+                        kept[lexeme] = found[lexeme]
+                        held += size
+        return [found[lexeme] for lexeme in lexemes]
+
     def _bm25_postings(
-        self, wanted: list[str], extra: list[str], sessions: bool | None, limit: int
+        self,
+        wanted: list[str],
+        extra: list[str],
+        sessions: bool | None,
+        limit: int,
+        paired: bool = False,
     ) -> list[tuple[int, float]]:
         """BM25 of one-stem words in one statement, from the postings (the inverted index):
         the rows of the wanted stems find the matches, the other words' rows are looked up
-        for those matches only, and only the best ``limit`` come back."""
+        for those matches only, and only the best ``limit`` come back (with ``paired``, of
+        the matches holding one of ``extra`` too)."""
         lexemes = list(dict.fromkeys(wanted + extra))
         # A word asked twice (two words of one stem) counts twice, as the scan below counts it.
         own = [wanted.count(lexeme) for lexeme in lexemes]
@@ -207,6 +256,10 @@ class SearchTables(Connected):
         score = "CASE WHEN e.more > 0 THEN 2 * h.own + e.more ELSE h.own END" if extra else "h.own"
         if extra:
             join = " LEFT JOIN extras e USING (crystal_id)" + join
+            if paired:
+                kind += " AND e.more > 0"  # as the score's own test: holds one of ``extra``
+        elif paired:
+            return []
         rows = self._all(
             "WITH s AS (SELECT greatest(crystal_seq, 1)::float8 AS n,"
             " greatest(token_total, 1)::float8 AS tokens FROM workspaces WHERE id = %(ws)s),"
@@ -243,8 +296,10 @@ class SearchTables(Connected):
         extra: list[tuple[str, ...]],
         filter_sql: str,
         limit: int,
+        paired: bool = False,
     ) -> list[tuple[int, float]]:
-        """BM25 when a word is several lexemes (a phrase): scored over each match's tsvector."""
+        """BM25 when a word is several lexemes (a phrase): scored over each match's tsvector
+        (with ``paired``, only the matches holding one of ``extra`` come back)."""
         phrases = list(dict.fromkeys(wanted + extra))
         lexemes = sorted({lexeme for phrase in phrases for lexeme in phrase})
         query = " | ".join(_phrase(phrase) for phrase in wanted)
@@ -290,7 +345,10 @@ class SearchTables(Connected):
         # crystal that also holds one of the other words, which count once.
         score = np.where(extras > 0, 2.0, 1.0) * own + extras
         ids = np.array([row[0] for row in rows], dtype=np.int64)
-        order = np.lexsort((ids, -score))[:limit]
+        order = np.lexsort((ids, -score))
+        if paired:
+            order = order[extras[order] > 0]
+        order = order[:limit]
         return [(int(ids[n]), float(score[n])) for n in order]
 
     def _document_counts(self, phrases: list[tuple[str, ...]]) -> list[int]:
@@ -327,6 +385,15 @@ class SearchTables(Connected):
     ) -> list[tuple[int, float]]:
         """(id, BM25 score, higher is better) of the best matches of any of ``terms``."""
         return self._bm25(terms, also, None, limit)
+
+    def fts_match_paired(
+        self, terms: Sequence[str], also: Sequence[str], limit: int
+    ) -> list[tuple[int, float]]:
+        """Like ``fts_match``, among the matches holding one of ``terms`` and one of ``also``,
+        each with the score ``fts_match`` gives it (the same sums in the same order)."""
+        if not also:
+            return []
+        return self._bm25(terms, also, None, limit, paired=True)
 
     def fts_match_filtered(
         self, terms: Sequence[str], also: Sequence[str], sessions: bool, limit: int
