@@ -178,10 +178,14 @@ def test_no_door_is_left_at_zero_warm_minutes_or_beside_a_listening_one(
         monkeypatch.setenv("XDG_RUNTIME_DIR", env["XDG_RUNTIME_DIR"])
         assert knock.leave_open(root, 1) is False  # something listens: no second door
     assert _door_pid(env) is None
+    # a runtime folder another user owns: no door could open there, none is started
+    os.unlink(_sock(env))
+    os.chown(_sock(env).parent, 12345, 12345)
+    assert knock.leave_open(root, 1) is False
+    os.chown(_sock(env).parent, os.geteuid(), os.getegid())
 
     # End to end: with 0 the search leaves nothing (the door a 1 leaves appears in this time).
     off = {**env, "DREAM_SEARCH_WARM_MINUTES": "0"}
-    os.unlink(_sock(env))
     _search(root, "when is the deploy", off, tmp_path / "off")
     on = {**env, "XDG_RUNTIME_DIR": str(tmp_path / "run-on")}
     (tmp_path / "run-on").mkdir(mode=0o700)

@@ -100,7 +100,7 @@ def leave_open(root: Path, minutes: float) -> bool:
     if minutes <= 0 or not door.available() or not sys.executable:
         return False
     path = door.socket_path()
-    if door.too_long(path) or _listening(path):
+    if door.too_long(path) or not _can_open_at(path.parent) or _listening(path):
         return False
     argv = [
         sys.executable,
@@ -127,6 +127,21 @@ def leave_open(root: Path, minutes: float) -> bool:
     except (OSError, NotImplementedError):  # the next search runs by itself too
         return False
     return True
+
+
+def _can_open_at(folder: Path) -> bool:
+    """Whether a door could open in ``folder``: this user's own folder, or one it can make
+    (a door that cannot would start after every search only to say so in its log)."""
+    try:
+        found = os.stat(folder)
+    except FileNotFoundError:
+        above = folder.parent
+        while not above.exists() and above != above.parent:
+            above = above.parent
+        return os.access(above, os.W_OK | os.X_OK)
+    except OSError:
+        return False
+    return found.st_uid == os.geteuid() and os.access(folder, os.W_OK | os.X_OK)
 
 
 def _listening(path: Path) -> bool:
