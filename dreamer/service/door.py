@@ -171,7 +171,7 @@ class Door:
             return True
         if not self.held:
             return False  # it logged why
-        if not _ask_to_leave(self.path):  # another serve's door declines
+        if "stopped" not in (_ask_to_leave(self.path) or {}):  # another serve's door declines
             log.info(
                 "search door: another dream serve (pid %s) answers searches at %s; this one "
                 "opens none",
@@ -517,7 +517,7 @@ def stop(path: Path) -> str:
     """Ask the door at ``path`` to leave: what it answered, in words."""
     if not available():
         return "no search door on this platform"
-    answer = _ask_to_leave(path, detail=True)
+    answer = _ask_to_leave(path)
     if answer is None:
         return f"no search door answers at {path}"
     if "stopped" in answer:
@@ -525,23 +525,21 @@ def stop(path: Path) -> str:
     return f"the search door at {path} stays: {answer.get('declined', answer)}"
 
 
-def _ask_to_leave(path: Path, *, detail: bool = False) -> Any:
-    """Send ``{"stop": true}`` to the door at ``path``: its answer (``detail``) or whether it
-    is leaving; None (or False) when nothing answers there."""
+def _ask_to_leave(path: Path) -> dict[str, Any] | None:
+    """Send ``{"stop": true}`` to the door at ``path``: its answer (``{"stopped": pid}`` when
+    it is leaving), or None when nothing of this user's answers there."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(READ_WAIT)
             sock.connect(str(path))
             peer = _peer_uid(sock)
             if peer is not None and peer != os.geteuid():
-                return None if detail else False
+                return None
             sock.sendall(b'{"stop": true}\n')
             answer = json.loads(_read_line(sock))
     except (OSError, ValueError, _Gone):
-        return None if detail else False
-    if detail:
-        return answer if isinstance(answer, dict) else {"declined": repr(answer)}
-    return isinstance(answer, dict) and "stopped" in answer
+        return None
+    return answer if isinstance(answer, dict) else {"declined": repr(answer)}
 
 
 def _answer(ws: Workspace, request: dict[str, Any]) -> dict[str, Any]:
