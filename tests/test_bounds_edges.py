@@ -252,6 +252,7 @@ EMFILE_SCRIPT = textwrap.dedent(
     from dreamer.dream.cycle import run
     from dreamer.errors import DreamError
     import dreamer.memory.scratch, dreamer.memory.scratch_rows, dreamer.dream.synth.offline
+    import dreamer.store.sqlite.store
 
     root, now = sys.argv[1], datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

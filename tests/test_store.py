@@ -200,6 +200,49 @@ def test_word_counts_read_in_a_write_transaction_that_rolls_back_are_not_kept(st
     assert store.term_frequencies(["zebra"]) == {"zebra": 1}
 
 
+def test_a_note_store_becomes_the_complete_store_on_first_use_over_the_same_connection(
+    tmp_path, now
+):
+    # A fresh `dream note` opens the store for a note: only the tables a note writes. The first
+    # search (or any other method of the rest) makes the same object the complete store.
+    from dreamer.store import content_hash, open_store
+    from dreamer.store.base import Leasing, ScratchRows
+    from dreamer.store.sqlite.note import NoteStore
+
+    store = open_store(tmp_path / "crystals.db", for_note=True)
+    try:
+        crystal_id, _ = add(store, "the deploy moved to Friday", now)
+        assert type(store) is NoteStore
+        assert not hasattr(store, "__wrapped__")  # a dunder probe does not complete it
+        assert type(store) is NoteStore
+        connection = store.db
+        assert store.newest_day() is not None  # a method of the search group
+        assert type(store) is Store
+        assert store.db is connection
+        assert store.activity_span() is not None  # history, another group it lacked
+        assert store.find_by_hash(content_hash("the deploy moved to Friday")) == crystal_id
+        assert [hit[0] for hit in store.fts_match(["deploy"], [], 5)] == [crystal_id]
+        with pytest.raises(AttributeError, match="no_such_method"):
+            store.no_such_method()  # a name no group has fails, as on any object
+        assert not isinstance(store, Leasing)
+        assert not isinstance(store, ScratchRows)
+    finally:
+        store.close()
+
+
+def test_a_note_store_is_complete_after_an_isinstance_probe_of_another_contract(tmp_path):
+    from dreamer.store import open_store
+    from dreamer.store.base import Leasing
+
+    store = open_store(tmp_path / "crystals.db", for_note=True)
+    try:
+        assert not isinstance(store, Leasing)  # the probe asks for names only the rest has
+        assert type(store) is Store
+        assert store.tombstone_count() == 0
+    finally:
+        store.close()
+
+
 def test_a_name_no_table_group_has_is_an_attribute_error(tmp_path):
     fresh = Store(tmp_path / "other.db")
     try:
