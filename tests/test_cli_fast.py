@@ -196,3 +196,26 @@ def test_the_fast_path_knows_the_hook_events_and_defaults_of_the_commands():
 )
 def test_what_the_fast_path_cannot_take_is_left_to_click(args):
     assert fast.parse(args) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["note", "a", "-w=x"],  # the fast path leaves these to click
+        ["search", "q", "--limit", "1001"],
+    ],
+)
+def test_what_click_runs_keeps_the_reference_cycle_collector(tmp_path, args):
+    # A fast note or search runs without the cyclic collector; anything click runs (a serve,
+    # a dream) is long-lived and must have it back.
+    out = tmp_path / "enabled.txt"
+    probe = (
+        "import atexit, gc, os, sys\n"
+        "atexit.register(lambda: open(os.environ['PROBE_OUT'], 'w').write(str(gc.isenabled())))\n"
+        "sys.argv[0] = 'dream'\n"
+        "from dreamer.cli import run\n"
+        "run()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PROBE_OUT": str(out)}
+    subprocess.run([sys.executable, "-c", probe, *args], env=env, cwd=tmp_path, capture_output=True)
+    assert out.read_text() == "True"
