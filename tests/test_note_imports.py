@@ -37,6 +37,7 @@ NEVER = {
     "inspect": "loaded by dataclasses and typing helpers",
     "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
     "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
+    "weakref": "~1 ms: only a store that kept a search is written at exit",
     "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",
     "dreamer.dream": "the dream cycle",

@@ -6,7 +6,6 @@ import atexit
 import contextlib
 import sys
 import threading
-import weakref
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from dreamer.support.times import iso
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
     from typing import Any
+    from weakref import WeakSet
 
 CRYSTAL_COLUMNS = (
     "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
@@ -52,7 +52,6 @@ class Connected:
         # Rows this connection changed writing the search log (and access counts): no change
         # of what a search reads, so they do not move the store's change mark.
         self._log_changes = 0
-        _open_stores.add(self)
 
     def close(self) -> None:
         """Write the searches still pending, then close the connection."""
@@ -60,7 +59,8 @@ class Connected:
             try:
                 self.settle()
             finally:
-                _open_stores.discard(self)
+                if _unwritten is not None:
+                    _unwritten.discard(self)
                 self.db.close()
 
     def settle(self) -> None:
@@ -179,13 +179,26 @@ def _id_list(ids: Sequence[int]) -> str:
     return "[" + ", ".join(str(int(i)) for i in ids) + "]"
 
 
-_open_stores: weakref.WeakSet[Connected] = weakref.WeakSet()
+# Stores that kept searches in memory, whose searches a clean exit writes if nothing wrote
+# them first (held weakly, so a store nobody holds may go). Made by the first search kept:
+# importing weakref costs a fresh note, which keeps none, ~1 ms.
+_unwritten: WeakSet[Connected] | None = None
+
+
+def write_at_exit(store: Connected) -> None:
+    """Have ``store``'s pending searches written at a clean exit, if nothing writes them first."""
+    global _unwritten
+    if _unwritten is None:
+        from weakref import WeakSet
+
+        _unwritten = WeakSet()
+    _unwritten.add(store)
 
 
 @atexit.register
 def _settle_at_exit() -> None:
     """At a clean exit, write what open stores still hold (a store left unclosed included)."""
-    for store in list(_open_stores):
+    for store in list(_unwritten or ()):
         try:
             store.settle()
         except Exception as e:  # noqa: BLE001  (one line per store, then the next store)

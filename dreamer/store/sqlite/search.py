@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
-from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks
+from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks, write_at_exit
 from dreamer.store.sqlite.db import FTS_TOKENIZER
 from dreamer.support.times import iso
 
@@ -324,6 +324,8 @@ class SearchTables(Connected):
         entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
         with self._write_lock:
             self._pending.append(entry)
+            if len(self._pending) == 1:
+                write_at_exit(self)
             if len(self._pending) >= SEARCH_BATCH:
                 self.settle()
 
