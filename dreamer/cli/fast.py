@@ -277,7 +277,8 @@ def run(args: list[str]) -> int | None:
     if parsed is None:
         return None
     command, values = parsed
-    failures.ignore_file_size_signal()
+    if failures.file_size_limit() is not None:  # without one, no write ends in SIGXFSZ
+        failures.ignore_file_size_signal()
     try:
         try:
             return _dispatch(command, values)
