@@ -6,6 +6,8 @@ import json
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dreamer.errors import InvalidStimulus, UsageError
 from dreamer.memory import hormones
@@ -136,3 +138,51 @@ def test_mood_describes_levels():
     assert hormones.mood({"dopamine": 0.9, "cortisol": 0.8, "oxytocin": 0.7}) == (
         "elated, stressed, warmly connected"
     )
+
+
+# Pieces a note's words are made of: stems and near-misses of the lexicon's words, in any case,
+# with what sits around a word (the pattern wants no word character on either side).
+_PIECES = [
+    *{w.rstrip("*") for entry in hormones.DEFAULT_LEXICON.values() for w in entry["words"]},
+    "ing",
+    "s",
+    "ed",
+    "ACHIEV",
+    "Thank",
+    "my ",
+    "wif",
+    "bu",
+    "g",
+    "I'M",
+    "fe",
+    " ",
+    " ",
+    "-",
+    "_",
+    "7",
+    ".",
+    "\n",
+    "é",
+    "ſ",
+    "K",  # the last: the Kelvin sign
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=12), st.sampled_from(["default", "own"]))
+def test_skipping_a_pattern_no_stem_of_which_is_in_the_text_never_misses_a_stimulus(parts, which):
+    # The text is checked for a word's stem before its pattern is compiled; what it finds must
+    # be what the pattern alone finds, in every case and with a lexicon of one's own.
+    text = "".join(parts)
+    lexicon = hormones.DEFAULT_LEXICON
+    if which == "own":
+        lexicon = {
+            "dopamine": {"delta": 0.2, "words": ["ſhip*", "deploy", "Release*"]},
+            "cortisol": {"delta": 0.1, "words": ["*"]},
+        }
+    expected = [
+        (name, float(entry["delta"]), entry.get("reason") or f"{name} stimulus")
+        for name, entry in lexicon.items()
+        if hormones._pattern(tuple(entry["words"])).search(text)
+    ]
+    assert hormones.stimuli_from_text(text, lexicon) == expected
