@@ -38,6 +38,7 @@ NEVER = {
     "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
     "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
     "weakref": "~1 ms: only a store that kept a search is written at exit",
+    "threading": "~0.7 ms: the store's and workspace's locks are _thread's, as threading's are",
     "signal": "~0.5 ms: SIGXFSZ is ignored only under a file-size limit (Python ignores it too)",
     "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",

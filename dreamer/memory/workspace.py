@@ -11,10 +11,10 @@ database instead, and so is MEMORY.md's committed state (the file is this machin
 
 from __future__ import annotations
 
+import _thread  # threading's Lock, without importing threading (~0.7 ms of a fresh note)
 import contextlib
 import math
 import os
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -68,7 +68,7 @@ class Workspace:
         self.settings = settings
         self._embedder = embedder  # made on first use: a note never embeds (dream note)
         self._store: Store | None = None
-        self._store_lock = threading.Lock()
+        self._store_lock = _thread.allocate_lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
         # On a read-only file system (opened by a command that only reads): the store is read
         # as it is, and a search records nothing and embeds no waiting note.
