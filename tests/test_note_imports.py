@@ -57,6 +57,7 @@ NEVER = {
     "dreamer.store.sqlite.history": "the history a report reads",
     "dreamer.store.postgres": "the PostgreSQL backend",
     "dreamer.store.sqlite.schema": "migrations, none pending",
+    "dreamer.store.sqlite.errors": "what a SQLite failure means: loaded with the first one",
     "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",
     "dreamer.memory.scratch_rows": "the scratch as PostgreSQL rows",
     "dreamer.memory.sightings": "only a note written before is a sighting",

@@ -1,20 +1,31 @@
 """Opening ``memory/crystals.db``: WAL mode, a busy timeout, the pending migrations, and one
 clear error for a file that is no database or cannot be opened here. ``SQLiteStore`` and the
-note's ``NoteStore`` both open their connection through ``connect``."""
+note's ``NoteStore`` both open their connection through ``connect``.
+
+The connection is a ``Connection`` whose statements and fetches raise dreamer's errors for
+SQLite's environmental failures (a full disk, a permission, damage the integrity check finds),
+as ``errors.translate`` tells them.
+"""
 
 from __future__ import annotations
 
 import os
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.store.sqlite import db as sqlite_db
-from dreamer.store.sqlite import errors as sqlite_errors
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
+
+TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from dreamer.errors import DreamError
 
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 # The crystals table is there and its first page reads. Not count(*): that reads every page of
@@ -42,7 +53,7 @@ def _connect_read_only(path: Path) -> sqlite_db.Database:
         )
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
     try:
-        conn = sqlite_errors.connect(path, uri=uri, isolation_level=None, check_same_thread=False)
+        conn = _open(path, uri=uri, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA temp_store = MEMORY")  # the search's temp tables, off the mount
         if not sqlite_db.is_current(conn):
             conn.close()
@@ -52,7 +63,7 @@ def _connect_read_only(path: Path) -> sqlite_db.Database:
             )
         conn.execute(_READABLE).fetchone()
     except sqlite3.Error as e:
-        raise sqlite_errors.translate(e, path) or StorageIOError(
+        raise _translate(e, path) or StorageIOError(
             f"SQLite could not read {path} ({e}); check the disk"
         ) from e
     return sqlite_db.Database(conn)
@@ -84,9 +95,7 @@ def _connect(path: Path) -> sqlite_db.Database:
         )
     conn = None
     try:
-        conn = sqlite_errors.connect(
-            path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
-        )
+        conn = _open(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 30000")
         # A file that is no SQLite database fails here, before anything is written to it. Its
         # first bytes are read by SQLite, never by a file of our own: closing any descriptor
@@ -112,7 +121,7 @@ def _connect(path: Path) -> sqlite_db.Database:
         if conn is not None:
             conn.close()
         if isinstance(e, sqlite3.Error):
-            raise sqlite_errors.translate(e, path) or StorageIOError(
+            raise _translate(e, path) or StorageIOError(
                 f"SQLite could not open {path} ({e}); run the command again, and check the "
                 "disk if it recurs"
             ) from e
@@ -153,3 +162,109 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     # Two processes opening a new workspace at once must not both run migration 1.
     with hold(path.with_name(path.name + ".migrate.lock")):
         migrations.apply(db)
+
+
+def _translate(error: sqlite3.Error, path: Path) -> DreamError | None:
+    """``errors.translate``, loaded with the first error (a note that meets none skips it)."""
+    from dreamer.store.sqlite import errors
+
+    return errors.translate(error, path)
+
+
+def _raise(error: sqlite3.Error, path: Path) -> None:
+    found = _translate(error, path)
+    if found is not None:
+        raise found from error
+
+
+class Cursor(sqlite3.Cursor):
+    """A cursor whose statements and fetches raise dreamer errors for environmental failures."""
+
+    path: Path
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
+        try:
+            super().execute(sql, parameters)
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+        return self
+
+    def executemany(self, sql: str, seq: Iterable[Any], /) -> Cursor:
+        try:
+            super().executemany(sql, seq)
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+        return self
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+
+    def fetchmany(self, size: int | None = 1) -> list[Any]:
+        try:
+            return super().fetchmany(size if size is not None else self.arraysize)
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+
+
+class Connection(sqlite3.Connection):
+    """The backend's connection: every statement goes through a translating ``Cursor``."""
+
+    path: Path
+
+    def cursor(self, factory: Any = None) -> Cursor:  # type: ignore[override]
+        cursor = super().cursor(factory or Cursor)
+        cursor.path = self.path
+        return cursor
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
+        return self.cursor().execute(sql, parameters)
+
+    def executemany(self, sql: str, seq: Iterable[Any], /) -> Cursor:
+        return self.cursor().executemany(sql, seq)
+
+    def executescript(self, script: str, /) -> Cursor:
+        cursor = self.cursor()
+        try:
+            sqlite3.Cursor.executescript(cursor, script)
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+        return cursor
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except sqlite3.Error as e:
+            _raise(e, self.path)
+            raise
+
+
+def _open(path: Path, *, uri: str | None = None, **kwargs: Any) -> Connection:
+    """Open ``path`` (through ``uri``, a ``file:`` URI for it, if given) with a translating
+    connection."""
+    if uri is not None:
+        kwargs["uri"] = True
+    conn = sqlite3.connect(uri or path, factory=Connection, **kwargs)
+    conn.path = path
+    return conn

@@ -1,12 +1,12 @@
 """SQLite's failures told truthfully: a full disk is not a damaged database.
 
-Every connection of the SQLite backend is a ``Connection`` whose statements turn SQLite's
-environmental errors into dreamer errors (``translate``): SQLITE_FULL is a full disk (or the
-file-size limit), SQLITE_READONLY/CANTOPEN/PERM a permission (or the open-files limit),
-SQLITE_IOERR the disk (or the file-size limit, which SQLite reports as a write error). Only
-SQLITE_CORRUPT and SQLITE_NOTADB can mean damage, and they are called damage only when
-``PRAGMA quick_check``, run on a fresh connection, says so. Constraint violations and the like
-are not translated: they are the store's own business (or bugs).
+Every connection of the SQLite backend (``connect.py``) turns SQLite's environmental errors
+into dreamer errors through ``translate``, loaded with the first such error: SQLITE_FULL is a
+full disk (or the file-size limit), SQLITE_READONLY/CANTOPEN/PERM a permission (or the
+open-files limit), SQLITE_IOERR the disk (or the file-size limit, which SQLite reports as a
+write error). Only SQLITE_CORRUPT and SQLITE_NOTADB can mean damage, and they are called damage
+only when ``PRAGMA quick_check``, run on a fresh connection, says so. Constraint violations and
+the like are not translated: they are the store's own business (or bugs).
 """
 
 from __future__ import annotations
@@ -14,15 +14,10 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
-from collections.abc import Iterable
 from pathlib import Path
 
 from dreamer.errors import DreamError, StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.support import failures
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def integrity_problem(path: Path) -> str | None:
@@ -114,102 +109,3 @@ def _open_files() -> int:
     except OSError as e:
         # Listing takes a file itself: failing for want of one is the answer.
         return 1 << 30 if e.errno in (errno.EMFILE, errno.ENFILE) else -1
-
-
-def _raise(error: sqlite3.Error, path: Path) -> None:
-    found = translate(error, path)
-    if found is not None:
-        raise found from error
-
-
-class Cursor(sqlite3.Cursor):
-    """A cursor whose statements and fetches raise dreamer errors for environmental failures."""
-
-    path: Path
-
-    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
-        try:
-            super().execute(sql, parameters)
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-        return self
-
-    def executemany(self, sql: str, seq: Iterable[Any], /) -> Cursor:
-        try:
-            super().executemany(sql, seq)
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-        return self
-
-    def fetchone(self) -> Any:
-        try:
-            return super().fetchone()
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-
-    def fetchmany(self, size: int | None = 1) -> list[Any]:
-        try:
-            return super().fetchmany(size if size is not None else self.arraysize)
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-
-    def fetchall(self) -> list[Any]:
-        try:
-            return super().fetchall()
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-
-    def __next__(self) -> Any:
-        try:
-            return super().__next__()
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-
-
-class Connection(sqlite3.Connection):
-    """The backend's connection: every statement goes through a translating ``Cursor``."""
-
-    path: Path
-
-    def cursor(self, factory: Any = None) -> Cursor:  # type: ignore[override]
-        cursor = super().cursor(factory or Cursor)
-        cursor.path = self.path
-        return cursor
-
-    def execute(self, sql: str, parameters: Any = (), /) -> Cursor:
-        return self.cursor().execute(sql, parameters)
-
-    def executemany(self, sql: str, seq: Iterable[Any], /) -> Cursor:
-        return self.cursor().executemany(sql, seq)
-
-    def executescript(self, script: str, /) -> Cursor:
-        cursor = self.cursor()
-        try:
-            sqlite3.Cursor.executescript(cursor, script)
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-        return cursor
-
-    def commit(self) -> None:
-        try:
-            super().commit()
-        except sqlite3.Error as e:
-            _raise(e, self.path)
-            raise
-
-
-def connect(path: Path, *, uri: str | None = None, **kwargs: Any) -> Connection:
-    """Open ``path`` (through ``uri``, a ``file:`` URI for it, if given) with a translating
-    connection."""
-    if uri is not None:
-        kwargs["uri"] = True
-    conn = sqlite3.connect(uri or path, factory=Connection, **kwargs)
-    conn.path = path
-    return conn
