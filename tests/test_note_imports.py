@@ -49,6 +49,7 @@ NEVER = {
     "dreamer.retrieval": "embedders, vectors and search",
     "dreamer.cadence": "schedules: loaded when one is set or read",
     "dreamer.store.rows": "the row dataclasses: a note reads no row",
+    "dreamer.store.records": "the history's field names: a note reads no history",
     "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
     "dreamer.store.sqlite.store": "the complete store: a note's opens its other groups on use",
     "dreamer.store.sqlite.search": "the search tables",

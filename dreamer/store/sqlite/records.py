@@ -1,6 +1,7 @@
-"""What SQLite keeps beside the crystals that a note writes too: meta and hormone history.
+"""What SQLite keeps beside the crystals that a note writes too: meta and hormone rows.
 
-The dream journal and scheduled runs are ``journal.py``."""
+Reading the hormone history back (for the tick, the dream and reports) is ``history.py``; the
+dream journal and scheduled runs are ``journal.py``."""
 
 from __future__ import annotations
 
@@ -8,14 +9,11 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from dreamer.config import HORMONES
-from dreamer.store.records import HISTORY_FIELDS
 from dreamer.store.sqlite.base import Connected
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the contract: a note loads none of it
-    from typing import Any
-
     from dreamer.store.base import HormoneRow
 
 
@@ -80,55 +78,3 @@ class RecordTables(Connected):
             [until],
         ).fetchone()
         return tuple(row) if row else None
-
-    def hormones_at_row(self, row_id: int) -> HormoneRow | None:
-        """The newest stored levels among rows with id at most ``row_id``."""
-        row = self.db.execute(
-            "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE id <= ?"
-            " ORDER BY at DESC, id DESC LIMIT 1",
-            [row_id],
-        ).fetchone()
-        return tuple(row) if row else None
-
-    def hormone_rows_after(
-        self, after_id: int, until: str
-    ) -> list[tuple[int, str, float, float, float]]:
-        """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
-        return [
-            tuple(row)
-            for row in self.db.execute(
-                "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
-                " ORDER BY at, id",
-                [after_id, until],
-            )
-        ]
-
-    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
-        """The newest history rows, newest first."""
-        where = "WHERE hormone IS NOT NULL" if stimuli_only else ""
-        rows = self.db.execute(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones {where}"
-            " ORDER BY at DESC, id DESC LIMIT ?",
-            [int(limit)],
-        ).fetchall()
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
-
-    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
-        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
-        rows = self.db.execute(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE hormone IS NOT NULL"
-            " AND at > ? AND at <= ? ORDER BY at, id LIMIT ?",
-            [since, until, int(limit)],
-        ).fetchall()
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
-
-    def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
-        """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
-        return [
-            row[0]
-            for row in self.db.execute(
-                "SELECT reason FROM hormones WHERE hormone = ? AND delta > 0 AND at <= ?"
-                " AND reason != '' ORDER BY at DESC, id DESC LIMIT ?",
-                [hormone, until, limit],
-            )
-        ]
