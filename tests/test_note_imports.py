@@ -44,6 +44,7 @@ NEVER = {
     "psycopg": "a SQLite workspace",
     "dreamer.dream": "the dream cycle",
     "dreamer.agents": "hooks, MCP, ingest",
+    "dreamer.cli.reading": "the bodies of search and hook, and the commands' JSON",
     "dreamer.service": "the scheduler",
     "dreamer.bench": "benchmarks",
     "dreamer.retrieval": "embedders, vectors and search",

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from dreamer.cli.fast import json_text
+from dreamer.cli.reading import json_text
 from dreamer.errors import DreamError
 from dreamer.memory import location
 from dreamer.memory.workspace import Workspace

@@ -1,5 +1,6 @@
 """``dream note``, ``dream search`` and ``dream hook`` without click, when their arguments are
-plain; and the bodies of those commands, which their click commands run too.
+plain; and the body of ``dream note``, which its click command runs too (those of search and
+hook are in ``reading.py``, which a note never loads).
 
 An agent starts these three as new processes, often (a hook at every session start), and
 importing click costs such a process about a fifth of its time. So ``dreamer.cli.run`` first
@@ -25,7 +26,6 @@ from collections.abc import Callable
 from dreamer.errors import DreamError, InvalidNote
 from dreamer.kinds import MAX_SEARCH_LIMIT, SEARCH_TYPES
 from dreamer.support import failures
-from dreamer.support.bounds import shown
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ DEFAULT_BUDGET = 5.0
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 
 
-# --- the bodies, shared with the click commands ---------------------------------------------
+# --- the note's body, shared with its click command ----------------------------------------
 
 
 def note_in(
@@ -100,59 +100,6 @@ def read_stdin(max_chars: int) -> str:
         raise InvalidNote(
             f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
         ) from None
-
-
-def search_in(
-    ws: Workspace, query: str, limit: int, search_type: str, as_json: bool, echo: Echo
-) -> None:
-    """``dream search``: print the hits, or their JSON."""
-    with ws:
-        hits = ws.search(query, limit=limit, search_type=search_type)
-    show_hits([hit.to_dict() for hit in hits], query, as_json, echo)
-
-
-def show_hits(hits: list[dict[str, Any]], query: str, as_json: bool, echo: Echo) -> None:
-    """Print search hits (``Hit.to_dict``s, searched here or by serve's search door)."""
-    if as_json:
-        echo(json_text(hits))
-        return
-    if not hits:
-        echo(f"No memories match {query!r}.")
-        return
-    for hit in hits:
-        echo(
-            f"#{hit['id']}  score {hit['score']:.4f}  {hit['source']}/{hit['semantic_type']}  "
-            f"{hit['created_at']}  [{hit['lifecycle']}]"
-        )
-        text = shown(hit["text"], f"dream get {hit['id']}")  # --json gives every hit whole
-        echo("    " + text.replace("\n", "\n    "))
-
-
-def hook_in(
-    event: str, budget: float, recall: bool, background: bool, workspace: str | None
-) -> int:
-    """``dream hook``: the hook's exit code (always 0; see dreamer.agents.hooks)."""
-    from dreamer.agents import hooks
-    from dreamer.support.times import utc_now
-
-    if workspace:
-        os.environ["DREAM_WORKSPACE"] = workspace
-    return hooks.run(
-        event,
-        sys.stdin,
-        sys.stdout,
-        utc_now(),
-        budget=None if background else budget,
-        recall=recall,
-        background=background,
-    )
-
-
-def json_text(value: Any) -> str:
-    """``value`` as the indented JSON the commands print (UTF-8 kept readable)."""
-    import json  # here: only --json prints it
-
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 # --- the fast path --------------------------------------------------------------------------
@@ -306,6 +253,8 @@ def run(args: list[str]) -> int | None:
 
 def _dispatch(command: str, values: dict[str, Any]) -> int | None:
     if command == "hook":
+        from dreamer.cli.reading import hook_in
+
         return hook_in(
             values["event"],
             values.get("budget", DEFAULT_BUDGET),
@@ -314,6 +263,7 @@ def _dispatch(command: str, values: dict[str, Any]) -> int | None:
             values["workspace"],
         )
     if command == "search":
+        from dreamer.cli.reading import search_in, show_hits
         from dreamer.memory import door  # a running door answers without numpy or store
 
         query, limit = values["query"], values.get("limit", DEFAULT_LIMIT)

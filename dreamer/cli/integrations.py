@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
-from dreamer.cli.fast import DEFAULT_BUDGET, HOOK_EVENTS, hook_in
+from dreamer.cli.fast import DEFAULT_BUDGET, HOOK_EVENTS
+from dreamer.cli.reading import hook_in
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace

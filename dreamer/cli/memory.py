@@ -7,7 +7,8 @@ import sys
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
-from dreamer.cli.fast import DEFAULT_IMPORTANCE, DEFAULT_LIMIT, note_in, search_in
+from dreamer.cli.fast import DEFAULT_IMPORTANCE, DEFAULT_LIMIT, note_in
+from dreamer.cli.reading import search_in
 from dreamer.config import describe
 from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT
