@@ -67,6 +67,7 @@ NEVER = {
     "dreamer.memory.forgetting": "forget",
     "dreamer.memory.lifecycle": "ageing, the tick's",
     "dreamer.memory.lease": "a shared store's lease, the dream's",
+    "dreamer.memory.moods": "the mood and the period a dream weighs: a note only moves levels",
 }
 
 

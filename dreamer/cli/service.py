@@ -20,6 +20,7 @@ from dreamer.config import DEFAULT_WARM_MINUTES, HORMONES, MAX_WARM_MINUTES
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import EXIT_OK, exit_code
 from dreamer.memory import hormones as hormone_levels
+from dreamer.memory import moods
 from dreamer.service import schedule as scheduler
 from dreamer.service.serve import Service
 from dreamer.support import door
@@ -387,11 +388,11 @@ def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
         levels = hormone_levels.levels(ws, now)
         recent = hormone_levels.history(ws, limit, stimuli_only=True)
     if as_json:
-        emit_json({"levels": levels, "mood": hormone_levels.mood(levels), "history": recent})
+        emit_json({"levels": levels, "mood": moods.mood(levels), "history": recent})
         return
     for name in HORMONES:
         click.echo(f"{name:<9} {levels[name]:.2f} {'#' * round(levels[name] * 20)}")
-    click.echo(f"mood: {hormone_levels.mood(levels)}")
+    click.echo(f"mood: {moods.mood(levels)}")
     for row in recent:
         click.echo(
             f"  {row['at']}  {row['hormone']} {row['delta']:+.2f}  ({row['source']}) "
@@ -417,5 +418,5 @@ def feel(hormone: str, delta: float, reason: str, workspace: str | None) -> None
         levels = hormone_levels.feel(ws, hormone, delta, reason, utc_now(), source="cli")
     click.echo(
         ", ".join(f"{name} {level:.2f}" for name, level in levels.items())
-        + f" ({hormone_levels.mood(levels)})"
+        + f" ({moods.mood(levels)})"
     )

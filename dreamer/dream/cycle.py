@@ -54,7 +54,7 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormones, scratch, sightings
+from dreamer.memory import hormones, moods, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules, stem
@@ -410,7 +410,7 @@ class _Dream:
         evidence = [c for c, ask in zip(pool, asks, strict=True) if not ask]
         levels = hormones.levels(ws, self.now)
         instructions = pins.instructions(ws, _read(ws.dream_md)) or None
-        period = hormones.period(ws, self._since(), self.now)
+        period = moods.period(ws, self._since(), self.now)
         probe = DreamInputs(
             now=self.now,
             old=old,
@@ -418,7 +418,7 @@ class _Dream:
             crystals=[],
             insights=None,
             hormones=levels,
-            mood=hormones.mood(levels),
+            mood=moods.mood(levels),
             niche=_niche(ws),
             instructions=instructions,
             period=period,

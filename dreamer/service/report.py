@@ -31,7 +31,7 @@ from dreamer.dream import cycle as dream_cycle
 from dreamer.dream import health, journal
 from dreamer.errors import UsageError
 from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones
+from dreamer.memory import hormones, moods
 from dreamer.memory import state as working_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.service import report_page, schedule
@@ -95,7 +95,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         totals=dict(store.dream_totals()),
         removed=store.audit_action_counts(REMOVED_ACTIONS),
         levels=levels,
-        mood=hormones.mood(levels),
+        mood=moods.mood(levels),
         hormone_series=series,
         stimuli=stimuli,
         strongest=strongest,

@@ -40,7 +40,7 @@ from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamDeferred, DreamError, DreamRejected, LockHeld, UsageError
 from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones
+from dreamer.memory import hormones, moods
 from dreamer.memory.workspace import Workspace
 from dreamer.service import consolidation as consolidate
 from dreamer.support import failures
@@ -220,7 +220,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "min_chunks_for_dream": ws.settings.min_chunks_for_dream,
         "crystals": {stage: ws.store.count_by_lifecycle().get(stage, 0) for stage in LIFECYCLES},
         "hormones": levels,
-        "mood": hormones.mood(levels),
+        "mood": moods.mood(levels),
         "last_dream": last[0] if last else None,
         # Every outcome of the last day, so a failure or an overrun is seen even after a
         # later run went well.
