@@ -11,10 +11,12 @@ from dreamer.support.bounds import shown
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-    from dreamer.cli.fast import Echo
     from dreamer.memory.workspace import Workspace
+
+    Echo = Callable[..., None]  # click.echo's signature: (message, *, err=False)
 
 
 def search_in(
