@@ -6,13 +6,10 @@ import _thread  # threading's RLock, without importing threading (~0.7 ms of a f
 import atexit
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
-from datetime import datetime
+from collections.abc import Iterator
 from pathlib import Path
 
-from dreamer.errors import LockHeld
 from dreamer.store.sqlite.db import Database
-from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
@@ -24,7 +21,6 @@ CRYSTAL_COLUMNS = (
     "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
     "origin, consolidated_at, embedder, about, replaces"
 )
-PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 # Searches logged in memory before one transaction writes them (with their access counts): a
 # crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
 SEARCH_BATCH = 16
@@ -109,74 +105,14 @@ class Connected:
             self._log_changes += conn.total_changes - before
 
     def _insert_searches(self, batch: list[PendingSearch]) -> None:
-        conn = self.db.conn
-        conn.executemany(
-            "INSERT INTO searches (at, query, search_type, result_ids, top_score)"
-            " VALUES (?, ?, ?, ?, ?)",
-            [(at, query, kind, _id_list(ids), top) for at, query, kind, ids, top, _ in batch],
-        )
-        gaps = [(at, query, top) for at, query, _, _, top, gap in batch if gap]
-        if gaps:
-            conn.executemany("INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)", gaps)
-        # Each crystal once: its count goes up by the searches that returned it, and its last
-        # access is the latest of them (the batch is in order).
-        counts: dict[int, list[Any]] = {}
-        for at, _, _, ids, _, _ in batch:
-            for crystal_id in ids:
-                entry = counts.setdefault(crystal_id, [0, at])
-                entry[0] += 1
-                entry[1] = at
-        if counts:
-            conn.executemany(
-                "UPDATE crystals SET access_count = access_count + ?, last_accessed_at = ?"
-                " WHERE id = ?",
-                [(count, at, crystal_id) for crystal_id, (count, at) in counts.items()],
-            )
-
-    def record_access(self, ids: Sequence[int], at: datetime) -> None:
-        """Count a search hit as an access of each crystal."""
-        if not ids:
-            return
-        with self.transaction():
-            self.db.conn.executemany(
-                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = ?"
-                " WHERE id = ?",
-                [(iso(at), crystal_id) for crystal_id in ids],
-            )
-
-    def purge(self) -> None:
-        """Make what was deleted unrecoverable: merge the full-text index, rebuild the file,
-        checkpoint the WAL.
-
-        Merging FTS5's segments drops the deleted terms it still kept. ``secure_delete`` (every
-        dreamer connection sets it) zeroes what dreamer frees, but not what a writer without it
-        freed (an older dreamer, a tool opened on the file): VACUUM rebuilds the file, so no
-        free page and no unused cell space is left with old bytes. A TRUNCATE checkpoint then
-        moves every page into the database file and empties the WAL; it waits (busy timeout)
-        for readers of an older snapshot, and a reader that stays says so as LockHeld.
-        """
-        with self.transaction():
-            self.db.execute("INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')")
-        with self._write_lock:  # VACUUM needs the connection to itself
-            self.db.execute("VACUUM")
-            for _ in range(PURGE_ATTEMPTS):
-                if not self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
-                    return
-        raise LockHeld(
-            "another process kept reading crystals.db, so its -wal file may still hold old "
-            "pages of what was removed; stop that process (dream serve, dream mcp) and run "
-            "'dream redact --scan' to purge again"
-        )
+        """Insert searches kept in memory: the search tables' (``search.py``), the only ones that
+        keep any."""
+        raise NotImplementedError
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Any:
         """The first column of the first row, or None."""
         row = self.db.execute(sql, list(params)).fetchone()
         return row[0] if row else None
-
-
-def _id_list(ids: Sequence[int]) -> str:
-    """The JSON list of ids the searches table keeps (as ``json.dumps`` writes it)."""
-    return "[" + ", ".join(str(int(i)) for i in ids) + "]"
 
 
 # Stores that kept searches in memory, whose searches a clean exit writes if nothing wrote

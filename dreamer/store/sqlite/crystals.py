@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
+from dreamer.errors import LockHeld
 from dreamer.store.identity import content_hash
 from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.store.sqlite.crystal_writes import CrystalWrites
@@ -24,6 +25,7 @@ TOMBSTONE_COLUMNS = (
     "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
     " t.forgotten_at, t.reason"
 )  # a forgotten crystal is an emptied row: never read as memory
+PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 
 
 class CrystalTables(CrystalWrites):
@@ -149,6 +151,30 @@ class CrystalTables(CrystalWrites):
                 ],
             )
             self.audit(crystal_id, action, detail, at)
+
+    def purge(self) -> None:
+        """Make what was deleted unrecoverable: merge the full-text index, rebuild the file,
+        checkpoint the WAL.
+
+        Merging FTS5's segments drops the deleted terms it still kept. ``secure_delete`` (every
+        dreamer connection sets it) zeroes what dreamer frees, but not what a writer without it
+        freed (an older dreamer, a tool opened on the file): VACUUM rebuilds the file, so no
+        free page and no unused cell space is left with old bytes. A TRUNCATE checkpoint then
+        moves every page into the database file and empties the WAL; it waits (busy timeout)
+        for readers of an older snapshot, and a reader that stays says so as LockHeld.
+        """
+        with self.transaction():
+            self.db.execute("INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')")
+        with self._write_lock:  # VACUUM needs the connection to itself
+            self.db.execute("VACUUM")
+            for _ in range(PURGE_ATTEMPTS):
+                if not self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]:
+                    return
+        raise LockHeld(
+            "another process kept reading crystals.db, so its -wal file may still hold old "
+            "pages of what was removed; stop that process (dream serve, dream mcp) and run "
+            "'dream redact --scan' to purge again"
+        )
 
     def tombstone_count(self) -> int:
         """How many crystals were forgotten."""

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
-from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, marks, write_at_exit
+from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, PendingSearch, marks, write_at_exit
 from dreamer.store.sqlite.db import FTS_TOKENIZER
 from dreamer.support.times import iso
 
@@ -329,6 +329,42 @@ class SearchTables(Connected):
             if len(self._pending) >= SEARCH_BATCH:
                 self.settle()
 
+    def _insert_searches(self, batch: list[PendingSearch]) -> None:
+        conn = self.db.conn
+        conn.executemany(
+            "INSERT INTO searches (at, query, search_type, result_ids, top_score)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [(at, query, kind, _id_list(ids), top) for at, query, kind, ids, top, _ in batch],
+        )
+        gaps = [(at, query, top) for at, query, _, _, top, gap in batch if gap]
+        if gaps:
+            conn.executemany("INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)", gaps)
+        # Each crystal once: its count goes up by the searches that returned it, and its last
+        # access is the latest of them (the batch is in order).
+        counts: dict[int, list[Any]] = {}
+        for at, _, _, ids, _, _ in batch:
+            for crystal_id in ids:
+                entry = counts.setdefault(crystal_id, [0, at])
+                entry[0] += 1
+                entry[1] = at
+        if counts:
+            conn.executemany(
+                "UPDATE crystals SET access_count = access_count + ?, last_accessed_at = ?"
+                " WHERE id = ?",
+                [(count, at, crystal_id) for crystal_id, (count, at) in counts.items()],
+            )
+
+    def record_access(self, ids: Sequence[int], at: datetime) -> None:
+        """Count a search hit as an access of each crystal."""
+        if not ids:
+            return
+        with self.transaction():
+            self.db.conn.executemany(
+                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = ?"
+                " WHERE id = ?",
+                [(iso(at), crystal_id) for crystal_id in ids],
+            )
+
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
         self.settle()
@@ -372,3 +408,8 @@ class SearchTables(Connected):
             [since, limit],
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
+
+
+def _id_list(ids: Sequence[int]) -> str:
+    """The JSON list of ids the searches table keeps (as ``json.dumps`` writes it)."""
+    return "[" + ", ".join(str(int(i)) for i in ids) + "]"
