@@ -1,38 +1,23 @@
-"""A crystal written, changed (audited) and read back by id or content hash: the crystals
-table as a note uses it. The rest of the table (reads, forgetting, vectors) is crystals.py."""
+"""A crystal written (audited) and found by its content hash: the crystals table as a note
+uses it. The rest of the table (reads, changes, forgetting, vectors) is crystals.py."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime
 
-from dreamer.errors import CrystalNotFound
 from dreamer.store.identity import content_hash
-from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected
+from dreamer.store.sqlite.base import Connected
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
     from typing import Any
 
-    from dreamer.store.rows import Crystal
-
-CHANGEABLE = frozenset(
-    {
-        "importance",
-        "lifecycle",
-        "semantic_type",
-        "parent_id",
-        "consolidated_at",
-        "last_accessed_at",
-        "access_count",
-    }
-)
-
 
 class CrystalWrites(Connected):
-    """The ``crystals`` table's inserts and audited changes, and one crystal by id or hash."""
+    """The ``crystals`` table's inserts, the audit log, and a crystal by its content hash."""
 
     def add_crystal(
         self,
@@ -90,66 +75,9 @@ class CrystalWrites(Connected):
             self.audit(crystal_id, "created", {"source": source, "lifecycle": lifecycle}, at)
             return crystal_id, True
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order."""
-        with self.transaction():
-            return [self.add_crystal(**row) for row in rows]
-
     def find_by_hash(self, digest: str) -> int | None:
         """The id of the crystal with this content hash, if any."""
         return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
-
-    def get(self, crystal_id: int) -> Crystal:
-        """One crystal by id, or CrystalNotFound."""
-        in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
-        self.settle()
-        row = (
-            self.db.execute(
-                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
-            ).fetchone()
-            if in_range
-            else None
-        )
-        if row is None:
-            raise CrystalNotFound(
-                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
-            )
-        from dreamer.store.rows import Crystal
-
-        crystal = Crystal(*row)
-        if crystal.lifecycle == "forgotten":
-            raise CrystalNotFound(
-                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
-                "its text is gone by request"
-            )
-        return crystal
-
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        unknown = set(changes) - CHANGEABLE
-        if unknown:
-            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
-        with self.transaction():
-            crystal = self.get(crystal_id)  # the old values of the changed fields only
-            before = {key: getattr(crystal, key) for key in changes}
-            sets = ", ".join(f"{column} = ?" for column in changes)
-            self.db.execute(
-                f"UPDATE crystals SET {sets}, updated_at = ? WHERE id = ?",
-                [*changes.values(), iso(at), crystal_id],
-            )
-            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
-            if reason:
-                detail["reason"] = reason
-            self.audit(crystal_id, action, detail, at)
 
     def audit(
         self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
-from dreamer.errors import LockHeld
+from dreamer.errors import CrystalNotFound, LockHeld
 from dreamer.store.identity import content_hash
 from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
 from dreamer.store.sqlite.crystal_writes import CrystalWrites
@@ -26,10 +26,79 @@ TOMBSTONE_COLUMNS = (
     " t.forgotten_at, t.reason"
 )  # a forgotten crystal is an emptied row: never read as memory
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
+CHANGEABLE = frozenset(
+    {
+        "importance",
+        "lifecycle",
+        "semantic_type",
+        "parent_id",
+        "consolidated_at",
+        "last_accessed_at",
+        "access_count",
+    }
+)
 
 
 class CrystalTables(CrystalWrites):
-    """The ``crystals`` table's reads, forgetting and vectors, and its audit trail read back."""
+    """The ``crystals`` table's reads, changes, forgetting and vectors, and its audit trail read
+    back."""
+
+    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
+        transaction; (id, created) of each, in order."""
+        with self.transaction():
+            return [self.add_crystal(**row) for row in rows]
+
+    def get(self, crystal_id: int) -> Crystal:
+        """One crystal by id, or CrystalNotFound."""
+        in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
+        self.settle()
+        row = (
+            self.db.execute(
+                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
+            ).fetchone()
+            if in_range
+            else None
+        )
+        if row is None:
+            raise CrystalNotFound(
+                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
+            )
+        from dreamer.store.rows import Crystal
+
+        crystal = Crystal(*row)
+        if crystal.lifecycle == "forgotten":
+            raise CrystalNotFound(
+                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
+                "its text is gone by request"
+            )
+        return crystal
+
+    def update_crystal(
+        self,
+        crystal_id: int,
+        changes: Mapping[str, Any],
+        *,
+        action: str,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
+        """Change some fields of a crystal and record the change in the audit log."""
+        unknown = set(changes) - CHANGEABLE
+        if unknown:
+            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
+        with self.transaction():
+            crystal = self.get(crystal_id)  # the old values of the changed fields only
+            before = {key: getattr(crystal, key) for key in changes}
+            sets = ", ".join(f"{column} = ?" for column in changes)
+            self.db.execute(
+                f"UPDATE crystals SET {sets}, updated_at = ? WHERE id = ?",
+                [*changes.values(), iso(at), crystal_id],
+            )
+            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
+            if reason:
+                detail["reason"] = reason
+            self.audit(crystal_id, action, detail, at)
 
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
