@@ -13,7 +13,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from dreamer.store import Store
+TYPE_CHECKING = False  # as typing's, without importing typing
+if TYPE_CHECKING:  # the contract, for annotations: a note that repeats one need not load it
+    from dreamer.store import Store
 
 SEEN = "seen"  # the audit action of a repeated note
 REOPENED = ("consolidated", "archived")  # lifecycles a repeat makes pending again
