@@ -92,7 +92,7 @@ TARGETS = (
     ),
     Target(
         "store_purge",
-        "dreamer/store/sqlite/base.py",
+        "dreamer/store/sqlite/crystals.py",
         ("tests/test_safety_forget.py", "tests/test_forget.py"),
         functions=("*purge__mutmut_*",),
         why="the SQLite purge (FTS merge, WAL truncation)",

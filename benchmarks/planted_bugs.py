@@ -209,7 +209,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
     (
         "17",
         "forget leaves the crystal's words in the FTS index (no merge)",
-        "dreamer/store/sqlite/base.py",
+        "dreamer/store/sqlite/crystals.py",
         [
             (
                 "self.db.execute(\"INSERT INTO crystals_fts(crystals_fts) VALUES ('optimize')\")",
