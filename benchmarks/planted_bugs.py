@@ -181,7 +181,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         "dreamer/support/files.py",
         [
             (
-                'temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")',
+                'temp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")',
                 "temp = path",
             )
         ],
