@@ -661,7 +661,7 @@ def cosines(
     if not len(found):
         return [], 0.0
     exact = matvec(matrix, vector)
-    similar = [
-        (i, c) for i, c in zip(found.tolist(), exact.tolist(), strict=True) if c > MIN_SIMILARITY
-    ]
+    # Compared in float64, as the Python floats were: ``c > MIN_SIMILARITY`` for each.
+    keep = exact > np.float64(MIN_SIMILARITY)
+    similar = list(zip(found[keep].tolist(), exact[keep].tolist(), strict=True))
     return similar, float(exact.max())
