@@ -367,3 +367,38 @@ def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, 
         assert store.newest_day() > newest
     finally:
         other.close()
+
+
+def test_a_search_looks_for_notes_without_a_vector_only_after_a_change(ws, now):
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now)
+    waiting = "embedding IS NULL"
+
+    def searched(query: str) -> list[str]:
+        statements: list[str] = []
+        ws.store.db.conn.set_trace_callback(statements.append)
+        try:
+            hits = ws.search(query, now=now)
+        finally:
+            ws.store.db.conn.set_trace_callback(None)
+        return [hit.text for hit in hits] and statements
+
+    assert any(waiting in sql for sql in searched("kiln"))  # finds the note, embeds it
+    assert any(waiting in sql for sql in searched("kiln"))  # (embedding it was a change)
+    assert not any(waiting in sql for sql in searched("kiln"))  # nothing changed since
+    other = open_store(ws.db_path)  # a `dream note` in another process: no vector yet
+    try:
+        other.add_crystal(
+            "The thermocouple arrives by courier",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now,
+            embedding=None,
+        )
+    finally:
+        other.close()
+    assert any(waiting in sql for sql in searched("courier"))
+    newest = ws.store.max_crystal_id()
+    assert [row[0] for row in ws.store.vectors_of([newest], ws.embedder.name)] == [newest]

@@ -291,6 +291,7 @@ def _context_scores(rows: list[RankRow], lexical: dict[int, float]) -> dict[int,
     # crystal d ids before, and of the one d ids after (0 where there is none).
     reach = len(CONTEXT_WEIGHTS)
     shares = [(np.zeros(n), np.zeros(n)) for _ in CONTEXT_WEIGHTS]
+    weighed = [weight * own for weight in CONTEXT_WEIGHTS]  # each distance's share of own
     for step in range(1, min(reach, n - 1) + 1):
         gap = ids[step:] - ids[:-step]
         linked = (
@@ -299,11 +300,11 @@ def _context_scores(rows: list[RankRow], lexical: dict[int, float]) -> dict[int,
             & (np.abs(day[step:] - day[:-step]) <= window)
         )
         for distance in range(step, reach + 1):
-            weight = CONTEXT_WEIGHTS[distance - 1]
+            share = weighed[distance - 1]
             pair = linked & (gap == distance)
             before, after = shares[distance - 1]
-            after[:-step] = np.where(pair, weight * own[step:], after[:-step])
-            before[step:] = np.where(pair, weight * own[:-step], before[step:])
+            after[:-step] = np.where(pair, share[step:], after[:-step])
+            before[step:] = np.where(pair, share[:-step], before[step:])
     context = np.zeros(n)
     for before, after in shares:
         context += before

@@ -632,7 +632,8 @@ def _scan(
     order = np.argsort(-exact, kind="stable")[:limit]
     order = order[exact[order] > MIN_SIMILARITY]
     best = float(exact[order[0]]) if len(order) else 0.0
-    return [(int(shortlist[i]) + 1, float(exact[i])) for i in order], best
+    found = zip((shortlist[order] + 1).tolist(), exact[order].tolist(), strict=True)
+    return list(found), best
 
 
 def cosines(
