@@ -1,11 +1,11 @@
 """The search as it ranked before its fixed costs were cut: what tests compare the search with.
 
 The body of ``dreamer.retrieval.search.search`` and the steps it ran (reading the context
-rows, the kinds of vector matches, the fusion and the boost in numpy, the candidates' cosines),
-kept as they were, without the search log. The steps the cuts left as they were (the word
-step, the context sweep, the frequency look-up, the vector scan) are imported: they have
-tests of their own. ``tests/test_search_identical.py`` checks the search gives the very ids
-and scores this gives.
+rows, the kinds of vector matches, the fusion and the boost in numpy, the candidates' cosines,
+the vector scan), kept as they were, without the search log. The steps the cuts left as they
+were (the word step, the frequency look-up) and the context sweep (compared with its dense
+form by ``tests/test_search_context.py``) are imported. ``tests/test_search_identical.py``
+checks the search gives the very ids and scores this gives.
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ from dreamer.retrieval.search import (
 from dreamer.retrieval.vectors import (
     MIN_SIMILARITY,
     NOTE,
+    RESCORE,
     SESSION,
+    SKETCH_DIM,
     VectorIndex,
     held,
     index_for,
     matvec,
-    nearest,
     widen,
 )
 from dreamer.store import Store
@@ -196,6 +197,48 @@ def _pack_level(semantic: list[tuple[int, float]], rank: int) -> float:
         return 1.0  # too few to tell a winner from the pack: no margin counts
     similarities = np.array([similarity for _, similarity in semantic])
     return float(-np.partition(-similarities, rank - 1)[rank - 1])
+
+
+def nearest(
+    index: VectorIndex, vector: np.ndarray, sessions: bool, facts: bool, limit: int
+) -> tuple[list[tuple[int, float]], float]:
+    """The vector scan as the search ran it (without its counters)."""
+    head = index.header
+    if head is None or not head.rows or not vector.any():
+        return [], 0.0
+    file = index.file
+    query = matvec(index.projection.T, vector.astype(np.float32)).astype(np.float32)
+    wanted = np.zeros(256, dtype=bool)  # by flag: whether a row of it is a candidate
+    wanted[NOTE], wanted[SESSION] = facts, sessions
+    rows = head.rows
+    cached = index.cached(file, head)
+    kept = None
+    if cached is not None:
+        flags, scales, sketches, kept = cached
+        rough = matvec(sketches, query) * scales
+        rough[~wanted[flags]] = -np.inf
+    else:
+        rough = np.full(rows, -np.inf, dtype=np.float32)
+        widened = np.empty((file.block_rows, SKETCH_DIM), dtype=np.float32)
+        buffer = np.empty(file.head_bytes, dtype=np.uint8)
+        for block in range(-(-rows // file.block_rows)):
+            start = block * file.block_rows
+            take = min(file.block_rows, rows - start)
+            flags, scales, sketches = file.head(block, take, buffer)
+            np.copyto(widened[:take], sketches)
+            scores = matvec(widened[:take], query) * scales
+            rough[start : start + take] = np.where(wanted[flags], scores, -np.inf)
+    take = min(limit * RESCORE, rows)
+    shortlist = np.argpartition(rough, rows - take)[rows - take :]  # the best, no negated copy
+    shortlist = np.sort(shortlist[np.isfinite(rough[shortlist])])
+    if not len(shortlist):
+        return [], 0.0
+    chosen = kept[shortlist] if kept is not None else widen(file.vectors(shortlist))
+    exact = matvec(chosen, vector)
+    order = np.argsort(-exact, kind="stable")[:limit]
+    order = order[exact[order] > MIN_SIMILARITY]
+    best = float(exact[order[0]]) if len(order) else 0.0
+    return [(int(shortlist[i]) + 1, float(exact[i])) for i in order], best
 
 
 def vectors_of(self: VectorIndex, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
