@@ -77,7 +77,7 @@ from dreamer.support.times import as_utc
 COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
 COMMON_MAX = 5000  # ... or in more crystals than this, so the cost stops growing with size
-LEXICAL_DEPTH = 80  # BM25 candidates; their neighbours and episodes are scored from these
+LEXICAL_DEPTH = 60  # BM25 candidates; their neighbours and episodes are scored from these
 VECTOR_DEPTH = 60
 FILTER_WIDTH = 3  # a filtered search ranks this many times more matches, then filters
 CONTEXT_WEIGHTS = (0.5, 0.25)  # share of the score of the crystal 1 and 2 ids away
