@@ -520,7 +520,7 @@ def _fuse(
     A loop over a few hundred plain floats: the arithmetic numpy did per element, in the
     same order, so the same bits, without building arrays for it.
     """
-    missing = [crystal_id for crystal_id, _ in semantic if crystal_id not in known]
+    missing = set(map(itemgetter(0), semantic)).difference(known)
     if missing:  # its kind decides its weight: rows read once, kept in known
         known.update((row[0], row) for row in _rows(store, sorted(missing)))
     pack = _pack_level(semantic, fusion.margin_rank)

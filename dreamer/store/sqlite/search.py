@@ -313,7 +313,7 @@ class SearchTables(Connected):
         if kept is None or self._ranked_at != mark or len(kept) > RANK_CACHE:
             kept = {}
             self._ranked, self._ranked_at = kept, mark
-        missing = [i for i in wanted if i not in kept]  # in order, as wanted is
+        missing = sorted(set(wanted).difference(kept))
         if missing:
             read: dict[int, RankRow | None] = dict.fromkeys(missing)  # None: forgotten, or none
             read.update((row[0], row) for row in self._read_rank_rows(missing))
