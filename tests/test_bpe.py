@@ -98,3 +98,34 @@ def test_a_tokenizer_of_another_shape_gets_no_table(tmp_path):
     other = tmp_path / "tokenizer.json"
     other.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {}}, "normalizer": None}))
     assert bpe.open_table(other, tmp_path / "t.sqlite3") is None
+
+
+def test_ranks_and_ids_kept_in_memory_give_the_tokenizers_answer(both, monkeypatch):
+    """A word's BPE reads pairs' ranks and symbols' ids once a process (most of a new word's
+    pairs were seen in other words); kept or read again after the memory filled, the same."""
+    _, tokenizer, model = both
+    monkeypatch.setattr(bpe, "LOOKUP_CACHE", 300)  # fills and starts again many times
+    table = bpe.TokenTable(both[0].path)  # a table of its own: nothing kept yet
+    try:
+        words = [token.lstrip("▁") for token in list(model["vocab"])[1::7]]
+        words = [w for w in words if w and not w.startswith("<")]
+        pick = random.Random(9)
+        letters = "bdfgklmnprstvzaeiou"
+        made_up = ["".join(pick.choice(letters) for _ in range(9)) for _ in range(800)]
+        statements: list[str] = []
+        table._file._conn.set_trace_callback(statements.append)
+        assert _agree(table, tokenizer, words + made_up) == []
+        assert table._ranks and len(table._ranks) <= 300
+        before = len(statements)
+        table._words.clear()  # the words again: their pairs' ranks are kept
+        monkeypatch.setattr(bpe, "LOOKUP_CACHE", 10**6)
+        assert _agree(table, tokenizer, made_up) == []
+        assert _agree(table, tokenizer, made_up) == []
+        table._words.clear()
+        again = len(statements)
+        assert _agree(table, tokenizer, made_up) == []
+        assert len(statements) == again  # nothing read: every rank and id kept
+        assert again > before
+    finally:
+        table._file._conn.set_trace_callback(None)
+        table.close()

@@ -320,3 +320,85 @@ def test_kept_rank_rows_never_show_a_live_crystal_as_forgotten_while_they_are_re
         store.db.conn.set_progress_handler(None, 1)
     assert [row[0] for row in rows] == ids
     assert looked_forgotten == []
+
+
+def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, now):
+    import threading
+
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now - timedelta(days=2))
+    ws.search("warm up", now=now)  # the first search embeds the waiting note
+    store = ws.store
+    statements: list[str] = []
+    store.db.conn.set_trace_callback(statements.append)
+    try:
+        ws.search("kiln parts", now=now)
+    finally:
+        store.db.conn.set_trace_callback(None)
+    # one a search (FTS5's own statements, traced with a leading "--", are not the search's)
+    assert sum(sql.startswith("PRAGMA data_version") for sql in statements) == 1
+    other = open_store(ws.db_path)
+    try:
+        with store.reading():
+            mark, newest = store.change_mark(), store.newest_day()
+            # A change this connection makes moves the mark at once, kept values with it ...
+            ws.note("The kiln needs a new thermocouple", at=now)
+            assert store.change_mark() != mark
+            assert store.newest_day() > newest
+            mark, newest = store.change_mark(), store.newest_day()
+            # ... another connection's commit is seen when the next stretch of reads begins
+            other.set_meta("probe", "1")
+            assert store.change_mark() == mark
+            seen: list[object] = []
+            thread = threading.Thread(target=lambda: seen.append(store.change_mark()))
+            thread.start()
+            thread.join()
+            assert seen[0] != mark  # (another thread's reads are not in this stretch)
+        assert store.change_mark() != mark
+        other.add_crystal(
+            "The kiln was fixed",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now + timedelta(days=1),
+            embedding=None,
+        )
+        assert store.newest_day() > newest
+    finally:
+        other.close()
+
+
+def test_a_search_looks_for_notes_without_a_vector_only_after_a_change(ws, now):
+    from dreamer.store import open_store
+
+    ws.note("The kiln parts ship on Monday", at=now)
+    waiting = "embedding IS NULL"
+
+    def searched(query: str) -> list[str]:
+        statements: list[str] = []
+        ws.store.db.conn.set_trace_callback(statements.append)
+        try:
+            hits = ws.search(query, now=now)
+        finally:
+            ws.store.db.conn.set_trace_callback(None)
+        return [hit.text for hit in hits] and statements
+
+    assert any(waiting in sql for sql in searched("kiln"))  # finds the note, embeds it
+    assert any(waiting in sql for sql in searched("kiln"))  # (embedding it was a change)
+    assert not any(waiting in sql for sql in searched("kiln"))  # nothing changed since
+    other = open_store(ws.db_path)  # a `dream note` in another process: no vector yet
+    try:
+        other.add_crystal(
+            "The thermocouple arrives by courier",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now,
+            embedding=None,
+        )
+    finally:
+        other.close()
+    assert any(waiting in sql for sql in searched("courier"))
+    newest = ws.store.max_crystal_id()
+    assert [row[0] for row in ws.store.vectors_of([newest], ws.embedder.name)] == [newest]

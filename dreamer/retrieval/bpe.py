@@ -20,12 +20,15 @@ import contextlib
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from dreamer.store.token_table import TokenTableFile, write_token_table
 
 SPACE = "▁"
 WORD_CACHE = 4096
+Lookup = Callable[[set[str]], dict[str, int]]
+LOOKUP_CACHE = 65536  # pairs' merge ranks and symbols' ids kept (a few MB; they never change)
 
 
 def _plain(text: str) -> bool:
@@ -43,6 +46,10 @@ class TokenTable:
         self._file = TokenTableFile(path)
         self._lock = threading.Lock()
         self._words: dict[str, list[int]] = {}
+        # What the table answered, absent keys too (None): a new word's pairs are mostly
+        # pairs of words seen before, so its BPE rarely needs a statement.
+        self._ranks: dict[str, int | None] = {}
+        self._vocab: dict[str, int | None] = {}
 
     def close(self) -> None:
         """Close the table."""
@@ -71,14 +78,25 @@ class TokenTable:
                 out.extend(found)
         return out
 
+    def _known(self, kept: dict[str, int | None], keys: set[str], read: Lookup) -> dict[str, int]:
+        """The values of those ``keys`` the table holds: from ``kept``, the rest read once."""
+        missing = keys.difference(kept)
+        if missing:
+            if len(kept) + len(missing) > LOOKUP_CACHE:
+                kept.clear()
+                missing = keys
+            found = read(missing)
+            kept.update((key, found.get(key)) for key in missing)
+        return {key: value for key in keys if (value := kept[key]) is not None}
+
     def _word(self, chunk: str) -> list[int] | None:
         symbols = list(chunk)
-        vocab = self._file.token_ids(set(symbols))
+        vocab = self._known(self._vocab, set(symbols), self._file.token_ids)
         if len(vocab) != len(set(symbols)):
             return None  # a character that needs byte fallback: the real tokenizer's job
         while len(symbols) > 1:
             pairs = {f"{a} {b}" for a, b in zip(symbols, symbols[1:], strict=False)}
-            ranks = self._file.merge_ranks(pairs)
+            ranks = self._known(self._ranks, pairs, self._file.merge_ranks)
             if not ranks:
                 break
             # The lowest-ranked pair first, every occurrence left to right: what the BPE
@@ -94,7 +112,7 @@ class TokenTable:
                     merged.append(symbols[at])
                     at += 1
             symbols = merged
-        found = self._file.token_ids(set(symbols))
+        found = self._known(self._vocab, set(symbols), self._file.token_ids)
         if len(found) != len(set(symbols)):
             return None
         return [found[symbol] for symbol in symbols]

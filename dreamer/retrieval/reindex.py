@@ -13,7 +13,9 @@ by themselves (``dreamer.retrieval.vectors``), so this needs no reload of theirs
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
+from typing import Any
 
 from dreamer.retrieval.embed import Embedder, embed_texts, to_blob
 from dreamer.store import Store
@@ -58,10 +60,20 @@ def reindex(
     return done
 
 
+# Each store's change mark when it was last found with no crystal waiting for a vector: until
+# the mark moves (a note written here or by another process), no search need look again.
+_none_waiting: weakref.WeakKeyDictionary[Store, Any] = weakref.WeakKeyDictionary()
+
+
 def embed_waiting(store: Store, embedder: Embedder, *, limit: int = WAITING_LIMIT) -> int:
     """Give up to ``limit`` crystals that have no vector yet theirs (oldest first)."""
+    mark = store.change_mark()  # before the look-up: a note written after it moves the mark
+    if mark is not None and _none_waiting.get(store) == mark:
+        return 0
     waiting = store.unembedded(0, None, limit)
     if not waiting:
+        if mark is not None:
+            _none_waiting[store] = mark
         return 0
     vectors = embed_texts(embedder, [text for _, _, text in waiting])
     store.set_vectors(

@@ -423,11 +423,30 @@ def _file_path(store: Store) -> Path | None:
     return folder / FILE_NAME
 
 
+_WHERE_LIMIT = 64
+_where: dict[int, tuple[Path, str]] = {}
+
+
+def _where_is(store: Store) -> str:
+    """The store's database path, resolved once per store object: the file its connection
+    opened does not move with a later symlink change or ``chdir`` (and resolving costs a
+    system call per part of the path, every search)."""
+    path = store.path
+    found = _where.get(id(store))
+    if found is not None and found[0] is path:  # the same object, not one reusing its id
+        return found[1]
+    resolved = str(path.resolve())
+    if len(_where) >= _WHERE_LIMIT:
+        _where.clear()
+    _where[id(store)] = (path, resolved)
+    return resolved
+
+
 def index_for(store: Store, embedder: Embedder) -> VectorIndex:
     """The vector index of store's crystals, brought up to date."""
     global scan_seconds
     started = time.perf_counter()
-    key = (str(store.path.resolve()), embedder.name)
+    key = (_where_is(store), embedder.name)
     with _indexes_lock:
         index = _indexes.get(key)
         if index is None or index.dim != embedder.dim:
@@ -448,7 +467,7 @@ def held(store: Store, embedder: Embedder) -> VectorIndex | None:
     if mark is None:
         return None
     with _indexes_lock:
-        index = _indexes.get((str(store.path.resolve()), embedder.name))
+        index = _indexes.get((_where_is(store), embedder.name))
     if index is None or index.dim != embedder.dim:
         return None
     with index._lock:
@@ -499,7 +518,7 @@ def rewritten(store: Store, ids: list[int]) -> None:
 def _drop_private(store: Store) -> None:
     """Drop this process's private copies of store's vectors: read again when next needed."""
     with _indexes_lock:
-        for key in [key for key in _indexes if key[0] == str(store.path.resolve())]:
+        for key in [key for key in _indexes if key[0] == _where_is(store)]:
             index = _indexes[key]
             if index.path is None:
                 index._close()
@@ -613,7 +632,8 @@ def _scan(
     order = np.argsort(-exact, kind="stable")[:limit]
     order = order[exact[order] > MIN_SIMILARITY]
     best = float(exact[order[0]]) if len(order) else 0.0
-    return [(int(shortlist[i]) + 1, float(exact[i])) for i in order], best
+    found = zip((shortlist[order] + 1).tolist(), exact[order].tolist(), strict=True)
+    return list(found), best
 
 
 def cosines(
@@ -642,7 +662,7 @@ def cosines(
     if not len(found):
         return [], 0.0
     exact = matvec(matrix, vector)
-    similar = [
-        (i, c) for i, c in zip(found.tolist(), exact.tolist(), strict=True) if c > MIN_SIMILARITY
-    ]
+    # Compared in float64, as the Python floats were: ``c > MIN_SIMILARITY`` for each.
+    keep = exact > np.float64(MIN_SIMILARITY)
+    similar = list(zip(found[keep].tolist(), exact[keep].tolist(), strict=True))
     return similar, float(exact.max())

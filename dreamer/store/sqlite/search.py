@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, PendingSearch, marks, write_at_exit
@@ -54,6 +54,8 @@ class SearchTables(Connected):
     _ranked: dict[int, RankRow | None]
     _ranked_at: tuple[int, int]
     _temp_changes: int
+    # What ``kept_value`` keeps, and under which change mark.
+    _values: tuple[Any, dict[str, Any]]
 
     def fts_match(
         self, terms: Sequence[str], also: Sequence[str], limit: int
@@ -148,13 +150,51 @@ class SearchTables(Connected):
     def change_mark(self) -> tuple[int, int]:
         """A mark that moves whenever what a search reads may have changed: a commit by another
         connection (SQLite's ``data_version``) or a change by this one (``total_changes``,
-        less its temporary tables' rows and its own search log's, access counts included)."""
-        changes = self.db.conn.total_changes - self._log_changes
-        return (self._one("PRAGMA data_version"), changes - getattr(self, "_temp_changes", 0))
+        less its temporary tables' rows and its own search log's, access counts included).
 
-    def reading(self) -> AbstractContextManager[None]:
-        """Nothing to do: the change mark is read from memory, not across a network."""
-        return contextlib.nullcontext()
+        Inside ``reading`` another connection's commit is seen when the next stretch begins
+        (``data_version`` is read once a search); a change by this one moves it at once.
+        """
+        conn = self.db.conn
+        changes = conn.total_changes - self._log_changes - getattr(self, "_temp_changes", 0)
+        pins: threading.local | None = self.__dict__.get("_pins")
+        pinned: tuple[int, int] | None = getattr(pins, "mark", None)
+        if pinned is not None and pinned[1] == changes and not conn.in_transaction:
+            return pinned
+        mark = (self._one("PRAGMA data_version"), changes)
+        if pins is not None and pinned is not None:
+            pins.mark = mark  # this connection changed something: the stretch goes on from here
+        return mark
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A stretch of reads (a search) on this thread that reads ``data_version`` once: the
+        store as it was when the stretch began, as far as other connections' commits go (a
+        search's half dozen reads of the mark cost a statement each otherwise)."""
+        pins = self.__dict__.setdefault("_pins", threading.local())
+        if getattr(pins, "mark", None) is not None:
+            yield  # nested
+            return
+        pins.mark = self.change_mark()
+        try:
+            yield
+        finally:
+            pins.mark = None
+
+    def kept_value(self, name: str, read: Callable[[], Any]) -> Any:
+        """``read()``, kept under ``name`` while the database is unchanged (``change_mark``;
+        never what a write transaction reads, which may roll back)."""
+        if self.db.conn.in_transaction:
+            return read()
+        mark = self.change_mark()  # before the read: a change after it moves the mark
+        kept: tuple[Any, dict[str, Any]] | None = getattr(self, "_values", None)
+        if kept is None or kept[0] != mark:
+            kept = (mark, {})
+            self._values = kept
+        values = kept[1]
+        if name not in values:
+            values[name] = read()
+        return values[name]
 
     def _stems(self, terms: list[str]) -> dict[str, str | None]:
         """The stem FTS5 indexes each word under (None: the tokenizer keeps nothing of it).
@@ -303,8 +343,10 @@ class SearchTables(Connected):
         ).fetchall()
 
     def newest_day(self) -> float | None:
-        """The julian day of the newest crystal's creation."""
-        return self._one("SELECT julianday(max(created_at)) FROM crystals")
+        """The julian day of the newest crystal's creation (kept while the store is unchanged)."""
+        return self.kept_value(
+            "newest_day", lambda: self._one("SELECT julianday(max(created_at)) FROM crystals")
+        )
 
     def record_search(
         self,
