@@ -146,7 +146,7 @@ TARGETS = (
             "tests/test_secrets_shapes.py",
             "tests/test_secrets_prose_edges.py",
         ),
-        why="the secret detector: shapes, keywords, phrases, placeholders",
+        why="the secret detector: shapes, the prose detectors' gates, placeholders",
     ),
     Target(
         "secrets_rules",
@@ -168,7 +168,18 @@ TARGETS = (
             "tests/test_redaction.py",
             "tests/test_secrets_prose_edges.py",
         ),
-        why="secrets said in prose: bare keys, logins, card and account numbers",
+        why="secrets given in words and said in prose: keywords, phrases, bare keys, logins",
+    ),
+    Target(
+        "secrets_numbers",
+        "dreamer/support/secrets_numbers.py",
+        (
+            "tests/test_secrets.py",
+            "tests/test_secrets_rules.py",
+            "tests/test_redaction.py",
+            "tests/test_secrets_prose_edges.py",
+        ),
+        why="secrets written as numbers: card numbers, IBANs, social security numbers",
     ),
 )
 BY_NAME = {target.name: target for target in TARGETS}

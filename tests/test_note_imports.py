@@ -109,6 +109,9 @@ def folder(tmp_path: Path) -> Path:
 def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
     loaded = _loaded(folder, "the deploy moved to Friday, thanks to the team")
     assert _offending(loaded) == {}
+    # No word a secret given in words starts from (password, key, pin, login...): those
+    # detectors are not even compiled. A note holding one loads them (the test below).
+    assert "dreamer.support.secrets_prose" not in loaded
     # What it does load: the note reached the scratch and the store through these.
     assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.note"} <= loaded
     assert "the deploy moved to Friday" in (folder / "memory" / "scratch.md").read_text()
@@ -119,6 +122,7 @@ def test_a_note_with_a_secret_and_fields_loads_none_of_it_either(folder):
     text = "the bot key is sk-ant-api03-" + "a1B2c3D4e5" * 8 + " (rotated after the outage)"
     loaded = _loaded(folder, text)
     assert _offending(loaded) == {}
+    assert "dreamer.support.secrets_prose" in loaded  # "key": the phrases are read
     assert "[secret:anthropic-key#" in (folder / "memory" / "scratch.md").read_text()
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dreamer.support.secrets import placeholder, redact
 
@@ -131,3 +133,89 @@ POINTERS = [
 @pytest.mark.parametrize("note", POINTERS, ids=_ids(POINTERS))
 def test_a_pointer_or_a_short_string_after_a_bare_keyword_is_left_as_written(note):
     assert redact(note).text == note
+
+
+# --- the hints that decide whether the prose detectors load at all ---------------------------
+
+# Words the prose patterns start from, in any case, parts of them, their neighbours, values and
+# separators; the last few change length or meaning when lowercased.
+_HINT_PIECES = [
+    "password", "PASSWD", "pass", "passphrase", "pass code", "passcode", "pwd", "pw", "Pw",
+    "token", "TOKEN", "secret", "secret key", "secret_access_key", "api key", "api_key", "key",
+    "KEY", "keys", "pin", "PIN code", "door code", "code", "login", "log in", "LOG-ON",
+    "sign in", "credentials", "creds", "u/p", "user", "username", "User / Pass", "is", "was",
+    "are", ": ", "=", " - ", " to ", " for the router ", "my ", " ", " ", "\n", "\t", "'", '"',
+    "admin", "/", "hunter2!", "Tr0ub4dor&3x", "4821", "57f63d65a1b2c3d4e5f6a7b8c9d0e1f2",
+    "copper lantern orbit meadow", "p", "a", "s", "w", "o", "r", "d", "t", "k", "e", "y", "-",
+    "_", ".", "İ", "ſ", "K", "ß",
+]  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_HINT_PIECES), max_size=12))
+def test_no_prose_pattern_matches_a_text_without_its_detectors_hints(parts):
+    # The secret detector imports the prose detectors only for a text (lowercased, position for
+    # position) holding one of a detector's hints; each hint list must hold for every match of
+    # the patterns that detector runs first, or a secret would go unread.
+    from dreamer.support import secrets_prose as prose
+    from dreamer.support import secrets_words as words
+    from dreamer.support.secrets import _lower
+
+    lowered = _lower("".join(parts))
+
+    def holds(hints: tuple[str, ...]) -> bool:
+        return any(hint in lowered for hint in hints)
+
+    if prose._KEYWORD.search(lowered):
+        assert holds(words.KEYWORD_HINTS)
+    if prose._SAID.search(lowered):
+        assert holds(words.SAID_HINTS)
+    if prose._LOGIN.search(lowered) or prose._USER_THEN_PASSWORD.search(lowered):
+        assert holds(words.LOGIN_HINTS)
+    if prose._BARE_KEY.search(lowered):
+        assert holds(words.BARE_KEY_HINTS)
+
+
+# One text for each way into each pattern: the pattern must match it (so the case is live) and
+# the text must hold one of its detector's hints.
+_EACH_WAY_IN = [
+    ("_KEYWORD", "KEYWORD_HINTS", "password: Tr0ub4dor&3x"),
+    ("_KEYWORD", "KEYWORD_HINTS", "db passwd is Tr0ub4dor&3x"),
+    ("_KEYWORD", "KEYWORD_HINTS", "passphrase: copper lantern"),
+    ("_KEYWORD", "KEYWORD_HINTS", "pwd=Tr0ub4dor&3x"),
+    ("_KEYWORD", "KEYWORD_HINTS", "pw=swordfish9"),
+    ("_KEYWORD", "KEYWORD_HINTS", "token: abcd1234efgh5678"),
+    ("_KEYWORD", "KEYWORD_HINTS", "secret = abcd1234efgh5678"),
+    ("_KEYWORD", "KEYWORD_HINTS", "aws secret access key: abcd1234efgh5678"),
+    ("_KEYWORD", "KEYWORD_HINTS", "api key: abcd1234efgh5678"),
+    ("_SAID", "SAID_HINTS", "the passphrase is copper lantern orbit meadow"),
+    ("_SAID", "SAID_HINTS", "the pass code is 482913"),
+    ("_SAID", "SAID_HINTS", "my pin is 4821"),
+    ("_SAID", "SAID_HINTS", "the pin code: 4821"),
+    ("_SAID", "SAID_HINTS", "the door code is 4821"),
+    ("_SAID", "SAID_HINTS", "the gate code is 4821"),
+    ("_LOGIN", "LOGIN_HINTS", "login: admin / hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "log on with ada:hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "sign-in is admin / hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "credentials ada:hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "creds for the vpn are ada:hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "u/p admin/hunter2!"),
+    ("_LOGIN", "LOGIN_HINTS", "user / password admin / hunter2!"),
+    ("_USER_THEN_PASSWORD", "LOGIN_HINTS", "username admin password hunter2!"),
+    ("_BARE_KEY", "BARE_KEY_HINTS", "algolia admin key 57f63d65a1b2c3d4e5f6a7b8c9d0e1f2"),
+    ("_BARE_KEY", "BARE_KEY_HINTS", "the tokens 57f63d65a1b2c3d4e5f6a7b8c9d0e1f2"),
+    ("_BARE_KEY", "BARE_KEY_HINTS", "secrets: 57f63d65a1b2c3d4e5f6a7b8c9d0e1f2"),
+    ("_BARE_KEY", "BARE_KEY_HINTS", "passwords 57f63d65a1b2c3d4e5f6a7b8c9d0e1f2"),
+    ("_BARE_KEY", "BARE_KEY_HINTS", "pwd 57f63d65a1b2c3d4e5f6a7b8c9d0e1f2"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "hints", "text"), _EACH_WAY_IN)
+def test_every_way_into_a_prose_pattern_holds_one_of_its_detectors_hints(pattern, hints, text):
+    from dreamer.support import secrets_prose as prose
+    from dreamer.support import secrets_words as words
+    from dreamer.support.secrets import _lower
+
+    lowered = _lower(text)
+    assert getattr(prose, pattern).search(lowered), "the case no longer exercises the pattern"
+    assert any(hint in lowered for hint in getattr(words, hints))

@@ -70,23 +70,21 @@ import re
 from collections.abc import Callable, Iterator
 
 from dreamer.support import secrets_rules
-from dreamer.support.secrets_prose import accounts, bare_keys, cards, logins, owned, said, strong
+from dreamer.support.secrets_numbers import accounts, cards
 from dreamer.support.secrets_words import (
     ALNUM,
     B64,
-    CODE,
-    REFERENCE,
-    STAND_IN,
-    STOP_WORDS,
+    BARE_KEY_HINTS,
+    KEYWORD_HINTS,
+    LOGIN_HINTS,
+    SAID_HINTS,
     URLSAFE,
     WORD,
     Lazy,
     Span,
     U,
     entropy,
-    made_up,
     random_looking,
-    trim,
     user_password,
     written_out,
 )
@@ -500,142 +498,54 @@ def _aws_secret_alone(text: str, lowered: str) -> Iterator[Span]:
             yield m.start(), m.end(), "aws-secret-key"
 
 
-# Secrets given in words ----------------------------------------------------------------------
-# Found in two steps: the keyword's last word in the lowercased text (a cheap search), then the
-# separator and value from there in the original text.
-
-_KEYWORD = Lazy(
-    r"(?:pass(?:word|wd|phrase)|pwd|pw|token|secret(?:[\s_-]?(?:access[\s_-]?)?key)?|key)"
-    r"(?![a-z0-9])"
-)
-_KEY_PREFIX = Lazy(r"(?:api|access)[\s_.-]?$")  # "key" alone is no keyword: "api key" is
-_TAIL = Lazy(
-    # "the password for the staging db is ...": a short qualifier before the verb
-    r"(?:(?:[ \t]+(?i:for|of|on|at)[ \t]+(?:[\w.@/-]+[ \t]+){0,3}?[\w.@/-]+"
-    # "the password we agreed on is ...", "the password that I use is ..."
-    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?i:we|i|you|they|he|she)[ \t]+[\w']+"
-    r"(?:[ \t]+(?i:on|for|to|with|me|us|them))?)"
-    # only before =, a dash or "is"
-    r"(?=[\"']?[ \t]*(?::=|=>|[:=](?!=))|[ \t]+(?i:is|was)[ \t]|[ \t](?:—|–|-{1,2}|->|→)[ \t]))?"
-    r"(?:(?P<assign>[\"']?[ \t]*(?::=|=>|[:=](?!=)|[ \t](?:—|–|-{1,2}|->|→)(?=[ \t]))"
-    r"(?:[ \t]*(?:\*\*|__))?[ \t]*)"
-    r"|(?P<verb>[ \t]+(?i:is|was):?[ \t]+(?i:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+)?)"
-    r"|(?P<to>[ \t]+(?i:to|as)[ \t]+)"
-    r"|(?P<flag>,?[ \t]+))"  # "the password, Tr0ub4dor&3, works": an aside, as a bare value
-    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]\S{0,199})"
-)
-_FLAG = Lazy(r"--[\w-]*$")
-_JOINED_WORDS = Lazy(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
-_NAME = Lazy(r"^(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)$")
-_CHAINED = Lazy(r"[ \t]*=(?!=)")  # chained assignment: userid = passwd = acct = ""
-_CAMEL = Lazy(r"[a-z][A-Z]")
-_WORD_THEN_STOP = Lazy(r"[A-Za-z]+(?:[.,;:!?<]|&\w+;)")
-_MORE_PROSE = Lazy(r"[ \t]+[a-z]")
-# "changed the root password to x" gives a value; "pass the token to fetchUser" does not.
-_SETTING_VERB = Lazy(r"\b(?:change|changed|set|reset|update|updated|rotated|switched)\b")
-
-
-def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bool) -> bool:
-    """Whether a value after a keyword is the secret itself rather than talk about it."""
-    if value.lower() in STOP_WORDS or REFERENCE.match(value) or STAND_IN.search(value):
-        return False
-    if len(value) < (4 if kind == "password" else 8):
-        return False
-    if kind != "password" and value.isdigit():
-        return False  # "token: 4096" is a count, not a token
-    if quoted:
-        return not _NAME.match(value)  # ENV_API_KEY = "ANTHROPIC_API_KEY"
-    if CODE.match(value) or _CHAINED.match(after):
-        return False  # password=args.password, token = get_token(), api_key=api_key
-    digit = any(c.isdigit() for c in value)
-    # A hyphen joins words ("read-only"); any other symbol marks a made-up string.
-    symbol = any(not c.isalnum() for c in value.replace("-", ""))
-    if form in ("verb", "to", "flag"):
-        if kind == "password" and _JOINED_WORDS.fullmatch(value) and len(value) >= 14:
-            return True  # "the wifi password is correct-horse-battery-staple"
-        # "the token was supplied.</p>", "Password is correct.&quot;": a word ending a sentence
-        return (digit or symbol) and not _WORD_THEN_STOP.match(value)
-    if not (digit or tight) and len(value) <= 12 and _MORE_PROSE.match(after):
-        return False  # "token: GitHub's fine-grained one"; "pw=swordfish now" is still a value
-    if kind != "password" and len(value) < 16:
-        return digit or symbol or _CAMEL.search(value) is not None
-    return True
-
-
-def _keyword(text: str, lowered: str, m: re.Match[str]) -> tuple[int, str] | None:
-    """Where the keyword found by ``m`` starts, and its family; None if it is no keyword."""
-    word, start = m.group(), m.start()
-    if word == "key":
-        prefix = _KEY_PREFIX.search(lowered, max(0, start - 7), start)
-        if prefix is None:
-            return None
-        start = prefix.start()
-    before = text[start - 1] if start else " "
-    # A keyword starts a word, a snake/kebab/dotted segment or a camelCase hump; "password" and
-    # "token" also end run-together names (rootpassword, authtoken).
-    if before.isalnum() and not (
-        word.startswith("pass") or word == "token" or (before.islower() and text[start].isupper())
-    ):
-        return None
-    if word == "key" or word.endswith("key"):
-        return start, "api-key"
-    if word == "token":
-        return start, "token"
-    if word == "secret":
-        return start, "credential"
-    return start, "password"
+# Secrets given in words (detectors 4-6, and a generated string after a keyword) are
+# `dreamer.support.secrets_prose`'s, loaded for a text that holds one of the words each of them
+# looks for first (`secrets_words`): most notes hold none, and then a fresh process compiles
+# none of that code. Each gate asks exactly what its detector asks before anything else.
 
 
 def _phrases(text: str, lowered: str) -> Iterator[Span]:
-    done = 0
-    for m in _KEYWORD.finditer(lowered):
-        if m.start() < done:
-            continue
-        keyword = _keyword(text, lowered, m)
-        tail = _TAIL.match(text, m.end()) if keyword else None
-        if keyword is None or tail is None:
-            continue
-        start, kind = keyword
-        if text[start - 1 : start] == "[" and text[m.end() : m.end() + 1] == ":":
-            continue  # "[secret:kind#hash]" is how a placeholder is spelled out, not a secret
-        form = next(f for f in ("assign", "verb", "to", "flag") if tail.group(f) is not None)
-        if form == "flag" and not _FLAG.search(text, max(0, start - 30), start):
-            # "the db password hunter2-Blue! is old": a bare value only when made up; "okta
-            # api token 00TOWF...": any keyword before a generated string.
-            bare = trim(tail.group("value"))
-            if not ((kind == "password" and made_up(bare)) or strong(bare)):
-                continue
-        if form == "to" and not _SETTING_VERB.search(lowered, max(0, start - 40), start):
-            continue
-        raw, value_start = tail.group("value"), tail.start("value")
-        quoted = raw[0] in "\"'`" and raw[-1] == raw[0] and len(raw) > 1
-        value = raw[1:-1] if quoted else trim(raw)
-        value_start += 1 if quoted else 0
-        end = value_start + len(value)
-        tight = tail.group("assign") == "="
-        after = text[end : end + 4]
-        if not value:
-            continue
-        if not _given(value, kind, form, quoted, after, tight):
-            # "my password is bluebird!": a plain word someone's password "is"
-            length = owned(lowered, start, value, after) if form == "verb" else 0
-            if not length or kind != "password":
-                continue
-            end = value_start + length
-        done = end
-        yield value_start, end, kind
+    if not any(hint in lowered for hint in KEYWORD_HINTS):
+        return iter(())
+    from dreamer.support import secrets_prose
+
+    return secrets_prose.phrases(text, lowered)
 
 
-# The order of the module docstring; what rulesets miss in prose (said, logins, bare_keys,
-# cards, accounts) lives in dreamer.support.secrets_prose.
+def _said(text: str, lowered: str) -> Iterator[Span]:
+    if not any(hint in lowered for hint in SAID_HINTS):
+        return iter(())
+    from dreamer.support import secrets_prose
+
+    return secrets_prose.said(text, lowered)
+
+
+def _logins(text: str, lowered: str) -> Iterator[Span]:
+    if not any(hint in lowered for hint in LOGIN_HINTS):
+        return iter(())
+    from dreamer.support import secrets_prose
+
+    return secrets_prose.logins(text, lowered)
+
+
+def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
+    if not any(hint in lowered for hint in BARE_KEY_HINTS):
+        return iter(())
+    from dreamer.support import secrets_prose
+
+    return secrets_prose.bare_keys(text, lowered)
+
+
+# The order of the module docstring; what rulesets miss in prose (said, logins, bare keys) lives
+# in dreamer.support.secrets_prose, and in numbers (cards, accounts) in secrets_numbers.
 _DETECTORS: tuple[Callable[[str, str], Iterator[Span]], ...] = (
     _ruleset,
     _shapes,
     _aws_secret_near_names,
     _phrases,
-    said,
-    logins,
-    bare_keys,
+    _said,
+    _logins,
+    _bare_keys,
     _ruleset_late,
     cards,
     accounts,

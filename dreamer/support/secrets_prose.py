@@ -1,19 +1,25 @@
-"""Secrets in prose that no ruleset reads: passwords and passphrases said in sentences, PINs,
-logins as user / password, generated strings after a keyword, card numbers, IBANs.
+"""Secrets in prose that no ruleset reads: secrets given in words after a keyword (password,
+token, api key, secret), passwords and passphrases said in sentences, PINs, logins as user /
+password, generated strings after a keyword.
 
 Each detector takes the text and its lowercase (position for position) and yields (start, end,
-kind) spans; `dreamer.support.secrets` runs them in its order. Patterns run on the lowercase,
-values are read from the text, and a detector whose cheap hint is absent costs one substring
-search.
+kind) spans; `dreamer.support.secrets` runs them in its order, and loads this module only for
+a text that holds one of the words they look for first (`secrets_words`: the hints). Patterns
+run on the lowercase, values are read from the text.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from dreamer.support.secrets_words import (
+    BARE_KEY_HINTS,
     CODE,
+    KEYWORD_HINTS,
+    LOGIN_HINTS,
     REFERENCE,
+    SAID_HINTS,
     STAND_IN,
     STOP_WORDS,
     Lazy,
@@ -77,7 +83,7 @@ _BARE_KEY = Lazy(
 def bare_keys(text: str, lowered: str) -> Iterator[Span]:
     """A generated string right after key, token, secret or password: "algolia admin key
     57f63d65..." (the phrases above need "api key" or a verb; here the value proves itself)."""
-    if not any(word in lowered for word in ("key", "token", "secret", "pass", "pwd")):
+    if not any(hint in lowered for hint in BARE_KEY_HINTS):
         return
     for m in _BARE_KEY.finditer(lowered):
         value = trim(text[m.start("value") : m.end("value")])
@@ -104,7 +110,6 @@ _SAID = Lazy(
     r"(?P<value>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'"
     r"|[^\s.,;:!?\"'`()]+(?:[ \t]+[^\s.,;:!?\"'`()]+){0,7})",
 )  # runs on the lowercased text
-_SAID_HINTS = ("pass", "pin", "code")
 _GRAMMAR = frozenset(
     """a an the in on at to from for of by with via into is are was were be been it its this
     that these those my our your their his her not no and or but if then than so as required
@@ -115,7 +120,7 @@ _GRAMMAR = frozenset(
 
 def said(text: str, lowered: str) -> Iterator[Span]:
     """A passphrase (words and all), a passcode or a PIN given in a sentence."""
-    if not any(hint in lowered for hint in _SAID_HINTS):
+    if not any(hint in lowered for hint in SAID_HINTS):
         return
     for m in _SAID.finditer(lowered):
         start = m.start("value")
@@ -158,7 +163,7 @@ _USER_THEN_PASSWORD = Lazy(
 def logins(text: str, lowered: str) -> Iterator[Span]:
     """``login: admin / hunter2!``, ``creds for the VPN are ada:pw``, ``username admin password
     hunter2``: the password part."""
-    if not any(hint in lowered for hint in ("log", "sign", "cred", "u/p", "user")):
+    if not any(hint in lowered for hint in LOGIN_HINTS):
         return
     found = list(_LOGIN.finditer(lowered))
     if "pass" in lowered:
@@ -178,64 +183,130 @@ def logins(text: str, lowered: str) -> Iterator[Span]:
             yield start, start + len(value), "password"
 
 
-_CARD = Lazy(r"(?<![\w.-])[2-6](?:[0-9]|[ -](?=[0-9])){12,22}(?![\w-]|\.[0-9])")
-_CARD_PREFIX = Lazy(
-    r"4|5[1-5]|2(?:2[2-9]|[3-6][0-9]|7[01]|720)|3[47]|3(?:0[0-5]|[68])|6(?:011|5|4[4-9])|35"
+# Secrets given in words ----------------------------------------------------------------------
+# Found in two steps: the keyword's last word in the lowercased text (a cheap search), then the
+# separator and value from there in the original text.
+
+_KEYWORD = Lazy(
+    r"(?:pass(?:word|wd|phrase)|pwd|pw|token|secret(?:[\s_-]?(?:access[\s_-]?)?key)?|key)"
+    r"(?![a-z0-9])"
 )
-_CARD_GROUPS = {(4, 4, 4, 4), (4, 6, 5), (4, 6, 4), (4, 4, 4, 4, 3), (4, 4, 4, 2), (4, 4, 4, 3)}
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        d = ord(ch) - 48
-        if i % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-_IBAN = Lazy(r"\b[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?\b")
-_SSN = Lazy(
-    r"\b(?:ssn|social security(?: number| no\.?)?)\b[^\n0-9]{0,20}([0-9]{3}-[0-9]{2}-[0-9]{4})\b"
+_KEY_PREFIX = Lazy(r"(?:api|access)[\s_.-]?$")  # "key" alone is no keyword: "api key" is
+_TAIL = Lazy(
+    # "the password for the staging db is ...": a short qualifier before the verb
+    r"(?:(?:[ \t]+(?i:for|of|on|at)[ \t]+(?:[\w.@/-]+[ \t]+){0,3}?[\w.@/-]+"
+    # "the password we agreed on is ...", "the password that I use is ..."
+    r"|[ \t]+(?i:(?:that|which)[ \t]+)?(?i:we|i|you|they|he|she)[ \t]+[\w']+"
+    r"(?:[ \t]+(?i:on|for|to|with|me|us|them))?)"
+    # only before =, a dash or "is"
+    r"(?=[\"']?[ \t]*(?::=|=>|[:=](?!=))|[ \t]+(?i:is|was)[ \t]|[ \t](?:—|–|-{1,2}|->|→)[ \t]))?"
+    r"(?:(?P<assign>[\"']?[ \t]*(?::=|=>|[:=](?!=)|[ \t](?:—|–|-{1,2}|->|→)(?=[ \t]))"
+    r"(?:[ \t]*(?:\*\*|__))?[ \t]*)"
+    r"|(?P<verb>[ \t]+(?i:is|was):?[ \t]+(?i:now[ \t]+|still[ \t]+|set[ \t]+to[ \t]+)?)"
+    r"|(?P<to>[ \t]+(?i:to|as)[ \t]+)"
+    r"|(?P<flag>,?[ \t]+))"  # "the password, Tr0ub4dor&3, works": an aside, as a bare value
+    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]\S{0,199})"
 )
+_FLAG = Lazy(r"--[\w-]*$")
+_JOINED_WORDS = Lazy(r"[A-Za-z]+(?:-[A-Za-z]+){2,}")
+_NAME = Lazy(r"^(?:[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+)$")
+_CHAINED = Lazy(r"[ \t]*=(?!=)")  # chained assignment: userid = passwd = acct = ""
+_CAMEL = Lazy(r"[a-z][A-Z]")
+_WORD_THEN_STOP = Lazy(r"[A-Za-z]+(?:[.,;:!?<]|&\w+;)")
+_MORE_PROSE = Lazy(r"[ \t]+[a-z]")
+# "changed the root password to x" gives a value; "pass the token to fetchUser" does not.
+_SETTING_VERB = Lazy(r"\b(?:change|changed|set|reset|update|updated|rotated|switched)\b")
 
 
-def accounts(text: str, lowered: str) -> Iterator[Span]:
-    """An IBAN (its mod-97 check holds) and a US social security number named as one."""
-    if _IBAN_HINT.search(text):
-        for m in _IBAN.finditer(text):
-            compact = m.group().replace(" ", "")
-            if 15 <= len(compact) <= 34 and _mod97(compact):
-                yield m.start(), m.end(), "iban"
-    if "ssn" in lowered or "social security" in lowered:
-        for m in _SSN.finditer(lowered):
-            yield m.start(1), m.end(1), "ssn"
+def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bool) -> bool:
+    """Whether a value after a keyword is the secret itself rather than talk about it."""
+    if value.lower() in STOP_WORDS or REFERENCE.match(value) or STAND_IN.search(value):
+        return False
+    if len(value) < (4 if kind == "password" else 8):
+        return False
+    if kind != "password" and value.isdigit():
+        return False  # "token: 4096" is a count, not a token
+    if quoted:
+        return not _NAME.match(value)  # ENV_API_KEY = "ANTHROPIC_API_KEY"
+    if CODE.match(value) or _CHAINED.match(after):
+        return False  # password=args.password, token = get_token(), api_key=api_key
+    digit = any(c.isdigit() for c in value)
+    # A hyphen joins words ("read-only"); any other symbol marks a made-up string.
+    symbol = any(not c.isalnum() for c in value.replace("-", ""))
+    if form in ("verb", "to", "flag"):
+        if kind == "password" and _JOINED_WORDS.fullmatch(value) and len(value) >= 14:
+            return True  # "the wifi password is correct-horse-battery-staple"
+        # "the token was supplied.</p>", "Password is correct.&quot;": a word ending a sentence
+        return (digit or symbol) and not _WORD_THEN_STOP.match(value)
+    if not (digit or tight) and len(value) <= 12 and _MORE_PROSE.match(after):
+        return False  # "token: GitHub's fine-grained one"; "pw=swordfish now" is still a value
+    if kind != "password" and len(value) < 16:
+        return digit or symbol or _CAMEL.search(value) is not None
+    return True
 
 
-_IBAN_HINT = Lazy(r"\b[A-Z]{2}[0-9]{2}[ ]?[A-Z0-9]{4}")
+def _keyword(text: str, lowered: str, m: re.Match[str]) -> tuple[int, str] | None:
+    """Where the keyword found by ``m`` starts, and its family; None if it is no keyword."""
+    word, start = m.group(), m.start()
+    if word == "key":
+        prefix = _KEY_PREFIX.search(lowered, max(0, start - 7), start)
+        if prefix is None:
+            return None
+        start = prefix.start()
+    before = text[start - 1] if start else " "
+    # A keyword starts a word, a snake/kebab/dotted segment or a camelCase hump; "password" and
+    # "token" also end run-together names (rootpassword, authtoken).
+    if before.isalnum() and not (
+        word.startswith("pass") or word == "token" or (before.islower() and text[start].isupper())
+    ):
+        return None
+    if word == "key" or word.endswith("key"):
+        return start, "api-key"
+    if word == "token":
+        return start, "token"
+    if word == "secret":
+        return start, "credential"
+    return start, "password"
 
 
-def _mod97(iban: str) -> bool:
-    moved = iban[4:] + iban[:4]
-    digits = "".join(str(int(c, 36)) for c in moved)
-    return int(digits) % 97 == 1
-
-
-def cards(text: str, lowered: str) -> Iterator[Span]:
-    """A payment card number: 13-19 digits with a card prefix and a valid Luhn check digit,
-    plain or in the usual groups of 4 (Amex 4-6-5) with spaces or dashes."""
-    for m in _CARD.finditer(text):
-        raw = m.group()
-        digits = raw.replace(" ", "").replace("-", "")
-        if not 13 <= len(digits) <= 19 or not _CARD_PREFIX.match(digits):
+def phrases(text: str, lowered: str) -> Iterator[Span]:
+    """Secrets given in words: a keyword, then a separator or a verb, then the value."""
+    done = 0
+    if not any(hint in lowered for hint in KEYWORD_HINTS):
+        return
+    for m in _KEYWORD.finditer(lowered):
+        if m.start() < done:
             continue
-        separators = {c for c in raw if not c.isdigit()}
-        if len(separators) > 1:
+        keyword = _keyword(text, lowered, m)
+        tail = _TAIL.match(text, m.end()) if keyword else None
+        if keyword is None or tail is None:
             continue
-        if separators:
-            groups = tuple(len(part) for part in raw.split(separators.pop()))
-            if groups not in _CARD_GROUPS:
+        start, kind = keyword
+        if text[start - 1 : start] == "[" and text[m.end() : m.end() + 1] == ":":
+            continue  # "[secret:kind#hash]" is how a placeholder is spelled out, not a secret
+        form = next(f for f in ("assign", "verb", "to", "flag") if tail.group(f) is not None)
+        if form == "flag" and not _FLAG.search(text, max(0, start - 30), start):
+            # "the db password hunter2-Blue! is old": a bare value only when made up; "okta
+            # api token 00TOWF...": any keyword before a generated string.
+            bare = trim(tail.group("value"))
+            if not ((kind == "password" and made_up(bare)) or strong(bare)):
                 continue
-        if _luhn(digits):
-            yield m.start(), m.end(), "card-number"
+        if form == "to" and not _SETTING_VERB.search(lowered, max(0, start - 40), start):
+            continue
+        raw, value_start = tail.group("value"), tail.start("value")
+        quoted = raw[0] in "\"'`" and raw[-1] == raw[0] and len(raw) > 1
+        value = raw[1:-1] if quoted else trim(raw)
+        value_start += 1 if quoted else 0
+        end = value_start + len(value)
+        tight = tail.group("assign") == "="
+        after = text[end : end + 4]
+        if not value:
+            continue
+        if not _given(value, kind, form, quoted, after, tight):
+            # "my password is bluebird!": a plain word someone's password "is"
+            length = owned(lowered, start, value, after) if form == "verb" else 0
+            if not length or kind != "password":
+                continue
+            end = value_start + length
+        done = end
+        yield value_start, end, kind

@@ -1,8 +1,9 @@
 """What the secret detector reads values with: lazily compiled patterns, character sets, the
 words of prose that are never a secret, and the tests a candidate value must pass.
 
-Shared by `dreamer.support.secrets` (shapes and secrets given in words) and
-`dreamer.support.secrets_prose` (what rulesets miss in prose).
+Shared by `dreamer.support.secrets` (the ruleset and shapes), `dreamer.support.secrets_prose`
+(secrets given in words, and what rulesets miss in prose) and `secrets_numbers` (cards,
+accounts).
 """
 
 from __future__ import annotations
@@ -130,3 +131,12 @@ def made_up(value: str) -> bool:
     symbol = any(not c.isalnum() for c in value.replace("-", ""))
     mixed = any(c.isupper() for c in letters) and any(c.islower() for c in letters)
     return bool(letters) and any(c.isdigit() for c in value) and (symbol or mixed)
+
+
+# What each detector of secrets given in words looks for first, in the lowercased text: a text
+# holding none of a detector's hints gives it nothing, so `dreamer.support.secrets` loads those
+# detectors (`secrets_prose`) only for a text that holds one (most notes hold none).
+KEYWORD_HINTS = ("pass", "pw", "token", "secret", "key")  # every match of prose._KEYWORD has one
+SAID_HINTS = ("pass", "pin", "code")
+LOGIN_HINTS = ("log", "sign", "cred", "u/p", "user")
+BARE_KEY_HINTS = ("key", "token", "secret", "pass", "pwd")
