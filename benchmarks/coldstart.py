@@ -309,7 +309,13 @@ def measure(runs: int, notes: int, seed: int = 0, before: Path | None = None) ->
                 _stop(serve)
             for mode, env in left.items():  # the doors the searches left
                 dream = str(paths[mode] / "dream")
-                subprocess.run([sys.executable, dream, "door", "--stop"], env=env, cwd=env["HOME"])
+                # What it says goes nowhere: --json's output is the report alone.
+                subprocess.run(
+                    [sys.executable, dream, "door", "--stop"],
+                    env=env,
+                    cwd=env["HOME"],
+                    stdout=subprocess.DEVNULL,
+                )
         for mode, path in paths.items():
             stray = list((path / "dreamer").rglob("*.pyc")) if mode.startswith("no") else []
             if stray:
