@@ -504,36 +504,24 @@ def _aws_secret_alone(text: str, lowered: str) -> Iterator[Span]:
 # none of that code. Each gate asks exactly what its detector asks before anything else.
 
 
-def _phrases(text: str, lowered: str) -> Iterator[Span]:
-    if not any(hint in lowered for hint in KEYWORD_HINTS):
-        return iter(())
-    from dreamer.support import secrets_prose
+def _prose(detector: str, hints: tuple[str, ...]) -> Callable[[str, str], Iterator[Span]]:
+    """``secrets_prose``'s ``detector``, imported the first time a text holds one of ``hints``."""
 
-    return secrets_prose.phrases(text, lowered)
+    def detect(text: str, lowered: str) -> Iterator[Span]:
+        if not any(hint in lowered for hint in hints):
+            return iter(())
+        from dreamer.support import secrets_prose
 
+        found: Iterator[Span] = getattr(secrets_prose, detector)(text, lowered)
+        return found
 
-def _said(text: str, lowered: str) -> Iterator[Span]:
-    if not any(hint in lowered for hint in SAID_HINTS):
-        return iter(())
-    from dreamer.support import secrets_prose
-
-    return secrets_prose.said(text, lowered)
+    return detect
 
 
-def _logins(text: str, lowered: str) -> Iterator[Span]:
-    if not any(hint in lowered for hint in LOGIN_HINTS):
-        return iter(())
-    from dreamer.support import secrets_prose
-
-    return secrets_prose.logins(text, lowered)
-
-
-def _bare_keys(text: str, lowered: str) -> Iterator[Span]:
-    if not any(hint in lowered for hint in BARE_KEY_HINTS):
-        return iter(())
-    from dreamer.support import secrets_prose
-
-    return secrets_prose.bare_keys(text, lowered)
+_phrases = _prose("phrases", KEYWORD_HINTS)
+_said = _prose("said", SAID_HINTS)
+_logins = _prose("logins", LOGIN_HINTS)
+_bare_keys = _prose("bare_keys", BARE_KEY_HINTS)
 
 
 # The order of the module docstring; what rulesets miss in prose (said, logins, bare keys) lives
