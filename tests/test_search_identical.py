@@ -13,11 +13,11 @@ import random
 from datetime import timedelta
 
 import pytest
+from search_before import fuse_before, search_before
 
 from dreamer.retrieval import search as search_module
 from dreamer.retrieval import static, vectors
 from dreamer.retrieval.search import FUSION, FUSIONS, _fuse, search
-from tests.search_before import fuse_before, search_before
 
 pytestmark = pytest.mark.skipif(not static.available(), reason="wordllama is not installed")
 
