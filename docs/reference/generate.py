@@ -120,6 +120,8 @@ def settings_page() -> str:
         value = getattr(defaults, spec.attr)
         if spec.sub is not None:
             value = value[spec.sub]
+        if spec.key not in config.DESCRIPTIONS:
+            sys.exit(f"{spec.key} has no meaning in dreamer/config.py DESCRIPTIONS: add one")
         meaning = config.DESCRIPTIONS[spec.key].replace("|", "\\|")
         out.append(f"| `{spec.key}` | `{spec.env}` | {_toml(value)} | {meaning} |")
     out += [
