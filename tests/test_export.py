@@ -1,9 +1,9 @@
 """`dream export --all` / `dream import`: a whole workspace moves between machines and backends.
 
 The round trip goes SQLite -> file -> PostgreSQL -> file -> SQLite, through the CLI, and the
-files must say the same thing apart from what docs/export.md names (the export time and the
-journal's own ids); search must find the same crystals on every side. Forgotten text never
-leaves: the file holds tombstones only.
+files must say the same thing apart from what docs/guides/export-import.md names (the export
+time and the journal's own ids); search must find the same crystals on every side. Forgotten
+text never leaves: the file holds tombstones only.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def records(path) -> list[dict]:
 
 
 def comparable(path) -> list[dict]:
-    """The records minus what docs/export.md says may differ: export time, journal ids."""
+    """The records minus what docs/guides/export-import.md says may differ (export time, ids)."""
     out = []
     for row in records(path):
         row = dict(row)

@@ -194,7 +194,7 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
         assert [c.text for c in ws.store.crystals()] == ["still serving"]
 
 
-@pytest.mark.parametrize("document", ["README.md", "docs/integrations.md"])
+@pytest.mark.parametrize("document", ["README.md", "docs/guides/mcp.md"])
 def test_the_documented_registrations_run_dream_mcp_with_a_workspace(document):
     docs = (Path(__file__).resolve().parent.parent / document).read_text()
     config = json.loads(re.search(r"<!-- mcp-config -->\s*```json\n(.*?)```", docs, re.S)[1])
