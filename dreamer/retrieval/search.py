@@ -37,18 +37,18 @@
    are from 2023) is not flattened to "ancient", and a quiet month does not change rankings.
    The boost is mild on purpose: it breaks near-ties, it does not override what words say.
 
-Measured on LoCoMo (``dream bench locomo``; docs/bench.md), categories 1-4: the stemmed BM25
-step alone gives recall@5/@10 0.547/0.627; the context step lifts that to 0.625/0.720 (plain
-BM25: 0.523/0.587). The fusion weights were tuned on conversations 0-4 and the paraphrase dev
-probe, and checked on conversations 5-9 and the held-out paraphrase probe; docs/bench.md has
-the figures per embedder and the trade-off (more weight on the static vectors finds more
-paraphrases but loses LoCoMo recall).
+Measured on LoCoMo (``dream bench locomo``; docs/contributing/bench.md), categories 1-4: the
+stemmed BM25 step alone gives recall@5/@10 0.547/0.627; the context step lifts that to
+0.625/0.720 (plain BM25: 0.523/0.587). The fusion weights were tuned on conversations 0-4 and the
+paraphrase dev probe, and checked on conversations 5-9 and the held-out paraphrase probe;
+docs/contributing/bench.md has the figures per embedder and the trade-off (more weight on the
+static vectors finds more paraphrases but loses LoCoMo recall).
 
 ``search_type`` picks ``conversations`` (source ``sessions``), ``facts`` (everything else) or
 ``both``; ``memory.search.sources`` can take sessions out entirely. Every search is logged and
 counts as an access of what it returned (written in batches by the store, off the search's
-path: docs/memory.md); a search with no lexical hit and no close vector is recorded as a
-curiosity gap. The store's term frequencies are looked up once a search (``Words``).
+path: docs/guides/notes-and-search.md); a search with no lexical hit and no close vector is
+recorded as a curiosity gap. The store's term frequencies are looked up once a search (``Words``).
 """
 
 from __future__ import annotations

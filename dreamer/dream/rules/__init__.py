@@ -1,2 +1,2 @@
 """The rules of a dream, one module each: what the insights find and how the offline
-synthesizer writes each section (see docs/dreaming.md)."""
+synthesizer writes each section (see docs/guides/dreaming.md)."""
