@@ -111,9 +111,10 @@ def install(
     Shows each file's diff; running it again changes nothing. 'dream claude uninstall'
     removes exactly what this adds. With -w, hooks and server use that workspace; without,
     each project's own (see docs/guides/notes-and-search.md). Unless --no-synthesizer, the
-    workspace's dreamer.toml also gets memory.dream.synthesizer = "claude-code", so dreams are written by
-    this Claude Code login (a subscription needs no API key; see docs/guides/synthesizers.md); a
-    dreamer.toml that names a synthesizer already is left as it is. With --plugin, writes the
+    workspace's dreamer.toml also gets memory.dream.synthesizer = "claude-code", so dreams are
+    written by this Claude Code login (a subscription needs no API key; see
+    docs/guides/synthesizers.md); a dreamer.toml that names a synthesizer already is left as it
+    is. With --plugin, writes the
     plugin folder instead (load it with 'claude --plugin-dir DIR', or add it as a marketplace:
     'claude plugin marketplace add DIR', then 'claude plugin install dreamer@dreamer').
 
