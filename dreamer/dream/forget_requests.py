@@ -35,8 +35,9 @@ import numpy as np
 
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
-from dreamer.retrieval.embed import for_rules, stem
+from dreamer.retrieval.embed import for_rules
 from dreamer.store import Crystal
+from dreamer.support.words import WORD, stem
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace
@@ -55,7 +56,6 @@ _REQUEST = re.compile(
 # "forget my weight, I don't want it stored" asks to forget "my weight".
 _CLAUSE = re.compile(r"[,;:—–()\"“”]|\s-\s|\s+(?:because|since|as|it's|it is|it has)\s", re.I)
 _NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not)\s+forget\b|\bforget\s+to\b", re.I)
-_WORD = re.compile(r"[^\W_]+")
 # Words that say how or when something was written, not what it was.
 _GENERIC = frozenset(
     "a an the my our your his her their this that these those it its i me we you he she they "
@@ -139,7 +139,7 @@ class Resolution:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower())}
+    return {stem(w) for w in WORD.findall(text.lower())}
 
 
 def parse(text: str) -> ForgetRequest | None:
@@ -151,7 +151,7 @@ def parse(text: str) -> ForgetRequest | None:
         return _indirect(text)
     target = _CLAUSE.split(match["target"], maxsplit=1)[0]
     target = " ".join(target.split()).strip(" ,")
-    words = [w for w in _WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
+    words = [w for w in WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
     if not words:
         return None
     words = list(dict.fromkeys(words))
@@ -164,7 +164,7 @@ def _indirect(text: str) -> ForgetRequest | None:
         return None
     about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
     source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
-    words = [w for w in _WORD.findall(source.lower()) if w not in _GENERIC | _ASKING and len(w) > 1]
+    words = [w for w in WORD.findall(source.lower()) if w not in _GENERIC | _ASKING and len(w) > 1]
     words = list(dict.fromkeys(words))
     target = " ".join(words) if words else " ".join(text.split())
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)

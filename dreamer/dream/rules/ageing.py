@@ -8,13 +8,13 @@ from typing import Any
 
 from dreamer.dream import dates
 from dreamer.dream.rules.values import CALENDAR
-from dreamer.dream.rules.words import context_lines, keywords, nameable, stems, topic_of
+from dreamer.dream.rules.words import context_lines, nameable, topic_of
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
+from dreamer.support.words import keywords, stem, stems
 
 FADE_AFTER = timedelta(days=2)  # an Active Context line with no support this long fades
 
@@ -71,7 +71,7 @@ def find_upcoming(
     return sorted(out.values(), key=lambda item: (item["date"], item["text"]))
 
 
-_WHEN_STEMS = {_stem(w) for w in [*dates.MONTHS, *dates.WEEKDAYS]}
+_WHEN_STEMS = {stem(w) for w in [*dates.MONTHS, *dates.WEEKDAYS]}
 
 
 def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:

@@ -11,12 +11,13 @@ import numpy as np
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit, same
-from dreamer.dream.rules.words import context_lines, is_capture, stems
+from dreamer.dream.rules.words import context_lines, is_capture
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import Embedder, _stem
+from dreamer.retrieval.embed import Embedder
 from dreamer.store import Crystal, Store
 from dreamer.support.times import iso
+from dreamer.support.words import stem, stems
 
 MAX_GAPS = 10
 
@@ -77,7 +78,7 @@ _ANSWER = re.compile(
 
 
 _QUESTION_WORDS = frozenset(
-    _stem(w) for w in "open question find out need figure whether why ask unclear".split()
+    stem(w) for w in "open question find out need figure whether why ask unclear".split()
 )
 
 
