@@ -37,7 +37,7 @@ from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
 from dreamer.retrieval.embed import for_rules
 from dreamer.store import Crystal
-from dreamer.support.words import WORD, stem
+from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace
@@ -56,15 +56,6 @@ _REQUEST = re.compile(
 # "forget my weight, I don't want it stored" asks to forget "my weight".
 _CLAUSE = re.compile(r"[,;:—–()\"“”]|\s-\s|\s+(?:because|since|as|it's|it is|it has)\s", re.I)
 _NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not)\s+forget\b|\bforget\s+to\b", re.I)
-# Words that say how or when something was written, not what it was.
-_GENERIC = frozenset(
-    "a an the my our your his her their this that these those it its i me we you he she they "
-    "about of on in at to for from with by and or please pls kindly again ever earlier before "
-    "previously yesterday today last week just now above here there what which who all any "
-    "some everything anything thing things stuff note notes memory memories mention mentioned "
-    "said told wrote written write pasted paste shared gave given sent typed put had have has "
-    "was were is are be been did do does remember remembering keep keeping".split()
-)
 
 
 @dataclass(frozen=True)
@@ -107,13 +98,6 @@ REFERENCES = (
     "none of that",
 )
 _REFERS = re.compile(r"\b(?:" + "|".join(map(re.escape, REFERENCES)) + r")\b", re.IGNORECASE)
-# The words of asking, not of what is asked about: left out of an indirect request's target.
-_ASKING = frozenset(
-    "scrap drop remove delete erase purge wipe discard let go rather would prefer prefers want "
-    "wants like kept keep stay stored store record trace down anywhere actually should shouldn "
-    "never none told mentioned wrote noted shared bit us after says say thinks think asks asked "
-    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell".split()
-)
 MIN_SIMILARITY = 0.25  # cosine of the target's words and a crystal, with the default embedder
 MARGIN = 0.08  # the nearest must beat the next by this much to be one clear target
 
@@ -151,7 +135,7 @@ def parse(text: str) -> ForgetRequest | None:
         return _indirect(text)
     target = _CLAUSE.split(match["target"], maxsplit=1)[0]
     target = " ".join(target.split()).strip(" ,")
-    words = [w for w in WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
+    words = [w for w in WORD.findall(target.lower()) if w not in FORGET_STOP_WORDS and len(w) > 1]
     if not words:
         return None
     words = list(dict.fromkeys(words))
@@ -164,7 +148,11 @@ def _indirect(text: str) -> ForgetRequest | None:
         return None
     about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
     source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
-    words = [w for w in WORD.findall(source.lower()) if w not in _GENERIC | _ASKING and len(w) > 1]
+    words = [
+        w
+        for w in WORD.findall(source.lower())
+        if w not in FORGET_STOP_WORDS | FORGET_ASKING_WORDS and len(w) > 1
+    ]
     words = list(dict.fromkeys(words))
     target = " ".join(words) if words else " ".join(text.split())
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)

@@ -82,6 +82,51 @@ SECRET_PROSE_WORDS = frozenset(
 stored in the vault"), not the passphrase itself."""
 
 
+DETERMINERS = frozenset(
+    "the a an our my their his her its this that these those some all two three every each up "
+    "out".split()
+)
+"""Words that open a noun phrase: after a word in -ing one of these makes it a verb ("Reviewing
+the PR"), for the skills a note reports."""
+
+PREPOSITIONS = frozenset(
+    "with for from to in on at by of into after before about between during against via "
+    "while because so".split()
+)
+"""Words that end the object of an action ("refactored the payments module for Ada")."""
+
+KEEP_RULE_STOP_WORDS = frozenset(
+    "a an the any all anything everything something thing things stuff item items detail details "
+    "note notes fix fixes fixed chore chores talk talks discussion discussions matter matters "
+    "work task tasks update updates change changes issue issues info information about of on "
+    "for with who what which is are was were this that these those week weeks day days today "
+    "my our your his her their its it them it's in to by from at keep keeping".split()
+)
+"""Words of a keep or drop rule ("always keep anything about the move") that name nothing, so
+the rule's groups are its other words."""
+
+FORGET_STOP_WORDS = frozenset(
+    "a an the my our your his her their this that these those it its i me we you he she they "
+    "about of on in at to for from with by and or please pls kindly again ever earlier before "
+    "previously yesterday today last week just now above here there what which who all any "
+    "some everything anything thing things stuff note notes memory memories mention mentioned "
+    "said told wrote written write pasted paste shared gave given sent typed put had have has "
+    "was were is are be been did do does remember remembering keep keeping".split()
+)
+"""Words of a forget request that say how or when something was written, not what it was
+("forget what I told you about my weight" asks for "weight")."""
+
+
+FORGET_ASKING_WORDS = frozenset(
+    "scrap drop remove delete erase purge wipe discard let go rather would prefer prefers want "
+    "wants like kept keep stay stored store record trace down anywhere actually should shouldn "
+    "never none told mentioned wrote noted shared bit us after says say thinks think asks asked "
+    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell".split()
+)
+"""Words of asking, not of what is asked about ("I'd rather you didn't keep the bit about my
+salary" asks for "salary"): left out of the target of a request said in other words."""
+
+
 @functools.lru_cache(maxsize=STEM_CACHE)
 def stem(word: str) -> str:
     """A light English stem of a lower-case word ("deploying" -> "deploy")."""

@@ -13,7 +13,14 @@ from dreamer.memory.state import Skill, WorkingMemory, parse_skills
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head
 from dreamer.support.times import iso
-from dreamer.support.words import NOTE_STOP_WORDS, NOTE_WORD, keywords, stem
+from dreamer.support.words import (
+    DETERMINERS,
+    NOTE_STOP_WORDS,
+    NOTE_WORD,
+    PREPOSITIONS,
+    keywords,
+    stem,
+)
 
 MAX_SKILLS = 8
 
@@ -112,19 +119,7 @@ def _gerund(word: str) -> str | None:
     return None
 
 
-_DETERMINERS = frozenset(
-    "the a an our my their his her its this that these those some all two three every each up "
-    "out".split()
-)
-
-
 _SUBJECTS = frozenset("i we also then finally again".split())
-
-
-_PREPOSITIONS = frozenset(
-    "with for from to in on at by of into after before about between during against via "
-    "while because so".split()
-)
 
 
 def task_action(text: str) -> tuple[str, list[str]] | None:
@@ -144,10 +139,10 @@ def task_action(text: str) -> tuple[str, list[str]] | None:
     if verb is None:
         return None
     following = tokens[position + 1 : position + 7]
-    if token.endswith("ing") and not (following and following[0] in _DETERMINERS):
+    if token.endswith("ing") and not (following and following[0] in DETERMINERS):
         return None
     # The object ends at the first preposition: "Decided with Dana" has none.
-    end = next((i for i, w in enumerate(following) if w in _PREPOSITIONS), len(following))
+    end = next((i for i, w in enumerate(following) if w in PREPOSITIONS), len(following))
     words = [
         w
         for w in following[:end]
