@@ -31,11 +31,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
-from dreamer.retrieval.embed import for_rules
+from dreamer.retrieval.embed import clearly_nearest, for_rules
 from dreamer.store import Crystal
 from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
 
@@ -229,15 +227,9 @@ def _by_meaning(ws: Workspace, request: ForgetRequest, earlier: list[Crystal]) -
     ]
     if not pool or not request.words:
         return []
-    vectors = for_rules(ws.embedder).embed([" ".join(request.words), *[c.text for c in pool]])
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    sims = vectors[1:] @ vectors[0]
-    order = np.argsort(-sims, kind="stable")
-    best = float(sims[order[0]])
-    second = float(sims[order[1]]) if len(order) > 1 else 0.0
-    if best >= MIN_SIMILARITY and best - second >= MARGIN:
-        return [pool[int(order[0])]]
-    return []
+    embedder, target = for_rules(ws.embedder), " ".join(request.words)
+    nearest = clearly_nearest(embedder, target, [c.text for c in pool], MIN_SIMILARITY, MARGIN)
+    return [pool[nearest]] if nearest is not None else []
 
 
 def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:

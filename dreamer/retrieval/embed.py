@@ -164,6 +164,22 @@ def for_rules(embedder: Embedder) -> Embedder:
     return embedder
 
 
+def clearly_nearest(
+    embedder: Embedder, probe: str, texts: list[str], minimum: float, margin: float
+) -> int | None:
+    """The index of the text nearest ``probe`` in meaning when it is clearly so: a cosine of
+    at least ``minimum`` that beats the next text's by ``margin``; None when none stands out."""
+    import numpy as np
+
+    vectors = embedder.embed([probe, *texts])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    sims = vectors[1:] @ vectors[0]
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    second = float(sims[order[1]]) if len(order) > 1 else 0.0
+    return int(order[0]) if best >= minimum and best - second >= margin else None
+
+
 def _minilm_available() -> bool:
     from dreamer.retrieval import minilm
 
