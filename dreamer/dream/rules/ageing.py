@@ -116,36 +116,25 @@ def find_fading(
         passed = (
             _passed(line, written(content(line)), now) if dated and CALENDAR.search(line) else None
         )
+        if passed is None:
+            if _supported(line_stems, evidence):
+                continue
+            if dated and dates.ahead(line, written(line), now) is not None:
+                continue  # an event or deadline still ahead never fades before its date
+            if standing(line):
+                continue  # an open question or a standing rule is live until it is settled
+        words, last = finding_words(store, line)
+        finding = {
+            "topic": topic_of(line),
+            "keywords": " ".join(words),
+            "line": line.strip(),
+            "last_seen": last,
+        }
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
             # as a pointer that says what happened: the later note on its subject, if any.
-            words, last = finding_words(store, line)
-            fading.append(
-                {
-                    "topic": topic_of(line),
-                    "keywords": " ".join(words),
-                    "line": line.strip(),
-                    "last_seen": last,
-                    "passed": passed.isoformat(),
-                    "outcome": outcome(line, passed, statements),
-                }
-            )
-            continue
-        if _supported(line_stems, evidence):
-            continue
-        if dated and dates.ahead(line, written(line), now) is not None:
-            continue  # an event or deadline still ahead never fades before its date
-        if standing(line):
-            continue  # an open question or a standing rule is live until it is settled
-        words, last = finding_words(store, line)
-        fading.append(
-            {
-                "topic": topic_of(line),
-                "keywords": " ".join(words),
-                "line": line.strip(),
-                "last_seen": last,
-            }
-        )
+            finding |= {"passed": passed.isoformat(), "outcome": outcome(line, passed, statements)}
+        fading.append(finding)
     return fading
 
 
