@@ -15,6 +15,7 @@ def test_the_exceptions_are_built_from_the_stop_words():
     assert words.EMBEDDING_STOP_WORDS < words.STOP_WORDS
     assert words.QUERY_STOP_WORDS == words.STOP_WORDS | words.CONTRACTION_PIECES
     assert words.NOTE_STOP_WORDS > words.STOP_WORDS
+    assert words.RESTATEMENT_STOP_WORDS < words.NOTE_STOP_WORDS
 
 
 def test_a_query_splits_at_apostrophes_and_drops_the_pieces():

@@ -40,7 +40,7 @@ from dreamer.memory.scratch import ScratchLog
 from dreamer.store import Store, content_hash
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
-from dreamer.support.words import STOP_WORDS, stem, words
+from dreamer.support.words import RESTATEMENT_STOP_WORDS, stem, words
 
 MIN_SHARED_WORDS = 3
 SHARED_SHARE = 0.6
@@ -91,7 +91,7 @@ def _normal(text: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in words(text) if len(w) >= 3 and w not in STOP_WORDS}
+    return {stem(w) for w in words(text) if len(w) >= 3 and w not in RESTATEMENT_STOP_WORDS}
 
 
 def carries(line: str, text: str) -> bool:

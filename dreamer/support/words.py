@@ -53,6 +53,15 @@ NOTE_STOP_WORDS = STOP_WORDS | frozenset(
 """Left out of a note's content words (``keywords``): besides function words, the words every
 agent's notes are full of (who, when, saying and wanting), which tell no two notes apart."""
 
+RESTATEMENT_STOP_WORDS = frozenset(
+    "the and for are was were with that this from have has had not but you your our their "
+    "they she him her his its into about over than then them what when where which while "
+    "will would could should been being also just more most some such very".split()
+)
+"""Left out when a forget asks whether a line restates a forgotten text, or a logged search
+names one (``dreamer.memory.forgetting``): the commonest words of three letters or more. A
+wider list would scrub other lines and drop other searches than the forgets so far did."""
+
 SECRET_STOP_WORDS = frozenset(
     """a an the in on at to from for of by with via into inside under over is are was be been
     being it its this that these those my our your their his her not no none null nil empty blank
