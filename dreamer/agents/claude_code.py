@@ -197,6 +197,43 @@ class Cursor:
         return cursor
 
 
+LINE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+    }
+)  # the types of a session's lines
+
+
+def head_lines(path: Path, count: int) -> list[bytes] | None:
+    """The first ``count`` lines of a .jsonl file; None for another file or one not readable."""
+    if path.suffix.lower() != ".jsonl":
+        return None
+    try:
+        with path.open("rb") as handle:
+            return [handle.readline() for _ in range(count)]
+    except OSError:
+        return None
+
+
+def is_session(path: Path) -> bool:
+    """Whether a .jsonl file is a Claude Code session (its lines carry sessionId and a type)."""
+    for line in head_lines(path, 20) or []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") in LINE_TYPES and "sessionId" in entry:
+            return True
+    return False
+
+
 def project_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     """Session and subagent transcripts of a project folder, without indexes, metas and dumps."""
     root = Path(folder).expanduser()

@@ -59,6 +59,7 @@ from dreamer.agents.claude_code import (
     Exchange,
     Queue,
     UnreadableTranscript,
+    head_lines,
     parse_json,
     read_incrementally,
     tool_marker,
@@ -73,13 +74,8 @@ __all__ = ["Cursor", "Exchange", "UnreadableTranscript", "is_rollout", "read_rol
 
 def is_rollout(path: Path) -> bool:
     """Whether a .jsonl file is a Codex rollout (its first line is a ``session_meta``)."""
-    if path.suffix.lower() != ".jsonl":
-        return False
-    try:
-        with path.open("rb") as handle:
-            first = parse_json(handle.readline())
-    except OSError:
-        return False
+    lines = head_lines(path, 1)
+    first = parse_json(lines[0]) if lines else None
     return (
         isinstance(first, dict)
         and first.get("type") == "session_meta"
