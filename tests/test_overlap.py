@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamer.dream import inputs
-from dreamer.dream.insights import stems
 from dreamer.dream.overlap import WordIndex, jaccard
 from dreamer.store import Crystal
+from dreamer.support.words import stems
 
 WORDS = [f"w{i}" for i in range(14)]  # few words, so overlaps near any threshold are common
 word_sets = st.lists(st.sets(st.sampled_from(WORDS), max_size=12), max_size=25)

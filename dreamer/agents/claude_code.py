@@ -102,11 +102,11 @@ import json
 import os
 import re
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 TERMINAL_STOPS = frozenset({"end_turn", "stop_sequence", "max_tokens", "refusal"})
 MARK_BYTES = 512
@@ -197,6 +197,43 @@ class Cursor:
         return cursor
 
 
+LINE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "summary",
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+    }
+)  # the types of a session's lines
+
+
+def head_lines(path: Path, count: int) -> list[bytes] | None:
+    """The first ``count`` lines of a .jsonl file; None for another file or one not readable."""
+    if path.suffix.lower() != ".jsonl":
+        return None
+    try:
+        with path.open("rb") as handle:
+            return [handle.readline() for _ in range(count)]
+    except OSError:
+        return None
+
+
+def is_session(path: Path) -> bool:
+    """Whether a .jsonl file is a Claude Code session (its lines carry sessionId and a type)."""
+    for line in head_lines(path, 20) or []:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") in LINE_TYPES and "sessionId" in entry:
+            return True
+    return False
+
+
 def project_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     """Session and subagent transcripts of a project folder, without indexes, metas and dumps."""
     root = Path(folder).expanduser()
@@ -211,10 +248,36 @@ def project_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     return sorted((p for p in found if not _is_compaction(p)), key=str)
 
 
-def read_session(
-    path: str | os.PathLike[str], cursor: Cursor | None = None, *, final: bool = False
+Queue = list[tuple[str, str]]  # (typed prompt, enqueue time) not yet handed over
+
+
+class LineParser(Protocol):
+    """One transcript format: turns a file's lines into exchanges (Claude Code's, Codex's)."""
+
+    exchanges: list[Exchange]
+    tally: list[tuple[int, str]]  # (line end, why the line was skipped or "malformed")
+
+    def feed(
+        self, data: bytes, base: int, start: int, final: bool, queue: Queue
+    ) -> tuple[int, Queue]:
+        """Read ``data`` (file bytes from ``base``) from ``start``, with ``queue`` still queued
+        there: the offset consumed (the end of the last line read with no turn open), and the
+        prompts still queued at that offset."""
+        ...
+
+
+def read_incrementally(
+    path: str | os.PathLike[str],
+    cursor: Cursor | None,
+    final: bool,
+    parser: Callable[[Path, bytes, datetime], LineParser],
 ) -> tuple[list[Exchange], Cursor]:
-    """Exchanges completed since ``cursor``, and the cursor to pass next time."""
+    """Exchanges a transcript completed since ``cursor``, and the cursor to pass next time.
+
+    ``parser`` makes the format's parser from the path, the file's first line and its time.
+    A replaced, truncated or rewritten file (see :func:`moved`) is read again from the start;
+    only exchanges after the cursor's last one are returned, so none is stored twice.
+    """
     path = Path(path)
     cursor = Cursor() if cursor is None else replace(cursor, skipped=dict(cursor.skipped))
     try:
@@ -222,6 +285,8 @@ def read_session(
             stat = os.fstat(fh.fileno())
             restart = cursor.offset > 0 and moved(cursor, stat.st_ino, stat.st_size, fh)
             start = 0 if restart else cursor.offset
+            fh.seek(0)
+            first = fh.readline()
             base = max(0, start - MARK_BYTES)
             fh.seek(base)
             data = fh.read()
@@ -232,9 +297,9 @@ def read_session(
     if restart:
         cursor.malformed, cursor.skipped, cursor.restarts = 0, {}, cursor.restarts + 1
         cursor.queue = []
-    reader = _Reader(path, datetime.fromtimestamp(stat.st_mtime, UTC))
-    reader.queue = [(text, stamp) for text, stamp in cursor.queue]
-    offset, queue = reader.feed(data, base, start, final)
+    reader = parser(path, first, datetime.fromtimestamp(stat.st_mtime, UTC))
+    queued = [(text, stamp) for text, stamp in cursor.queue]
+    offset, queue = reader.feed(data, base, start, final, queued)
     exchanges = after(reader.exchanges, cursor.last_uuid, cursor.last_at)
     for end, reason in reader.tally:
         if end <= offset:
@@ -248,6 +313,13 @@ def read_session(
     cursor.queue = [[text, stamp] for text, stamp in queue]
     cursor.mark = digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
     return exchanges, cursor
+
+
+def read_session(
+    path: str | os.PathLike[str], cursor: Cursor | None = None, *, final: bool = False
+) -> tuple[list[Exchange], Cursor]:
+    """Exchanges a Claude Code session completed since ``cursor``, and the cursor to pass next."""
+    return read_incrementally(path, cursor, final, lambda path, _first, mtime: _Reader(path, mtime))
 
 
 # --- reading ------------------------------------------------------------------------------
@@ -279,13 +351,13 @@ class _Reader:
         self.exchanges: list[Exchange] = []
         self.tally: list[tuple[int, str]] = []
         self.turn: _Turn | None = None
-        self.queue: list[tuple[str, str]] = []  # (typed prompt, enqueue time) not yet handed over
+        self.queue: Queue = []
 
     def feed(
-        self, data: bytes, base: int, start: int, final: bool
-    ) -> tuple[int, list[tuple[str, str]]]:
-        """Read ``data`` (file bytes from ``base``) from ``start``: the consumed offset, and
-        the prompts still queued there."""
+        self, data: bytes, base: int, start: int, final: bool, queue: Queue
+    ) -> tuple[int, Queue]:
+        """See :meth:`LineParser.feed`."""
+        self.queue = list(queue)
         consumed = position = start
         while position - base < len(data):
             newline = data.find(b"\n", position - base)

@@ -28,6 +28,7 @@ import copy
 import json
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +166,15 @@ def without_hooks(settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def hooks_installed(settings: dict[str, Any]) -> list[str]:
-    """The events for which dreamer's hook is in these settings."""
+def hooks_installed(settings: dict[str, Any], events: Mapping[str, str] = HOOK_EVENTS) -> list[str]:
+    """The events for which dreamer's hook is in these settings (Claude Code's ``settings.json``
+    or Codex's ``hooks.json``, which share a shape; each agent passes its ``HOOK_EVENTS``)."""
     hooks = settings.get("hooks")
     found = []
-    for event in HOOK_EVENTS:
+    for event in events:
         groups = hooks.get(event, []) if isinstance(hooks, dict) else []
-        if any(is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])):
+        groups = groups if isinstance(groups, list) else []
+        if any(is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []):
             found.append(event)
     return found
 

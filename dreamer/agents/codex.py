@@ -49,20 +49,19 @@ a replaced, truncated or rewritten file (inode, size, or the hash of the bytes b
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from dreamer.agents.claude_code import (
-    MARK_BYTES,
     Cursor,
     Exchange,
+    Queue,
     UnreadableTranscript,
-    after,
-    digest,
-    moved,
+    head_lines,
     parse_json,
+    read_incrementally,
     tool_marker,
     when,
 )
@@ -75,13 +74,8 @@ __all__ = ["Cursor", "Exchange", "UnreadableTranscript", "is_rollout", "read_rol
 
 def is_rollout(path: Path) -> bool:
     """Whether a .jsonl file is a Codex rollout (its first line is a ``session_meta``)."""
-    if path.suffix.lower() != ".jsonl":
-        return False
-    try:
-        with path.open("rb") as handle:
-            first = parse_json(handle.readline())
-    except OSError:
-        return False
+    lines = head_lines(path, 1)
+    first = parse_json(lines[0]) if lines else None
     return (
         isinstance(first, dict)
         and first.get("type") == "session_meta"
@@ -92,39 +86,10 @@ def is_rollout(path: Path) -> bool:
 def read_rollout(
     path: str | os.PathLike[str], cursor: Cursor | None = None, *, final: bool = False
 ) -> tuple[list[Exchange], Cursor]:
-    """Exchanges completed since ``cursor``, and the cursor to pass next time."""
-    path = Path(path)
-    cursor = Cursor() if cursor is None else replace(cursor, skipped=dict(cursor.skipped))
-    try:
-        with path.open("rb") as fh:
-            stat = os.fstat(fh.fileno())
-            restart = cursor.offset > 0 and moved(cursor, stat.st_ino, stat.st_size, fh)
-            start = 0 if restart else cursor.offset
-            fh.seek(0)
-            meta = parse_json(fh.readline())
-            base = max(0, start - MARK_BYTES)
-            fh.seek(base)
-            data = fh.read()
-    except OSError as e:
-        raise UnreadableTranscript(
-            f"{path}: cannot read it ({e.strerror or e}); check the path and its permissions"
-        ) from e
-    if restart:
-        cursor.malformed, cursor.skipped, cursor.restarts = 0, {}, cursor.restarts + 1
-    reader = _Reader(path, meta, datetime.fromtimestamp(stat.st_mtime, UTC))
-    offset = reader.feed(data, base, start, final)
-    exchanges = after(reader.exchanges, cursor.last_uuid, cursor.last_at)
-    for end, reason in reader.tally:
-        if end <= offset:
-            if reason == "malformed":
-                cursor.malformed += 1
-            else:
-                cursor.skipped[reason] = cursor.skipped.get(reason, 0) + 1
-    if exchanges:
-        cursor.last_uuid, cursor.last_at = exchanges[-1].uuid, exchanges[-1].at.isoformat()
-    cursor.offset, cursor.inode = offset, stat.st_ino or None
-    cursor.mark = digest(data[max(0, offset - MARK_BYTES) - base : offset - base])
-    return exchanges, cursor
+    """Exchanges a Codex rollout completed since ``cursor``, and the cursor to pass next time."""
+    return read_incrementally(
+        path, cursor, final, lambda path, first, mtime: _Reader(path, parse_json(first), mtime)
+    )
 
 
 @dataclass
@@ -151,7 +116,10 @@ class _Reader:
         self.tally: list[tuple[int, str]] = []
         self.turn: _Turn | None = None
 
-    def feed(self, data: bytes, base: int, start: int, final: bool) -> int:
+    def feed(
+        self, data: bytes, base: int, start: int, final: bool, queue: Queue
+    ) -> tuple[int, Queue]:
+        """See :meth:`~dreamer.agents.claude_code.LineParser.feed` (Codex queues no prompts)."""
         offset = position = start
         for line in data[start - base :].splitlines(keepends=True):
             begin, position = position, position + len(line)
@@ -171,7 +139,7 @@ class _Reader:
                 offset = position
             else:
                 offset = self.turn.start
-        return offset
+        return offset, []
 
     def _line(self, entry: dict[str, Any], begin: int, end: int) -> None:
         kind, payload = entry.get("type"), entry.get("payload")

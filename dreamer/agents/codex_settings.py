@@ -76,18 +76,6 @@ def with_hooks(
     return out
 
 
-def hooks_installed(settings: dict[str, Any]) -> list[str]:
-    """The events for which dreamer's hook is in this hooks.json data."""
-    hooks = settings.get("hooks")
-    found = []
-    for event in HOOK_EVENTS:
-        groups = hooks.get(event, []) if isinstance(hooks, dict) else []
-        groups = groups if isinstance(groups, list) else []
-        if any(cs.is_ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or []):
-            found.append(event)
-    return found
-
-
 def _record(path: Path, data_dir: Path | None) -> Path:
     if data_dir is None:
         import platformdirs

@@ -161,7 +161,7 @@ def ingest(
             if progress:
                 progress(base + int(size * share), total)
 
-        if codex.is_rollout(path) or is_claude_session(path):
+        if codex.is_rollout(path) or claude_code.is_session(path):
             # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
             # the cursor, one at a time, or both would store the same exchanges.
             with hold(ws.memory_dir / "ingest.lock"):
@@ -205,38 +205,7 @@ def _ingest_file(
 
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
 
-CLAUDE_TYPES = frozenset(
-    {
-        "user",
-        "assistant",
-        "summary",
-        "system",
-        "file-history-snapshot",
-        "queue-operation",
-        "progress",
-        "attachment",
-    }
-)
 SETTLED_SECONDS = 600  # a session untouched this long is over: its last open turn is emitted
-
-
-def is_claude_session(path: Path) -> bool:
-    """Whether a .jsonl file is a Claude Code session (its lines carry sessionId and a type)."""
-    if path.suffix.lower() != ".jsonl":
-        return False
-    try:
-        with path.open("rb") as handle:
-            head = [handle.readline() for _ in range(20)]
-    except OSError:
-        return False
-    for line in head:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and entry.get("type") in CLAUDE_TYPES and "sessionId" in entry:
-            return True
-    return False
 
 
 def _claude_bookkeeping(path: Path, folder: Path) -> bool:
@@ -254,7 +223,7 @@ def is_claude_project(folder: Path) -> bool:
     """Whether a folder is a Claude Code project folder (~/.claude/projects/<project>)."""
     if (folder / "sessions-index.json").is_file():
         return True
-    return any(is_claude_session(path) for path in sorted(folder.glob("*.jsonl"))[:5])
+    return any(claude_code.is_session(path) for path in sorted(folder.glob("*.jsonl"))[:5])
 
 
 def _claude_pieces(

@@ -31,7 +31,6 @@ from typing import Any
 from dreamer.agents.bootstrap import bootstrap
 from dreamer.config import HORMONES
 from dreamer.dream.cycle import run as run_dream
-from dreamer.dream.insights import stems
 from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
@@ -42,6 +41,7 @@ from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search as search_crystals
 from dreamer.service.consolidation import tick as consolidation_tick
 from dreamer.support.times import as_utc, iso, parse_iso
+from dreamer.support.words import stems
 
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "scenarios"
 BOOTSTRAP_WINDOW = 32_000  # tokens: the small agent whose bootstrap block gets cut hardest

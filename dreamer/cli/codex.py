@@ -199,7 +199,7 @@ def status(as_json: bool, workspace: str | None) -> None:
     for scope in xs.SCOPES:
         hooks_file, config_file = _places(scope)
         try:
-            hooks = xs.hooks_installed(cs.load(hooks_file))
+            hooks = cs.hooks_installed(cs.load(hooks_file), xs.HOOK_EVENTS)
             mcp = xs.server_registered(_read(config_file), config_file)
         except (ValueError, OSError, UsageError) as e:
             hooks, mcp = [], False

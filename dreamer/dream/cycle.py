@@ -57,11 +57,12 @@ from dreamer.errors import (
 from dreamer.memory import hormones, moods, scratch, sightings
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
-from dreamer.retrieval.embed import for_rules, stem
+from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
 from dreamer.store import Crystal, content_hash
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
+from dreamer.support.words import keywords, stem, stems
 
 STEPS = (
     "lock",
@@ -740,24 +741,24 @@ def _lead_somewhere(ws: Workspace, pointers: list[wm.Pointer], now: datetime) ->
     One full-text query for all the pointers (each asks for any half of its keywords together,
     ``POINTER_SAMPLE`` crystals at most), not a ranked search per pointer: the cost stays that
     of a few index lookups however many crystals the store holds."""
-    wanted = [insights.stems(p.keywords) or insights.stems(p.topic) for p in pointers]
-    needs = [max(1, math.ceil(len(stems) / 2)) for stems in wanted]
+    wanted = [stems(p.keywords) or stems(p.topic) for p in pointers]
+    needs = [max(1, math.ceil(len(group) / 2)) for group in wanted]
     groups: list[list[list[str]]] = []
     for pointer, need in zip(pointers, needs, strict=True):
-        words = insights.keywords(pointer.keywords) if insights.stems(pointer.keywords) else []
+        words = keywords(pointer.keywords) if stems(pointer.keywords) else []
         by_stem: dict[str, str] = {}  # one word per stem: asking for two forms proves nothing
-        for word in words or insights.keywords(pointer.topic):
+        for word in words or keywords(pointer.topic):
             by_stem.setdefault(stem(word), word)
         sets = [list(c) for c in itertools.combinations(by_stem.values(), need)]
         groups.append(sets if len(sets) <= POINTER_SETS else [])
     found = ws.store.texts_holding(groups, POINTER_SAMPLE)
     out = []
-    for pointer, stems, need, sets, texts in zip(
+    for pointer, pointer_stems, need, sets, texts in zip(
         pointers, wanted, needs, groups, found, strict=True
     ):
-        if stems and not sets:  # too many keywords to ask by subsets: one ranked search
+        if pointer_stems and not sets:  # too many keywords to ask by subsets: one ranked search
             texts = [hit.text for hit in _hits(ws, pointer.keywords, now)]
-        out.append(any(len(stems & insights.stems(head(text))) >= need for text in texts))
+        out.append(any(len(pointer_stems & stems(head(text))) >= need for text in texts))
     return out
 
 

@@ -31,12 +31,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from dreamer.memory import forgetting
 from dreamer.memory.state import WorkingMemory, section_keys
-from dreamer.retrieval.embed import for_rules, stem
+from dreamer.retrieval.embed import clearly_nearest, for_rules
 from dreamer.store import Crystal
+from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace
@@ -55,16 +54,6 @@ _REQUEST = re.compile(
 # "forget my weight, I don't want it stored" asks to forget "my weight".
 _CLAUSE = re.compile(r"[,;:—–()\"“”]|\s-\s|\s+(?:because|since|as|it's|it is|it has)\s", re.I)
 _NOT_A_REQUEST = re.compile(r"\b(?:don'?t|do not|never|not)\s+forget\b|\bforget\s+to\b", re.I)
-_WORD = re.compile(r"[^\W_]+")
-# Words that say how or when something was written, not what it was.
-_GENERIC = frozenset(
-    "a an the my our your his her their this that these those it its i me we you he she they "
-    "about of on in at to for from with by and or please pls kindly again ever earlier before "
-    "previously yesterday today last week just now above here there what which who all any "
-    "some everything anything thing things stuff note notes memory memories mention mentioned "
-    "said told wrote written write pasted paste shared gave given sent typed put had have has "
-    "was were is are be been did do does remember remembering keep keeping".split()
-)
 
 
 @dataclass(frozen=True)
@@ -107,13 +96,6 @@ REFERENCES = (
     "none of that",
 )
 _REFERS = re.compile(r"\b(?:" + "|".join(map(re.escape, REFERENCES)) + r")\b", re.IGNORECASE)
-# The words of asking, not of what is asked about: left out of an indirect request's target.
-_ASKING = frozenset(
-    "scrap drop remove delete erase purge wipe discard let go rather would prefer prefers want "
-    "wants like kept keep stay stored store record trace down anywhere actually should shouldn "
-    "never none told mentioned wrote noted shared bit us after says say thinks think asks asked "
-    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell".split()
-)
 MIN_SIMILARITY = 0.25  # cosine of the target's words and a crystal, with the default embedder
 MARGIN = 0.08  # the nearest must beat the next by this much to be one clear target
 
@@ -139,7 +121,7 @@ class Resolution:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower())}
+    return {stem(w) for w in WORD.findall(text.lower())}
 
 
 def parse(text: str) -> ForgetRequest | None:
@@ -151,7 +133,7 @@ def parse(text: str) -> ForgetRequest | None:
         return _indirect(text)
     target = _CLAUSE.split(match["target"], maxsplit=1)[0]
     target = " ".join(target.split()).strip(" ,")
-    words = [w for w in _WORD.findall(target.lower()) if w not in _GENERIC and len(w) > 1]
+    words = [w for w in WORD.findall(target.lower()) if w not in FORGET_STOP_WORDS and len(w) > 1]
     if not words:
         return None
     words = list(dict.fromkeys(words))
@@ -164,7 +146,11 @@ def _indirect(text: str) -> ForgetRequest | None:
         return None
     about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
     source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
-    words = [w for w in _WORD.findall(source.lower()) if w not in _GENERIC | _ASKING and len(w) > 1]
+    words = [
+        w
+        for w in WORD.findall(source.lower())
+        if w not in FORGET_STOP_WORDS | FORGET_ASKING_WORDS and len(w) > 1
+    ]
     words = list(dict.fromkeys(words))
     target = " ".join(words) if words else " ".join(text.split())
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)
@@ -241,15 +227,9 @@ def _by_meaning(ws: Workspace, request: ForgetRequest, earlier: list[Crystal]) -
     ]
     if not pool or not request.words:
         return []
-    vectors = for_rules(ws.embedder).embed([" ".join(request.words), *[c.text for c in pool]])
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    sims = vectors[1:] @ vectors[0]
-    order = np.argsort(-sims, kind="stable")
-    best = float(sims[order[0]])
-    second = float(sims[order[1]]) if len(order) > 1 else 0.0
-    if best >= MIN_SIMILARITY and best - second >= MARGIN:
-        return [pool[int(order[0])]]
-    return []
+    embedder, target = for_rules(ws.embedder), " ".join(request.words)
+    nearest = clearly_nearest(embedder, target, [c.text for c in pool], MIN_SIMILARITY, MARGIN)
+    return [pool[nearest]] if nearest is not None else []
 
 
 def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:

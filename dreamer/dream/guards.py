@@ -45,11 +45,10 @@ from typing import Any
 import jsonschema
 
 from dreamer.dream import overflow
-from dreamer.dream.insights import STOP
 from dreamer.memory.state import WorkingMemory, render, sections, total_budget
-from dreamer.retrieval.embed import stem as _stem
 from dreamer.support import tokens
 from dreamer.support.resources import schema
+from dreamer.support.words import NOTE_STOP_WORDS, NOTE_WORD, stem
 
 MASS_FLOOR_CHARS = 2000
 MASS_DROP_RATIO = 0.5
@@ -60,7 +59,6 @@ BOND_MIN_TERMS = 5
 BOND_SUPPORTED = 0.7  # with a stated change: the share of the new Bond the evidence supports
 LOST_NAMED = 8  # how many lost terms a Bond-drift critique names
 
-_WORD = re.compile(r"[^\W_][\w'’-]*[^\W_]|[^\W_]", re.UNICODE)
 _CHANGE = re.compile(
     r"\b(new (?:owner|user|lead|manager|contact|client|boss|maintainer)|now (?:owns|leads|"
     r"prefers?|wants?|uses?|works)|took over|takes over|handed (?:\w+ )?over|hands? (?:\w+ )?"
@@ -243,15 +241,15 @@ def bond_terms(body: str) -> dict[str, tuple[float, str]]:
     """The Bond's content terms: stem -> (weight, a surface form)."""
     out: dict[str, tuple[float, str]] = {}
     for line in body.split("\n"):
-        words = _WORD.findall(line)
+        words = NOTE_WORD.findall(line)
         for position, word in enumerate(words):
             lower = word.strip("'’-").lower()
-            if len(lower) < 3 or lower in STOP or lower.isdigit() or _dated(lower):
+            if len(lower) < 3 or lower in NOTE_STOP_WORDS or lower.isdigit() or _dated(lower):
                 continue
             weight = rarity(word if position else word.lower())
-            stem = _stem(lower)
-            if weight > out.get(stem, (0.0, ""))[0]:
-                out[stem] = (weight, lower)
+            word_stem = stem(lower)
+            if weight > out.get(word_stem, (0.0, ""))[0]:
+                out[word_stem] = (weight, lower)
     return out
 
 
@@ -261,7 +259,7 @@ def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport, ctx
         return
     new_terms = bond_terms(candidate.body("bond"))
     total = sum(weight for weight, _ in old_terms.values())
-    kept = sum(weight for stem, (weight, _) in old_terms.items() if stem in new_terms) / total
+    kept = sum(weight for term, (weight, _) in old_terms.items() if term in new_terms) / total
     report.measures["bond_kept"] = round(kept, 3)
     if kept >= BOND_KEEP_RATIO:
         return
@@ -269,13 +267,17 @@ def _bond(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport, ctx
     if changes and new_terms:
         known = set(old_terms) | {s for text in ctx.evidence for s in bond_terms(text)}
         weight = sum(w for w, _ in new_terms.values())
-        supported = sum(w for stem, (w, _) in new_terms.items() if stem in known) / weight
+        supported = sum(w for term, (w, _) in new_terms.items() if term in known) / weight
         report.measures["bond_supported"] = round(supported, 3)
         if supported >= BOND_SUPPORTED:
             report.measures["bond_change_stated"] = True
             return
     lost = sorted(
-        ((w, surface) for stem, (w, surface) in old_terms.items() if stem not in new_terms),
+        (
+            (w, surface)
+            for word_stem, (w, surface) in old_terms.items()
+            if word_stem not in new_terms
+        ),
         key=lambda pair: (-pair[0], pair[1]),
     )
     names = ", ".join(surface for _, surface in lost[:LOST_NAMED])

@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 
 from dreamer.dream import overflow
 from dreamer.dream.guards import MAX_POINTERS, rarity
-from dreamer.dream.rules.words import LABELS, keywords
+from dreamer.dream.rules.words import LABELS
 from dreamer.dream.seed import COMMITTED_OUTCOMES, FIRST_DREAM_MARKER
 from dreamer.memory import state as wm
 from dreamer.store import Store
+from dreamer.support.words import keywords
 
 OUTSIDE = "above the sections"
 MAX_TOPIC_WORDS = 16

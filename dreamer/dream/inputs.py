@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream.insights import Insights, stems
+from dreamer.dream.insights import Insights
 from dreamer.dream.overlap import WordIndex
 from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory, render, sections
@@ -33,6 +33,7 @@ from dreamer.store import Crystal
 from dreamer.support import tokens
 from dreamer.support.bounds import READ_MAX_CHARS, head
 from dreamer.support.times import parse_iso
+from dreamer.support.words import stems
 
 CLIP_CHARS = 1_500  # a pending memory longer than this is clipped, with a marker
 NEAR_DUPLICATE = 0.8  # word overlap (Jaccard) above which a memory repeats a chosen one

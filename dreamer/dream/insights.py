@@ -62,19 +62,16 @@ from dreamer.dream.rules.skills import find_skills, task_action, task_pattern
 from dreamer.dream.rules.supersession import date_state_sides, find_contradictions
 from dreamer.dream.rules.topics import find_topics
 from dreamer.dream.rules.values import find_changed_values, find_changed_words
-from dreamer.dream.rules.words import STOP, context_lines, keywords, stems
+from dreamer.dream.rules.words import context_lines
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.retrieval.embed import Embedder
 from dreamer.store import Crystal, Store
 
 __all__ = [
-    "STOP",
     "Insights",
     "compute",
     "context_lines",
-    "keywords",
-    "stems",
     "task_action",
     "task_pattern",
 ]

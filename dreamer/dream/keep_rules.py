@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 from dreamer.memory.state import WorkingMemory, section_keys
+from dreamer.support.words import KEEP_RULE_STOP_WORDS
 
 _RULE = re.compile(
     r"\b(?P<kind>never|always|don'?t|do not)\s+(?:ever\s+)?(?P<verb>keep|store|remember|write|"
@@ -34,13 +35,6 @@ _PLACE = re.compile(
 _TAIL = re.compile(r"\s+(?:until|unless|while|when|because|since|as|so|they|it)\b.*$", re.I)
 _SPLIT = re.compile(r",\s*|\s+(?:or|and|nor)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_][\w'’-]*", re.UNICODE)
-GENERIC = frozenset(
-    "a an the any all anything everything something thing things stuff item items detail details "
-    "note notes fix fixes fixed chore chores talk talks discussion discussions matter matters "
-    "work task tasks update updates change changes issue issues info information about of on "
-    "for with who what which is are was were this that these those week weeks day days today "
-    "my our your his her their its it them it's in to by from at keep keeping".split()
-)
 
 
 @dataclass(frozen=True)
@@ -86,7 +80,9 @@ def parse(text: str) -> list[Rule]:
             words = [
                 w.lower()
                 for w in _WORD.findall(item)
-                if not re.search(r"['’]s$", w) and w.lower() not in GENERIC and len(w) > 1
+                if not re.search(r"['’]s$", w)
+                and w.lower() not in KEEP_RULE_STOP_WORDS
+                and len(w) > 1
             ]
             if words:
                 groups.append(tuple(dict.fromkeys(_root(w) for w in words)))

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from dreamer.dream.insights import keywords
 from dreamer.memory.state import Pointer, WorkingMemory, parse_pointers, sections
 from dreamer.support import tokens
+from dreamer.support.words import keywords
 
 
 def trim(state: WorkingMemory) -> tuple[WorkingMemory, dict[str, list[str]]]:

@@ -21,11 +21,12 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from dreamer.dream import guards, insights
+from dreamer.dream import guards
 from dreamer.errors import PinNotFound, UsageError
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.store import Crystal
+from dreamer.support.words import stems
 
 MARKER = "(pinned)"
 PINNED = "frozen"
@@ -101,19 +102,19 @@ def instructions(ws: Workspace, text: str) -> str:
 
 def verdict(fact: str, state_text: str) -> tuple[str, str | None]:
     """("kept" | "contradicted" | "dropped", the state line that speaks of it)."""
-    wanted, values = insights.stems(fact), set(_VALUE.findall(fact))
+    wanted, values = stems(fact), set(_VALUE.findall(fact))
     best, best_share = None, 0.0
     for line in state_text.split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        share = len(wanted & insights.stems(line)) / len(wanted) if wanted else 0.0
+        share = len(wanted & stems(line)) / len(wanted) if wanted else 0.0
         if values and values <= set(_VALUE.findall(line)):
             share += 1.0  # every value named: this is the line about it
         if share > best_share:
             best, best_share = line.strip(), share
     if best is None:
         return "dropped", None
-    words = len(wanted & insights.stems(best)) / len(wanted) if wanted else 1.0
+    words = len(wanted & stems(best)) / len(wanted) if wanted else 1.0
     named = set(_VALUE.findall(best))
     if words >= KEEP_SHARE and values <= named:
         return "kept", best

@@ -15,13 +15,12 @@ import re
 from dataclasses import dataclass
 
 from dreamer.errors import UsageError
-from dreamer.retrieval.embed import stem
 from dreamer.store import Crystal, Store
+from dreamer.support.words import WORD, stem
 
 FEW = 3  # more matches than this need an explicit "all" (as a forget request in a note)
 MIN_SHARED_PREFIX = 5  # word forms compared for marking: "address" / "addresses"
 _PHRASE = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ def mark(text: str, words: list[str], phrases: list[str]) -> str:
     # Words already inside a marked phrase stay as they are.
     parts = re.split(r"(\[[^\]]*\])", text)
     return "".join(
-        part if part.startswith("[") and part.endswith("]") else _WORD.sub(bracket, part)
+        part if part.startswith("[") and part.endswith("]") else WORD.sub(bracket, part)
         for part in parts
     )
 

@@ -37,22 +37,16 @@ from typing import Any, Protocol
 from dreamer.errors import UsageError, WorkspaceError
 from dreamer.memory.forget_search import same_word
 from dreamer.memory.scratch import ScratchLog
-from dreamer.retrieval.embed import stem
 from dreamer.store import Store, content_hash
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
+from dreamer.support.words import RESTATEMENT_STOP_WORDS, stem, words
 
 MIN_SHARED_WORDS = 3
 SHARED_SHARE = 0.6
 FORGOTTEN = "[forgotten]"
 MIN_QUOTE = 12  # characters: shorter texts are too common to be "the" text
-_WORD = re.compile(r"[^\W_]{3,}")
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[^\]]*\]\s*)?(?:\w+:\s+)?")
-_STOP = frozenset(
-    "the and for are was were with that this from have has had not but you your our their "
-    "they she him her his its into about over than then them what when where which while "
-    "will would could should been being also just more most some such very".split()
-)
 
 
 class Forgettable(Protocol):
@@ -97,7 +91,7 @@ def _normal(text: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+    return {stem(w) for w in words(text) if len(w) >= 3 and w not in RESTATEMENT_STOP_WORDS}
 
 
 def carries(line: str, text: str) -> bool:

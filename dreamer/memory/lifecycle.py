@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,6 +48,7 @@ from dreamer.store import Store
 from dreamer.store.base import VectorRow
 from dreamer.support.bounds import READ_MAX_CHARS
 from dreamer.support.times import as_utc, iso, parse_iso
+from dreamer.support.words import words
 
 BASE_HALF_LIFE_DAYS = 30.0
 TYPE_FACTOR = {"directive": 4.0, "world_fact": 2.0, "mental_model": 2.0, "experience": 1.0}
@@ -59,7 +59,6 @@ ARCHIVE_FLOOR = 0.1
 MIN_ARCHIVE_AGE_DAYS = 7.0
 MERGE_SIMILARITY = 0.92  # vectors shortlist near-duplicates ...
 SAME_WORDS = 0.9  # ... and the words confirm them (difflib ratio of the word sequences)
-_WORDS = re.compile(r"[^\W_]+")
 _ARTICLES = frozenset({"a", "an", "the"})
 MAX_NEW_PER_TICK = 500  # a backlog (e.g. after a big import) is merged over several ticks
 BLOCK = 20_000
@@ -240,7 +239,7 @@ def same_words(first: str, second: str) -> bool:
         # every tick would hang on it), and a head alone cannot prove a duplicate: a crystal
         # longer than any note is never merged.
         return False
-    a, b = _WORDS.findall(first.lower()), _WORDS.findall(second.lower())
+    a, b = words(first), words(second)
     if [w for w in a if w.isdigit()] != [w for w in b if w.isdigit()]:
         return False
     a, b = [w for w in a if w not in _ARTICLES], [w for w in b if w not in _ARTICLES]

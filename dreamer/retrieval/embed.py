@@ -10,12 +10,12 @@ a real sentence model can replace it through the protocol.
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import zlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dreamer.support.bounds import READ_MAX_CHARS, head
+from dreamer.support.words import EMBEDDING_STOP_WORDS, stem, words
 
 if TYPE_CHECKING:  # imported where vectors are made: `dream note` never needs numpy
     import numpy as np
@@ -25,12 +25,6 @@ WORD_CACHE = 65536
 # dilute it, and tokenizing megabytes costs seconds and gigabytes. Longer texts are embedded by
 # their head.
 EMBED_MAX_CHARS = READ_MAX_CHARS
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset(
-    "a an and are as at be been but by did do does for from had has have he her him his how i if "
-    "in into is it its me my of on or our she so than that the their them then there these they "
-    "this to was we were what when where which who why will with you your".split()
-)
 
 
 @runtime_checkable
@@ -43,19 +37,6 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray:
         """Return an array of shape (len(texts), dim), float32, each row of norm 1 (or 0)."""
         ...
-
-
-@functools.lru_cache(maxsize=WORD_CACHE)
-def _stem(word: str) -> str:
-    for suffix in ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def stem(word: str) -> str:
-    """A light English stem of a lower-case word ("deploying" -> "deploy")."""
-    return _stem(word)
 
 
 class HashingEmbedder:
@@ -80,11 +61,10 @@ class HashingEmbedder:
         )
 
     def _features(self, text: str) -> dict[int, float]:
-        words = [w for w in _WORD.findall(text.lower()) if w not in _STOP]
-        stems = [_stem(w) for w in words]
+        stems = [stem(w) for w in words(text) if w not in EMBEDDING_STOP_WORDS]
         feats: dict[int, float] = {}
-        for stem in stems:
-            for bucket, value in self._word_features(stem):
+        for word_stem in stems:
+            for bucket, value in self._word_features(word_stem):
                 feats[bucket] = feats.get(bucket, 0.0) + value
         for first, second in zip(stems, stems[1:], strict=False):
             bucket, value = self._hash("b:" + first + " " + second, 0.5)
@@ -182,6 +162,22 @@ def for_rules(embedder: Embedder) -> Embedder:
         if static.available():
             return embedder_for("wordllama")
     return embedder
+
+
+def clearly_nearest(
+    embedder: Embedder, probe: str, texts: list[str], minimum: float, margin: float
+) -> int | None:
+    """The index of the text nearest ``probe`` in meaning when it is clearly so: a cosine of
+    at least ``minimum`` that beats the next text's by ``margin``; None when none stands out."""
+    import numpy as np
+
+    vectors = embedder.embed([probe, *texts])
+    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+    sims = vectors[1:] @ vectors[0]
+    order = np.argsort(-sims, kind="stable")
+    best = float(sims[order[0]])
+    second = float(sims[order[1]]) if len(order) > 1 else 0.0
+    return int(order[0]) if best >= minimum and best - second >= margin else None
 
 
 def _minilm_available() -> bool:

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from itertools import repeat
@@ -73,6 +72,7 @@ from dreamer.store import Store
 from dreamer.store.base import PairedMatch, RankRow
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc
+from dreamer.support.words import QUERY_STOP_WORDS, WORD
 
 COMMON_SHARE = 0.02  # in a large store, words in more crystals than this only rank
 COMMON_MIN_CRYSTALS = 20000
@@ -89,18 +89,6 @@ RECENCY_BOOST = 0.1
 RECENCY_HALF_LIFE_DAYS = 30.0
 ARCHIVED_FACTOR = 0.85
 GAP_SIMILARITY = 0.25
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-# Common English function words (NLTK's list): matching them ranks by noise, not meaning.
-_STOP = frozenset(
-    "a about above after again against all am an and any are as at be because been before being "
-    "below between both but by can could d did do does doing don down during each few for from "
-    "further had has have having he her here hers herself him himself his how i if in into is it "
-    "its itself just ll m me more most my myself no nor not now o of off on once only or other "
-    "our ours ourselves out over own re s same she should so some such t than that the their "
-    "theirs them themselves then there these they this those through to too under until up ve "
-    "very was we were what when where which while who whom why will with would y you your yours "
-    "yourself yourselves".split()
-)
 
 
 @dataclass
@@ -123,8 +111,8 @@ class Hit:
 
 def query_terms(query: str) -> list[str]:
     """The words of a query worth matching, lower-cased, stop words removed, in order."""
-    words = [w.lower() for w in _WORD.findall(query)]
-    kept = [w for w in words if w not in _STOP]
+    words = [w.lower() for w in WORD.findall(query)]
+    kept = [w for w in words if w not in QUERY_STOP_WORDS]
     return list(dict.fromkeys(kept or words))
 
 

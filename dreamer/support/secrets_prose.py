@@ -21,7 +21,6 @@ from dreamer.support.secrets_words import (
     REFERENCE,
     SAID_HINTS,
     STAND_IN,
-    STOP_WORDS,
     Lazy,
     Span,
     entropy,
@@ -30,6 +29,7 @@ from dreamer.support.secrets_words import (
     trim,
     user_password,
 )
+from dreamer.support.words import SECRET_PROSE_WORDS, SECRET_STOP_WORDS
 
 _OWNER = Lazy(r"\b(?:my|our|your|his|her|their|\w+'s)(?:[ \t]+[\w'-]+){0,3}[ \t]*$")
 _DESCRIBING = Lazy(r"(?:ed|ing|ly|able|ible|ive|ous|ful|less)$")
@@ -48,7 +48,7 @@ def owned(lowered: str, start: int, value: str, after: str) -> int:
         ends
         and word.isalpha()
         and len(word) >= 4
-        and word.lower() not in STOP_WORDS
+        and word.lower() not in SECRET_STOP_WORDS
         and not _DESCRIBING.search(word.lower())
         and _OWNER.search(lowered, max(0, start - 40), start) is not None
     ):
@@ -110,12 +110,6 @@ _SAID = Lazy(
     r"(?P<value>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'"
     r"|[^\s.,;:!?\"'`()]+(?:[ \t]+[^\s.,;:!?\"'`()]+){0,7})",
 )  # runs on the lowercased text
-_GRAMMAR = frozenset(
-    """a an the in on at to from for of by with via into is are was were be been it its this
-    that these those my our your their his her not no and or but if then than so as required
-    needed stored kept saved managed set changed reset rotated updated generated provided
-    configured shown printed written sentence words word characters chars long""".split()
-)
 
 
 def said(text: str, lowered: str) -> Iterator[Span]:
@@ -135,12 +129,12 @@ def said(text: str, lowered: str) -> Iterator[Span]:
             # A passphrase is words: take them to the end of the clause. Three words or more
             # with no word of grammar are one ("correct horse battery staple"); fewer must
             # hold no stop word ("is required", "is stored in vault").
-            prose = _GRAMMAR if len(words) >= 3 else STOP_WORDS
+            prose = SECRET_PROSE_WORDS if len(words) >= 3 else SECRET_STOP_WORDS
             if any(w in prose for w in lowered_words) or STAND_IN.search(value):
                 continue
             yield start, start + len(value), "password"
             continue
-        if len(words) != 1 or lowered_words[0] in STOP_WORDS:
+        if len(words) != 1 or lowered_words[0] in SECRET_STOP_WORDS:
             continue
         if value.isdigit() and 4 <= len(value) <= 12:
             yield start, start + len(value), "pin"
@@ -173,7 +167,7 @@ def logins(text: str, lowered: str) -> Iterator[Span]:
         user = m.group("user")
         if (
             len(value) >= 3
-            and user.lower() not in STOP_WORDS
+            and user.lower() not in SECRET_STOP_WORDS
             and user_password(value)
             and not CODE.match(value)
             and not STAND_IN.search(value)
@@ -220,7 +214,7 @@ _SETTING_VERB = Lazy(r"\b(?:change|changed|set|reset|update|updated|rotated|swit
 
 def _given(value: str, kind: str, form: str, quoted: bool, after: str, tight: bool) -> bool:
     """Whether a value after a keyword is the secret itself rather than talk about it."""
-    if value.lower() in STOP_WORDS or REFERENCE.match(value) or STAND_IN.search(value):
+    if value.lower() in SECRET_STOP_WORDS or REFERENCE.match(value) or STAND_IN.search(value):
         return False
     if len(value) < (4 if kind == "password" else 8):
         return False

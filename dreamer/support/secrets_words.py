@@ -12,6 +12,8 @@ import math
 import re
 from collections import Counter
 
+from dreamer.support.words import SECRET_STOP_WORDS
+
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
     from typing import Any
@@ -59,7 +61,7 @@ def written_out(value: str) -> bool:
     """Not a stand-in for a password: PASS, ${PW}, <password>, ***, pw."""
     if REFERENCE.match(value):
         return False
-    return not (value.isalpha() and (value.isupper() or value.lower() in STOP_WORDS))
+    return not (value.isalpha() and (value.isupper() or value.lower() in SECRET_STOP_WORDS))
 
 
 def user_password(value: str) -> bool:
@@ -77,21 +79,6 @@ def entropy(value: str) -> float:
 STAND_IN = Lazy(
     r"(?i)placeholder|^your[\W_]|[\W_]here$|^(?:dummy|example|sample|fake|changeme|change[-_]me"
     r"|redacted|secret|test|testing|foo|bar|baz|foobar|todo|fixme|xxx+|\.\.\.)$"
-)
-STOP_WORDS = frozenset(
-    """a an the in on at to from for of by with via into inside under over is are was be been
-    being it its this that these those my our your their his her not no none null nil empty blank
-    unset undefined required optional needed mandatory missing wrong incorrect correct invalid
-    valid expired expiring same different too very still now also only just there here available
-    unavailable unknown tbd todo hidden redacted masked stored kept saved managed set changed
-    reset rotated updated generated provided configured defined given shown printed logged leaked
-    compromised weak strong long short secure insecure ok okay fine good bad new old default true
-    false yes see check ask use using somewhere elsewhere rotate rotating change changing update
-    updating revoke revoked please n/a na case-sensitive read-only short-lived long-lived
-    per-user per-project hardcoded hard-coded encrypted hashed plaintext plain-text
-    str bytes string text int bool any object secretstr password passwd pwd pw pass token secret
-    key apikey api_key user username login name value creds credentials auth
-    and or but then so if when while field fields form box""".split()
 )
 REFERENCE = Lazy(
     r"^(?:\$[({A-Za-z_]|%[A-Za-z_]+%|<[^>]*>|\*{3,}|[xX]{3,}$|.*(?:\.\.\.|…)$|[\W_]+$"

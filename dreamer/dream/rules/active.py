@@ -10,8 +10,9 @@ from dreamer.dream.rules.bond import SELF, is_bond
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
 from dreamer.dream.rules.lines import LABEL_PREFIX, bullet, clip, fit, norm, same
-from dreamer.dream.rules.words import context_lines, stems
+from dreamer.dream.rules.words import context_lines
 from dreamer.memory.state import WorkingMemory
+from dreamer.support.words import stems
 
 _LABELS = (
     (

@@ -8,13 +8,13 @@ from typing import Any
 
 from dreamer.dream import dates
 from dreamer.dream.rules.values import CALENDAR
-from dreamer.dream.rules.words import context_lines, keywords, nameable, stems, topic_of
+from dreamer.dream.rules.words import context_lines, nameable, topic_of
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
+from dreamer.support.words import keywords, stem, stems
 
 FADE_AFTER = timedelta(days=2)  # an Active Context line with no support this long fades
 
@@ -71,7 +71,7 @@ def find_upcoming(
     return sorted(out.values(), key=lambda item: (item["date"], item["text"]))
 
 
-_WHEN_STEMS = {_stem(w) for w in [*dates.MONTHS, *dates.WEEKDAYS]}
+_WHEN_STEMS = {stem(w) for w in [*dates.MONTHS, *dates.WEEKDAYS]}
 
 
 def _supported(line_stems: set[str], evidence: list[set[str]]) -> bool:
@@ -116,36 +116,25 @@ def find_fading(
         passed = (
             _passed(line, written(content(line)), now) if dated and CALENDAR.search(line) else None
         )
+        if passed is None:
+            if _supported(line_stems, evidence):
+                continue
+            if dated and dates.ahead(line, written(line), now) is not None:
+                continue  # an event or deadline still ahead never fades before its date
+            if standing(line):
+                continue  # an open question or a standing rule is live until it is settled
+        words, last = finding_words(store, line)
+        finding = {
+            "topic": topic_of(line),
+            "keywords": " ".join(words),
+            "line": line.strip(),
+            "last_seen": last,
+        }
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
             # as a pointer that says what happened: the later note on its subject, if any.
-            words, last = finding_words(store, line)
-            fading.append(
-                {
-                    "topic": topic_of(line),
-                    "keywords": " ".join(words),
-                    "line": line.strip(),
-                    "last_seen": last,
-                    "passed": passed.isoformat(),
-                    "outcome": outcome(line, passed, statements),
-                }
-            )
-            continue
-        if _supported(line_stems, evidence):
-            continue
-        if dated and dates.ahead(line, written(line), now) is not None:
-            continue  # an event or deadline still ahead never fades before its date
-        if standing(line):
-            continue  # an open question or a standing rule is live until it is settled
-        words, last = finding_words(store, line)
-        fading.append(
-            {
-                "topic": topic_of(line),
-                "keywords": " ".join(words),
-                "line": line.strip(),
-                "last_seen": last,
-            }
-        )
+            finding |= {"passed": passed.isoformat(), "outcome": outcome(line, passed, statements)}
+        fading.append(finding)
     return fading
 
 

@@ -6,17 +6,16 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
-
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit, same
-from dreamer.dream.rules.words import context_lines, is_capture, stems
+from dreamer.dream.rules.words import context_lines, is_capture
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import Embedder, _stem
+from dreamer.retrieval.embed import Embedder, clearly_nearest
 from dreamer.store import Crystal, Store
 from dreamer.support.times import iso
+from dreamer.support.words import stem, stems
 
 MAX_GAPS = 10
 
@@ -77,7 +76,7 @@ _ANSWER = re.compile(
 
 
 _QUESTION_WORDS = frozenset(
-    _stem(w) for w in "open question find out need figure whether why ask unclear".split()
+    stem(w) for w in "open question find out need figure whether why ask unclear".split()
 )
 
 
@@ -117,15 +116,9 @@ def by_meaning(
     )
     if not later:
         return "", ""
-    vectors = embedder.embed([question, *[text for text, _ in later]])
-    vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
-    sims = vectors[1:] @ vectors[0]
-    order = np.argsort(-sims, kind="stable")
-    best = float(sims[order[0]])
-    second = float(sims[order[1]]) if len(order) > 1 else 0.0
-    if best >= ANSWER_SIMILARITY and best - second >= ANSWER_MARGIN:
-        return later[int(order[0])]
-    return "", ""
+    texts = [text for text, _ in later]
+    nearest = clearly_nearest(embedder, question, texts, ANSWER_SIMILARITY, ANSWER_MARGIN)
+    return later[nearest] if nearest is not None else ("", "")
 
 
 def find_gaps(

@@ -6,11 +6,12 @@ import re
 from typing import Any
 
 from dreamer.dream import dates
-from dreamer.dream.rules.words import STOP, context_lines
+from dreamer.dream.rules.words import context_lines
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal
 from dreamer.support.times import iso
+from dreamer.support.words import NOTE_STOP_WORDS
 
 ROLES = {
     "manager": "manager",
@@ -60,7 +61,7 @@ _NAME_IS_ROLE = re.compile(
     rf"\s+(?P<owner>{_OWNER})\s+{_ROLE_WORDS}\b"
 )
 _ROLE_NAME = re.compile(rf"\b(?P<owner>{_OWNER})\s+{_ROLE_WORDS},\s+(?P<name>{_NAME})\s*[,;.)]")
-_NOT_NAMES = STOP | {"please", "correction", "decided", "open", "question", "deadline"}
+_NOT_NAMES = NOTE_STOP_WORDS | {"please", "correction", "decided", "open", "question", "deadline"}
 _TITLES = frozenset("prof prof. dr dr. mr mr. mrs mrs. ms ms. father sister".split())
 
 
@@ -68,7 +69,7 @@ def _role(words: str) -> str:
     """The role phrase up to its first stop word ("huismeester of the" → "huismeester")."""
     out: list[str] = []
     for word in words.split():
-        if word in STOP:
+        if word in NOTE_STOP_WORDS:
             break
         out.append(word)
     return " ".join(out)

@@ -11,8 +11,9 @@ from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit
 from dreamer.dream.rules.skills import task_action
 from dreamer.dream.rules.supersession import current
-from dreamer.dream.rules.words import LABELS, STOP, context_lines, keywords, stems
+from dreamer.dream.rules.words import LABELS, context_lines
 from dreamer.memory.state import Pointer, WorkingMemory, parse_pointers
+from dreamer.support.words import NOTE_STOP_WORDS, keywords, stems
 
 MAX_POINTERS = 18  # stays under the guard's 20 with room for a hand-added one
 
@@ -44,7 +45,6 @@ _VALUE = re.compile(r"[£$€]?\d[\d,.:%k]*|\d+(?:st|nd|rd|th)", re.IGNORECASE)
 _OLD = "\x00old pointer: "  # marks an old pointer among the sources of a merge
 
 
-_TOPIC_STOP = STOP | {"now", "then", "again", "also"}
 _WHEN = frozenset(dates.MONTHS) | frozenset(dates.WEEKDAYS) | {"am", "pm"}
 
 
@@ -64,7 +64,7 @@ def _topic(line: str) -> str:
 
     def content(clause: str) -> list[str]:
         words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
-        return [w for w in words if w.lower() not in _TOPIC_STOP | _WHEN]
+        return [w for w in words if w.lower() not in NOTE_STOP_WORDS | _WHEN]
 
     def specific(clause: str) -> bool:
         words = [w for w in re.findall(r"[^\W\d_][\w'’-]*", clause) if w.lower() not in LABELS]
@@ -104,7 +104,7 @@ def _topic(line: str) -> str:
         default=-1,
     )
     words = words[: max(TOPIC_WORDS, last_value + 1)]
-    while len(words) > 3 and words[-1].lower().strip(",.") in _TOPIC_STOP:
+    while len(words) > 3 and words[-1].lower().strip(",.") in NOTE_STOP_WORDS:
         words = words[:-1]  # end on a content word, not "for the"
     return " ".join(words).rstrip(",;:.") or text[:60]
 
@@ -113,7 +113,7 @@ def _anchors(text: str, common: set[str]) -> set[str]:
     """What ties notes into one topic: names and places inside the text, and a repeated action."""
     words = re.findall(r"(?<=\s)[A-Z][\w'’-]+|\b[A-Z]{2,}\d*\b|\b\w*\d\w*[A-Z]\w*\b", text)
     found = {w.strip("'’").lower().removesuffix("'s") for w in words}
-    found = {w for w in found if w not in common and w not in STOP and len(w) > 2}
+    found = {w for w in found if w not in common and w not in NOTE_STOP_WORDS and len(w) > 2}
     action = task_action(LABEL_PREFIX.sub("", re.sub(r"^\s*[-*•]\s+", "", text)))
     if action:
         found |= {f"{action[0]}:{stem}" for w in action[1][:3] for stem in stems(w)}

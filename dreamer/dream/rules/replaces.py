@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dreamer.dream.rules.words import stems
 from dreamer.memory.scratch import Note
 from dreamer.store import Crystal, Store
 from dreamer.support.times import iso
+from dreamer.support.words import stems
 
 _ID = re.compile(r"^\s*(?:#|crystal\s*#?|id\s*)?(?P<id>\d+)\s*$", re.IGNORECASE)
 WORDS_HELD = 0.6  # old words: the statement replaced holds at least this share of them

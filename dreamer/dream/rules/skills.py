@@ -7,13 +7,20 @@ from typing import Any
 
 from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.lines import fit
-from dreamer.dream.rules.words import STOP, WORD, keywords, nameable
+from dreamer.dream.rules.words import nameable
 from dreamer.memory.sightings import SEEN
 from dreamer.memory.state import Skill, WorkingMemory, parse_skills
-from dreamer.retrieval.embed import _stem
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head
 from dreamer.support.times import iso
+from dreamer.support.words import (
+    DETERMINERS,
+    NOTE_STOP_WORDS,
+    NOTE_WORD,
+    PREPOSITIONS,
+    keywords,
+    stem,
+)
 
 MAX_SKILLS = 8
 
@@ -112,19 +119,7 @@ def _gerund(word: str) -> str | None:
     return None
 
 
-_DETERMINERS = frozenset(
-    "the a an our my their his her its this that these those some all two three every each up "
-    "out".split()
-)
-
-
 _SUBJECTS = frozenset("i we also then finally again".split())
-
-
-_PREPOSITIONS = frozenset(
-    "with for from to in on at by of into after before about between during against via "
-    "while because so".split()
-)
 
 
 def task_action(text: str) -> tuple[str, list[str]] | None:
@@ -135,7 +130,7 @@ def task_action(text: str) -> tuple[str, list[str]] | None:
     PR"), so "Billing API returns 500" is no action: skills come from repeated actions, not
     nouns.
     """
-    tokens = [w.strip("'’-").lower() for w in WORD.findall(text.split("\n", 1)[0])][:12]
+    tokens = [w.strip("'’-").lower() for w in NOTE_WORD.findall(text.split("\n", 1)[0])][:12]
     position = 1 if len(tokens) > 1 and tokens[0] in _SUBJECTS else 0
     if position >= len(tokens):
         return None
@@ -144,14 +139,14 @@ def task_action(text: str) -> tuple[str, list[str]] | None:
     if verb is None:
         return None
     following = tokens[position + 1 : position + 7]
-    if token.endswith("ing") and not (following and following[0] in _DETERMINERS):
+    if token.endswith("ing") and not (following and following[0] in DETERMINERS):
         return None
     # The object ends at the first preposition: "Decided with Dana" has none.
-    end = next((i for i, w in enumerate(following) if w in _PREPOSITIONS), len(following))
+    end = next((i for i, w in enumerate(following) if w in PREPOSITIONS), len(following))
     words = [
         w
         for w in following[:end]
-        if len(w) >= 3 and w not in STOP and not w.isdigit() and nameable(w)
+        if len(w) >= 3 and w not in NOTE_STOP_WORDS and not w.isdigit() and nameable(w)
     ]
     return (verb, words) if words else None
 
@@ -208,7 +203,7 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
         by_verb.setdefault(action[0], []).append((crystal, action[1]))
     # Each search's stems, made once: every skill below is looked for in all of them.
     searches = [
-        {_stem(w) for w in keywords(query.lower())}
+        {stem(w) for w in keywords(query.lower())}
         for query in store.search_queries(iso(now - timedelta(days=30)))
     ]
     skills: list[dict[str, Any]] = []
@@ -219,15 +214,15 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
             counts: dict[str, int] = {}
             wording: dict[str, str] = {}
             for _, words in left:
-                for word in dict.fromkeys(_stem(w) for w in words[:2]):
+                for word in dict.fromkeys(stem(w) for w in words[:2]):
                     counts[word] = counts.get(word, 0) + 1
                 for w in words:
-                    wording.setdefault(_stem(w), w)
+                    wording.setdefault(stem(w), w)
             best = max(counts, key=lambda w: (counts[w], w), default=None)
             if best is None:
                 break
-            group = [(c, w) for c, w in left if best in {_stem(x) for x in w[:2]}]
-            left = [(c, w) for c, w in left if best not in {_stem(x) for x in w[:2]}]
+            group = [(c, w) for c, w in left if best in {stem(x) for x in w[:2]}]
+            left = [(c, w) for c, w in left if best not in {stem(x) for x in w[:2]}]
             crystals = [c for c, _ in group]
             seen = sum(times[c.id] for c in crystals)  # every writing, repeats included
             if seen < 2:
@@ -255,12 +250,12 @@ def _object(group: list[tuple[Crystal, list[str]]], best: str, wording: dict[str
     plural when the notes act on several things."""
     counts: dict[str, int] = {}
     for _, words in group:
-        for stem in dict.fromkeys(_stem(w) for w in words):
-            counts[stem] = counts.get(stem, 0) + 1
-    order = [_stem(w) for _, words in group for w in words]
+        for word_stem in dict.fromkeys(stem(w) for w in words):
+            counts[word_stem] = counts.get(word_stem, 0) + 1
+    order = [stem(w) for _, words in group for w in words]
     shared = [s for s in dict.fromkeys(order) if counts[s] * 2 >= len(group)][:3] or [best]
     phrase = [wording[s] for s in shared]
-    heads = {_stem(words[0]) for _, words in group}
+    heads = {stem(words[0]) for _, words in group}
     if len(heads) > 1 and len(shared) == 1:
         phrase[-1] = _plural(phrase[-1])
     return " ".join(phrase)
@@ -270,7 +265,7 @@ def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
     """Searches repeated often (same words, RECALL_REPEATS+ times in 30 days): a recurring need."""
     counts: dict[frozenset[str], list[str]] = {}
     for query in store.search_queries(iso(now - timedelta(days=30)), found_only=True):
-        key = frozenset(_stem(w) for w in keywords(query))
+        key = frozenset(stem(w) for w in keywords(query))
         if key:
             counts.setdefault(key, []).append(query)
     out = []

@@ -6,10 +6,9 @@ import re
 from typing import Any
 
 from dreamer.dream.rules.people import ROLES
-from dreamer.dream.rules.words import keywords, stems
 from dreamer.memory.state import WorkingMemory
-from dreamer.retrieval.embed import _stem
 from dreamer.store import Store
+from dreamer.support.words import keywords, stem, stems
 
 _PREFERENCE = re.compile(
     r"\b(prefers?|preferred|likes?|liked|dislikes?|hates?|loves?|wants?|favou?rite|"
@@ -80,14 +79,14 @@ def _kind(text: str) -> str | None:
     return None
 
 
-_KIND_STEMS = frozenset(_stem(w) for w in _KIND_WORDS)
+_KIND_STEMS = frozenset(stem(w) for w in _KIND_WORDS)
 
 
 def _subject(text: str) -> set[str]:
     """What a statement is about: its content stems, without kind words, names or roles
     (two notes that both name the user's manager are not about the same thing)."""
     names = {w.lower() for w in re.findall(r"\b[A-Z][a-z][\w'’-]*", text)}
-    return stems(text) - _KIND_STEMS - {_stem(w) for w in names | set(ROLES)}
+    return stems(text) - _KIND_STEMS - {stem(w) for w in names | set(ROLES)}
 
 
 _CHANGED = re.compile(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from dreamer.dream.rules.words import keywords, nameable
-from dreamer.retrieval.embed import _stem
+from dreamer.dream.rules.words import nameable
 from dreamer.store import Crystal
+from dreamer.support.words import keywords, stem
 
 MAX_TOPICS = 12
 
@@ -14,21 +14,21 @@ MAX_TOPICS = 12
 def find_topics(crystals: list[Crystal]) -> list[dict[str, Any]]:
     """Group crystals by shared keywords: greedy, most widely shared keyword first."""
     words = {c.id: keywords(c.text) for c in crystals}
-    stemmed = {c.id: {_stem(w): w for w in words[c.id]} for c in crystals}
+    stemmed = {c.id: {stem(w): w for w in words[c.id]} for c in crystals}
     frequency: dict[str, int] = {}
     for mapping in stemmed.values():
-        for stem in mapping:
-            frequency[stem] = frequency.get(stem, 0) + 1
+        for word_stem in mapping:
+            frequency[word_stem] = frequency.get(word_stem, 0) + 1
     shared = sorted((s for s, n in frequency.items() if n >= 2), key=lambda s: (-frequency[s], s))
     # A word in nearly every crystal ("project") groups nothing useful when there are many.
     if len(crystals) >= 6:
         shared = [s for s in shared if frequency[s] <= 0.6 * len(crystals)] or shared
     unassigned = {c.id for c in crystals}
     groups: list[tuple[list[int], str]] = []
-    for stem in shared:
-        members = sorted(cid for cid in unassigned if stem in stemmed[cid])
+    for word_stem in shared:
+        members = sorted(cid for cid in unassigned if word_stem in stemmed[cid])
         if len(members) >= 2:
-            groups.append((members, stem))
+            groups.append((members, word_stem))
             unassigned -= set(members)
     for cid in sorted(unassigned):
         groups.append(([cid], ""))
@@ -37,9 +37,9 @@ def find_topics(crystals: list[Crystal]) -> list[dict[str, Any]]:
         counts: dict[str, int] = {}
         surface: dict[str, str] = {}
         for cid in members:
-            for stem, word in stemmed[cid].items():
-                counts[stem] = counts.get(stem, 0) + 1
-                surface.setdefault(stem, word)
+            for word_stem, word in stemmed[cid].items():
+                counts[word_stem] = counts.get(word_stem, 0) + 1
+                surface.setdefault(word_stem, word)
         ranked = sorted(counts, key=lambda s: (s != seed, -counts[s], frequency.get(s, 0), s))
         top = [surface[s] for s in ranked if nameable(surface[s])][:4]
         if len(top) < 2:

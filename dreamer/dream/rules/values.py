@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from dreamer.dream import dates
-from dreamer.dream.rules.words import stems
-from dreamer.retrieval.embed import Embedder, _stem
+from dreamer.retrieval.embed import Embedder
 from dreamer.support.times import parse_iso
+from dreamer.support.words import stem, stems
 
 SHARED_STEMS = 2
 SIMILARITY = 0.4
@@ -182,7 +182,7 @@ def find_changed_words(
         amounts = _amounts(text)
         # A name after "instead of" is who does it now ("the nurse, instead of Aoife"), not a
         # choice dropped.
-        dropped = {_stem(m["word"]) for m in _DROPPED.finditer(text) if m["word"].islower()}
+        dropped = {stem(m["word"]) for m in _DROPPED.finditer(text) if m["word"].islower()}
         new_names = _names(text)
         best: tuple[int, int] | None = None  # (score, index)
         for i in range(j - 1, -1, -1):
