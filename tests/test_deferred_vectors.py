@@ -1,8 +1,8 @@
 """A fresh `dream note` stores its note without a vector; search and ticks give it one.
 
-The trade-off (docs/bench.md, cold start): the note process never loads the embedder, so its
-words are searchable at once, and its meaning from the next search in any process (which embeds
-waiting notes before it ranks) or the next consolidation tick.
+The trade-off (docs/contributing/bench.md, cold start): the note process never loads the
+embedder, so its words are searchable at once, and its meaning from the next search in any
+process (which embeds waiting notes before it ranks) or the next consolidation tick.
 """
 
 from __future__ import annotations
