@@ -33,7 +33,7 @@ door``) that answers the runs after it, as it does for a user; stopped at the en
 command runs with an empty ``XDG_RUNTIME_DIR`` and ``DREAM_SEARCH_WARM_MINUTES=0``, so no door
 answers it (yours neither) and none is left, and all run with dreams off
 (``DREAM_DREAM_ENABLED=false``: the serves never dream over the searched notes). Figures go in
-docs/bench.md ("Cold start").
+docs/contributing/bench.md ("Cold start").
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Part 2 (needs the Claude Code CLI: ``--claude`` or DREAM_CLAUDE_CLI): ``--sessio
 headless sessions (``claude -p``, each in a new home) with ``dream mcp`` as their only MCP
 server, against a loopback fake of the Messages API (tests/fake_anthropic.py); it counts the
 sessions whose first request for the prompt carries dreamer's tools (``mcp__dreamer__*``)
-and its instructions. No network: everything runs on 127.0.0.1. Figures go in docs/bench.md.
+and its instructions. No network: everything runs on 127.0.0.1. Figures go in
+docs/contributing/bench.md.
 """
 
 from __future__ import annotations

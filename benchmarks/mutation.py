@@ -15,8 +15,8 @@ covered by the target's tests, kill rate, run time, then every survivor as a dif
 this is meant for has two cores shared with other work: run targets one at a time.
 
 A timeout counts as killed (the mutant hung the tests: a user would notice). A mutant no test of
-the target reaches counts as a survivor in the kill rate. docs/testing.md holds the last figures
-and why each remaining survivor is harmless.
+the target reaches counts as a survivor in the kill rate. docs/contributing/testing.md holds the
+last figures and why each remaining survivor is harmless.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Run from the repository root: ``python benchmarks/planted_bugs.py`` (or give bug
 ``python benchmarks/planted_bugs.py 3 17``). The repository is copied to a temporary folder
 and the bugs are planted there (``PYTHONPATH`` points the tests at the copy), so the working
 tree is never edited. Prints one line per bug: CAUGHT when its test failed, MISSED when it
-passed. docs/testing.md has the table of bugs and tests.
+passed. docs/contributing/testing.md has the table of bugs and tests.
 """
 
 from __future__ import annotations

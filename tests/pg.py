@@ -1,12 +1,12 @@
-"""The test suite's PostgreSQL: the starter lives in ``dreamer.bench.pgserver`` (the fleet bench
-uses it too); this adds what only tests need, ``unavailable`` (skip, or fail in CI)."""
+"""The test suite's PostgreSQL: the starter is ``pg_server`` (the benchmarks use it too); this
+adds what only tests need, ``unavailable`` (skip, or fail in CI)."""
 
 from __future__ import annotations
 
 import os
 from typing import NoReturn
 
-from dreamer.bench.pgserver import PgServer, PostgresUnavailable, start_postgres
+from pg_server import PgServer, PostgresUnavailable, start_postgres
 
 __all__ = ["PgServer", "PostgresUnavailable", "start_postgres", "unavailable"]
 

@@ -21,7 +21,7 @@ NOT_NEEDED = (
     "apscheduler",
     "click",
     "jsonschema",
-    "dreamer.bench",
+    "dreamer_bench",
     "anthropic",
     "httpx",
     "httpx2",

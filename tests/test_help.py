@@ -82,7 +82,7 @@ def test_a_note_does_not_import_the_scheduler_the_benchmarks_or_mcp(tmp_path):
         "import sys; from dreamer.cli import main\n"
         f"try:\n    main(['note', '-w', {str(tmp_path / 'ws')!r}, 'hello'])\n"
         "except SystemExit:\n    pass\n"
-        "heavy = [m for m in ('apscheduler', 'dreamer.bench.scale', 'mcp', 'anthropic')"
+        "heavy = [m for m in ('apscheduler', 'dreamer_bench', 'mcp', 'anthropic')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )

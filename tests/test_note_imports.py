@@ -46,7 +46,7 @@ NEVER = {
     "dreamer.agents": "hooks, MCP, ingest",
     "dreamer.cli.reading": "the bodies of search and hook, and the commands' JSON",
     "dreamer.service": "the scheduler",
-    "dreamer.bench": "benchmarks",
+    "dreamer_bench": "the benchmarks, a package of their own",
     "dreamer.retrieval": "embedders, vectors and search",
     "dreamer.cadence": "schedules: loaded when one is set or read",
     "dreamer.store.rows": "the row dataclasses: a note reads no row",

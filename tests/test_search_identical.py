@@ -25,7 +25,8 @@ pytestmark = pytest.mark.skipif(not static.available(), reason="wordllama is not
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """A workspace of 2,000 synthetic crystals with vectors, and the time they were made."""
-    from dreamer.bench.scale import NOW, bulk_load
+    from synthetic import NOW, bulk_load
+
     from dreamer.memory.workspace import Workspace
 
     ws = Workspace.open(
@@ -44,7 +45,7 @@ def generated(tmp_path_factory):
 
 def _queries(count: int, seed: int) -> list[str]:
     """Synthetic questions, words no crystal holds (the vector step alone), and mixes."""
-    from dreamer.bench.scale import synthetic_query, synthetic_text
+    from synthetic import synthetic_query, synthetic_text
 
     rng = random.Random(seed)
     out = [synthetic_query(rng) for _ in range(count)]

@@ -92,7 +92,8 @@ def _generated(tmp_path, now, size=1500):
     """A workspace of ``size`` synthetic crystals (session turns and notes) with vectors."""
     import random
 
-    from dreamer.bench.scale import bulk_load
+    from synthetic import bulk_load
+
     from dreamer.memory.workspace import Workspace
 
     ws = Workspace.open(tmp_path / "ws", overrides={"embedder": "wordllama"})
@@ -104,7 +105,7 @@ def _generated(tmp_path, now, size=1500):
 def _queries(count, seed=1):
     import random
 
-    from dreamer.bench.scale import synthetic_query
+    from synthetic import synthetic_query
 
     rng = random.Random(seed)
     return [synthetic_query(rng) for _ in range(count)]

@@ -368,13 +368,14 @@ def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
 
     monkeypatch.setattr(search, "PROBE_COST", probe_cost)
 
-    from dreamer.bench import scale
+    import synthetic
+
     from dreamer.retrieval.search import query_terms
 
     store = open_store(tmp_path / "r.db", url=pg_database, key="ranks")
     rng = random.Random(4)
     rows = [
-        {"text": scale.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
+        {"text": synthetic.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
         | {"semantic_type": "experience", "importance": 0.5, "at": now, "embedding": None}
         for _ in range(600)
     ]
@@ -394,7 +395,7 @@ def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
         add(store, "Ada asked why the dashboard fails on Friday", now)
         checked = 0
         for _ in range(40):
-            words = query_terms(scale.synthetic_query(rng))
+            words = query_terms(synthetic.synthetic_query(rng))
             stems = store._stemmed(words)
             single = [stems[word][0] for word in words if len(stems[word]) == 1]
             for wanted, extra in ((single, []), (single[:1], single[1:])):
@@ -420,13 +421,14 @@ def test_postings_read_whole_rank_as_the_statement_does_to_the_last_bit(
     the statement gives, whichever way it reads the other words' rows."""
     import random
 
-    from dreamer.bench import scale
+    import synthetic
+
     from dreamer.retrieval.search import query_terms
 
     store = open_store(tmp_path / "r.db", url=pg_database, key="read")
     rng = random.Random(9)
     rows = [
-        {"text": scale.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
+        {"text": synthetic.synthetic_text(rng), "source": rng.choice(["sessions", "scratch"])}
         | {"semantic_type": "experience", "importance": 0.5, "at": now, "embedding": None}
         for _ in range(600)
     ]
@@ -435,7 +437,7 @@ def test_postings_read_whole_rank_as_the_statement_does_to_the_last_bit(
         store.forget_crystal(7, reason="test", at=now)
         checked = 0
         for _ in range(40):
-            words = query_terms(scale.synthetic_query(rng))
+            words = query_terms(synthetic.synthetic_query(rng))
             stems = store._stemmed(words)
             single = [stems[word][0] for word in words if len(stems[word]) == 1]
             store._document_counts([(lexeme,) for lexeme in single])

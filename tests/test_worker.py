@@ -204,27 +204,6 @@ def test_a_jobs_database_that_is_not_postgres_is_one_error_line(runner, tmp_path
     assert result.output.startswith("Error: the jobs database must be a postgresql:// URL")
 
 
-def test_the_fleet_bench_keeps_every_promise_on_a_small_fleet(pg_database, tmp_path):
-    from dreamer.bench import fleet
-
-    shape = fleet.Fleet(
-        workspaces=4,
-        workers=2,
-        writers=1,
-        seconds=8,
-        kill_at=2,
-        lease_seconds=2,
-        consolidate_minutes=0.05,
-        dream_minutes=0.1,
-    )
-    report = fleet.run(shape, db=pg_database, parent=tmp_path)
-    assert report["notes"] > 0 and report["notes_missing"] == report["notes_unaccounted"] == 0
-    assert report["duplicate_runs"] == 0 and report["runs_counted"] and report["backlog"] == 0
-    assert report["killed"] is not None
-    whole, dreamt = map(int, report["memory_whole"].split("/"))
-    assert whole == dreamt
-
-
 def test_a_worker_reconnects_when_the_jobs_database_drops_it(pg_database, queue, tmp_path, now):
     import psycopg
 

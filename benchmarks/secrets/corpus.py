@@ -8,7 +8,7 @@ prose); ``ordinary()`` gives 200 notes of agent life that hold no secret (hashes
 code, URLs, file names, versions, placeholder code) and must come through unchanged.
 
 Used by tests/test_secrets_corpus.py (every kind redacted at every door) and by
-benchmarks/secrets/measure.py (the figures in docs/secrets.md).
+benchmarks/secrets/measure.py (the figures in docs/contributing/secrets-ruleset.md).
 """
 
 from __future__ import annotations

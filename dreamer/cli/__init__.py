@@ -65,7 +65,6 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "codex": "codex:codex",
-    "bench": "bench:bench",
     "worker": "worker:worker",
 }
 

@@ -1,5 +1,10 @@
 """The ``dream`` click group: loads each command's module on demand (``dreamer.cli.COMMANDS``)
-and turns DreamError into a one-line ``Error:`` message and its exit code."""
+and turns DreamError into a one-line ``Error:`` message and its exit code.
+
+Other packages add commands through the ``dreamer.commands`` entry points, as plugins do for
+simonw/llm: an entry point names a click command, under the command's name. The benchmarks
+(``dream bench``, benchmarks/ in dreamer's repository) come that way.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,30 @@ from typing import Any
 
 import click
 
-from dreamer.errors import DreamError
+from dreamer.errors import DreamError, UsageError
 from dreamer.support import failures
+
+ENTRY_POINTS = "dreamer.commands"
+# Commands of dreamer's repository that live in a package of their own: how to get each.
+ELSEWHERE = {
+    "bench": "the benchmarks package: run 'pip install ./benchmarks' in a clone of dreamer"
+}
+
+
+def _added() -> dict[str, Any]:
+    """The commands installed packages add: name -> entry point."""
+    from importlib.metadata import entry_points
+
+    return {point.name: point for point in entry_points(group=ENTRY_POINTS)}
+
+
+@click.command(add_help_option=False, context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def _not_installed(ctx: click.Context, args: tuple[str, ...]) -> None:
+    """A command whose package is not installed: one line naming the fix (exit 2)."""
+    name = ctx.info_name or ""
+    raise UsageError(f"'dream {name}' needs {ELSEWHERE[name]}")
 
 
 class _Group(click.Group):
@@ -21,12 +48,19 @@ class _Group(click.Group):
         self.table = table  # command name -> "module:attribute" in dreamer.cli
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(self.table)
+        return sorted({*self.table, *_added()})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         where = self.table.get(cmd_name)
         if where is None:
-            return None
+            added = _added().get(cmd_name)
+            if added is not None:
+                command = added.load()
+            elif cmd_name in ELSEWHERE:
+                command = _not_installed
+            else:
+                return None
+            return command if isinstance(command, click.Command) else None
         module, attribute = where.split(":")
         command = getattr(importlib.import_module(f"dreamer.cli.{module}"), attribute)
         return command if isinstance(command, click.Command) else None

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from dreamer_bench import retention
 
-from dreamer.bench import retention
 from dreamer.cli import main
 
 
@@ -74,7 +74,7 @@ def test_an_answer_is_kept_by_its_content_words(answer, text, kept):
 
 
 def test_a_window_keeps_the_most_recent_turns_that_fit(tmp_path):
-    from dreamer.bench.locomo import load
+    from dreamer_bench.locomo import load
 
     [conversation], _ = load(_file(tmp_path))
     text = retention.window(conversation.turns, 200)

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.agents.bootstrap import bootstrap_block
-from dreamer.bench.locomo import SCORED, Conversation, Turn, load
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer_bench.locomo import SCORED, Conversation, Turn, load
 
 CONTEXT_WINDOW = 32_000  # the smallest bootstrap budget, as in `dream bench quality`
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)

@@ -29,12 +29,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamer.bench.bm25 import BM25
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
+from dreamer_bench.bm25 import BM25
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 SCORED = (1, 2, 3, 4)  # the overall figure leaves out adversarial questions, as the paper does

@@ -111,7 +111,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="dream-bench-fleet-", dir=parent) as tmp:
         if db is not None:
             return _run(fleet, Path(tmp), db, say)
-        from dreamer.bench.pgserver import PostgresUnavailable, start_postgres
+        from dreamer_bench.pg_server import PostgresUnavailable, start_postgres
 
         try:
             server = start_postgres(tmp)
@@ -162,7 +162,7 @@ def _run(fleet: Fleet, folder: Path, url: str, say: Callable[[str], None]) -> di
         writing = [
             _spawn(
                 [
-                    *("-m", "dreamer.bench.fleet", "--write", str(acks[n])),
+                    *("-m", "dreamer_bench.fleet", "--write", str(acks[n])),
                     *("--seconds", str(fleet.seconds), "--seed", str(n)),
                     *map(str, share),
                 ],

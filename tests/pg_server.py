@@ -1,4 +1,4 @@
-"""A throwaway PostgreSQL 16 (with pgvector) that the test suite and the fleet bench start.
+"""A throwaway PostgreSQL 16 (with pgvector) that the test suite and the benchmarks start.
 
 The server comes from the `pgserver` wheel, which ships PostgreSQL and the pgvector extension as
 relocatable binaries: nothing is installed by hand, so a fresh clone with the project's own pip
@@ -33,8 +33,10 @@ Any reason the server cannot start raises `PostgresUnavailable(reason)`; the tes
 (`tests/pg_fixture.py`) turn it into a skip with that reason (or a failure when
 `DREAMER_REQUIRE_POSTGRES` is set), `dream bench fleet` into one error line.
 
-It lives in the package (not only in tests/) because `dream bench fleet` starts its own server
-the same way; `tests/pg.py` re-exports it.
+It is the tests' (`tests/pg.py` re-exports it, adding `unavailable`) and imports only the
+standard library, so the suite runs without the benchmarks installed. `dream bench fleet` and
+`pg-compare` start their server the same way: the benchmarks package (benchmarks/) holds a link
+to this file, and its wheel a copy of it, so there is one starter to maintain.
 """
 
 from __future__ import annotations

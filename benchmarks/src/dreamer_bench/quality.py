@@ -43,7 +43,8 @@ from dreamer.service.consolidation import tick as consolidation_tick
 from dreamer.support.times import as_utc, iso, parse_iso
 from dreamer.support.words import stems
 
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "scenarios"
+# The repository's benchmarks/scenarios, in the package (a link in a clone, files in a wheel).
+SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 BOOTSTRAP_WINDOW = 32_000  # tokens: the small agent whose bootstrap block gets cut hardest
 POINTER_SEARCH_LIMIT = 5
 PAST_MARKERS = (
@@ -712,13 +713,10 @@ CHECKS: dict[str, _Kind] = {
 
 
 def shipped_scenarios() -> list[Path]:
-    """The scenarios in benchmarks/scenarios of a source checkout (empty elsewhere)."""
-    # Beside the package in a source checkout; else under the current folder (an installed
-    # dreamer run from a checkout of the repository).
-    for folder in (SCENARIO_DIR, Path.cwd() / "benchmarks" / "scenarios"):
-        if folder.is_dir():
-            return sorted(p for p in folder.iterdir() if p.suffix in (".toml", ".json"))
-    return []
+    """The scenarios the package ships (benchmarks/scenarios of the repository)."""
+    if not SCENARIO_DIR.is_dir():
+        return []
+    return sorted(p for p in SCENARIO_DIR.iterdir() if p.suffix in (".toml", ".json"))
 
 
 def format_report(results: list[ScenarioResult]) -> str:

@@ -1,7 +1,7 @@
 """PostgreSQL against SQLite in one process: the same crystals, the same searches, interleaved.
 
 For each size N, one workspace on SQLite and one on PostgreSQL are bulk-loaded with the same N
-synthetic crystals (``scale``'s generator, same seed): batch by batch, the batch is embedded
+synthetic crystals (``synthetic``, same seed): batch by batch, the batch is embedded
 once and written to each store in turn, so both loads see the same machine load. A load's
 time is its store writes plus the shared embedding time (what ``dream bench scale`` reports as
 its bulk load); the store writes alone are reported too. Then the same queries run through
@@ -28,11 +28,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamer.bench import scale
-from dreamer.bench.pgserver import PostgresUnavailable, start_postgres
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
+from dreamer_bench import synthetic
+from dreamer_bench.pg_server import PostgresUnavailable, start_postgres
 
 WARMUP = 5
 
@@ -60,15 +60,15 @@ def _load(
     """Load the same n crystals into both, batch by batch; the time each store took."""
     embed = writes_sqlite = writes_postgres = 0.0
     created = [0, 0]
-    for rows in scale.synthetic_batches(n, random.Random(seed), now - timedelta(hours=1)):
+    for rows in synthetic.synthetic_batches(n, random.Random(seed), now - timedelta(hours=1)):
         t0 = time.perf_counter()
-        rows = scale.with_vectors(sqlite, rows)
+        rows = synthetic.with_vectors(sqlite, rows)
         embed += time.perf_counter() - t0
         t0 = time.perf_counter()
-        created[0] += scale.store_rows(sqlite, rows)
+        created[0] += synthetic.store_rows(sqlite, rows)
         writes_sqlite += time.perf_counter() - t0
         t0 = time.perf_counter()
-        created[1] += scale.store_rows(postgres, rows)
+        created[1] += synthetic.store_rows(postgres, rows)
         writes_postgres += time.perf_counter() - t0
     if created[0] != created[1]:
         raise AssertionError(f"the stores took {created} of the same {n} crystals")
@@ -90,13 +90,13 @@ def _search(
     """The same queries on both stores, alternating which goes first; p50s and agreement."""
     rng = random.Random(seed)
     for _ in range(WARMUP):
-        query = scale.synthetic_query(rng)
+        query = synthetic.synthetic_query(rng)
         sqlite.search(query, now=now)
         postgres.search(query, now=now)
     times: dict[str, list[float]] = {"sqlite": [], "postgres": []}
     same_top = 0
     for i in range(searches):
-        query = scale.synthetic_query(rng)
+        query = synthetic.synthetic_query(rng)
         order = [("sqlite", sqlite), ("postgres", postgres)]
         found = {}
         for name, ws in order if i % 2 == 0 else order[::-1]:
@@ -120,7 +120,7 @@ def measure(
     *,
     searches: int = 200,
     seed: int = 7,
-    now: datetime = scale.NOW,
+    now: datetime = synthetic.NOW,
     embedder: str = "auto",
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:

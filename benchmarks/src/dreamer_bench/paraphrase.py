@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from dreamer.bench.bm25 import BM25
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
+from dreamer_bench.bm25 import BM25
 
 KS = (1, 5)
 

@@ -1,7 +1,7 @@
 """How long ``dream report`` takes, and how big its page is, on a workspace with long history.
 
 The workspace is synthetic but shaped like an agent's after ``days`` of running: ``crystals``
-notes and transcript turns (``scale.bulk_load``: the oldest 40% archived), some archived later
+notes and transcript turns (``synthetic.bulk_load``: the oldest 40% archived), some archived later
 and a few frozen, a consolidation every 30 minutes (a hormone row each, plus a few stimuli a
 day, levels decaying as ``memory.hormones`` computes them), a faded-importance audit row per
 crystal now and then, and a dream every 2 hours: most skipped, the rest committed (a small edit
@@ -29,7 +29,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreamer.bench import scale
 from dreamer.memory import hormones
 from dreamer.memory.state import Pointer, render_pointers
 from dreamer.memory.workspace import Workspace
@@ -37,6 +36,7 @@ from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import report
 from dreamer.support.files import atomic_write
 from dreamer.support.times import iso
+from dreamer_bench import synthetic
 
 STIMULI = (
     ("dopamine", 0.3, "achievement/breakthrough detected"),
@@ -63,7 +63,7 @@ def build_workspace(
     with Workspace.open(root, environ={}, overrides={"synthesizer": "offline"}) as ws:
         ws.init()
         say(f"{crystals:,} crystals over {days} days")
-        counts["crystals"] = scale.bulk_load(ws, crystals, rng, now, span_days=days)
+        counts["crystals"] = synthetic.bulk_load(ws, crystals, rng, now, span_days=days)
         say("hormone history, lifecycle changes, dreams")
         counts["hormone_rows"] = _hormones(ws, rng, start, now)
         counts["audit_rows"] = _lifecycle(ws, rng, start, now, counts["crystals"])
@@ -117,7 +117,7 @@ def _lifecycle(ws: Workspace, rng: random.Random, start: datetime, now: datetime
 
 def _state(at: datetime, context: list[str], pointers: str) -> str:
     body = "\n".join(f"- {line}" for line in context)
-    facts = "\n".join(f"- {scale.synthetic_text(random.Random(i))}" for i in range(12))
+    facts = "\n".join(f"- {synthetic.synthetic_text(random.Random(i))}" for i in range(12))
     return (
         f"# Working Memory State\n\n_Last dream: {iso(at)} | Mood: steady, calm_\n\n"
         f"## The Phenotype\n{facts}\n\n## The Bond\n- Prefers short answers.\n\n"
@@ -129,9 +129,9 @@ def _state(at: datetime, context: list[str], pointers: str) -> str:
 
 def _dreams(ws: Workspace, rng: random.Random, start: datetime, now: datetime) -> tuple[int, str]:
     pointers = render_pointers(
-        [Pointer(topic, topic) for topic in rng.sample(list(scale.PROJECTS), 15)]
+        [Pointer(topic, topic) for topic in rng.sample(list(synthetic.PROJECTS), 15)]
     )
-    context = [scale.synthetic_text(rng) for _ in range(25)]
+    context = [synthetic.synthetic_text(rng) for _ in range(25)]
     state = _state(start, context, pointers)
     moment, count = start + timedelta(hours=1), 0
     with ws.store.transaction():
@@ -141,7 +141,7 @@ def _dreams(ws: Workspace, rng: random.Random, start: datetime, now: datetime) -
             if roll < 0.6:
                 row.update(outcome="skipped", reason="only 2 new notes since the last dream")
             else:
-                new_context = context[3:] + [scale.synthetic_text(rng) for _ in range(3)]
+                new_context = context[3:] + [synthetic.synthetic_text(rng) for _ in range(3)]
                 candidate = _state(moment, new_context, pointers)
                 usage = {
                     "input_tokens": rng.randrange(4000, 9000),

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from dreamer_bench import locomo, scale
+from dreamer_bench.bm25 import BM25, tokenize
 
-from dreamer.bench import locomo, scale
-from dreamer.bench.bm25 import BM25, tokenize
 from dreamer.cli import main
 from dreamer.errors import UsageError
 
@@ -361,7 +361,7 @@ def test_cli_bench_report_times_a_workspace_with_history(runner, tmp_path):
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts open files in /proc")
 def test_bench_serve_runs_a_real_service_and_checks_every_run_is_recorded(tmp_path):
-    from dreamer.bench import serve as serve_bench
+    from dreamer_bench import serve as serve_bench
 
     report = serve_bench.run(
         workspaces=3,

@@ -10,20 +10,20 @@ from typing import Any
 
 import click
 
-from dreamer.bench import fleet as fleet_bench
-from dreamer.bench import locomo as locomo_bench
-from dreamer.bench import paraphrase as paraphrase_bench
-from dreamer.bench import pgcompare as pgcompare_bench
-from dreamer.bench import quality as quality_bench
-from dreamer.bench import report as report_bench
-from dreamer.bench import retention as retention_bench
-from dreamer.bench import scale as scale_bench
-from dreamer.bench import serve as serve_bench
 from dreamer.cli.common import emit_json, json_option, workspace_option
 from dreamer.config import EMBEDDERS
 from dreamer.errors import UsageError
 from dreamer.retrieval.embed import embedder_for
 from dreamer.support.times import utc_now
+from dreamer_bench import fleet as fleet_bench
+from dreamer_bench import locomo as locomo_bench
+from dreamer_bench import paraphrase as paraphrase_bench
+from dreamer_bench import pgcompare as pgcompare_bench
+from dreamer_bench import quality as quality_bench
+from dreamer_bench import report as report_bench
+from dreamer_bench import retention as retention_bench
+from dreamer_bench import scale as scale_bench
+from dreamer_bench import serve as serve_bench
 
 store_url_option = click.option(
     "--store-url",
@@ -60,7 +60,7 @@ def _work_folder(workspace: str | None) -> Path | None:
 
 @click.group()
 def bench() -> None:
-    """Measure search quality (LoCoMo), memory quality and speed at size; see docs/bench.md.
+    """Measure search quality (LoCoMo), memory quality and speed at size; see docs/performance.md.
 
     \b
     Examples:
@@ -500,7 +500,7 @@ def retention(
     Every turn is a note and the offline synthesizer dreams after each session, in a fresh
     workspace in a temporary folder inside -w (deleted after). The answers of categories 1-4
     kept by MEMORY.md and by the 32k bootstrap block are set beside two references of the same
-    size: the most recent turns and the dataset's session summaries. See docs/bench.md.
+    size: the most recent turns and the dataset's session summaries. See docs/contributing/bench.md.
 
     \b
     Examples:

@@ -1,0 +1,1 @@
+../../../tests/pg_server.py
