@@ -28,7 +28,13 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
+from dreamer.kinds import (
+    CRYSTAL_SOURCES,
+    DEFAULT_IMPORTANCE,
+    MAX_SEARCH_LIMIT,
+    SEMANTIC_TYPES,
+    infer_type,
+)
 from dreamer.memory import hormones, location
 from dreamer.store import content_hash, open_store
 from dreamer.support import failures
@@ -50,7 +56,6 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.store import Store
     from dreamer.store.rows import Crystal
 
-DEFAULT_IMPORTANCE = 0.7
 # A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
 LEASE_TTL = timedelta(minutes=2)
 
