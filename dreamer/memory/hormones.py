@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
@@ -36,10 +37,7 @@ from dreamer.kinds import STIMULUS_SOURCES
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.memory.parts import Parts
 
 SPIKE_THRESHOLD = 0.7

@@ -11,13 +11,14 @@ database instead, and so is MEMORY.md's committed state (the file is this machin
 
 from __future__ import annotations
 
-import _thread  # threading's Lock, without importing threading (~0.7 ms of a fresh note)
 import contextlib
 import math
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
@@ -44,10 +45,7 @@ from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
-    from typing import Any
-
     from dreamer.memory.forgetting import ForgetReport
     from dreamer.memory.scratch import ScratchLog
     from dreamer.memory.scratch_file import FileAppender
@@ -73,7 +71,7 @@ class Workspace:
         self.settings = settings
         self._embedder = embedder  # made on first use: a note never embeds (dream note)
         self._store: Store | None = None
-        self._store_lock = _thread.allocate_lock()
+        self._store_lock = threading.Lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
         # On a read-only file system (opened by a command that only reads): the store is read
         # as it is, and a search records nothing and embeds no waiting note.

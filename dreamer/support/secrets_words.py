@@ -11,10 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 Span = tuple[int, int, str]  # start, end, kind
 
