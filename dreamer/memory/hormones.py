@@ -267,7 +267,7 @@ def _may_match(words: tuple[str, ...], lowered: str) -> bool:
     """Whether ``_pattern(words)`` can match an ASCII text, lowercased as ``lowered``: only if
     the text holds a word's stem. In ASCII text ignoring case is lowercasing (the characters
     that also match a letter, like the Kelvin sign, are not ASCII), and a stem that is not ASCII
-    is not checked here. Compiling the pattern is ~0.4 ms of a fresh note; most notes need none.
+    is not checked here. The pattern is compiled only when a note needs it; most notes need none.
     """
     for word in words:
         stem = word.strip().lower().removesuffix("*")

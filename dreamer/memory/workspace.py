@@ -379,7 +379,7 @@ class Workspace:
     ) -> int:
         """Make text a crystal unless it already is one (by content hash); return its id.
 
-        A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
+        A slow embedder (``deferred``, e.g. the minilm sentence model) never
         embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
         # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
