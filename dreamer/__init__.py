@@ -9,6 +9,9 @@ Names load on first use, so ``import dreamer`` stays cheap for a one-shot comman
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from dreamer.support.version import __version__
 
 # name -> (module, attribute or None for the module itself)
@@ -47,10 +50,7 @@ __all__ = [
     "tools",
 ]
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.agents import tools
     from dreamer.agents.bootstrap import bootstrap, bootstrap_block
     from dreamer.config import Settings
@@ -68,8 +68,6 @@ def __getattr__(name: str) -> Any:
         module, attribute = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"module 'dreamer' has no attribute {name!r}") from None
-    import importlib  # here: a fresh note names none of these
-
     value = importlib.import_module(module)
     if attribute is not None:
         value = getattr(value, attribute)

@@ -177,7 +177,7 @@ def crontab_weekdays(value: str) -> str:
 
 
 def _trigger(fields: tuple[str, ...], zone: tzinfo) -> CronTrigger:
-    # Imported here: settings are read by every command, and a note must start fast.
+    # Imported here: every command reads settings, and only a schedule needs apscheduler.
     from apscheduler.triggers.cron import CronTrigger
 
     minute, hour, day, month, weekday = fields

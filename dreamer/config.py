@@ -11,18 +11,18 @@ dreamer.toml are an error, so a typo never silently falls back to a default.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import math
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import InvalidSetting
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # loaded when a schedule is set or read: a note never needs it
-    from typing import Any
-
     from dreamer.cadence import Cadence
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
@@ -66,13 +66,11 @@ MAX_WARM_MINUTES = 1440.0  # a day: a door left for longer is a service; run 'dr
 MAX_NOTE_MAX_CHARS = 1_000_000  # past this one note costs every dream and search real time
 
 
+@dataclass
 class Settings:
     """The effective settings of one workspace: ``Settings(name=value, ...)``, each name left
-    out at its default.
-
-    A plain class, not a dataclass: ``dream note`` reads settings in a fresh process, and
-    importing ``dataclasses`` (with ``inspect``) cost it a tenth of its time.
-    """
+    out at its default. Keys and the store URL (it may hold a password) are never shown in its
+    repr; where each value came from is neither shown nor compared."""
 
     dream_enabled: bool = True
     dream_interval_minutes: float = 120.0
@@ -89,13 +87,13 @@ class Settings:
     note_max_chars: int = DEFAULT_NOTE_MAX_CHARS  # the longest note accepted, in characters
     synthesizer: str = "auto"
     model: str = "claude-sonnet-5-5"  # current; claude-sonnet-4-5 is deprecated in anthropic 2.12
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     timeout_seconds: float = 120.0  # per try, for every backend
     retries: int = 2  # tries after the first, on a timeout, an overload or a rate limit
     claude_cli: str | None = None  # the `claude` command (None: the one on PATH)
     max_budget_usd: float = 1.0  # the claude-code spend cap per call (--max-budget-usd)
     openai_base_url: str | None = None
-    openai_api_key: str | None = None
+    openai_api_key: str | None = field(default=None, repr=False)
     openai_format: str = "tools"
     openai_input_price: float = 0.0  # USD per million tokens; 0 for a local model
     openai_output_price: float = 0.0
@@ -103,48 +101,29 @@ class Settings:
     # A cron expression or interval (dreamer.cadence); None: every ``*_interval_minutes``.
     dream_schedule: Cadence | None = None
     consolidation_schedule: Cadence | None = None
-    search_sources: list[str]  # these four are made for each instance, in __init__
+    search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
     # Minutes a door a search leaves open waits for the next search (0: none is left).
     search_warm_minutes: float = DEFAULT_WARM_MINUTES
     session_memory: bool = True
     redact_secrets: bool = True
     embedder: str = "auto"
     # None: the SQLite file in the workspace; a postgresql:// URL: that database (fleets).
-    store_url: str | None = None
-    hormone_rest: dict[str, float]
-    hormone_half_life_minutes: dict[str, float]
+    store_url: str | None = field(default=None, repr=False)
+    hormone_rest: dict[str, float] = field(default_factory=lambda: dict(_DEFAULT_REST))
+    hormone_half_life_minutes: dict[str, float] = field(
+        default_factory=lambda: dict(_DEFAULT_HALF_LIFE)
+    )
     # Where each value came from (attribute -> "default" | "dreamer.toml" | "env" | "flag").
-    sources: dict[str, str]
-
-    def __init__(self, **values: Any) -> None:
-        self.search_sources = list(SEARCH_SOURCES)
-        self.hormone_rest = dict(_DEFAULT_REST)
-        self.hormone_half_life_minutes = dict(_DEFAULT_HALF_LIFE)
-        self.sources = {}
-        for name, value in values.items():
-            if name not in _FIELDS:
-                raise TypeError(f"Settings() got an unexpected keyword argument {name!r}")
-            setattr(self, name, value)
+    sources: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` applied (the lists and dicts copied, not shared)."""
-        values = {name: getattr(self, name) for name in _FIELDS}
-        for name in ("search_sources", "hormone_rest", "hormone_half_life_minutes", "sources"):
-            values[name] = values[name].copy()
-        return Settings(**{**values, **changes})
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Settings):
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in _FIELDS if n != "sources")
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
-
-    def __repr__(self) -> str:
-        # Keys and the store URL (it may hold a password) are never shown, nor where each
-        # value came from.
-        shown = (n for n in _FIELDS if n not in _HIDDEN)
-        return f"Settings({', '.join(f'{n}={getattr(self, n)!r}' for n in shown)})"
+        copies = {
+            f.name: getattr(self, f.name).copy()
+            for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), (list, dict))
+        }
+        return dataclasses.replace(self, **{**copies, **changes})
 
     def uses_claude(self) -> bool:
         """True when dreams should be written by Claude through the API rather than offline."""
@@ -188,10 +167,6 @@ class Settings:
     def sessions_searchable(self) -> bool:
         """True when session transcripts take part in search."""
         return "sessions" in self.search_sources and self.session_memory
-
-
-_FIELDS = tuple(Settings.__annotations__)  # every setting, in the order above
-_HIDDEN = ("api_key", "openai_api_key", "store_url", "sources")
 
 
 def _to_bool(value: Any, where: str) -> bool:
@@ -381,20 +356,15 @@ def mask_url(url: str) -> str:
     return f"{scheme}{sep}{credentials.split(':', 1)[0]}:***@{host}"
 
 
+@dataclass(frozen=True)
 class _Spec:
     """One setting: its dreamer.toml key, environment variable, attribute and converter."""
 
-    __slots__ = ("key", "env", "attr", "convert", "sub")
-
-    def __init__(
-        self,
-        key: str,
-        env: str,
-        attr: str,
-        convert: Callable[[Any, str], Any],
-        sub: str | None = None,  # for dict-valued attributes, the dict key
-    ) -> None:
-        self.key, self.env, self.attr, self.convert, self.sub = key, env, attr, convert, sub
+    key: str
+    env: str
+    attr: str
+    convert: Callable[[Any, str], Any]
+    sub: str | None = None  # for dict-valued attributes, the dict key
 
 
 _SPECS: list[_Spec] = [
@@ -652,7 +622,7 @@ def read_toml(path: Path) -> dict[str, Any]:
                 "LimitNOFILE= in a systemd unit)"
             ) from e
         raise InvalidSetting(f"cannot read {path} ({e.strerror}); check its permissions") from e
-    import tomllib  # here: most workspaces have no dreamer.toml, and a note must start fast
+    import tomllib  # here: most workspaces have no dreamer.toml
 
     try:
         table = tomllib.loads(data.decode("utf-8"))  # what tomllib.load does

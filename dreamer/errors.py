@@ -49,10 +49,7 @@ The exit codes, the one table every command uses (``dream run``, ``tick``, ``con
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
-
+from typing import Any
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REJECTED, EXIT_DEFERRED = 0, 1, 2, 3, 4
 _OUTCOME_EXIT = {

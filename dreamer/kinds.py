@@ -15,12 +15,12 @@ STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
 SEARCH_TYPES = ("conversations", "facts", "both")
 MAX_SEARCH_LIMIT = 1000  # hits a search returns at most: nobody reads more; SQLite also caps
 # how many ids one query binds
+DEFAULT_IMPORTANCE = 0.7  # a note's importance when its writer gives none
 
 # Compiled on a note's first guess: a search (or any command that guesses no type) loads this
 # module for its vocabularies only. Each pattern comes with what every match of it holds, in
 # lowercase: in ASCII text (where ignoring case is lowercasing) a pattern none of whose stems
-# is in the lowercased text cannot match, and is neither compiled nor run (compiling the three
-# was ~1 ms of a fresh note).
+# is in the lowercased text cannot match, and is neither compiled nor run.
 _PATTERNS = (
     (
         "directive",

@@ -86,7 +86,7 @@ def test_stdin_is_not_read_past_the_limit():
             self.read_sizes.append(size)
             return b"x" * size
 
-    from dreamer.cli.fast import read_stdin
+    from dreamer.cli.memory import read_stdin
 
     with pytest.MonkeyPatch.context() as patch:
         stdin = type("Stdin", (), {"buffer": Endless()})()

@@ -323,8 +323,7 @@ def test_a_workspace_made_by_a_write_is_announced_so_a_typo_is_seen(tmp_path, ru
 
 
 def test_settings_compare_copy_and_show_no_key():
-    # A plain class since issue 26 (a cold note skips importing dataclasses): it keeps what
-    # the dataclass gave, and Settings.replace stands in for dataclasses.replace.
+    # Settings.replace copies the lists and dicts that dataclasses.replace would share.
     settings = Settings(api_key="sk-ant-secret", store_url="postgresql://u:pw@h/db")
     assert settings.dream_interval_minutes == 120 and settings.api_key == "sk-ant-secret"
     other = settings.replace(model="m")

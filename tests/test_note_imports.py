@@ -1,7 +1,8 @@
-"""A fresh ``dream note`` process imports only what a note uses (issue 26: cold commands near
-bare Python). Each module below was on the note path once, or would be if someone imported it
-at the top of a module the note loads; the process that writes a note must not load them.
-(``tests/test_coldstart.py`` checks what ``dream note`` and ``dream search`` both leave out.)"""
+"""A fresh ``dream note`` process loads none of the heavy parts a note does not use: a note is
+stored without a vector, so neither numpy nor the embedders; no pending migration, so not
+sqlite-utils; a SQLite workspace, so not psycopg; and not the dream, the scheduler, the MCP SDK
+or the Anthropic SDK. (``tests/test_coldstart.py`` checks what ``dream note`` and ``dream
+search`` both leave out.)"""
 
 from __future__ import annotations
 
@@ -28,46 +29,14 @@ PROBE = (
 )
 # Whole packages (the name or anything under it) a note never needs, and why it would load them.
 NEVER = {
-    "click": "the CLI framework: the fast path parses a plain note itself",
     "numpy": "vectors: a note is stored without one, the next search embeds it",
     "sqlite_utils": "migrations: only a store with one pending imports it",
-    "filelock": "the lock helper is fcntl/msvcrt; filelock is the tests' own",
-    "platformdirs": "the default workspace folder: -w names it",
-    "dataclasses": "with inspect, ~7 ms: the note path's values are plain classes",
-    "inspect": "loaded by dataclasses and typing helpers",
-    "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
-    "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
-    "weakref": "~1 ms: only a store that kept a search is written at exit",
-    "threading": "~0.7 ms: the store's and workspace's locks are _thread's, as threading's are",
-    "signal": "~0.5 ms: SIGXFSZ is ignored only under a file-size limit (Python ignores it too)",
-    "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",
     "dreamer.dream": "the dream cycle",
-    "dreamer.agents": "hooks, MCP, ingest",
-    "dreamer.cli.reading": "the bodies of search and hook, and the commands' JSON",
-    "dreamer.service": "the scheduler",
-    "dreamer_bench": "the benchmarks, a package of their own",
     "dreamer.retrieval": "embedders, vectors and search",
-    "dreamer.cadence": "schedules: loaded when one is set or read",
-    "dreamer.store.rows": "the row dataclasses: a note reads no row",
-    "dreamer.store.records": "the history's field names: a note reads no history",
-    "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
-    "dreamer.store.sqlite.store": "the complete store: a note's opens its other groups on use",
-    "dreamer.store.sqlite.search": "the search tables",
-    "dreamer.store.sqlite.crystals": "crystal reads, forgetting, vectors",
-    "dreamer.store.sqlite.journal": "the dream journal and scheduled runs",
-    "dreamer.store.sqlite.history": "the history a report reads",
-    "dreamer.store.postgres": "the PostgreSQL backend",
-    "dreamer.store.sqlite.schema": "migrations, none pending",
-    "dreamer.store.sqlite.errors": "what a SQLite failure means: loaded with the first one",
-    "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",
-    "dreamer.memory.scratch_rows": "the scratch as PostgreSQL rows",
-    "dreamer.memory.sightings": "only a note written before is a sighting",
-    "dreamer.memory.state": "MEMORY.md: a note never reads it",
-    "dreamer.memory.forgetting": "forget",
-    "dreamer.memory.lifecycle": "ageing, the tick's",
-    "dreamer.memory.lease": "a shared store's lease, the dream's",
-    "dreamer.memory.moods": "the mood and the period a dream weighs: a note only moves levels",
+    "apscheduler": "the scheduler",
+    "mcp": "the MCP SDK",
+    "anthropic": "the Anthropic SDK: only a dream talks to a model",
 }
 
 
@@ -105,7 +74,6 @@ def folder(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.skipif(os.name != "posix", reason="the fast path leaves Windows to click")
 def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
     loaded = _loaded(folder, "the deploy moved to Friday, thanks to the team")
     assert _offending(loaded) == {}
@@ -117,7 +85,6 @@ def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
     assert "the deploy moved to Friday" in (folder / "memory" / "scratch.md").read_text()
 
 
-@pytest.mark.skipif(os.name != "posix", reason="the fast path leaves Windows to click")
 def test_a_note_with_a_secret_and_fields_loads_none_of_it_either(folder):
     text = "the bot key is sk-ant-api03-" + "a1B2c3D4e5" * 8 + " (rotated after the outage)"
     loaded = _loaded(folder, text)
@@ -133,20 +100,11 @@ def test_the_check_names_a_forbidden_module_and_its_package():
     }
 
 
-def test_the_builtin_sha256_gives_hashlibs_digests():
-    # dreamer.support.sha stands in for hashlib on the note path; a wrong stand-in would give
-    # every note a new content hash and every secret a new placeholder.
+def test_a_notes_content_hash_is_the_sha256_of_its_normalised_text():
+    # A different hash would give every stored note a new identity.
     import hashlib
 
     from dreamer.store import content_hash
-    from dreamer.support.sha import sha256
 
-    for data in (
-        b"",
-        b"the deploy moved to Friday",
-        "caf\u00e9 \U0001f600".encode(),
-        bytes(range(256)) * 64,
-    ):
-        assert sha256(data).hexdigest() == hashlib.sha256(data).hexdigest()
     text = "  the deploy\nmoved  to Friday "
     assert content_hash(text) == hashlib.sha256(b"the deploy moved to Friday").hexdigest()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from dreamer.cli.reading import json_text
 from dreamer.errors import DreamError
 from dreamer.memory import location
-from dreamer.memory.workspace import Workspace
 from dreamer.support.files import atomic_write
+
+if TYPE_CHECKING:
+    from dreamer.memory.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,6 +53,9 @@ def open_workspace(
     ``overrides`` are settings given as flags; they beat the environment and dreamer.toml.
     A workspace made here is announced on stderr, so a mistyped ``-w`` is never silent.
     """
+    # Imported here: a search that a search door answers opens no workspace.
+    from dreamer.memory.workspace import Workspace
+
     root, how = location.resolve(path)
     fresh = create and not (root / "memory").is_dir()
     ws = Workspace.open(root, create=create, overrides=overrides)
@@ -109,12 +114,12 @@ def interval_options(func: F) -> F:
 
 def emit_json(value: Any) -> None:
     """Print value as indented JSON (UTF-8 kept readable)."""
-    click.echo(json_text(value))
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
 def show_diff(path: Path, before: str, after: str) -> None:
     """Print the unified diff of ``path`` from ``before`` to ``after``."""
-    import difflib  # here: only the install commands show diffs, and a note must start fast
+    import difflib  # here: only the install commands show diffs
 
     diff = difflib.unified_diff(
         before.splitlines(keepends=True),

@@ -1,15 +1,14 @@
-"""Commands that plug dreamer into other agents: the MCP server."""
+"""Commands that plug dreamer into other agents: the MCP server and the hooks."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
 import click
 
 from dreamer.cli.common import open_workspace, workspace_option
-from dreamer.cli.fast import DEFAULT_BUDGET, HOOK_EVENTS
-from dreamer.cli.reading import hook_in
 
 if TYPE_CHECKING:
     from dreamer.memory.workspace import Workspace
@@ -70,12 +69,14 @@ def mcp(workspace: str | None) -> None:
 @click.command()
 @click.argument(
     "event",
-    type=click.Choice(HOOK_EVENTS),
+    type=click.Choice(
+        ("session-start", "pre-compact", "session-end", "stop", "user-prompt-submit")
+    ),
 )
 @click.option(
     "--budget",
     type=click.FloatRange(min=0.1, max=600),
-    default=DEFAULT_BUDGET,
+    default=5.0,
     show_default=True,
     help="Seconds the hook may take; past them it gives up (logged) and exits 0.",
 )
@@ -105,4 +106,18 @@ def hook(event: str, budget: float, recall: bool, background: bool, workspace: s
       echo '{"hook_event_name":"SessionStart","source":"startup","cwd":"."}' \\
         | dream hook session-start
     """
-    sys.exit(hook_in(event, budget, recall, background, workspace))
+    from dreamer.agents import hooks
+    from dreamer.support.times import utc_now
+
+    if workspace:
+        os.environ["DREAM_WORKSPACE"] = workspace
+    code = hooks.run(
+        event,
+        sys.stdin,
+        sys.stdout,
+        utc_now(),
+        budget=None if background else budget,
+        recall=recall,
+        background=background,
+    )
+    sys.exit(code)

@@ -7,11 +7,13 @@ import sys
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
-from dreamer.cli.fast import DEFAULT_IMPORTANCE, DEFAULT_LIMIT, note_in
-from dreamer.cli.reading import search_in
 from dreamer.config import describe
-from dreamer.kinds import SEARCH_TYPES, SEMANTIC_TYPES
-from dreamer.memory.workspace import MAX_SEARCH_LIMIT
+from dreamer.errors import InvalidNote
+from dreamer.kinds import DEFAULT_IMPORTANCE, MAX_SEARCH_LIMIT, SEARCH_TYPES, SEMANTIC_TYPES
+from dreamer.memory import door
+from dreamer.support.bounds import shown
+
+DEFAULT_LIMIT = 6
 
 
 @click.command()
@@ -86,9 +88,49 @@ def note(
       git log -1 --format=%B | dream note -
       dream note -- "-5 C in the server room"   (-- before text that starts with -)
     """
-    note_in(
-        open_workspace(workspace), text, importance, semantic_type, at, about, replaces, click.echo
-    )
+    with open_workspace(workspace) as ws:
+        if text == "-":
+            text = read_stdin(ws.settings.note_max_chars)
+        # No embedder in a one-shot process: the next search or tick embeds the note; its
+        # words find it at once.
+        click.echo(
+            ws.note(
+                text,
+                importance=importance,
+                type=semantic_type,
+                at=at,
+                embed=False,
+                about=about,
+                replaces=replaces,
+            )
+        )
+        found = ws.redact(text).found  # after the note: a refused note is not scanned
+    if found:
+        kinds = ", ".join(dict.fromkeys(finding.kind for finding in found))
+        click.echo(
+            f"Redacted {len(found)} secret{'s' if len(found) > 1 else ''} ({kinds}) before "
+            "storing; only the [secret:...] placeholders were kept.",
+            err=True,
+        )
+
+
+def read_stdin(max_chars: int) -> str:
+    """The note on standard input, read no further than a note may be long."""
+    # Bytes, decoded here: text-mode stdin would follow the locale and could alter them.
+    # UTF-8 takes at most 4 bytes a character: past that many bytes the note is surely too
+    # long, and a 200 MB pipe is refused without being held in memory.
+    limit = 4 * max_chars
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        from dreamer.memory.workspace import check_note_size
+
+        check_note_size(limit + 1, max_chars, more=True)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InvalidNote(
+            f"standard input is not UTF-8 (byte {e.start}); convert it, e.g. with iconv"
+        ) from None
 
 
 @click.command()
@@ -117,9 +159,27 @@ def search(query: str, limit: int, search_type: str, as_json: bool, workspace: s
       dream search "editor theme"
       dream search "what did we decide about the deadline" --limit 3 --json
     """
-    search_in(
-        open_workspace(workspace, create=False), query, limit, search_type, as_json, click.echo
-    )
+    # A running search door (serve's, or one an earlier search left) answers without loading
+    # numpy, the embedder or the store in this process.
+    hits = door.ask(workspace, query, limit, search_type)
+    if hits is None:
+        with open_workspace(workspace, create=False) as ws:
+            found = ws.search(query, limit=limit, search_type=search_type)
+            hits = [hit.to_dict() for hit in found]
+            if not ws.settings.store_url:  # a door declines a PostgreSQL workspace
+                door.leave_open(ws.root, ws.settings.search_warm_minutes)  # for the next search
+    if as_json:
+        emit_json(hits)
+        return
+    if not hits:
+        click.echo(f"No memories match {query!r}.")
+    for hit in hits:
+        click.echo(
+            f"#{hit['id']}  score {hit['score']:.4f}  {hit['source']}/{hit['semantic_type']}  "
+            f"{hit['created_at']}  [{hit['lifecycle']}]"
+        )
+        text = shown(hit["text"], f"dream get {hit['id']}")  # --json gives every hit whole
+        click.echo("    " + text.replace("\n", "\n    "))
 
 
 @click.command()

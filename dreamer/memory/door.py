@@ -2,7 +2,7 @@
 
 The door (``dream serve``'s, or the one an earlier search left) has numpy and the embedder
 loaded; this process then needs neither, nor the store or the search code: it resolves the
-workspace as the CLI does, hands the query over a Unix socket, and ``dreamer.cli.fast`` prints
+workspace as the CLI does, hands the query over a Unix socket, and ``dream search`` prints
 the hits as it prints its own (``dreamer.agents.hooks`` turns them into recalled context).
 Whenever the door is not there or cannot answer exactly as this process would
 (``dreamer.service.door`` says when it declines), ``ask`` returns None and the caller
@@ -17,16 +17,12 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import struct
 import sys
 import time
 from pathlib import Path
 from typing import Any
-
-try:  # the C module alone: socket.py imports selectors and more, ~60% of a bare Python start
-    import _socket as socket
-except ImportError:  # an interpreter without it
-    import socket  # type: ignore[no-redef]
 
 from dreamer.memory import location
 from dreamer.support import door
@@ -157,7 +153,7 @@ def _listening(path: Path) -> bool:
     return True
 
 
-def _same_user(sock: Any) -> bool:
+def _same_user(sock: socket.socket) -> bool:
     """Whether the listening process is this user's, where the platform tells (SO_PEERCRED)."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
@@ -166,7 +162,7 @@ def _same_user(sock: Any) -> bool:
     return int(struct.unpack("3i", creds)[1]) == os.geteuid()
 
 
-def _read(sock: Any) -> Any:
+def _read(sock: socket.socket) -> Any:
     """One JSON line from the door (ValueError when it is not one; OSError when it stalls)."""
     data = bytearray()
     while not data.endswith(b"\n"):

@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
@@ -36,10 +37,7 @@ from dreamer.kinds import STIMULUS_SOURCES
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.memory.parts import Parts
 
 SPIKE_THRESHOLD = 0.7
@@ -269,7 +267,7 @@ def _may_match(words: tuple[str, ...], lowered: str) -> bool:
     """Whether ``_pattern(words)`` can match an ASCII text, lowercased as ``lowered``: only if
     the text holds a word's stem. In ASCII text ignoring case is lowercasing (the characters
     that also match a letter, like the Kelvin sign, are not ASCII), and a stem that is not ASCII
-    is not checked here. Compiling the pattern is ~0.4 ms of a fresh note; most notes need none.
+    is not checked here. The pattern is compiled only when a note needs it; most notes need none.
     """
     for word in words:
         stem = word.strip().lower().removesuffix("*")

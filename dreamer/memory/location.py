@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from hashlib import sha256
 from pathlib import Path
 
 POINTER = Path(".dreamer") / "workspace"
@@ -79,8 +80,6 @@ def default_for(project: Path, data_dir: Path | None = None) -> Path:
         import platformdirs
 
         data_dir = platformdirs.user_data_path("dreamer", appauthor=False)
-    from dreamer.support.sha import sha256  # here: a note given -w never needs it
-
     digest = sha256(str(project).encode("utf-8")).hexdigest()[:12]
     name = "".join(c if c.isalnum() or c in "-_." else "-" for c in project.name) or "root"
     return data_dir / "workspaces" / f"{name}-{digest}"

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.memory.hormones import rest_levels
 from dreamer.support.times import iso
 
-TYPE_CHECKING = False  # as typing's, without importing typing
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.memory.parts import Parts
 
 DOMINANCE = 0.10  # how far above its resting level a hormone must rise to steer a dream

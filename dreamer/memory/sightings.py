@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # as typing's, without importing typing
 if TYPE_CHECKING:  # the contract, for annotations: a note that repeats one need not load it
     from dreamer.store import Store
 

@@ -11,13 +11,14 @@ database instead, and so is MEMORY.md's committed state (the file is this machin
 
 from __future__ import annotations
 
-import _thread  # threading's Lock, without importing threading (~0.7 ms of a fresh note)
 import contextlib
 import math
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS, Settings, load_settings
 from dreamer.errors import (
@@ -28,7 +29,13 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
+from dreamer.kinds import (
+    CRYSTAL_SOURCES,
+    DEFAULT_IMPORTANCE,
+    MAX_SEARCH_LIMIT,
+    SEMANTIC_TYPES,
+    infer_type,
+)
 from dreamer.memory import hormones, location
 from dreamer.store import content_hash, open_store
 from dreamer.support import failures
@@ -38,10 +45,7 @@ from dreamer.support.locks import hold
 from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
-    from typing import Any
-
     from dreamer.memory.forgetting import ForgetReport
     from dreamer.memory.scratch import ScratchLog
     from dreamer.memory.scratch_file import FileAppender
@@ -50,7 +54,6 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.store import Store
     from dreamer.store.rows import Crystal
 
-DEFAULT_IMPORTANCE = 0.7
 # A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
 LEASE_TTL = timedelta(minutes=2)
 
@@ -68,7 +71,7 @@ class Workspace:
         self.settings = settings
         self._embedder = embedder  # made on first use: a note never embeds (dream note)
         self._store: Store | None = None
-        self._store_lock = _thread.allocate_lock()
+        self._store_lock = threading.Lock()
         self._fence: int | None = None  # the lease token while this process holds the lock
         # On a read-only file system (opened by a command that only reads): the store is read
         # as it is, and a search records nothing and embeds no waiting note.
@@ -376,7 +379,7 @@ class Workspace:
     ) -> int:
         """Make text a crystal unless it already is one (by content hash); return its id.
 
-        A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
+        A slow embedder (``deferred``, e.g. the minilm sentence model) never
         embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
         # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both

@@ -5,7 +5,7 @@ Its int8 ONNX export stores each weight matrix as int8 with a float scale per ou
 (per row for the embedding tables), turned into float32 by ``Cast`` and ``Mul`` before every
 ``MatMul``; activations stay float32. So the same arithmetic in numpy (float32 matrices, exact
 GELU, LayerNorm, softmax attention) gives onnxruntime's output to rounding (cosine ≥ 0.9999,
-checked by ``tests/test_minilm.py``), without importing onnxruntime (~240 ms a process).
+checked by ``tests/test_minilm.py``), without importing onnxruntime (slow to import).
 
 The weights are read from the ONNX file once (``onnx_weights``), dequantized, and written to
 the user's cache folder as two ``.npy`` files (the float32 matrices, 42 MB, and the int8 word
@@ -14,10 +14,10 @@ reads the pages it touches from the page cache instead of parsing 23 MB of proto
 that cannot be written (a read-only home) only costs each process the parse (~0.3 s).
 
 The float32 matrices are kept in the dtype the forward pass multiplies in: a query reads all
-42 MB of them, which bounds its time (~8 ms on one core; float16 would halve the bytes but cost
-~20 ms to widen, and numpy has no fast float16 product). They are mapped with their page
-tables filled in one call where Linux allows (``MAP_POPULATE``, ~4 ms), instead of a page
-fault per 4 KB during the first query (~7 ms).
+42 MB of them, which bounds its time (float16 would halve the bytes but cost more to widen
+than it saves, and numpy has no fast float16 product). They are mapped with their page
+tables filled in one call where Linux allows (``MAP_POPULATE``), instead of a page fault per
+4 KB during the first query.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import contextlib
 import math
 import os
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,17 +79,12 @@ def _layout() -> list[tuple[str, tuple[int, ...]]]:
 LAYOUT = _layout()
 
 
+@dataclass(eq=False)
 class Weights:
-    """The encoder's parameters: float32 arrays by name, and the int8 word table.
+    """The encoder's parameters: float32 arrays by name, and the int8 word table."""
 
-    A plain class, not a dataclass: making a dataclass runs its generated methods through
-    ``exec`` at import (~0.5 ms of a fresh search)."""
-
-    __slots__ = ("floats", "words")
-
-    def __init__(self, floats: dict[str, np.ndarray], words: np.ndarray) -> None:
-        self.floats = floats
-        self.words = words  # (VOCAB, HIDDEN) int8; row i times floats["word_scale"][i]
+    floats: dict[str, np.ndarray]
+    words: np.ndarray  # (VOCAB, HIDDEN) int8; row i times floats["word_scale"][i]
 
 
 def from_graph(graph: Graph) -> Weights:
@@ -193,7 +189,7 @@ def load(folder: Path) -> Weights | None:
     floats_path, words_path = _cache_files(folder)
     try:
         # Every forward pass reads all the float weights: mapped up front, they cost a fresh
-        # process one call instead of a page fault per 4 KB on its first query (~3 ms less).
+        # process one call instead of a page fault per 4 KB on its first query.
         flat = _mapped(floats_path, populate=True)
         words = np.load(words_path, mmap_mode="r", allow_pickle=False)  # a few rows a query
     except (OSError, ValueError):

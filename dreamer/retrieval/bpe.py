@@ -1,7 +1,7 @@
 """WordLlama's tokenizer for plain short texts without loading it: its BPE table in SQLite.
 
-Building the ``tokenizers`` BPE model (32,000 tokens, 61,249 merges) costs a fresh process
-~65 ms, the largest part of a cold ``dream search`` after numpy. A query is nearly always plain
+Building the ``tokenizers`` BPE model (32,000 tokens, 61,249 merges) is the largest part of
+a fresh ``dream search`` after importing numpy. A query is nearly always plain
 words separated by single spaces, and for such a text the Llama tokenizer's answer is the
 concatenation of each word's BPE: its normalizer only prefixes ``▁`` and turns spaces into
 ``▁``, and no token holds a ``▁`` after its first character, so no merge ever crosses a word.

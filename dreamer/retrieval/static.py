@@ -11,8 +11,8 @@ import takes ~0.4 s, pulls in ``requests`` and ``huggingface_hub``, and replaces
 logger's handlers. Nothing is ever downloaded; when the package is missing ``available()`` is
 False and dreamer falls back to the hashing embedder.
 
-Cost here: ~0.06 ms to embed a note; loading once per process is the tokenizer's ~65 ms
-(the weights are memory-mapped).
+Embedding a note is cheap; the cost is loading the tokenizer once per process (the weights
+are memory-mapped).
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def read_safetensors(path: Path, name: str) -> np.ndarray:
     JSON, bytes).
 
     Mapped, not read: a note or a query touches a few dozen of the 32,000 rows, so a fresh
-    process reads those pages instead of 16 MB (and converting all of it to float32 cost
-    ~40 ms per process). Callers convert the rows they take.
+    process reads those pages instead of 16 MB (and converting all of it to float32 in every
+    process). Callers convert the rows they take.
     """
     import numpy as np
 
@@ -147,7 +147,7 @@ class StaticEmbedder:
         """Each text's token ids, as the WordLlama tokenizer gives them (no special tokens).
 
         A few plain texts (a query, a note) are tokenized through the SQLite BPE table, so a
-        fresh process need not build the tokenizer (~65 ms); the rest, and big batches, by it.
+        fresh process need not build the tokenizer; the rest, and big batches, by it.
         """
         found: list[list[int] | None] = [None] * len(texts)
         table = self._token_table() if len(texts) <= FAST_BATCH else None

@@ -102,7 +102,7 @@ def projection(dim: int) -> np.ndarray:
     """The sketch's random projection: signs (±1/√SKETCH_DIM) from a fixed integer hash.
 
     A sign matrix sketches as well as a Gaussian one (Achlioptas), and needs no numpy.random,
-    whose import is ~15 ms of a cold ``dream search``; the same in every process.
+    whose import is a noticeable part of a fresh ``dream search``; the same in every process.
     """
     # splitmix64 of each cell's index: well-mixed bits, the same on every machine
     mixed = np.arange(dim * SKETCH_DIM, dtype=np.uint64) + np.uint64(SKETCH_SEED)

@@ -363,7 +363,7 @@ class VectorIndex:
         the vectors kept in memory if a scan kept them (``cached``), else read from the file
         and widened."""
         # sorted(set()) rather than np.unique, whose check for masked arrays imports numpy.ma
-        # (~10 ms of a fresh search's start)
+        # (a noticeable part of a fresh search's start)
         rows = np.array(sorted(set(ids)), dtype=np.int64) - 1
         rows = rows[(rows >= 0) & (rows < (self.header.rows if self.header else 0))]
         cache = self._cache
@@ -560,8 +560,8 @@ def matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
 
     A search's products are memory-bound and take well under a millisecond on one core, but
     numpy hands ``@`` to OpenBLAS, which splits it over a thread per core: on a busy machine
-    those threads wait for each other (a 10k x 96 product measured 40 ms against 0.9 ms on
-    one thread, load average 12 on 2 cores). ``einsum`` without ``optimize`` uses numpy's own
+    those threads wait for each other, and a product became many times slower than on one
+    thread. ``einsum`` without ``optimize`` uses numpy's own
     loop, so no thread count needs changing in the host process, where an agent's own numpy
     work may want every core.
     """

@@ -9,8 +9,8 @@ word with no such split or over 100 characters being ``[UNK]``. ``[CLS]`` and ``
 the result, cut to ``max_tokens`` in all.
 
 Plain Python because a fresh ``dream search`` tokenizes one short query: it looks its few
-pieces up in the text of the 30,522 line vocabulary (~1 ms in all), where importing and
-building the Rust tokenizer takes ~40 ms.
+pieces up in the text of the 30,522 line vocabulary, much sooner than importing and
+building the Rust tokenizer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ MAX_WORD_CHARS = 100
 CONTINUATION = "##"
 UNKNOWN, CLS, SEP, PAD = "[UNK]", "[CLS]", "[SEP]", "[PAD]"
 WORD_CACHE = 65536
-LAZY_LOOKUPS = 24  # look-ups in the vocabulary's text (~0.1-0.2 ms each) before the table
+LAZY_LOOKUPS = 24  # look-ups in the vocabulary's text before the table is built
 # The CJK ideograph blocks BERT isolates (as its original tokenizer and ``tokenizers`` do).
 _CJK = (
     (0x4E00, 0x9FFF),
@@ -100,12 +100,12 @@ class WordPiece:
 
     A fresh ``dream search`` tokenizes one short query: it finds its few pieces in the text of
     the vocabulary (a line's id is the number of lines before it) instead of building the
-    30,522-entry table (~6 ms). Past ``LAZY_LOOKUPS`` look-ups (a batch of notes) the table
+    30,522-entry table. Past ``LAZY_LOOKUPS`` look-ups (a batch of notes) the table
     is built, and answers the same ids."""
 
     def __init__(self, vocab_file: Path):
         # Bytes decoded, then line ends made "\n" as text mode does: text mode's own decoder
-        # takes ~1 ms longer over the 230 KB.
+        # is slower over the 230 KB.
         text = vocab_file.read_bytes().decode("utf-8")
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 from pathlib import Path
 
 try:
@@ -33,8 +34,6 @@ _TOO_MANY = (errno.EMFILE, errno.ENFILE)
 
 def ignore_file_size_signal() -> None:
     """Make writes past ``ulimit -f`` fail with EFBIG (an error we can explain), not SIGXFSZ."""
-    import signal  # here: a fresh note under no file-size limit need not load it (~0.5 ms)
-
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 

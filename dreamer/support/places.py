@@ -9,8 +9,8 @@ from pathlib import Path
 
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """dreamer's folder in the user's cache (platformdirs' answer; XDG read directly on Linux
-    and the BSDs, where importing platformdirs would cost a cold search ~15 ms)."""
+    """dreamer's folder in the user's cache: platformdirs' answer, read from ``environ`` directly
+    on Linux and the BSDs (XDG), where platformdirs would read only the process's own."""
     env = os.environ if environ is None else environ
     if sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
         base = env.get("XDG_CACHE_HOME", "").strip()

@@ -68,6 +68,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from hashlib import sha256
 
 from dreamer.support import secrets_rules
 from dreamer.support.secrets_numbers import accounts, cards
@@ -88,60 +90,24 @@ from dreamer.support.secrets_words import (
     user_password,
     written_out,
 )
-from dreamer.support.sha import sha256
 
 __all__ = ["PLACEHOLDER", "Finding", "Redaction", "contains_secret", "placeholder", "redact"]
 
 
-class _Frozen:
-    """A small immutable value compared by its fields (a frozen dataclass without importing
-    ``dataclasses``, which a fresh ``dream note`` would pay ~7 ms for)."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def __init__(self, *values: object) -> None:
-        for name, value in zip(self.__slots__, values, strict=True):
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def _fields(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
-        return f"{type(self).__name__}({shown})"
-
-
-class Finding(_Frozen):
+@dataclass(frozen=True)
+class Finding:
     """One secret that was replaced: its kind and placeholder, never its value."""
 
-    __slots__ = ("kind", "placeholder")
     kind: str
     placeholder: str
 
-    def __init__(self, kind: str, placeholder: str) -> None:
-        super().__init__(kind, placeholder)
 
-
-class Redaction(_Frozen):
+@dataclass(frozen=True)
+class Redaction:
     """A text with its secrets replaced, and what was replaced in order of position."""
 
-    __slots__ = ("text", "found")
     text: str
     found: tuple[Finding, ...]
-
-    def __init__(self, text: str, found: tuple[Finding, ...]) -> None:
-        super().__init__(text, found)
 
     @property
     def count(self) -> int:
@@ -205,10 +171,10 @@ def contains_secret(text: str) -> bool:
 PLACEHOLDER = Lazy(r"\[secret:[a-z0-9-]+#[0-9a-f]{4}\]")  # what redact writes
 
 
-class _Shape(_Frozen):
+@dataclass(frozen=True)
+class _Shape:
     """A token with a recognisable shape; ``group`` is the part that is secret."""
 
-    __slots__ = ("kind", "pattern", "group", "check", "not_after", "run_before", "hint")
     kind: str
     pattern: Lazy
     group: int
@@ -217,18 +183,6 @@ class _Shape(_Frozen):
     # Characters that must run, (min, max) long, right before the match (then part of it).
     run_before: tuple[frozenset[str], int, int] | None
     hint: tuple[str, ...]  # the text must hold one of these (lowercased) for it to run
-
-    def __init__(
-        self,
-        kind: str,
-        pattern: Lazy,
-        group: int,
-        check: Callable[[str], bool] | None,
-        not_after: frozenset[str],
-        run_before: tuple[frozenset[str], int, int] | None,
-        hint: tuple[str, ...],
-    ) -> None:
-        super().__init__(kind, pattern, group, check, not_after, run_before, hint)
 
     def spans(self, text: str) -> Iterator[Span]:
         for m in self.pattern.finditer(text):

@@ -11,12 +11,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 from dreamer.support.words import SECRET_STOP_WORDS
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
 
 Span = tuple[int, int, str]  # start, end, kind
 

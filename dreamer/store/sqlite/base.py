@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import _thread  # threading's RLock, without importing threading (~0.7 ms of a fresh note)
 import atexit
 import contextlib
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +40,7 @@ class Connected:
         self.db = db
         # One connection may serve several threads (an in-process agent); their transactions
         # must take turns, or one thread's COMMIT ends another's transaction half-way.
-        self._write_lock = _thread.RLock()
+        self._write_lock = threading.RLock()
         # Searches not written yet (see SEARCH_BATCH): the next write transaction of this
         # connection writes them first, and so do close, interpreter exit and every read of
         # the log or of access counts through this store.
