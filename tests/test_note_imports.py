@@ -35,10 +35,8 @@ NEVER = {
     "platformdirs": "the default workspace folder: -w names it",
     "dataclasses": "with inspect, ~7 ms: the note path's values are plain classes",
     "inspect": "loaded by dataclasses and typing helpers",
-    "typing": "~2 ms: annotations only, imported under TYPE_CHECKING = False",
     "hashlib": "loads OpenSSL (~3 ms): SHA-256 comes from dreamer.support.sha",
     "weakref": "~1 ms: only a store that kept a search is written at exit",
-    "threading": "~0.7 ms: the store's and workspace's locks are _thread's, as threading's are",
     "signal": "~0.5 ms: SIGXFSZ is ignored only under a file-size limit (Python ignores it too)",
     "tomllib": "the workspace has no dreamer.toml",
     "psycopg": "a SQLite workspace",
@@ -50,15 +48,8 @@ NEVER = {
     "dreamer.retrieval": "embedders, vectors and search",
     "dreamer.cadence": "schedules: loaded when one is set or read",
     "dreamer.store.rows": "the row dataclasses: a note reads no row",
-    "dreamer.store.records": "the history's field names: a note reads no history",
     "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
-    "dreamer.store.sqlite.store": "the complete store: a note's opens its other groups on use",
-    "dreamer.store.sqlite.search": "the search tables",
-    "dreamer.store.sqlite.crystals": "crystal reads, forgetting, vectors",
-    "dreamer.store.sqlite.journal": "the dream journal and scheduled runs",
-    "dreamer.store.sqlite.history": "the history a report reads",
     "dreamer.store.postgres": "the PostgreSQL backend",
-    "dreamer.store.sqlite.schema": "migrations, none pending",
     "dreamer.store.sqlite.errors": "what a SQLite failure means: loaded with the first one",
     "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",
     "dreamer.memory.scratch_rows": "the scratch as PostgreSQL rows",
@@ -113,7 +104,7 @@ def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
     # detectors are not even compiled. A note holding one loads them (the test below).
     assert "dreamer.support.secrets_prose" not in loaded
     # What it does load: the note reached the scratch and the store through these.
-    assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.note"} <= loaded
+    assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.store"} <= loaded
     assert "the deploy moved to Friday" in (folder / "memory" / "scratch.md").read_text()
 
 

@@ -219,9 +219,6 @@ class Workspace:
     @property
     def store(self) -> Store:
         """The open crystal store (opened, and migrated, on first use)."""
-        return self._open_store(for_note=False)
-
-    def _open_store(self, *, for_note: bool) -> Store:
         with self._store_lock:  # two threads' first use must not open two connections
             if self._store is None:
                 # The one place a workspace's backend is chosen: the SQLite file in memory/,
@@ -231,7 +228,6 @@ class Workspace:
                     url=self.settings.store_url,
                     key=str(self.root.resolve()),
                     read_only=self.read_only,
-                    for_note=for_note,
                 )
             return self._store
 
@@ -333,9 +329,8 @@ class Workspace:
         replaces = self.redact(replaces).text if replaces else None
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
-        # An unreadable database must fail before the scratch changes. Opened for a note when
-        # nothing opened it yet: a fresh `dream note` loads only the tables a note writes.
-        self._open_store(for_note=True)
+        # An unreadable database must fail before the scratch changes.
+        self.store  # noqa: B018 - opening it is the check
         self._appender().append(text, moment, importance, about, replaces)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).

@@ -69,23 +69,16 @@ def open_store(
     url: str | None = None,
     key: str | None = None,
     read_only: bool = False,
-    for_note: bool = False,
 ) -> Store:
     """Open (creating and migrating if needed) the store at ``path``, or, given a PostgreSQL
     ``url``, the rows of workspace ``key`` (default: ``path``'s workspace folder) there.
 
-    ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read.
-    ``for_note``: a note is what the store is opened for. A SQLite store then loads only the
-    tables a note writes, and the rest on first use (``dreamer.store.sqlite.note``)."""
+    ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read."""
     if is_postgres(url):
         _require_psycopg()
         from dreamer.store.postgres.store import PostgresStore
 
         return PostgresStore(str(url), key or str(path.resolve().parent.parent), path)
-    if for_note:
-        from dreamer.store.sqlite.note import NoteStore
-
-        return NoteStore(path, read_only=read_only)
     from dreamer.store.sqlite.store import SQLiteStore
 
     return SQLiteStore(path, read_only=read_only)

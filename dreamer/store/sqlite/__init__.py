@@ -2,8 +2,7 @@
 
 ``store.py`` assembles ``SQLiteStore`` from the table groups beside it (``crystal_writes.py``,
 ``records.py``, ``crystals.py``, ``search.py``, ``journal.py``, ``history.py``) over one
-connection (``connect.py`` opens it, ``db.py``, ``base.py``); a note opens ``note.py``'s
-``NoteStore``, the groups a note writes, which becomes an ``SQLiteStore`` on first use of the
-rest. ``schema.py`` holds the numbered migrations and ``errors.py`` turns SQLite's errors into
-dreamer's. Nothing here imports the PostgreSQL backend.
+connection (``connect.py`` opens it, ``db.py``, ``base.py``). ``schema.py`` holds the
+numbered migrations and ``errors.py`` turns SQLite's errors into dreamer's. Nothing here
+imports the PostgreSQL backend.
 """

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
 from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, PendingSearch, marks, write_at_exit
-from dreamer.store.sqlite.db import FTS_TOKENIZER
+from dreamer.store.sqlite.schema import FTS_TOKENIZER
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
