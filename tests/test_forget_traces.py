@@ -168,7 +168,7 @@ def test_no_copy_after_an_ingest_and_a_dream_killed_mid_way(tmp_path, now):
         dreaming.send_signal(signal.SIGKILL)
         dreaming.wait()
     with Workspace.open(root) as ws:
-        ids = [str(c.id) for c in ws.store.crystals() if TOKEN in c.text]
+        ids = [str(c.id) for c in ws.store.crystals.select() if TOKEN in c.text]
     assert ids
     result = CliRunner().invoke(main, ["forget", *ids, "-w", str(root)])
     assert result.exit_code == 0, result.output

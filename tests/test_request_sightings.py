@@ -26,7 +26,7 @@ def store(request, tmp_path):
 
 
 def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crystal(store, now):
-    chore, _ = store.add_crystal(
+    chore, _ = store.crystals.add_crystal(
         "Watered the tomatoes",
         source="scratch",
         semantic_type="experience",
@@ -34,7 +34,7 @@ def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crys
         at=now,
         embedding=None,
     )
-    once, _ = store.add_crystal(
+    once, _ = store.crystals.add_crystal(
         "Called the bank",
         source="scratch",
         semantic_type="experience",
@@ -42,16 +42,19 @@ def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crys
         at=now,
         embedding=None,
     )
-    store.update_crystal(
+    store.crystals.update_crystal(
         chore,
         {"lifecycle": "consolidated", "consolidated_at": iso(now)},
         action="consolidated",
         at=now,
     )
-    assert store.count_new() == 1
+    assert store.crystals.count_new() == 1
     for day in (1, 2, 3, 4):
         sightings.record(store, chore, now + timedelta(days=day))
-    assert store.count_new() == 2  # pending again, for the next dream
-    assert store.get(chore).lifecycle == "generated" and store.get(chore).consolidated_at is None
+    assert store.crystals.count_new() == 2  # pending again, for the next dream
+    assert (
+        store.crystals.get(chore).lifecycle == "generated"
+        and store.crystals.get(chore).consolidated_at is None
+    )
     found = sightings.of(store, [(chore, iso(now)), (once, iso(now))])
     assert found == {chore: sightings.Sighting(5, iso(now + timedelta(days=4)))}

@@ -130,7 +130,7 @@ def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
 def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     ws.note("Standup moved to 9:30", at=now)
     other = HashingEmbedder(dim=64)
-    ws.store.add_crystal(
+    ws.store.crystals.add_crystal(
         "Written by another embedder",
         source="memory",
         semantic_type="world_fact",
@@ -178,7 +178,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first(ws,
     store = ws.store
     terms = ["alpha", "beta"]
     assert search_module._split_common(store, terms) == (["alpha"], ["beta"])  # both common
-    full = store.fts_match(["alpha"], ["beta"], 1000)
+    full = store.search.fts_match(["alpha"], ["beta"], 1000)
     assert short in [crystal_id for crystal_id, _ in full[:10]]
     # At least the depth hold both words: those are the candidates, scored as the wider
     # query scores them, and the crystal with alpha alone is none.
@@ -191,7 +191,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first(ws,
     # In a small store nothing of this applies: the least common word alone finds.
     monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 20000)
     small = search_module._lexical(store, terms, True, True, 10)
-    whole = store.fts_match(terms, [], 10)
+    whole = store.search.fts_match(terms, [], 10)
     assert small == {i: max(score, 0.0) for i, score in whole} and short in small
 
 
@@ -210,7 +210,7 @@ def test_matches_holding_two_words_keep_the_score_the_wider_query_gives(ws, now)
     narrower = 0
     for _ in range(40):
         rare, common = rng.sample(vocabulary, 2), rng.sample(vocabulary, 3)
-        full = dict(store.fts_match(rare, common, 1000))
+        full = dict(store.search.fts_match(rare, common, 1000))
         paired = store.fts_match_paired(rare, common, 1000)
         scores = [score for _, score in paired]
         assert scores == sorted(scores, reverse=True)

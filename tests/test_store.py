@@ -30,7 +30,7 @@ def add(store: Store, text: str, now, **kwargs):
         "embedding": None,
     }
     fields.update(kwargs)
-    return store.add_crystal(text, **fields)
+    return store.crystals.add_crystal(text, **fields)
 
 
 def test_migrations_apply_once_and_reopen_is_a_no_op(tmp_path, now):
@@ -146,7 +146,7 @@ def test_vectors_stored_before_embedders_were_recorded_are_marked_hashing(tmp_pa
     conn.commit()
     conn.close()
     upgraded = Store(path)
-    assert [c.embedder for c in upgraded.crystals()] == ["hashing-v1-384", None]
+    assert [c.embedder for c in upgraded.crystals.select()] == ["hashing-v1-384", None]
     upgraded.close()
 
 
@@ -188,9 +188,9 @@ def test_word_counts_read_in_a_write_transaction_that_rolls_back_are_not_kept(st
     add(store, "the zebra crossing", now)
     with pytest.raises(RuntimeError), store.transaction():
         add(store, "a zebra at the zoo", now)
-        assert store.term_frequencies(["zebra"]) == {"zebra": 2}
+        assert store.search.term_frequencies(["zebra"]) == {"zebra": 2}
         raise RuntimeError("rolled back")
-    assert store.term_frequencies(["zebra"]) == {"zebra": 1}
+    assert store.search.term_frequencies(["zebra"]) == {"zebra": 1}
 
 
 def test_a_name_no_table_group_has_is_an_attribute_error(tmp_path):

@@ -359,7 +359,7 @@ def with_vectors(ws: Workspace, rows: list[dict[str, Any]]) -> list[dict[str, An
 
 def store_rows(ws: Workspace, rows: list[dict[str, Any]]) -> int:
     """Add the rows (with vectors) in one transaction; how many were new."""
-    return sum(created for _, created in ws.store.add_crystals(rows))
+    return sum(created for _, created in ws.store.crystals.add_crystals(rows))
 
 
 def bulk_load(
@@ -476,7 +476,7 @@ def measure(
         out.update(_build(n, folder, rng, now, store_url, embedder, say))
     with _open(folder, store_url, embedder) as ws:
         if reused:
-            out["loaded"] = ws.store.crystal_count()
+            out["loaded"] = ws.store.crystals.crystal_count()
         out["db_mb"] = (
             None  # a share of a PostgreSQL database: not a file of its own
             if store_url
@@ -575,7 +575,7 @@ with Workspace.open(root, create=False, environ=environ, overrides=overrides) as
     store, dim, name = ws.store, ws.embedder.dim, ws.embedder.name
     opened = time.perf_counter()
     project, parts, sketches = projection(dim), [], []
-    for block in store.vectors_between(0, store.max_crystal_id(), name, 20000):
+    for block in store.vectors.vectors_between(0, store.crystals.max_crystal_id(), name, 20000):
         blobs = [row.embedding for row in block if len(row.embedding) == 2 * dim]
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim)
         parts.append(matrix)

@@ -36,7 +36,7 @@ _BULLET = re.compile(r"^\s*([-*•]|\d+[.)])\s+")
 
 def listed(ws: Workspace) -> list[Crystal]:
     """Every pinned fact, oldest first."""
-    return ws.store.crystals(lifecycles=[PINNED])
+    return ws.store.crystals.select(lifecycles=[PINNED])
 
 
 def ids(ws: Workspace) -> set[int]:
@@ -66,8 +66,8 @@ def pin(ws: Workspace, text: str, now: datetime) -> int:
         lifecycle=PINNED,
         origin="pinned",
     )
-    if ws.store.get(crystal_id).lifecycle != PINNED:  # the text was a crystal already
-        ws.store.update_crystal(crystal_id, {"lifecycle": PINNED}, action="pinned", at=now)
+    if ws.store.crystals.get(crystal_id).lifecycle != PINNED:  # the text was a crystal already
+        ws.store.crystals.update_crystal(crystal_id, {"lifecycle": PINNED}, action="pinned", at=now)
     return crystal_id
 
 
@@ -76,7 +76,9 @@ def unpin(ws: Workspace, crystal_id: int, now: datetime) -> Crystal:
     pinned = {crystal.id: crystal for crystal in listed(ws)}
     if crystal_id not in pinned:
         raise PinNotFound(f"no pinned fact has id {crystal_id}; list them with 'dream pins'")
-    ws.store.update_crystal(crystal_id, {"lifecycle": "consolidated"}, action="unpinned", at=now)
+    ws.store.crystals.update_crystal(
+        crystal_id, {"lifecycle": "consolidated"}, action="unpinned", at=now
+    )
     return pinned[crystal_id]
 
 

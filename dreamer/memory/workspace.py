@@ -338,7 +338,7 @@ class Workspace:
                 text, hormones.load_lexicon(self)
             ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
-        again = self.store.find_by_hash(content_hash(text))
+        again = self.store.crystals.find_by_hash(content_hash(text))
         crystal_id = self.index(
             text,
             importance=importance,
@@ -383,7 +383,7 @@ class Workspace:
             from dreamer.retrieval.embed import embed_texts, to_blob
 
             blob = to_blob(embed_texts(self.embedder, [text])[0])
-        crystal_id, _created = self.store.add_crystal(
+        crystal_id, _created = self.store.crystals.add_crystal(
             text,
             source=source,
             semantic_type=semantic_type or infer_type(head(text)),
@@ -453,7 +453,7 @@ class Workspace:
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
-        return self.store.get(_crystal_id(crystal_id))
+        return self.store.crystals.get(_crystal_id(crystal_id))
 
 
 NOTE_FIELD_CHARS = 300  # about / replaces: a label or the old words, not a second note

@@ -192,7 +192,7 @@ class CrystalTables(Connected):
         where = f"lower(about) = lower(%s) AND {LIVE}"
         return self._select(where, [about], "created_at DESC, id DESC", limit)
 
-    def crystals(
+    def select(
         self,
         *,
         sources: Sequence[str] | None = None,

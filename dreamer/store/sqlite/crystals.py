@@ -122,7 +122,7 @@ class CrystalTables(CrystalWrites):
         where = f"lower(about) = lower(?) AND {LIVE}"
         return self._select(where, [about], "created_at DESC, id DESC", limit)
 
-    def crystals(
+    def select(
         self,
         *,
         sources: Sequence[str] | None = None,
