@@ -20,6 +20,7 @@ from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.memory import scratch
 from dreamer.memory.workspace import Workspace
+from dreamer.store import NewCrystal
 from dreamer.support import tokens
 
 ANSWER = {
@@ -50,7 +51,7 @@ def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, 
         # could, straight to the scratch and the store.
         moment = now - timedelta(minutes=5)
         ws.scratch.append(huge, moment, 0.9)
-        ws.index(huge, importance=0.9, semantic_type=None, at=moment, source="scratch")
+        ws.index(NewCrystal(huge, importance=0.9, at=moment, source="scratch"))
         assert ws.store.crystals.count_new() == 1001
         budget = ws.settings.input_tokens
         fake.tool_use(TOOL_NAME, ANSWER).tool_use(TOOL_NAME, ANSWER)

@@ -33,6 +33,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidSetting, NoteTooLarge
 from dreamer.memory import scratch
 from dreamer.retrieval.embed import EMBED_MAX_CHARS, HashingEmbedder
+from dreamer.store import NewCrystal
 from dreamer.support.bounds import READ_MAX_CHARS
 
 TEN_MB = "A pasted build log. " + "compile step ok " * 655_360  # ~10 MB of text
@@ -198,14 +199,16 @@ def _with_huge_crystal(root: Path, now) -> None:
     with Workspace.open(root, environ={"DREAM_EMBEDDER": "hashing"}) as ws:
         ws.init()
         ws.store.crystals.add_crystal(
-            TEN_MB,
-            source="scratch",
-            semantic_type="experience",
-            importance=0.9,
-            at=now,
-            embedding=None,
-            embedder=None,
-            hormones={},
+            NewCrystal(
+                TEN_MB,
+                source="scratch",
+                semantic_type="experience",
+                importance=0.9,
+                at=now,
+                embedding=None,
+                embedder=None,
+                hormones={},
+            )
         )
         ws.scratch.append("Second paste. " + TEN_MB, now, 0.9)
         for i in range(5):

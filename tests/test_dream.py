@@ -13,7 +13,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamRejected, LockHeld, SynthesisError
 from dreamer.memory import scratch
 from dreamer.memory import state as wm
-from dreamer.store import content_hash
+from dreamer.store import NewCrystal, content_hash
 
 NOTES = [
     "User prefers concise answers with code first",
@@ -281,12 +281,13 @@ def test_a_mass_drop_is_critiqued_and_the_revision_fades_gradually(ws, now):
             f"confirm the invoice and update the shared planning sheet"
         )
         ws.index(
-            text,
-            importance=0.7,
-            semantic_type=None,
-            source="scratch",
-            at=now - timedelta(days=12, minutes=i),
-            lifecycle="consolidated",
+            NewCrystal(
+                text,
+                importance=0.7,
+                source="scratch",
+                at=now - timedelta(days=12, minutes=i),
+                lifecycle="consolidated",
+            )
         )
         lines.append(f"- Task: {text}")
     mature = "# Working Memory State\n\n## Active Context\n" + "\n".join(lines) + "\n"

@@ -9,6 +9,7 @@ import pytest
 
 from dreamer.memory import hormones, lifecycle
 from dreamer.retrieval.embed import to_blob
+from dreamer.store import NewCrystal
 from dreamer.support.times import iso
 
 
@@ -146,11 +147,13 @@ def test_on_a_tie_the_newer_duplicate_is_archived(ws, now):
 def test_transcripts_do_not_merge_with_notes(ws, now):
     ws.note("User prefers dark mode", at=now)
     ws.index(
-        "User prefers dark mode.",
-        importance=0.5,
-        semantic_type="experience",
-        at=now,
-        source="sessions",
+        NewCrystal(
+            "User prefers dark mode.",
+            importance=0.5,
+            semantic_type="experience",
+            at=now,
+            source="sessions",
+        )
     )
     assert lifecycle.run(ws, now).merged == []
 

@@ -16,7 +16,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidNote
 from dreamer.memory import scratch
 from dreamer.memory.state import parse
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -67,14 +67,16 @@ def test_postgres_keeps_about_and_replaces_on_crystals_and_scratch_rows(pg_datab
     store = open_store(tmp_path / "c.db", url=pg_database, key=str(tmp_path))
     try:
         crystal_id, _ = store.crystals.add_crystal(
-            "Go-live moved to July 3",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.8,
-            at=now,
-            embedding=None,
-            about="go-live date",
-            replaces="#4",
+            NewCrystal(
+                "Go-live moved to July 3",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.8,
+                at=now,
+                embedding=None,
+                about="go-live date",
+                replaces="#4",
+            )
         )
         (crystal,) = store.crystals.crystals_by_id([crystal_id])
         assert (crystal.about, crystal.replaces) == ("go-live date", "#4")

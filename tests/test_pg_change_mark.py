@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import timedelta
 
 import psycopg
@@ -15,6 +16,7 @@ import pytest
 from dreamer import Workspace
 from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import embed_texts, to_blob
+from dreamer.store import NewCrystal
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -31,15 +33,15 @@ def _open(root, url):
 def _rows(ws, texts, at):
     vecs = embed_texts(ws.embedder, texts)
     return [
-        {
-            "text": text,
-            "source": "sessions" if n % 3 else "notes",
-            "semantic_type": "experience",
-            "importance": 0.5,
-            "at": at + timedelta(minutes=n),
-            "embedding": to_blob(vec),
-            "embedder": ws.embedder.name,
-        }
+        NewCrystal(
+            text,
+            source="sessions" if n % 3 else "notes",
+            semantic_type="experience",
+            importance=0.5,
+            at=at + timedelta(minutes=n),
+            embedding=to_blob(vec),
+            embedder=ws.embedder.name,
+        )
         for n, (text, vec) in enumerate(zip(texts, vecs, strict=True))
     ]
 
@@ -105,7 +107,7 @@ def test_a_search_sees_every_write_another_connection_commits(pair, pg_database,
 
     def add_without_vector():  # a note's vector arrives later: the search embeds it first
         store.crystals.add_crystals(
-            [{**_rows(writer, ["garden invoice, garden invoice"], now)[0], "embedding": None}]
+            [replace(_rows(writer, ["garden invoice, garden invoice"], now)[0], embedding=None)]
         )
 
     def archive():
@@ -179,12 +181,14 @@ def test_what_a_rolled_back_transaction_read_is_not_kept(pair, now):
     newest = store.search.newest_day()
     with pytest.raises(RuntimeError), store.transaction():
         store.crystals.add_crystal(
-            "garden garden, much later",
-            source="notes",
-            semantic_type="experience",
-            importance=0.5,
-            at=now + timedelta(days=30),
-            embedding=None,
+            NewCrystal(
+                "garden garden, much later",
+                source="notes",
+                semantic_type="experience",
+                importance=0.5,
+                at=now + timedelta(days=30),
+                embedding=None,
+            )
         )
         assert store.search.term_frequencies(["garden"])["garden"] == before["garden"] + 1
         assert store.search.newest_day() > newest
@@ -192,12 +196,14 @@ def test_what_a_rolled_back_transaction_read_is_not_kept(pair, now):
         raise RuntimeError("rolled back")
     # The next write takes the mark the rolled-back one had: nothing read inside may answer.
     store.crystals.add_crystal(
-        "orbit signal",
-        source="notes",
-        semantic_type="fact",
-        importance=0.5,
-        at=now - timedelta(days=3),  # older than the newest: the newest day stays
-        embedding=None,
+        NewCrystal(
+            "orbit signal",
+            source="notes",
+            semantic_type="fact",
+            importance=0.5,
+            at=now - timedelta(days=3),  # older than the newest: the newest day stays
+            embedding=None,
+        )
     )
     assert store.search.term_frequencies(["garden"]) == before
     assert store.search.newest_day() == newest

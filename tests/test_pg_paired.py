@@ -12,6 +12,7 @@ import pytest
 
 from dreamer import Workspace
 from dreamer.retrieval import search as search_module
+from dreamer.store import NewCrystal
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -31,11 +32,13 @@ def ws(pg_database, tmp_path):
 def _talk(ws, now, turns):
     return [
         ws.index(
-            text,
-            importance=0.5,
-            semantic_type="experience",
-            at=now + timedelta(minutes=n),
-            source="scratch",
+            NewCrystal(
+                text,
+                importance=0.5,
+                semantic_type="experience",
+                at=now + timedelta(minutes=n),
+                source="scratch",
+            )
         )
         for n, text in enumerate(turns)
     ]

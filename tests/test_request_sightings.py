@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from dreamer.memory import sightings
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 from dreamer.support.times import iso
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -27,20 +27,24 @@ def store(request, tmp_path):
 
 def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crystal(store, now):
     chore, _ = store.crystals.add_crystal(
-        "Watered the tomatoes",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.6,
-        at=now,
-        embedding=None,
+        NewCrystal(
+            "Watered the tomatoes",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.6,
+            at=now,
+            embedding=None,
+        )
     )
     once, _ = store.crystals.add_crystal(
-        "Called the bank",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.6,
-        at=now,
-        embedding=None,
+        NewCrystal(
+            "Called the bank",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.6,
+            at=now,
+            embedding=None,
+        )
     )
     store.crystals.update_crystal(
         chore,

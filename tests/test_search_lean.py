@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dreamer.retrieval.vectors import matvec
+from dreamer.store import NewCrystal
 
 NOTES = [
     "The staging database host is db-staging-3",
@@ -73,12 +74,14 @@ def test_word_counts_are_kept_only_while_the_database_is_unchanged(ws, now, tmp_
     other = open_store(ws.db_path)
     try:
         other.add_crystal(
-            "The kiln needs a new thermocouple",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now,
-            embedding=None,
+            NewCrystal(
+                "The kiln needs a new thermocouple",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now,
+                embedding=None,
+            )
         )
     finally:
         other.close()
@@ -357,12 +360,14 @@ def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, 
             assert seen[0] != mark  # (another thread's reads are not in this stretch)
         assert store.change_mark() != mark
         other.add_crystal(
-            "The kiln was fixed",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now + timedelta(days=1),
-            embedding=None,
+            NewCrystal(
+                "The kiln was fixed",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now + timedelta(days=1),
+                embedding=None,
+            )
         )
         assert store.search.newest_day() > newest
     finally:
@@ -390,12 +395,14 @@ def test_a_search_looks_for_notes_without_a_vector_only_after_a_change(ws, now):
     other = open_store(ws.db_path)  # a `dream note` in another process: no vector yet
     try:
         other.add_crystal(
-            "The thermocouple arrives by courier",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now,
-            embedding=None,
+            NewCrystal(
+                "The thermocouple arrives by courier",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now,
+                embedding=None,
+            )
         )
     finally:
         other.close()

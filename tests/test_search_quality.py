@@ -11,6 +11,7 @@ from dreamer.retrieval import search as search_module
 from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import HashingEmbedder
 from dreamer.retrieval.reindex import embed_waiting
+from dreamer.store import NewCrystal
 
 
 def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
@@ -18,11 +19,13 @@ def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
     for number, text in enumerate(turns):
         ids.append(
             ws.index(
-                text,
-                importance=0.5,
-                semantic_type="experience",
-                at=now + timedelta(minutes=number * minutes_apart),
-                source=source,
+                NewCrystal(
+                    text,
+                    importance=0.5,
+                    semantic_type="experience",
+                    at=now + timedelta(minutes=number * minutes_apart),
+                    source=source,
+                )
             )
         )
     return ids
@@ -131,12 +134,14 @@ def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     ws.note("Standup moved to 9:30", at=now)
     other = HashingEmbedder(dim=64)
     ws.store.crystals.add_crystal(
-        "Written by another embedder",
-        source="memory",
-        semantic_type="world_fact",
-        importance=0.5,
-        at=now,
-        embedding=other.embed(["x"])[0].astype(np.float16).tobytes(),
+        NewCrystal(
+            "Written by another embedder",
+            source="memory",
+            semantic_type="world_fact",
+            importance=0.5,
+            at=now,
+            embedding=other.embed(["x"])[0].astype(np.float16).tobytes(),
+        )
     )
     hits = ws.search("standup", now=now)
     assert hits[0].text == "Standup moved to 9:30"
@@ -236,11 +241,7 @@ def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
 def test_a_filtered_search_ranks_within_its_own_kind(ws, now):
     sessions = _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
     fact = ws.index(
-        "Invoice exports run nightly at 02:00",
-        importance=0.5,
-        semantic_type=None,
-        at=now,
-        source="memory",
+        NewCrystal("Invoice exports run nightly at 02:00", importance=0.5, at=now, source="memory")
     )
     facts = ws.search("invoice export failed", search_type="facts", limit=3, now=now)
     assert [hit.id for hit in facts] == [fact]
@@ -260,11 +261,7 @@ def test_a_filtered_search_falls_back_to_an_exact_ranking(ws, now, monkeypatch):
     monkeypatch.setattr(search_module, "FILTER_WIDTH", 1)
     _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
     fact = ws.index(
-        "Invoice exports run nightly at 02:00",
-        importance=0.5,
-        semantic_type=None,
-        at=now,
-        source="memory",
+        NewCrystal("Invoice exports run nightly at 02:00", importance=0.5, at=now, source="memory")
     )
     lexical = search_module._lexical(ws.store, ["invoice", "export", "failed"], False, True, 2)
     assert list(lexical) == [fact]

@@ -10,6 +10,7 @@ import pytest
 import sqlite_utils
 
 from dreamer.errors import StoreCorrupt
+from dreamer.store import NewCrystal
 from dreamer.store.sqlite.schema import migrations
 from dreamer.store.sqlite.store import SQLiteStore as Store
 
@@ -30,7 +31,7 @@ def add(store: Store, text: str, now, **kwargs):
         "embedding": None,
     }
     fields.update(kwargs)
-    return store.crystals.add_crystal(text, **fields)
+    return store.crystals.add_crystal(NewCrystal(text, **fields))
 
 
 def test_migrations_apply_once_and_reopen_is_a_no_op(tmp_path, now):

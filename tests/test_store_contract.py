@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dreamer.errors import CrystalNotFound, DreamNotFound
-from dreamer.store import Store, content_hash, open_store
+from dreamer.store import NewCrystal, Store, content_hash, open_store
 from dreamer.support.times import iso
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -48,7 +48,7 @@ def add(store: Store, text: str, at, **kwargs) -> int:
         "embedding": None,
     }
     fields.update(kwargs)
-    crystal_id, _ = store.crystals.add_crystal(text, **fields)
+    crystal_id, _ = store.crystals.add_crystal(NewCrystal(text, **fields))
     return crystal_id
 
 
@@ -58,15 +58,17 @@ def blob(*values: float) -> bytes:
 
 def test_crystal_fields_round_trip(store, now):
     crystal_id, created = store.crystals.add_crystal(
-        "Ada lives in Lisbon",
-        source="seed",
-        semantic_type="world_fact",
-        importance=0.9,
-        at=now,
-        embedding=blob(0.6, 0.8),
-        embedder="test-2",
-        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
-        origin="MEMORY.md",
+        NewCrystal(
+            "Ada lives in Lisbon",
+            source="seed",
+            semantic_type="world_fact",
+            importance=0.9,
+            at=now,
+            embedding=blob(0.6, 0.8),
+            embedder="test-2",
+            hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
+            origin="MEMORY.md",
+        )
     )
     assert created
     crystal = store.crystals.get(crystal_id)
@@ -99,12 +101,14 @@ def test_a_vector_records_its_embedder_and_no_vector_records_none(store, now):
 def test_same_content_is_one_crystal(store, now):
     first = add(store, "Café  opens at\n9", now)
     again, created = store.crystals.add_crystal(
-        " Cafe\u0301 opens at 9 ",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.5,
-        at=now + timedelta(hours=1),
-        embedding=None,
+        NewCrystal(
+            " Cafe\u0301 opens at 9 ",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now + timedelta(hours=1),
+            embedding=None,
+        )
     )
     assert (again, created) == (first, False)
     assert store.crystals.crystal_count() == 1
@@ -137,7 +141,7 @@ def test_a_batch_adds_what_one_by_one_would(store, now):
         },
         {**base, "text": "Ada lives in Lisbon", "embedding": None},
     ]
-    results = store.crystals.add_crystals(rows)
+    results = store.crystals.add_crystals([NewCrystal(**row) for row in rows])
     lisbon, deploy = before + 1, before + 2
     assert results == [(lisbon, True), (before, False), (deploy, True), (lisbon, False)]
     assert store.crystals.max_crystal_id() == deploy and store.crystals.crystal_count() == 3

@@ -16,7 +16,7 @@ from dreamer.cli import main
 from dreamer.config import load_settings
 from dreamer.dream import journal
 from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable, UsageError
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 from dreamer.store.postgres import search
 from dreamer.support.times import iso, utc_now
 
@@ -25,7 +25,14 @@ pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's 
 
 def add(store, text, at):
     return store.crystals.add_crystal(
-        text, source="scratch", semantic_type="experience", importance=0.5, at=at, embedding=None
+        NewCrystal(
+            text,
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=at,
+            embedding=None,
+        )
     )[0]
 
 
@@ -340,8 +347,8 @@ def test_a_bulk_load_indexes_and_counts_as_single_inserts_do(pg_database, tmp_pa
     single = open_store(tmp_path / "s.db", url=pg_database, key="single")
     bulk = open_store(tmp_path / "b.db", url=pg_database, key="bulk")
     try:
-        added = [single.add_crystal(**row) for row in rows]
-        assert bulk.add_crystals(rows) == added
+        added = [single.crystals.add_crystal(NewCrystal(**row)) for row in rows]
+        assert bulk.crystals.add_crystals([NewCrystal(**row) for row in rows]) == added
         with psycopg.connect(pg_database) as db:
             assert _derived(db, "bulk") == _derived(db, "single")
             # The load was the table's first rows: statistics follow it, not autovacuum.
@@ -379,7 +386,7 @@ def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
         for _ in range(600)
     ]
     try:
-        store.crystals.add_crystals(rows)
+        store.crystals.add_crystals([NewCrystal(**row) for row in rows])
         # Counts and postings kept through a forget and a rewrite, one by one.
         store.forgetting.forget_crystal(3, reason="test", at=now)
         store.forgetting.replace_text(
@@ -431,7 +438,7 @@ def test_postings_read_whole_rank_as_the_statement_does_to_the_last_bit(
         for _ in range(600)
     ]
     try:
-        store.crystals.add_crystals(rows)
+        store.crystals.add_crystals([NewCrystal(**row) for row in rows])
         store.forgetting.forget_crystal(7, reason="test", at=now)
         checked = 0
         for _ in range(40):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal
+from dreamer.store import Crystal, NewCrystal
 from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
@@ -238,23 +238,24 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
     """Add one exported crystal as it was; its id."""
     store = ws.store
     levels = {k: row[k] for k in ("dopamine", "cortisol", "oxytocin") if row.get(k) is not None}
-    fields: dict[str, Any] = {
-        "source": row["source"],
-        "semantic_type": row["semantic_type"],
-        "importance": row["importance"],
-        "at": parse_iso(row["created_at"]),
-        "embedding": None,
-        "hormones": levels,
-        "lifecycle": row["lifecycle"],
-        "origin": row["origin"],
-        "consolidated_at": row["consolidated_at"],
-    }
-    crystal_id, created = store.crystals.add_crystal(row["text"], **fields)
+    crystal = NewCrystal(
+        row["text"],
+        source=row["source"],
+        semantic_type=row["semantic_type"],
+        importance=row["importance"],
+        at=parse_iso(row["created_at"]),
+        hormones=levels,
+        lifecycle=row["lifecycle"],
+        origin=row["origin"],
+        consolidated_at=row["consolidated_at"],
+    )
+    crystal_id, created = store.crystals.add_crystal(crystal)
     if created:
         return crystal_id
     # Two crystals may say the same thing (a redaction can make them so): the store keeps
     # such a one under a variant hash, so add it under a unique text, then put the text back.
-    crystal_id, _ = store.crystals.add_crystal(f"{row['text']}\n[import {row['id']}]", **fields)
+    unique = replace(crystal, text=f"{row['text']}\n[import {row['id']}]")
+    crystal_id, _ = store.crystals.add_crystal(unique)
     store.forgetting.replace_text(
         crystal_id,
         row["text"],

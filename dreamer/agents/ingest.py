@@ -59,7 +59,7 @@ from dreamer.agents import claude_code, codex
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
-from dreamer.store import content_hash
+from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
@@ -393,12 +393,14 @@ def _store(
             result.crystals += 1
             if ws.store.crystals.find_by_hash(digest) is None:
                 ws.index(
-                    text,
-                    importance=piece.importance,
-                    semantic_type=piece.semantic_type,
-                    at=piece.at,
-                    source=piece.source,
-                    origin=piece.origin,
+                    NewCrystal(
+                        text,
+                        importance=piece.importance,
+                        semantic_type=piece.semantic_type,
+                        at=piece.at,
+                        source=piece.source,
+                        origin=piece.origin,
+                    )
                 )
                 result.created += 1
             if number % 50 == 0:

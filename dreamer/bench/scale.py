@@ -46,6 +46,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from dreamer.retrieval.embed import to_blob
 from dreamer.retrieval.search import query_terms
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
+from dreamer.store import NewCrystal
 from dreamer.store.sqlite.reference import RawFTS
 from dreamer.support.times import iso
 
@@ -309,14 +311,14 @@ def _stream(
 
 def synthetic_batches(
     n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
-) -> Iterator[list[dict[str, Any]]]:
-    """n synthetic crystals over ``span_days`` in batches of ``BATCH``, as ``add_crystal``'s
-    keyword arguments (without the vector): the oldest 40% archived, the last two days' new."""
+) -> Iterator[list[NewCrystal]]:
+    """n synthetic crystals over ``span_days`` in batches of ``BATCH`` (without vectors): the
+    oldest 40% archived, the last two days' new."""
     archive_before = now - timedelta(days=span_days * 0.6)
     fresh_after = now - timedelta(days=2)
     batch: list[tuple[str, str, datetime]] = []
 
-    def rows() -> list[dict[str, Any]]:
+    def rows() -> list[NewCrystal]:
         made = []
         for text, source, at in batch:
             lifecycle = (
@@ -327,15 +329,15 @@ def synthetic_batches(
                 else "consolidated"
             )
             made.append(
-                {
-                    "text": text,
-                    "source": source,
-                    "semantic_type": infer_type(text),
-                    "importance": round(rng.uniform(0.2, 0.9), 2),
-                    "at": at,
-                    "lifecycle": lifecycle,
-                    "consolidated_at": None if lifecycle == "generated" else iso(at),
-                }
+                NewCrystal(
+                    text,
+                    source=source,
+                    semantic_type=infer_type(text),
+                    importance=round(rng.uniform(0.2, 0.9), 2),
+                    at=at,
+                    lifecycle=lifecycle,
+                    consolidated_at=None if lifecycle == "generated" else iso(at),
+                )
             )
         batch.clear()
         return made
@@ -348,16 +350,16 @@ def synthetic_batches(
         yield rows()
 
 
-def with_vectors(ws: Workspace, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with their vectors from the workspace's embedder (one embed call)."""
-    vectors = ws.embedder.embed([row["text"] for row in rows])
+def with_vectors(ws: Workspace, rows: list[NewCrystal]) -> list[NewCrystal]:
+    """The crystals with their vectors from the workspace's embedder (one embed call)."""
+    vectors = ws.embedder.embed([row.text for row in rows])
     return [
-        {**row, "embedding": to_blob(vector), "embedder": ws.embedder.name}
+        replace(row, embedding=to_blob(vector), embedder=ws.embedder.name)
         for row, vector in zip(rows, vectors, strict=True)
     ]
 
 
-def store_rows(ws: Workspace, rows: list[dict[str, Any]]) -> int:
+def store_rows(ws: Workspace, rows: list[NewCrystal]) -> int:
     """Add the rows (with vectors) in one transaction; how many were new."""
     return sum(created for _, created in ws.store.crystals.add_crystals(rows))
 

@@ -59,7 +59,7 @@ from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules, stem
 from dreamer.retrieval.search import search
-from dreamer.store import Crystal, content_hash
+from dreamer.store import Crystal, NewCrystal, content_hash
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
 
@@ -266,11 +266,7 @@ class _Dream:
         for note in notes:
             if self.ws.store.crystals.find_by_hash(content_hash(note.text)) is None:
                 self.ws.index(
-                    note.text,
-                    importance=note.importance,
-                    semantic_type=None,
-                    at=note.at,
-                    source="scratch",
+                    NewCrystal(note.text, importance=note.importance, at=note.at, source="scratch")
                 )
         self.step("forget")
         notes = self._honour_forget_requests(notes)
@@ -350,13 +346,14 @@ class _Dream:
         text = hand_edits.text_of(line)
         if text:
             self.ws.index(
-                text,
-                importance=0.5,
-                semantic_type=None,
-                at=self.now,
-                source="memory",
-                lifecycle="consolidated",
-                origin=origin,
+                NewCrystal(
+                    text,
+                    importance=0.5,
+                    at=self.now,
+                    source="memory",
+                    lifecycle="consolidated",
+                    origin=origin,
+                )
             )
 
     def _trim(self, old: wm.WorkingMemory, *, write: bool) -> wm.WorkingMemory:

@@ -25,7 +25,7 @@ from dreamer.dream import guards, insights
 from dreamer.errors import PinNotFound, UsageError
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
-from dreamer.store import Crystal
+from dreamer.store import Crystal, NewCrystal
 
 MARKER = "(pinned)"
 PINNED = "frozen"
@@ -58,13 +58,9 @@ def pin(ws: Workspace, text: str, now: datetime) -> int:
             'a pin needs the fact to keep, e.g. dream pin "Maya\'s deadline is 24 March"'
         )
     crystal_id = ws.index(
-        cleaned,
-        importance=1.0,
-        semantic_type=None,
-        at=now,
-        source="memory",
-        lifecycle=PINNED,
-        origin="pinned",
+        NewCrystal(
+            cleaned, importance=1.0, at=now, source="memory", lifecycle=PINNED, origin="pinned"
+        )
     )
     if ws.store.crystals.get(crystal_id).lifecycle != PINNED:  # the text was a crystal already
         ws.store.crystals.update_crystal(crystal_id, {"lifecycle": PINNED}, action="pinned", at=now)

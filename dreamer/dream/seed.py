@@ -35,6 +35,7 @@ from typing import Any
 from dreamer.errors import WorkspaceError
 from dreamer.memory.state import TITLE, read_memory
 from dreamer.memory.workspace import Workspace
+from dreamer.store import NewCrystal
 from dreamer.support import failures, tokens
 from dreamer.support.files import atomic_write
 from dreamer.support.locks import hold
@@ -169,13 +170,14 @@ def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
         for number, piece in enumerate(pieces, start=1):
             ids.append(
                 ws.index(
-                    piece,
-                    importance=SEED_IMPORTANCE,
-                    semantic_type=None,
-                    at=now,
-                    source="seed",
-                    lifecycle="consolidated",
-                    origin=f"MEMORY.md#chunk-{number}",
+                    NewCrystal(
+                        piece,
+                        importance=SEED_IMPORTANCE,
+                        at=now,
+                        source="seed",
+                        lifecycle="consolidated",
+                        origin=f"MEMORY.md#chunk-{number}",
+                    )
                 )
             )
     return MigrationReport(

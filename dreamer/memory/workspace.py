@@ -16,6 +16,7 @@ import contextlib
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from dreamer.errors import (
 )
 from dreamer.kinds import CRYSTAL_SOURCES, MAX_SEARCH_LIMIT, SEMANTIC_TYPES, infer_type
 from dreamer.memory import hormones, location
-from dreamer.store import content_hash, open_store
+from dreamer.store import NewCrystal, content_hash, open_store
 from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
@@ -340,14 +341,16 @@ class Workspace:
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
         again = self.store.crystals.find_by_hash(content_hash(text))
         crystal_id = self.index(
-            text,
-            importance=importance,
-            semantic_type=semantic_type,
-            at=moment,
-            source=source,
+            NewCrystal(
+                text,
+                source=source,
+                importance=importance,
+                at=moment,
+                semantic_type=semantic_type,
+                about=about,
+                replaces=replaces,
+            ),
             embed=embed,
-            about=about,
-            replaces=replaces,
         )
         if again is not None:
             from dreamer.memory import sightings  # here: only a note seen before is a sighting
@@ -355,28 +358,16 @@ class Workspace:
             sightings.record(self.store, again, moment)
         return crystal_id
 
-    def index(
-        self,
-        text: str,
-        *,
-        importance: float,
-        semantic_type: str | None,
-        at: datetime,
-        source: str,
-        lifecycle: str = "generated",
-        origin: str | None = None,
-        embed: bool = True,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> int:
-        """Make text a crystal unless it already is one (by content hash); return its id.
+    def index(self, crystal: NewCrystal, *, embed: bool = True) -> int:
+        """Make a crystal unless its text already is one (by content hash); return its id.
 
-        A slow embedder (``deferred``, e.g. the minilm sentence model at ~5 ms a text) never
-        embeds here: the crystal waits without a vector, as with ``embed=False``.
+        The text is redacted, a missing semantic type inferred, and the hormone levels at
+        ``crystal.at`` recorded. A slow embedder (``deferred``, e.g. the minilm sentence model)
+        never embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
         # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
         # (a note with one is refused at the door, ingested text loses it).
-        text = self.redact(text).text.replace("\x00", "")
+        text = self.redact(crystal.text).text.replace("\x00", "")
         embed = embed and not getattr(self.embedder, "deferred", False)
         blob = None
         if embed:
@@ -384,18 +375,14 @@ class Workspace:
 
             blob = to_blob(embed_texts(self.embedder, [text])[0])
         crystal_id, _created = self.store.crystals.add_crystal(
-            text,
-            source=source,
-            semantic_type=semantic_type or infer_type(head(text)),
-            importance=importance,
-            at=at,
-            embedding=blob,
-            embedder=self.embedder.name if embed else None,
-            hormones=hormones.levels(self, at),
-            lifecycle=lifecycle,
-            origin=origin,
-            about=about,
-            replaces=replaces,
+            replace(
+                crystal,
+                text=text,
+                semantic_type=crystal.semantic_type or infer_type(head(text)),
+                embedding=blob,
+                embedder=self.embedder.name if embed else None,
+                hormones=hormones.levels(self, crystal.at),
+            )
         )
         return crystal_id
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dreamer.config import STORE_SCHEMES
 from dreamer.errors import StoreUnavailable, UsageError
+from dreamer.store.crystal import NewCrystal
 from dreamer.store.identity import content_hash
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -18,7 +19,15 @@ if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
     from dreamer.store.postgres.jobs import JobQueue
     from dreamer.store.rows import Crystal
 
-__all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_jobs", "open_store"]
+__all__ = [
+    "Crystal",
+    "NewCrystal",
+    "Store",
+    "content_hash",
+    "is_postgres",
+    "open_jobs",
+    "open_store",
+]
 
 
 POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from dreamer.store.identity import content_hash  # noqa: F401  (the backends import it here)
 
 if TYPE_CHECKING:
+    from dreamer.store.crystal import NewCrystal
     from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
@@ -41,30 +42,13 @@ def __getattr__(name: str) -> type:
 class Crystals(Protocol):
     """A workspace's crystals: written, read, changed (each change audited)."""
 
-    def add_crystal(
-        self,
-        text: str,
-        *,
-        source: str,
-        semantic_type: str,
-        importance: float,
-        at: datetime,
-        embedding: bytes | None,
-        embedder: str | None = None,
-        hormones: Mapping[str, float] | None = None,
-        lifecycle: str = "generated",
-        origin: str | None = None,
-        parent_id: int | None = None,
-        consolidated_at: str | None = None,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> tuple[int, bool]:
+    def add_crystal(self, crystal: NewCrystal) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         ...
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order (a bulk load: COPY on PostgreSQL)."""
+    def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each, in one transaction; (id, created) of each, in order (a
+        bulk load: COPY on PostgreSQL)."""
         ...
 
     def find_by_hash(self, digest: str) -> int | None:

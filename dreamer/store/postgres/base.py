@@ -26,11 +26,6 @@ from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.postgres.schema import MIGRATIONS
 from dreamer.support.times import iso
 
-CRYSTAL_COLUMNS = (
-    "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
-    "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder, about, replaces"
-)
 Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"

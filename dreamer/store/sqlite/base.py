@@ -16,11 +16,6 @@ if TYPE_CHECKING:
     from typing import Any
     from weakref import WeakSet
 
-CRYSTAL_COLUMNS = (
-    "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
-    "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder, about, replaces"
-)
 # Searches logged in memory before one transaction writes them (with their access counts): a
 # crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
 SEARCH_BATCH = 16

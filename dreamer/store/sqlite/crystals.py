@@ -9,7 +9,8 @@ from datetime import datetime
 
 from dreamer.errors import CrystalNotFound, LockHeld
 from dreamer.store.identity import content_hash
-from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
+from dreamer.store.rows import CRYSTAL_COLUMNS
+from dreamer.store.sqlite.base import Connected, marks
 from dreamer.store.sqlite.crystal_writes import CrystalWrites
 from dreamer.support.times import iso
 
@@ -17,6 +18,7 @@ TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh
 if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
     from typing import Any
 
+    from dreamer.store.crystal import NewCrystal
     from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
@@ -43,11 +45,10 @@ class CrystalTables(CrystalWrites):
     """The ``crystals`` table's reads, changes, forgetting and vectors, and its audit trail read
     back."""
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order."""
+    def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
         with self.transaction():
-            return [self.add_crystal(**row) for row in rows]
+            return [self.add_crystal(crystal) for crystal in crystals]
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
