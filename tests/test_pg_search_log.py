@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from dreamer import Workspace
-from dreamer.store.postgres.base import SEARCH_BATCH
+from dreamer.store.shared import SEARCH_BATCH
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 

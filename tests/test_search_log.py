@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer.store.sqlite.base import SEARCH_BATCH
+from dreamer.store.shared import SEARCH_BATCH
 
 NOTES = [
     "The staging database host is db-staging-3",

@@ -21,6 +21,12 @@ from dreamer.support.times import iso
 if TYPE_CHECKING:
     from dreamer.store.rows import Crystal
 
+# Searches logged in memory before one transaction writes them (with their access counts): a
+# crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
+SEARCH_BATCH = 16
+# (at, redacted query, search type, result ids, top score, gap)
+PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
+
 # Crystal fields ``update_crystal`` may change (the rest are its identity and provenance).
 CHANGEABLE = frozenset(
     {
@@ -39,8 +45,11 @@ class SharedTables:
     """The statements both dialects share, over the hooks each backend's ``Connected`` gives."""
 
     if TYPE_CHECKING:  # what the backends' table groups provide
+        _pending: list[PendingSearch]  # searches not written yet (see SEARCH_BATCH)
 
         def transaction(self) -> AbstractContextManager[None]: ...
+
+        def settle(self) -> None: ...
 
         def get(self, crystal_id: int) -> Crystal: ...
 
@@ -61,6 +70,13 @@ class SharedTables:
     def _owned(self, row: dict[str, Any]) -> dict[str, Any]:
         """The columns of a row to insert, with those that make it this store's."""
         raise NotImplementedError
+
+    def _turns(self) -> AbstractContextManager[Any]:
+        """The lock this store's threads take turns with for the searches kept in memory."""
+        raise NotImplementedError
+
+    def _kept_first(self) -> None:
+        """Called when a first search is kept in memory (e.g. to have it written at exit)."""
 
     # --- shared bodies ----------------------------------------------------------------------
 
@@ -134,6 +150,29 @@ class SharedTables:
                     "source": source,
                 },
             )
+
+    def record_search(
+        self,
+        at: datetime,
+        query: str,
+        search_type: str,
+        ids: Sequence[int],
+        top_score: float | None,
+        *,
+        gap: bool,
+    ) -> None:
+        """Log a search (a gap too when it found nothing good) and count the accesses.
+
+        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
+        search, the next write transaction, a read of the log or of a crystal, or ``close``.
+        """
+        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
+        with self._turns():
+            self._pending.append(entry)
+            if len(self._pending) == 1:
+                self._kept_first()
+            if len(self._pending) >= SEARCH_BATCH:
+                self.settle()
 
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows.

@@ -27,17 +27,6 @@ TOMBSTONE_COLUMNS = (
     "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
     " t.forgotten_at, t.reason"
 )
-CHANGEABLE = frozenset(
-    {
-        "importance",
-        "lifecycle",
-        "semantic_type",
-        "parent_id",
-        "consolidated_at",
-        "last_accessed_at",
-        "access_count",
-    }
-)
 # A text's index entry and its length in tokens (BM25's document length), from one parameter.
 INDEXED = (
     "(SELECT v FROM to_tsvector('dreamer', %s) v)",
@@ -375,32 +364,6 @@ class CrystalTables(Connected):
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
 
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        unknown = set(changes) - CHANGEABLE
-        if unknown:
-            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
-        with self.transaction():
-            crystal = self.get(crystal_id)  # the old values of the changed fields only
-            before = {key: getattr(crystal, key) for key in changes}
-            sets = ", ".join(f"{column} = %s" for column in changes)
-            self._run(
-                f"UPDATE crystals SET {sets}, updated_at = %s WHERE workspace = %s AND id = %s",
-                [*changes.values(), iso(at), self.ws, crystal_id],
-            )
-            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
-            if reason:
-                detail["reason"] = reason
-            self.audit(crystal_id, action, detail, at)
-
     def count_by_lifecycle(self) -> dict[str, int]:
         """How many crystals are in each lifecycle stage."""
         rows = self._all(
@@ -420,23 +383,6 @@ class CrystalTables(Connected):
         if mark is not None:
             return mark[1]
         return int(self._one("SELECT crystal_seq FROM workspaces WHERE id = %s", [self.ws]))
-
-    def audit(
-        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
-    ) -> None:
-        """Append one line to the audit log."""
-        with self.transaction():
-            self._run(
-                "INSERT INTO audit (workspace, at, crystal_id, action, detail)"
-                " VALUES (%s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    iso(at),
-                    crystal_id,
-                    action,
-                    json.dumps(dict(detail), ensure_ascii=False),
-                ],
-            )
 
     def audit_entries(
         self, crystal_id: int | None = None, limit: int = 100

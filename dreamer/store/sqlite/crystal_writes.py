@@ -3,17 +3,11 @@ uses it. The rest of the table (reads, changes, forgetting, vectors) is crystals
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from datetime import datetime
-
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.store.crystal import NewCrystal
 
 
@@ -40,13 +34,3 @@ class CrystalWrites(Connected):
     def find_by_hash(self, digest: str) -> int | None:
         """The id of the crystal with this content hash, if any."""
         return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
-
-    def audit(
-        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
-    ) -> None:
-        """Append one line to the audit log."""
-        with self.transaction():
-            self.db.execute(
-                "INSERT INTO audit (at, crystal_id, action, detail) VALUES (?, ?, ?, ?)",
-                [iso(at), crystal_id, action, json.dumps(dict(detail), ensure_ascii=False)],
-            )

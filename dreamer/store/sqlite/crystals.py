@@ -28,17 +28,6 @@ TOMBSTONE_COLUMNS = (
     " t.forgotten_at, t.reason"
 )  # a forgotten crystal is an emptied row: never read as memory
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
-CHANGEABLE = frozenset(
-    {
-        "importance",
-        "lifecycle",
-        "semantic_type",
-        "parent_id",
-        "consolidated_at",
-        "last_accessed_at",
-        "access_count",
-    }
-)
 
 
 class CrystalTables(CrystalWrites):
@@ -74,32 +63,6 @@ class CrystalTables(CrystalWrites):
                 "its text is gone by request"
             )
         return crystal
-
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        unknown = set(changes) - CHANGEABLE
-        if unknown:
-            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
-        with self.transaction():
-            crystal = self.get(crystal_id)  # the old values of the changed fields only
-            before = {key: getattr(crystal, key) for key in changes}
-            sets = ", ".join(f"{column} = ?" for column in changes)
-            self.db.execute(
-                f"UPDATE crystals SET {sets}, updated_at = ? WHERE id = ?",
-                [*changes.values(), iso(at), crystal_id],
-            )
-            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
-            if reason:
-                detail["reason"] = reason
-            self.audit(crystal_id, action, detail, at)
 
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
