@@ -1,5 +1,5 @@
-"""Crystals in SQLite: reads, forgetting, and the rows lifecycle and vectors need (a note's
-insert and the audited changes are crystal_writes.py)."""
+"""Crystals in SQLite: inserts, reads, forgetting, and the rows lifecycle and vectors need
+(the audited changes are the shared ``update_crystal``, ``dreamer.store.shared``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from dreamer.errors import CrystalNotFound, LockHeld
 from dreamer.store.identity import content_hash
 from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.store.sqlite.base import Connected, marks
-from dreamer.store.sqlite.crystal_writes import CrystalWrites
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -30,9 +29,30 @@ TOMBSTONE_COLUMNS = (
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 
 
-class CrystalTables(CrystalWrites):
-    """The ``crystals`` table's reads, changes, forgetting and vectors, and its audit trail read
+class CrystalTables(Connected):
+    """The ``crystals`` table's inserts, reads, forgetting and vectors, and its audit trail read
     back."""
+
+    def add_crystal(self, crystal: NewCrystal) -> tuple[int, bool]:
+        """Insert a crystal unless one with the same content exists; return (id, created)."""
+        row = crystal.columns()
+        stamp = iso(crystal.at)
+        row.update(created_at=stamp, updated_at=stamp)
+        with self.transaction():
+            found = self.find_by_hash(row["content_hash"])
+            if found is not None:
+                return found, False
+            cursor = self.db.execute(
+                f"INSERT INTO crystals ({', '.join(row)}) VALUES ({marks(row)})", list(row.values())
+            )
+            crystal_id = int(cursor.lastrowid or 0)
+            detail = {"source": crystal.source, "lifecycle": crystal.lifecycle}
+            self.audit(crystal_id, "created", detail, crystal.at)
+            return crystal_id, True
+
+    def find_by_hash(self, digest: str) -> int | None:
+        """The id of the crystal with this content hash, if any."""
+        return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
 
     def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
         """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
