@@ -698,3 +698,25 @@ def test_latest_actions_reads_the_newest_rows_only(store, now):
     }
     assert store.records.latest_actions("seen", 3) == {first: iso(now + timedelta(hours=3))}
     assert store.records.latest_actions("forgotten", 100) == {}
+
+
+def test_no_store_protocol_has_more_than_25_members():
+    # Small interfaces: the top Store and every role a caller is typed against stay narrow
+    # (inherited members count; a property or an attribute counts as one).
+    from dreamer.store import base
+
+    protocols = [
+        value
+        for value in vars(base).values()
+        if isinstance(value, type) and getattr(value, "_is_protocol", False)
+    ]
+    assert {"Store", "Crystals", "Search", "Journal", "History"} <= {p.__name__ for p in protocols}
+    for protocol in protocols:
+        members = {
+            name
+            for klass in protocol.__mro__
+            if klass is not object
+            for name, value in vars(klass).items()
+            if not name.startswith("_") and (callable(value) or isinstance(value, property))
+        } | {name for klass in protocol.__mro__ for name in vars(klass).get("__annotations__", {})}
+        assert len(members) <= 25, (protocol.__name__, len(members))
