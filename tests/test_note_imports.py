@@ -44,7 +44,7 @@ NEVER = {
     "dreamer.bench": "benchmarks",
     "dreamer.retrieval": "embedders, vectors and search",
     "dreamer.cadence": "schedules: loaded when one is set or read",
-    "dreamer.store.base": "the Store contract: a long Protocol, for type checking and isinstance",
+    "dreamer.store.base": "the role protocols: for type checking and isinstance",
     "dreamer.store.postgres": "the PostgreSQL backend",
     "dreamer.store.sqlite.errors": "what a SQLite failure means: loaded with the first one",
     "dreamer.memory.scratch": "the scratch reader (parse, rotate): a note only appends",

@@ -1,4 +1,4 @@
-"""Storage: the ``Store`` protocol and its backends. All SQL lives in this package.
+"""Storage: the ``Store`` protocol, its roles and its backends. All SQL lives in this package.
 
 ``open_store(path)`` opens the default backend (SQLite, ``memory/crystals.db``);
 ``open_store(path, url="postgresql://...", key=...)`` one workspace's rows in PostgreSQL.
@@ -34,7 +34,7 @@ POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"
 
 
 def __getattr__(name: str) -> type:
-    # Loaded when first named: Crystal is a dataclass (see dreamer.store.base), Store the long
+    # Loaded when first named: Crystal is a dataclass (dreamer.store.rows), Store the role
     # contract every backend meets; a fresh `dream note` needs neither.
     if name == "Crystal":
         from dreamer.store.rows import Crystal

@@ -18,25 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from dreamer.store.identity import content_hash  # noqa: F401  (the backends import it here)
+from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 if TYPE_CHECKING:
     from dreamer.store.crystal import NewCrystal
-    from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
 # (id, text, source, semantic type, importance, lifecycle, created at): what a search returns
 HitRow = tuple[int, str, str, str, float, str, str]
-
-
-def __getattr__(name: str) -> type:
-    # The row classes (dataclasses) live in dreamer.store.rows and load when first named: a
-    # fresh `dream note` reads no row, and importing dataclasses cost it ~7 ms.
-    if name in ("Crystal", "FadeRow", "VectorRow"):
-        from dreamer.store import rows
-
-        return getattr(rows, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Crystals(Protocol):
