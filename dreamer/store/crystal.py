@@ -50,7 +50,7 @@ class NewCrystal:
         if self.semantic_type is None:
             raise ValueError("a crystal is stored with a semantic type")
         row = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NOT_COLUMNS}
-        if self.embedding is None:
+        if not self.embedding:
             row["embedder"] = None
         levels = self.hormones or {}
         row.update({name: levels.get(name) for name in HORMONES})
