@@ -137,7 +137,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         "10",
         "forget skips the purge",
         "dreamer/memory/forgetting.py",
-        [("    store.purge()\n", "")],
+        [("    store.forgetting.purge()\n", "")],
         [F + "test_no_byte_of_the_text_or_its_vector_is_left_in_the_database_files"],
     ),
     (

@@ -155,9 +155,11 @@ def build(root: Path) -> Facts:
         day5 = START + timedelta(days=5, hours=8)
         lisbon = ws.search("Lisbon flights", limit=1, now=day5)[0].id
         staging = ws.search("staging database disk space", limit=1, now=day5)[0].id
-        ws.store.update_crystal(lisbon, {"lifecycle": "frozen"}, action="frozen", at=day5)
-        ws.store.update_crystal(staging, {"lifecycle": "archived"}, action="archived", at=day5)
-        ws.store.audit(staging, "redacted", {"kinds": ["aws-access-key"]}, day5)
+        ws.store.crystals.update_crystal(lisbon, {"lifecycle": "frozen"}, action="frozen", at=day5)
+        ws.store.crystals.update_crystal(
+            staging, {"lifecycle": "archived"}, action="archived", at=day5
+        )
+        ws.store.records.audit(staging, "redacted", {"kinds": ["aws-access-key"]}, day5)
         facts.frozen_day = facts.archived_day = day5.date().isoformat()
         cents = ws.search("off by one cent", limit=1, now=day5)[0].id
         ws.forget([cents], reason="asked to", now=day5 + timedelta(hours=1))

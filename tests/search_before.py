@@ -55,7 +55,7 @@ from dreamer.store.base import RankRow
 
 def _rows(store: Store, ids: list[int]) -> list[RankRow]:
     """(id, source, julian day, importance, archived) of the given crystals."""
-    return store.rank_rows(ids)
+    return store.search.rank_rows(ids)
 
 
 def _in_context(
@@ -141,7 +141,7 @@ def search_before(
         if missing:
             known.update((row[0], row) for row in _rows(store, missing))
         rows = [known[i] for i in fused if i in known]
-        newest = min(_julian(now), store.newest_day() or _julian(now))
+        newest = min(_julian(now), store.search.newest_day() or _julian(now))
         columns = list(zip(*rows, strict=True)) or [()] * 5
         ids = list(columns[0])
         day, importance, archived = (
@@ -155,7 +155,7 @@ def search_before(
         # Best first; equal scores put the newer crystal (higher id) first.
         order = np.lexsort((-np.array(ids), -scores))[:limit]
         best = {ids[i]: float(scores[i]) for i in order}
-        for row in store.hit_rows(list(best)):
+        for row in store.search.hit_rows(list(best)):
             hits.append((row[0], best[row[0]]))
         hits.sort(key=lambda hit: (-hit[1], -hit[0]))
     return hits
@@ -281,7 +281,9 @@ def cosines(
             found, matrix = vectors_of(index, ids)
     else:
         dim = embedder.dim
-        rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
+        rows = [
+            row for row in store.vectors.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim
+        ]
         found = np.array([row[0] for row in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
         matrix = widen(matrix.reshape(len(rows), dim))

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import to_blob
+from dreamer.store import NewCrystal
 from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
@@ -257,14 +258,14 @@ def _stream(
 
 def synthetic_batches(
     n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
-) -> Iterator[list[dict[str, Any]]]:
-    """n synthetic crystals over ``span_days`` in batches of ``BATCH``, as ``add_crystal``'s
-    keyword arguments (without the vector): the oldest 40% archived, the last two days' new."""
+) -> Iterator[list[NewCrystal]]:
+    """n synthetic crystals over ``span_days`` in batches of ``BATCH`` (without vectors): the
+    oldest 40% archived, the last two days' new."""
     archive_before = now - timedelta(days=span_days * 0.6)
     fresh_after = now - timedelta(days=2)
     batch: list[tuple[str, str, datetime]] = []
 
-    def rows() -> list[dict[str, Any]]:
+    def rows() -> list[NewCrystal]:
         made = []
         for text, source, at in batch:
             lifecycle = (
@@ -275,15 +276,15 @@ def synthetic_batches(
                 else "consolidated"
             )
             made.append(
-                {
-                    "text": text,
-                    "source": source,
-                    "semantic_type": infer_type(text),
-                    "importance": round(rng.uniform(0.2, 0.9), 2),
-                    "at": at,
-                    "lifecycle": lifecycle,
-                    "consolidated_at": None if lifecycle == "generated" else iso(at),
-                }
+                NewCrystal(
+                    text,
+                    source=source,
+                    semantic_type=infer_type(text),
+                    importance=round(rng.uniform(0.2, 0.9), 2),
+                    at=at,
+                    lifecycle=lifecycle,
+                    consolidated_at=None if lifecycle == "generated" else iso(at),
+                )
             )
         batch.clear()
         return made
@@ -296,18 +297,18 @@ def synthetic_batches(
         yield rows()
 
 
-def with_vectors(ws: Workspace, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with their vectors from the workspace's embedder (one embed call)."""
-    vectors = ws.embedder.embed([row["text"] for row in rows])
+def with_vectors(ws: Workspace, rows: list[NewCrystal]) -> list[NewCrystal]:
+    """The crystals with their vectors from the workspace's embedder (one embed call)."""
+    vectors = ws.embedder.embed([row.text for row in rows])
     return [
-        {**row, "embedding": to_blob(vector), "embedder": ws.embedder.name}
+        replace(row, embedding=to_blob(vector), embedder=ws.embedder.name)
         for row, vector in zip(rows, vectors, strict=True)
     ]
 
 
-def store_rows(ws: Workspace, rows: list[dict[str, Any]]) -> int:
+def store_rows(ws: Workspace, rows: list[NewCrystal]) -> int:
     """Add the rows (with vectors) in one transaction; how many were new."""
-    return sum(created for _, created in ws.store.add_crystals(rows))
+    return sum(created for _, created in ws.store.crystals.add_crystals(rows))
 
 
 def bulk_load(

@@ -60,7 +60,7 @@ def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
         {"role": "user", "content": "Remember: my grant report is due March 30."}
     ]
     # The note landed in the workspace: scratch and crystals.
-    crystals = ws.store.crystals()
+    crystals = ws.store.crystals.select()
     assert [(c.text, c.importance) for c in crystals] == [(NOTE, 0.9)]
     assert NOTE in ws.scratch_path.read_text(encoding="utf-8")
     # The note's result went back with the id of the tool_use it answers.
@@ -103,7 +103,7 @@ def test_bad_tool_input_goes_back_to_the_model_and_the_loop_goes_on(docs_loop, w
     assert "no memory with id 77" in errors[1]["content"]
     assert "unknown tool 'memory_recall'" in errors[2]["content"]
     assert tool_results(fake.requests[4])[0]["is_error"] is False
-    assert [c.text for c in ws.store.crystals()] == [NOTE]  # only the good call wrote
+    assert [c.text for c in ws.store.crystals.select()] == [NOTE]  # only the good call wrote
 
 
 def test_the_next_turn_sees_the_note_in_its_bootstrap_block(docs_loop, ws):

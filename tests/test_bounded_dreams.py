@@ -20,6 +20,7 @@ from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.memory import scratch
 from dreamer.memory.workspace import Workspace
+from dreamer.store import NewCrystal
 from dreamer.support import tokens
 
 ANSWER = {
@@ -50,8 +51,8 @@ def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, 
         # could, straight to the scratch and the store.
         moment = now - timedelta(minutes=5)
         ws.scratch.append(huge, moment, 0.9)
-        ws.index(huge, importance=0.9, semantic_type=None, at=moment, source="scratch")
-        assert ws.store.count_new() == 1001
+        ws.index(NewCrystal(huge, importance=0.9, at=moment, source="scratch"))
+        assert ws.store.crystals.count_new() == 1001
         budget = ws.settings.input_tokens
         fake.tool_use(TOOL_NAME, ANSWER).tool_use(TOOL_NAME, ANSWER)
         with fake.serve() as base_url:
@@ -72,7 +73,7 @@ def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, 
             left = first.left_pending
             assert left > 900 and first.inputs["left_pending"] == {"scratch": left}
             assert f"{left} more pending notes did not fit" in sent
-            assert ws.store.count_new() == left
+            assert ws.store.crystals.count_new() == left
             waiting = scratch.parse(ws.scratch_path).notes
             assert len(waiting) == left  # their scratch lines are back for the next dream
             assert not scratch.rotated_path(ws.scratch_path).exists()
@@ -80,8 +81,8 @@ def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, 
             second = run(ws, now=now + timedelta(hours=2), synthesizer=synth)
         assert second.committed
         assert set(second.consumed) and not set(second.consumed) & set(first.consumed)
-        assert ws.store.count_new() == left - len(second.consumed)
-        assert len(scratch.parse(ws.scratch_path).notes) == ws.store.count_new()
+        assert ws.store.crystals.count_new() == left - len(second.consumed)
+        assert len(scratch.parse(ws.scratch_path).notes) == ws.store.crystals.count_new()
 
 
 def test_dry_run_json_shows_the_input_tokens_by_block(tmp_path, now):

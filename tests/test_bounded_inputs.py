@@ -33,6 +33,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidSetting, NoteTooLarge
 from dreamer.memory import scratch
 from dreamer.retrieval.embed import EMBED_MAX_CHARS, HashingEmbedder
+from dreamer.store import NewCrystal
 from dreamer.support.bounds import READ_MAX_CHARS
 
 TEN_MB = "A pasted build log. " + "compile step ok " * 655_360  # ~10 MB of text
@@ -57,7 +58,7 @@ def root(tmp_path) -> Path:
 
 def _unchanged(root: Path, before: dict[str, bytes]) -> None:
     with Workspace.open(root, create=False, environ={}) as ws:
-        assert [c.text for c in ws.store.crystals()] == ["Ada prefers short answers"]
+        assert [c.text for c in ws.store.crystals.select()] == ["Ada prefers short answers"]
     after = _files(root)
     assert after["memory/scratch.md"] == before["memory/scratch.md"]
 
@@ -141,7 +142,7 @@ def test_the_limit_is_a_setting(tmp_path):
         ws.note("x" * 200)
         with pytest.raises(NoteTooLarge, match="201 characters, over the limit of 200"):
             ws.note("y" * 201)
-        assert len(ws.store.crystals()) == 1
+        assert len(ws.store.crystals.select()) == 1
     result = CliRunner().invoke(main, ["config", "-w", str(root)], env=env)
     assert result.exit_code == 0, result.output
     shown = [line for line in result.output.split("\n") if "memory.note.maxChars" in line]
@@ -171,7 +172,7 @@ def test_ingest_clips_a_huge_exchange_and_keeps_its_head(tmp_path, now):
         report = ingest(ws, [chat, claude], now)
         assert time.monotonic() - started < 60
         assert not report.failed, [r.error for r in report.failed]
-        texts = [c.text for c in ws.store.crystals()]
+        texts = [c.text for c in ws.store.crystals.select()]
         # One huge exchange is a handful of windows of its head, not ~25,000 of them.
         assert sum(len(text) for text in texts) < 4 * DEFAULT_NOTE_MAX_CHARS
         assert any("Here is the whole build log" in text for text in texts)
@@ -197,15 +198,17 @@ def _with_huge_crystal(root: Path, now) -> None:
     """A 10 MB crystal in the store and a 10 MB note in the scratch, as older versions wrote."""
     with Workspace.open(root, environ={"DREAM_EMBEDDER": "hashing"}) as ws:
         ws.init()
-        ws.store.add_crystal(
-            TEN_MB,
-            source="scratch",
-            semantic_type="experience",
-            importance=0.9,
-            at=now,
-            embedding=None,
-            embedder=None,
-            hormones={},
+        ws.store.crystals.add_crystal(
+            NewCrystal(
+                TEN_MB,
+                source="scratch",
+                semantic_type="experience",
+                importance=0.9,
+                at=now,
+                embedding=None,
+                embedder=None,
+                hormones={},
+            )
         )
         ws.scratch.append("Second paste. " + TEN_MB, now, 0.9)
         for i in range(5):
@@ -227,7 +230,9 @@ def test_a_huge_crystal_is_embedded_by_its_head_only(tmp_path, now):
         first = json.loads(found["content"])["results"][0]
         assert first["id"] == hits[0].id and len(first["text"]) < READ_MAX_CHARS + 100
         assert first["text"].endswith(f"memory_get({hits[0].id}) has it whole]")
-        assert ws.store.unembedded(0, None, 10) == []  # it has its vector: no retry next time
+        assert (
+            ws.store.vectors.unembedded(0, None, 10) == []
+        )  # it has its vector: no retry next time
         synth = RecordingSynthesizer()
         result = run(ws, now=now + timedelta(hours=1), force=True, synthesizer=synth)
         assert result.committed, result.report
@@ -269,7 +274,7 @@ def test_search_and_dream_on_a_workspace_with_a_10_mb_crystal_finish_in_seconds(
     assert not scratch.rotated_path(path).exists()
     assert scratch.parse(path).notes == []
     with Workspace.open(root, create=False, environ={}) as ws:
-        assert any(c.text.startswith("Second paste.") for c in ws.store.crystals())
+        assert any(c.text.startswith("Second paste.") for c in ws.store.crystals.select())
 
 
 def _later_dream_seconds(root: Path, now, huge: bool) -> float:
@@ -308,7 +313,7 @@ def test_a_consolidation_tick_never_compares_two_huge_crystals_word_by_word(tmp_
     with Workspace.open(root, environ={"DREAM_EMBEDDER": "hashing"}) as ws:
         assert run(ws, now=now + timedelta(hours=1), force=True).committed  # indexes the 2nd
         ws.search("build log", now=now + timedelta(hours=1))  # both have vectors now
-        huge = [c for c in ws.store.crystals() if len(c.text) > READ_MAX_CHARS]
+        huge = [c for c in ws.store.crystals.select() if len(c.text) > READ_MAX_CHARS]
         assert len(huge) == 2 and all(c.embedder for c in huge)
     try:
         done = subprocess.run(
@@ -322,7 +327,7 @@ def test_a_consolidation_tick_never_compares_two_huge_crystals_word_by_word(tmp_
         pytest.fail("the consolidation tick did not finish in 120 s")
     assert done.returncode == 0, done.stderr
     with Workspace.open(root, create=False, environ={}) as ws:
-        huge = [c for c in ws.store.crystals() if len(c.text) > READ_MAX_CHARS]
+        huge = [c for c in ws.store.crystals.select() if len(c.text) > READ_MAX_CHARS]
         # Neither merged into the other (the CLI's clock is months on: both may have faded).
         assert [c.parent_id for c in huge] == [None, None]
     assert json.loads(done.stdout)["outcome"] == "done"
@@ -351,4 +356,4 @@ def test_counting_an_access_of_a_huge_crystal_does_not_reindex_its_words(tmp_pat
     # Measured here: 0.65 s against 0.01 s; 2.6 s before the fix.
     assert huge < 3 * plain + 1.5, (huge, plain)
     with Workspace.open(tmp_path / "huge", environ={}) as ws:
-        assert ws.store.crystals()[0].access_count == 6  # every access still counted
+        assert ws.store.crystals.select()[0].access_count == 6  # every access still counted

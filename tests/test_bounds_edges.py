@@ -95,7 +95,7 @@ def test_a_note_with_a_nul_is_refused_on_both_backends(tmp_path, now, backend_en
         ws.note("Ada prefers short answers", at=now)
         with pytest.raises(InvalidNote, match=r"NUL character \(at character 6\)"):
             ws.note("before\x00after", at=now)
-        assert [c.text for c in ws.store.crystals()] == ["Ada prefers short answers"]
+        assert [c.text for c in ws.store.crystals.select()] == ["Ada prefers short answers"]
         assert [note.text for note in ws.scratch.notes()] == ["Ada prefers short answers"]
     result = CliRunner(env=backend_env).invoke(main, ["note", "-", "-w", str(root)], input=b"a\0b")
     assert "NUL character" in _one_error_line(result)
@@ -111,7 +111,7 @@ def test_ingested_text_loses_its_nul_characters_on_both_backends(tmp_path, now, 
     with Workspace.open(tmp_path / "ws", environ=backend_env) as ws:
         report = ingest(ws, [chat], now)
         assert not report.failed, [r.error for r in report.failed]
-        texts = [c.text for c in ws.store.crystals()]
+        texts = [c.text for c in ws.store.crystals.select()]
         assert len(texts) == 1 and "sends a zero byte" in texts[0] and "\x00" not in texts[0]
         again = ingest(ws, [chat], now)  # the same file again: nothing new (hashes agree)
         assert again.created == 0
@@ -142,7 +142,7 @@ def test_a_linked_scratch_is_never_appended_through(tmp_path, now, outside):
     result = CliRunner().invoke(main, ["note", "hello", "-w", str(root)])
     _assert_refused(result, link, outside)
     with Workspace.open(root, environ=HASHING) as ws:
-        assert ws.store.crystals() == []  # refused before the crystal, too
+        assert ws.store.crystals.select() == []  # refused before the crystal, too
 
 
 @pytest.mark.parametrize("name", ["crystals.db", "dream.lock"])

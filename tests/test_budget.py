@@ -68,7 +68,7 @@ def test_a_daily_cap_skips_the_second_dream_and_the_next_day_dreams(tmp_path, ru
         assert "dreams resume after 2026-03-13T00:00:00Z" in second.reason
         assert len(fake.requests) == 1  # nothing was sent, nothing paid
         assert ws.memory_md.read_bytes() == memory
-        assert ws.store.count_new() == 3  # the notes wait for the next dream
+        assert ws.store.crystals.count_new() == 3  # the notes wait for the next dream
         log = runner.invoke(main, ["log", "-w", str(ws.root)], catch_exceptions=False).output
         assert "skipped" in log and "spending cap: $0.0300 spent this day of the $0.05 cap" in log
         block = _session_start(ws, MORNING + timedelta(hours=5))
@@ -144,9 +144,9 @@ def test_a_backend_that_cannot_start_still_fails_on_the_journal_under_a_cap(tmp_
         _notes(ws, MORNING, "one")
         with pytest.raises(DreamError):
             run(ws, now=MORNING)
-        newest = ws.store.dream_entries(1)[0]
+        newest = ws.store.journal.dream_entries(1)[0]
         assert newest["outcome"] == "failed"  # seen by dream log and the health line
-        assert ws.store.count_new() == 3
+        assert ws.store.crystals.count_new() == 3
 
 
 def test_the_cap_holds_for_two_machines_sharing_a_postgresql_store(tmp_path, request):

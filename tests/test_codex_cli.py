@@ -42,7 +42,9 @@ def _stored(ws_path: Path, count: int, timeout: float = 90.0) -> list[str]:
     deadline = time.monotonic() + timeout
     while True:
         with Workspace.open(ws_path, create=False) as ws:
-            texts = [c.text for c in ws.store.crystals() if (c.origin or "").startswith("codex:")]
+            texts = [
+                c.text for c in ws.store.crystals.select() if (c.origin or "").startswith("codex:")
+            ]
         if len(texts) >= count or time.monotonic() > deadline:
             return texts
         time.sleep(0.5)

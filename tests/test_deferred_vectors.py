@@ -28,10 +28,10 @@ def test_a_cli_note_has_no_vector_until_the_next_search_which_finds_it(runner, t
     with Workspace.open(root, create=False) as ws:
         assert ws.get(crystal_id).embedder is None
         # (With the default sentence model, the API's note waits for its vector too.)
-        assert crystal_id in [row[0] for row in ws.store.unembedded()]
+        assert crystal_id in [row[0] for row in ws.store.vectors.unembedded()]
         hits = ws.search("peanuts", limit=3)  # by its words, and embedded on the way
         assert hits[0].id == crystal_id
-        assert ws.store.unembedded() == []
+        assert ws.store.vectors.unembedded() == []
         assert ws.get(crystal_id).embedder == ws.embedder.name
         # ... and by its meaning alone: no word in common with the note
         by_meaning = ws.search("food intolerance nuts", limit=3)
@@ -61,5 +61,5 @@ def test_a_consolidation_tick_embeds_waiting_notes(tmp_path, now):
         ws.init()
         late = ws.note("Ship the kiln parts on Monday", embed=False, at=now)
         report = consolidation.tick(ws, now)
-        assert report.reindexed >= 1 and ws.store.unembedded() == []
+        assert report.reindexed >= 1 and ws.store.vectors.unembedded() == []
         assert ws.get(late).embedder == ws.embedder.name

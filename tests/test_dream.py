@@ -13,7 +13,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamRejected, LockHeld, SynthesisError
 from dreamer.memory import scratch
 from dreamer.memory import state as wm
-from dreamer.store import content_hash
+from dreamer.store import NewCrystal, content_hash
 
 NOTES = [
     "User prefers concise answers with code first",
@@ -78,7 +78,7 @@ def test_six_notes_commit_a_seven_section_state(ws, now):
     assert all(ws.get(i).lifecycle == "consolidated" for i in ids)
     audit = ws.store.db.execute("SELECT count(*) FROM audit WHERE action = 'consolidated'")
     assert audit.fetchone()[0] == len(ids)
-    row = ws.store.get_dream(result.dream_id)
+    row = ws.store.journal.get_dream(result.dream_id)
     assert row["outcome"] == "committed" and row["new_state"] == text
     assert row["inputs"]["notes"] == 6 and row["consumed"] == sorted(ids)
     assert row["inputs"]["pointer_fixes"] == [] and row["inputs"]["insights"]["topics"]
@@ -92,7 +92,7 @@ def test_second_dream_with_nothing_new_skips_and_says_so(ws, now):
     assert result.outcome == "skipped" and not result.committed
     assert "only 0 new notes" in result.reason and "--force" in result.reason
     assert ws.memory_md.read_bytes() == before
-    assert ws.store.get_dream(result.dream_id)["outcome"] == "skipped"
+    assert ws.store.journal.get_dream(result.dream_id)["outcome"] == "skipped"
 
 
 def test_force_dreams_over_a_single_note(ws, now):
@@ -121,7 +121,7 @@ def test_notes_appended_during_a_slow_synthesis_stay_in_the_scratch(ws, now):
     ws_other.close()
     assert result.committed
     assert scratch_texts(ws) == late
-    late_ids = [ws.store.find_by_hash(content_hash(t)) for t in late]
+    late_ids = [ws.store.crystals.find_by_hash(content_hash(t)) for t in late]
     assert all(ws.get(i).lifecycle == "generated" for i in late_ids)
     assert not set(late_ids) & set(result.consumed)
 
@@ -142,7 +142,7 @@ def test_rejection_keeps_memory_byte_for_byte_and_puts_notes_back(ws, now):
     assert not scratch.rotated_path(ws.scratch_path).exists()
     # bounded: a draft and two revisions, each critiqued
     assert len(synth.calls) == 3 and synth.calls[0] is None and synth.calls[1]
-    row = ws.store.get_dream(caught.value.dream_id)
+    row = ws.store.journal.get_dream(caught.value.dream_id)
     assert row["outcome"] == "rejected" and len(row["critiques"]) == 3
     assert len(row["revisions"]) == 2 and row["draft"]
     assert "empty synthesis" in caught.value.reasons[0]
@@ -163,7 +163,7 @@ def test_a_revision_that_fixes_the_critique_commits(ws, now):
     result = dream.run(ws, now=now, synthesizer=synth)
     assert result.committed and result.revisions == 1
     assert len(result.critiques) == 1 and result.usage.input_tokens == 200
-    row = ws.store.get_dream(result.dream_id)
+    row = ws.store.journal.get_dream(result.dream_id)
     assert len(row["critiques"]) == 1 and len(row["revisions"]) == 1
     assert row["input_tokens"] == 200 and row["cost_usd"] == pytest.approx(0.002)
 
@@ -174,8 +174,8 @@ def test_synthesis_failure_is_journaled_and_nothing_is_lost(ws, now):
         dream.run(ws, now=now, synthesizer=Failing())
     assert not ws.memory_md.exists()
     assert scratch_texts(ws) == NOTES
-    row = ws.store.dream_entries()[0]
-    full = ws.store.get_dream(row["id"])
+    row = ws.store.journal.dream_entries()[0]
+    full = ws.store.journal.get_dream(row["id"])
     assert full["outcome"] == "failed" and full["raw"] == "<garbage>"
     assert "SynthesisError" in full["error"]
 
@@ -204,8 +204,8 @@ def test_dry_run_changes_nothing(ws, now):
     assert "## Active Context" in result.state_text
     assert not ws.memory_md.exists()
     assert ws.scratch_path.read_bytes() == before_scratch
-    assert ws.store.dream_entries() == []
-    assert ws.store.count_by_lifecycle() == {"generated": 6}
+    assert ws.store.journal.dream_entries() == []
+    assert ws.store.crystals.count_by_lifecycle() == {"generated": 6}
 
 
 def test_pointers_that_lead_nowhere_are_reported_once_and_left_out(ws, now):
@@ -231,7 +231,7 @@ def test_pointers_that_lead_nowhere_are_reported_once_and_left_out(ws, now):
     # The model is told once, in the critique of its first draft.
     told = [c for c in synth.calls[1] if "leads nowhere" in c]
     assert len(told) == 2 and len(synth.calls) == 2 and synth.calls[0] is None
-    row = ws.store.get_dream(result.dream_id)
+    row = ws.store.journal.get_dream(result.dream_id)
     assert row["inputs"]["pointer_fixes"] == result.pointer_fixes
     for pointer in pointers:
         hits = ws.search(pointer.keywords, now=now)
@@ -245,7 +245,7 @@ def test_seed_dream_keeps_the_original_on_top_then_only_the_state(ws, now):
     first = ws.memory_md.read_text()
     head, _, tail = first.partition("\n\n---\n\n" + dream.SEED_MARKER + "\n\n")
     assert head == original.rstrip() and tail.startswith(wm.TITLE)
-    assert ws.store.get_meta(dream.SEED_FLAG) == "0"
+    assert ws.store.records.get_meta(dream.SEED_FLAG) == "0"
     assert ws.seed_backup.read_text() == original
     write(ws, now)
     dream.run(ws, now=now + timedelta(hours=3))
@@ -281,12 +281,13 @@ def test_a_mass_drop_is_critiqued_and_the_revision_fades_gradually(ws, now):
             f"confirm the invoice and update the shared planning sheet"
         )
         ws.index(
-            text,
-            importance=0.7,
-            semantic_type=None,
-            source="scratch",
-            at=now - timedelta(days=12, minutes=i),
-            lifecycle="consolidated",
+            NewCrystal(
+                text,
+                importance=0.7,
+                source="scratch",
+                at=now - timedelta(days=12, minutes=i),
+                lifecycle="consolidated",
+            )
         )
         lines.append(f"- Task: {text}")
     mature = "# Working Memory State\n\n## Active Context\n" + "\n".join(lines) + "\n"

@@ -107,12 +107,12 @@ def test_a_good_answer_commits(ws, now, fake):
     assert "- Deploying staging → Confidence: 40% | Occurrences: 1" in memory
     assert memory.count("\n## ") == 7
     assert scratch_texts(ws) == []  # consumed: they are crystals now
-    assert all(c.lifecycle == "consolidated" for c in ws.store.crystals(sources=["scratch"]))
+    assert all(c.lifecycle == "consolidated" for c in ws.store.crystals.select(sources=["scratch"]))
     # What went to the model: every note, as data.
     sent = fake.last.json["messages"][0]["content"][0]["text"]
     notes_block = sent.split("<notes", 1)[1].split("</notes>", 1)[0]
     assert all(text in notes_block for text in FIRST_NOTES)
-    entry = ws.store.get_dream(result.dream_id)
+    entry = ws.store.journal.get_dream(result.dream_id)
     assert (entry["outcome"], entry["synthesizer"], entry["model"]) == (
         "committed",
         "claude",
@@ -201,7 +201,7 @@ def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dream
     assert not scratch.rotated_path(dreamt.scratch_path).exists()
     assert len(fake.requests) == 3  # one draft, two revisions, then it stops
     assert any("empty synthesis" in reason for reason in caught.value.reasons)
-    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
+    entry = dreamt.store.journal.get_dream(dreamt.store.journal.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "rejected"
     assert len(entry["critiques"]) == 3 and len(entry["revisions"]) == 2
     # The notes are not marked consumed: the next dream sees them again.
@@ -247,7 +247,7 @@ def test_api_errors_fail_clearly_with_nothing_lost(dreamt, now, fake, script, er
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
-    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
+    entry = dreamt.store.journal.get_dream(dreamt.store.journal.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "failed"
     assert error.__name__ in entry["error"]
 
@@ -260,7 +260,7 @@ def test_the_raw_answer_of_a_bad_output_is_journaled(dreamt, now, fake):
     )
     with pytest.raises(ModelOutputInvalid):
         run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
-    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
+    entry = dreamt.store.journal.get_dream(dreamt.store.journal.dream_entries(1)[0]["id"])
     assert '"not"' in entry["raw"] and '"text"' in entry["raw"]
     # The unusable answer was still billed: its tokens and cost are in the journal.
     assert (entry["input_tokens"], entry["output_tokens"]) == (1200, 80)
@@ -272,7 +272,7 @@ def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
         TOOL_NAME, GOOD, usage={"cache_creation_input_tokens": 1800, "cache_read_input_tokens": 0}
     )
     result = run(dreamt, now=now + timedelta(hours=8), synthesizer=claude(dreamt, fake))
-    entry = dreamt.store.get_dream(result.dream_id)
+    entry = dreamt.store.journal.get_dream(result.dream_id)
     assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
 
 
@@ -311,4 +311,4 @@ def test_dream_log_and_status_show_tokens_and_cost_to_date(ws, now, fake, runner
     assert f"LLM to date: ${expected:.4f} over 1 dreams (3000 input, 400 output tokens)" in (
         status.output
     )
-    assert ws.store.dream_totals()["cost_usd"] == pytest.approx(expected)
+    assert ws.store.journal.dream_totals()["cost_usd"] == pytest.approx(expected)

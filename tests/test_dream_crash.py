@@ -63,12 +63,12 @@ def assert_safe(ws, before: bytes, now) -> None:
     scratch.restore(ws.scratch_path)  # what the next start does
     in_scratch = {n.text for n in scratch.parse(ws.scratch_path).notes}
     for note in [*FIRST, *SECOND, RAW_ONLY]:
-        assert note in in_scratch or ws.store.find_by_hash(content_hash(note)), note
+        assert note in in_scratch or ws.store.crystals.find_by_hash(content_hash(note)), note
     result = dream.run(ws, now=now + timedelta(hours=1), force=True)
     assert result.committed
     assert scratch.parse(ws.scratch_path).notes == []
     for note in [*FIRST, *SECOND, RAW_ONLY]:
-        assert ws.store.find_by_hash(content_hash(note)), note
+        assert ws.store.crystals.find_by_hash(content_hash(note)), note
 
 
 AFTER_COMMIT = dream.STEPS[dream.STEPS.index("write") + 1 :]

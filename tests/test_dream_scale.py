@@ -115,7 +115,7 @@ def test_a_line_naming_no_date_is_not_looked_up_for_when_it_was_written(ws, now)
     ]
     ahead = (now + timedelta(days=9)).strftime("%B %d").replace(" 0", " ")
     dated = [f"Book club meets on {ahead} to discuss the lighthouse novel"]
-    crystals = ws.store.crystals()  # new evidence that supports every line: none fades
+    crystals = ws.store.crystals.select()  # new evidence that supports every line: none fades
     old = _with_active(undated)
     with _statements(ws) as seen:
         assert find_fading(ws.store, old, [], crystals, now) == []

@@ -67,11 +67,11 @@ def test_a_changed_embedder_is_never_compared_and_reindex_catches_up(tmp_path, n
         for i, text in enumerate(["User prefers dark mode", "Billing deploys on Tuesdays"]):
             old.note(text, at=now - timedelta(minutes=i))
     with Workspace.open(tmp_path / "ws") as ws:
-        assert ws.store.count_stale_vectors(ws.embedder.name) == 2
+        assert ws.store.vectors.count_stale_vectors(ws.embedder.name) == 2
         # Before re-embedding, a paraphrase has no vector of this embedder to match.
         assert ws.search("editor theme", now=now) == []
         assert reindex(ws.store, ws.embedder) == 2
-        assert ws.store.count_stale_vectors(ws.embedder.name) == 0
+        assert ws.store.vectors.count_stale_vectors(ws.embedder.name) == 0
         assert ws.search("editor theme", now=now)[0].text == "User prefers dark mode"
 
 

@@ -41,8 +41,8 @@ def build(root, now) -> None:
         ]
         run_dream(ws, now=now - timedelta(hours=3), force=True, synthesizer=OfflineSynthesizer())
         ws.search("billing region", now=now - timedelta(hours=2))
-        ws.store.update_crystal(ids[0], {"lifecycle": "frozen"}, action="pinned", at=now)
-        ws.store.update_crystal(
+        ws.store.crystals.update_crystal(ids[0], {"lifecycle": "frozen"}, action="pinned", at=now)
+        ws.store.crystals.update_crystal(
             ids[2], {"lifecycle": "archived", "parent_id": ids[1]}, action="merged", at=now
         )
         tool = DreamerMemoryTool(ws, clock=lambda: now)
@@ -185,7 +185,7 @@ def test_two_crystals_with_the_same_text_both_come_back(tmp_path, runner, now):
         first = ws.note("Ada's token is [secret:api-key]", at=now)
         second = ws.note("Ada's token is sk-live-not-yet-redacted", at=now)
         # What a later redaction does: the second now says what the first says.
-        ws.store.replace_text(
+        ws.store.forgetting.replace_text(
             second,
             "Ada's token is [secret:api-key]",
             embedding=None,
@@ -204,7 +204,7 @@ def test_two_crystals_with_the_same_text_both_come_back(tmp_path, runner, now):
     done = runner.invoke(main, ["import", str(out), "-w", str(tmp_path / "new")])
     assert done.exit_code == 0, done.output
     with Workspace.open(tmp_path / "new", create=False) as ws:
-        assert [(c.id, c.text) for c in ws.store.crystals()] == [
+        assert [(c.id, c.text) for c in ws.store.crystals.select()] == [
             (first, "Ada's token is [secret:api-key]"),
             (second, "Ada's token is [secret:api-key]"),
         ]

@@ -55,9 +55,9 @@ def test_dream_forget_by_id_removes_the_text_everywhere(tmp_path, now):
         assert "Maya prefers concise answers" in ws.memory_md.read_text()  # only its lines
         with pytest.raises(CrystalNotFound, match="was forgotten"):
             ws.get(target)
-        audit = ws.store.audit_entries(target)
+        audit = ws.store.records.audit_entries(target)
         assert audit[0]["action"] == "forgotten" and SECRET not in json.dumps(audit)
-        assert ws.store.tombstone_count() == 1
+        assert ws.store.forgetting.tombstone_count() == 1
         assert [n.text for n in scratch.parse(ws.scratch_path).notes] == [
             "Pending: the staging password rotates Friday"
         ]  # it names no secret: kept
@@ -129,7 +129,7 @@ def test_a_forget_request_in_a_note_is_honoured_by_the_dream(tmp_path, now):
         assert result.committed
         memory = ws.memory_md.read_text()
         block = bootstrap_block(ws, context_window=200_000)
-        entry = ws.store.get_dream(result.dream_id)
+        entry = ws.store.journal.get_dream(result.dream_id)
     assert SECRET not in memory and SECRET not in block
     assert "forget" not in memory.lower()  # the request itself is not stated either
     assert "April 7" in memory
@@ -146,8 +146,8 @@ def test_an_ambiguous_forget_request_deletes_nothing_but_is_kept_out_and_reporte
         ws.note("forget the deploy checklist", at=now - timedelta(minutes=5))
         result = run_dream(ws, now=now, force=True)
         memory = ws.memory_md.read_text()
-        entry = ws.store.get_dream(result.dream_id)
-        assert ws.store.tombstone_count() == 0
+        entry = ws.store.journal.get_dream(result.dream_id)
+        assert ws.store.forgetting.tombstone_count() == 0
     [resolution] = entry["inputs"]["forget_requests"]
     assert resolution["outcome"] == "needs confirmation" and resolution["matches"] == 5
     assert "checklist step" not in memory and "Deploy note" not in memory
@@ -168,7 +168,7 @@ def test_a_word_no_note_holds_does_not_stop_a_request(tmp_path, now, request_tex
         ws.note(request_text, at=now - timedelta(minutes=5))
         result = run_dream(ws, now=now, force=True)
         memory = ws.memory_md.read_text()
-        [resolution] = ws.store.get_dream(result.dream_id)["inputs"]["forget_requests"]
+        [resolution] = ws.store.journal.get_dream(result.dream_id)["inputs"]["forget_requests"]
         found = [hit.text for hit in ws.search("plumber charged euros")]
     assert resolution["outcome"] == ("forgotten" if forgotten else "needs confirmation")
     assert (repair in found) is not forgotten

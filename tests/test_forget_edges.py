@@ -78,7 +78,7 @@ def test_a_forget_rewrites_the_journal_json_string_by_string(ws, now):
     (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]
     memory = "# Memory\n\n## Facts\n- " + TEXT + "\n- Maya prefers concise answers\n\n## Notes\n"
     ws.write_memory(memory, now)
-    old = ws.store.record_dream(
+    old = ws.store.journal.record_dream(
         {
             "started_at": "2026-03-12T14:00:00Z",
             "finished_at": "2026-03-12T14:00:00Z",
@@ -89,7 +89,7 @@ def test_a_forget_rewrites_the_journal_json_string_by_string(ws, now):
             "draft": "## Facts\n- " + TEXT + "\n- Maya prefers concise answers",
         }
     )
-    untouched = ws.store.record_dream(
+    untouched = ws.store.journal.record_dream(
         {
             "started_at": "2026-03-12T14:01:00Z",
             "finished_at": "2026-03-12T14:01:00Z",
@@ -104,7 +104,7 @@ def test_a_forget_rewrites_the_journal_json_string_by_string(ws, now):
     expected = "# Memory\n\n## Facts\n- Maya prefers concise answers\n\n## Notes\n"
     assert ws.memory_md.read_text(encoding="utf-8") == expected
     assert report.memory_lines == 1 and report.scratch_notes == 1
-    row = ws.store.get_dream(report.dream_id)
+    row = ws.store.journal.get_dream(report.dream_id)
     assert row["outcome"] == "forgotten" and row["new_state"] == expected
     assert row["inputs"] == {"forgotten": [hit.id]}
     assert row["reason"] == f"forgot crystal(s) #{hit.id}: 1 line(s) of MEMORY.md removed (asked)"
@@ -157,7 +157,7 @@ def test_forgetting_two_notes_at_once_counts_and_names_both(ws, now):
     assert [n.text for n in ws.scratch.notes()] == [
         "Maya prefers concise answers with the code first"
     ]
-    reason = ws.store.get_dream(report.dream_id)["reason"]
+    reason = ws.store.journal.get_dream(report.dream_id)["reason"]
     assert reason.startswith(f"forgot crystal(s) #{first}, #{second}: 2 line(s)")
 
 

@@ -88,7 +88,7 @@ def test_a_request_in_other_words_forgets_its_one_clear_target(ws, now):
     )
     result = run_dream(ws, now=now, force=True)
     memory = ws.memory_md.read_text(encoding="utf-8")
-    [resolution] = ws.store.get_dream(result.dream_id)["inputs"]["forget_requests"]
+    [resolution] = ws.store.journal.get_dream(result.dream_id)["inputs"]["forget_requests"]
     assert resolution["outcome"] == "forgotten" and len(resolution["forgotten"]) == 1
     assert "6.4" not in memory and "lipid" not in memory
     assert all("6.4" not in hit.text for hit in ws.search("Aoife cholesterol blood test"))
@@ -107,9 +107,9 @@ def test_an_unclear_request_in_other_words_forgets_nothing_and_needs_confirmatio
     )
     ws.note("I'd rather that wasn't kept anywhere.", at=now - timedelta(hours=1))
     result = run_dream(ws, now=now, force=True)
-    [resolution] = ws.store.get_dream(result.dream_id)["inputs"]["forget_requests"]
+    [resolution] = ws.store.journal.get_dream(result.dream_id)["inputs"]["forget_requests"]
     assert resolution["outcome"] == "needs confirmation"
-    assert ws.store.tombstone_count() == 0
+    assert ws.store.forgetting.tombstone_count() == 0
     assert "wasn't kept anywhere" not in ws.memory_md.read_text(encoding="utf-8")
 
 
@@ -124,6 +124,6 @@ def test_two_near_targets_are_unclear_by_meaning(ws, now):
     )
     ws.note("Please drop what I said about the salary.", at=now - timedelta(hours=1))
     result = run_dream(ws, now=now, force=True)
-    [resolution] = ws.store.get_dream(result.dream_id)["inputs"]["forget_requests"]
+    [resolution] = ws.store.journal.get_dream(result.dream_id)["inputs"]["forget_requests"]
     assert resolution["outcome"] == "needs confirmation"
-    assert ws.store.tombstone_count() == 0
+    assert ws.store.forgetting.tombstone_count() == 0

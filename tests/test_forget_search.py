@@ -41,7 +41,7 @@ def found(root: str, query: str) -> list[str]:
 
 def live(root: str) -> list[str]:
     with Workspace.open(root) as ws:
-        return [crystal.text for crystal in ws.store.crystals()]
+        return [crystal.text for crystal in ws.store.crystals.select()]
 
 
 def test_forget_search_forgets_the_old_address_only(tmp_path, now):
@@ -123,9 +123,9 @@ def test_forgetting_logs_neither_the_query_nor_an_access(tmp_path, now):
     for query in ("old address", "trombone"):  # found, and found nothing
         CliRunner().invoke(main, ["forget", "--search", query, "--yes", "-w", root])
     with Workspace.open(root) as ws:
-        assert ws.store.search_queries("2000-01-01T00:00:00Z") == []
-        assert ws.store.open_gaps("2000-01-01T00:00:00Z", 10) == []
-        assert all(crystal.access_count == 0 for crystal in ws.store.crystals())
+        assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == []
+        assert ws.store.search.open_gaps("2000-01-01T00:00:00Z", 10) == []
+        assert all(crystal.access_count == 0 for crystal in ws.store.crystals.select())
 
 
 def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
@@ -138,7 +138,7 @@ def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
 
     is_error, content = call({"query": "address"})
     assert is_error and "4 memories hold every word of 'address'" in content
-    assert "all: true" in content and len(list(ws.store.crystals())) == len(ADA) + 1
+    assert "all: true" in content and len(list(ws.store.crystals.select())) == len(ADA) + 1
     is_error, content = call({"query": "trombone"})
     assert is_error and "nothing was forgotten" in content
     is_error, content = call({"query": "old address", "reason": "user asked"})
@@ -148,7 +148,7 @@ def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
     assert not is_error and json.loads(content)["forgotten"] == [2, 3, 7]
     is_error, content = call({"ids": [4], "query": "deploys"})
     assert is_error and "ids or query" in content
-    assert ws.store.search_queries("2000-01-01T00:00:00Z") == []
+    assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == []
 
 
 @pytest.mark.parametrize("ids", ["12", b"12", [1.0], [True], [None], ["1"], [0], 12])
@@ -157,7 +157,7 @@ def test_workspace_forget_takes_typed_ids(ws, now, ids):
         ws.note(text, at=now)
     with pytest.raises(UsageError, match="crystal id"):
         ws.forget(ids, now=now)
-    assert len(list(ws.store.crystals())) == len(ADA)  # crystals 1 and 2 still there
+    assert len(list(ws.store.crystals.select())) == len(ADA)  # crystals 1 and 2 still there
     assert ws.get(1).text == ADA[0]
 
 

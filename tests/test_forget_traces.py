@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from dreamer import Workspace, run_dream
 from dreamer.cli import main
 from dreamer.errors import LockHeld
+from dreamer.store import NewCrystal
 
 pytest_plugins = ["pg_fixture"]
 
@@ -127,7 +128,7 @@ def test_no_copy_in_free_pages_after_an_ingest_and_a_killed_writer(tmp_path, now
         for text in OTHER:
             ws.note(text, at=now)
         # As a SessionEnd capture stores an exchange: long, so it spills into overflow pages.
-        turn = ws.index(SESSION_TURN, importance=0.5, semantic_type=None, at=now, source="sessions")
+        turn = ws.index(NewCrystal(SESSION_TURN, importance=0.5, at=now, source="sessions"))
     db = root / "memory" / "crystals.db"
     killed = subprocess.run([sys.executable, "-c", KILLED_WRITER, str(db), str(turn)])
     assert killed.returncode == -signal.SIGKILL
@@ -168,7 +169,7 @@ def test_no_copy_after_an_ingest_and_a_dream_killed_mid_way(tmp_path, now):
         dreaming.send_signal(signal.SIGKILL)
         dreaming.wait()
     with Workspace.open(root) as ws:
-        ids = [str(c.id) for c in ws.store.crystals() if TOKEN in c.text]
+        ids = [str(c.id) for c in ws.store.crystals.select() if TOKEN in c.text]
     assert ids
     result = CliRunner().invoke(main, ["forget", *ids, "-w", str(root)])
     assert result.exit_code == 0, result.output

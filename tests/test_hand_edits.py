@@ -80,7 +80,7 @@ def test_a_hand_written_pointer_line_no_longer_stops_the_dreams(tmp_path, runner
         hits = ws.search(pointer.keywords, now=now, limit=5)
         assert any("old invoices folder" in hit.text for hit in hits)
         # The journal says what was done with the line.
-        entry = ws.store.get_dream(ws.store.latest_dream_id(("committed",)))
+        entry = ws.store.journal.get_dream(ws.store.journal.latest_dream_id(("committed",)))
         assert entry["inputs"]["hand_edits"]["hand_lines"] == 1
         assert any("old invoices folder" in fix for fix in entry["inputs"]["hand_edits"]["fixes"])
         # And the dream after it commits too.

@@ -96,7 +96,7 @@ def test_a_line_written_during_a_model_dream_is_kept_and_the_dream_says_so(dream
     assert "now due 2026-03-24" in memory
     assert len(fake.requests) == 2 and HAND in fake.requests[1].text()  # dreamt again over it
     assert "edited during the dream" in result.reason
-    entry = dreamt.store.get_dream(result.dream_id)
+    entry = dreamt.store.journal.get_dream(result.dream_id)
     assert entry["outcome"] == "committed" and "edited during the dream" in entry["reason"]
     assert HAND in entry["old_state"]  # the journal's "before" is the edited state
     assert entry["inputs"]["edited_during"] == 1
@@ -122,7 +122,7 @@ def test_an_edit_during_every_attempt_defers_the_dream_and_keeps_everything(drea
     assert HAND in memory and HAND + " again" in memory
     assert scratch_texts(dreamt) == LATER  # the notes wait for the next dream
     assert not scratch.rotated_path(dreamt.scratch_path).exists()
-    entry = dreamt.store.get_dream(caught.value.dream_id)
+    entry = dreamt.store.journal.get_dream(caught.value.dream_id)
     assert entry["outcome"] == "deferred" and "edited during the dream" in entry["reason"]
     # The next dream takes the edit in and commits.
     fake.push(answer)
@@ -159,7 +159,7 @@ def test_an_edit_during_a_revision_is_kept(dreamt, now):
     result = run(dreamt, now=now + timedelta(hours=1), force=True, synthesizer=synth)
     assert result.committed and synth.calls == 3  # draft, revision, then again over the edit
     assert HAND in dreamt.memory_md.read_text(encoding="utf-8")
-    assert "edited during the dream" in dreamt.store.get_dream(result.dream_id)["reason"]
+    assert "edited during the dream" in dreamt.store.journal.get_dream(result.dream_id)["reason"]
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
@@ -235,7 +235,7 @@ def test_on_postgres_a_state_row_written_by_another_worker_is_a_lost_lease_not_a
             run(ws, now=now + timedelta(hours=1), force=True, synthesizer=synth, step=take_over)
         assert synth.calls == 1
         assert other.read_state()[0] == "# the other worker's state"
-        assert ws.store.dream_entries(1)[0]["outcome"] == "failed"
+        assert ws.store.journal.dream_entries(1)[0]["outcome"] == "failed"
     finally:
         other.close()
         ws.close()

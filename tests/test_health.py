@@ -77,24 +77,24 @@ def test_capped_and_rejected_dreams_are_told_apart(ws, now):
         ("skipped", "spending cap: $0.0500 spent this day of the $0.05 cap"),
         ("failed", "the fake model is down"),
     ]
-    ws.store.record_dream({"started_at": "2026-03-12T08:00:00Z", "outcome": "committed"})
+    ws.store.journal.record_dream({"started_at": "2026-03-12T08:00:00Z", "outcome": "committed"})
     for i, (outcome, reason) in enumerate(rows):
         at = f"2026-03-12T1{i}:00:00Z"
-        ws.store.record_dream({"started_at": at, "outcome": outcome, "reason": reason})
+        ws.store.journal.record_dream({"started_at": at, "outcome": outcome, "reason": reason})
     [line] = health.dream_lines(ws, now)
     assert "no dream committed in 3 tries (" in line
     assert "1 capped" in line and "1 rejected" in line and "1 failed" in line
     assert line.endswith("the last cause: the fake model is down")
     # One capped skip is said at once (the cap holds the next dream too).
-    ws.store.record_dream({"started_at": "2026-03-12T13:00:00Z", "outcome": "committed"})
-    ws.store.record_dream(
+    ws.store.journal.record_dream({"started_at": "2026-03-12T13:00:00Z", "outcome": "committed"})
+    ws.store.journal.record_dream(
         {"started_at": "2026-03-12T13:30:00Z", "outcome": "skipped", "reason": rows[1][1]}
     )
     assert health.dream_lines(ws, now) == [f"The last dream was skipped: {rows[1][1]}"]
     # Skips for too few notes are the schedule working, not dreaming failing.
-    ws.store.record_dream({"started_at": "2026-03-12T14:00:00Z", "outcome": "committed"})
+    ws.store.journal.record_dream({"started_at": "2026-03-12T14:00:00Z", "outcome": "committed"})
     for i in range(5):
-        ws.store.record_dream(
+        ws.store.journal.record_dream(
             {"started_at": f"2026-03-12T14:1{i}:00Z", "outcome": "skipped", "reason": "only 1 new"}
         )
     assert health.dream_lines(ws, now) == []

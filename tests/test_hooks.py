@@ -70,7 +70,7 @@ def test_pre_compact_and_session_end_store_the_transcript_once(tmp_path):
     assert hook("pre-compact", {**payload, "trigger": "auto"}, env).returncode == 0
     assert hook("session-end", {**payload, "reason": "exit"}, env).returncode == 0
     with Workspace.open(ws_root) as ws:
-        texts = [crystal.text for crystal in ws.store.crystals(sources=["sessions"])]
+        texts = [crystal.text for crystal in ws.store.crystals.select(sources=["sessions"])]
     assert texts and len(texts) == len(set(texts))
     assert any("flaky retry test" in text for text in texts)
 
@@ -90,7 +90,7 @@ def session_texts(root) -> list[str]:
     if not (root / "memory" / "crystals.db").exists():
         return []
     with Workspace.open(root, create=False) as ws:
-        return [crystal.text for crystal in ws.store.crystals(sources=["sessions"])]
+        return [crystal.text for crystal in ws.store.crystals.select(sources=["sessions"])]
 
 
 def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tmp_path):

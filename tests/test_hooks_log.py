@@ -86,7 +86,7 @@ def test_session_end_stores_the_sessions_subagents_once_linked_to_it(tmp_path):
 
     def subagent_crystals() -> list[tuple[str, str | None]]:
         with Workspace.open(ws_root, create=False) as ws:
-            found = ws.store.crystals(sources=["sessions"])
+            found = ws.store.crystals.select(sources=["sessions"])
         return [(c.text, c.origin) for c in found if "Task for subagent" in c.text]
 
     log = hook_log.path(ws_root)

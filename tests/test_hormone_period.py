@@ -64,7 +64,7 @@ def test_dry_run_json_names_cortisol_and_its_cause(tmp_path):
     assert period["dominant"] == "cortisol"
     assert "production outage" in json.dumps(period["peaks"]["cortisol"]["causes"])
     with Workspace.open(root) as ws:
-        outage_id = ws.store.find_by_hash(
+        outage_id = ws.store.crystals.find_by_hash(
             __import__("dreamer.store", fromlist=["x"]).content_hash(OUTAGE)
         )
     assert outage_id in period["cause_notes"]["cortisol"]

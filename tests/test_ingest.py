@@ -147,7 +147,7 @@ def transcript(tmp_path):
 def crystals(ws, source=None):
     return [
         (c.id, c.text, c.created_at, c.source, c.semantic_type)
-        for c in ws.store.crystals(sources=[source] if source else None)
+        for c in ws.store.crystals.select(sources=[source] if source else None)
     ]
 
 

@@ -22,7 +22,7 @@ def project(tmp_path):
 
 
 def texts(ws) -> list[str]:
-    return [crystal.text for crystal in ws.store.crystals()]
+    return [crystal.text for crystal in ws.store.crystals.select()]
 
 
 def test_the_project_folder_ingests_cleanly(tmp_path, runner, project):
@@ -35,8 +35,8 @@ def test_the_project_folder_ingests_cleanly(tmp_path, runner, project):
 
     with Workspace.open(ws) as opened:
         stored = texts(opened)
-        origins = [crystal.origin for crystal in opened.store.crystals()]
-        sources = {crystal.source for crystal in opened.store.crystals()}
+        origins = [crystal.origin for crystal in opened.store.crystals.select()]
+        sources = {crystal.source for crystal in opened.store.crystals.select()}
     everything = "\n".join(stored)
     for phrase in (expected["phrase"] for expected in project["expected"]):
         assert phrase in everything, phrase

@@ -32,7 +32,7 @@ def settle(path: Path, now) -> None:
 
 
 def rollout_texts(ws) -> list[str]:
-    return [c.text for c in ws.store.crystals() if (c.origin or "").startswith("codex:")]
+    return [c.text for c in ws.store.crystals.select() if (c.origin or "").startswith("codex:")]
 
 
 def test_the_real_rollout_gives_two_clean_exchanges(ws, now, tmp_path):
@@ -49,7 +49,7 @@ def test_the_real_rollout_gives_two_clean_exchanges(ws, now, tmp_path):
     everything = "\n".join(rollout_texts(ws))
     for bad in ("Chunk ID", "Process exited", "environment_context", "skills_instructions"):
         assert bad not in everything, bad  # tool output and harness markup stay out
-    origins = [c.origin for c in ws.store.crystals()]
+    origins = [c.origin for c in ws.store.crystals.select()]
     session = "01a21352-f9a3-78d3-b712-d7dcd84fcc62"
     assert origins[0] == f"codex:{session}:01a21352-f9b0-7ff2-9de0-e434edb15e1e in /tmp/cx/proj2"
 
@@ -69,7 +69,7 @@ def test_a_growing_rollout_stores_each_exchange_exactly_once(ws, now, tmp_path):
     ingest(ws, [path], now)  # and a bulk import of the same file later
     texts = rollout_texts(ws)
     assert len(texts) == 2 and len(set(texts)) == 2
-    saved = json.loads(ws.store.get_meta(f"ingest.codex:{path.resolve()}"))
+    saved = json.loads(ws.store.records.get_meta(f"ingest.codex:{path.resolve()}"))
     assert saved["offset"] == path.stat().st_size
 
 

@@ -13,7 +13,7 @@ from dreamer.memory.scratch import Note
 def notes_into(ws, now, texts, start_hours=48):
     for i, text in enumerate(texts):
         ws.note(text, at=now - timedelta(hours=start_hours - i * 3))
-    return ws.store.crystals()
+    return ws.store.crystals.select()
 
 
 def test_topics_group_crystals_by_shared_keywords(ws, now):

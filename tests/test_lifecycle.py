@@ -9,6 +9,7 @@ import pytest
 
 from dreamer.memory import hormones, lifecycle
 from dreamer.retrieval.embed import to_blob
+from dreamer.store import NewCrystal
 from dreamer.support.times import iso
 
 
@@ -76,7 +77,7 @@ def test_use_raises_importance_and_slows_fading(ws, now):
         type="world_fact",
         at=now - timedelta(days=1),
     )
-    ws.store.record_access([crystal_id], now - timedelta(hours=1))
+    ws.store.crystals.record_access([crystal_id], now - timedelta(hours=1))
     report = lifecycle.run(ws, now)
     assert report.used == [crystal_id]
     assert ws.get(crystal_id).importance == pytest.approx(
@@ -106,10 +107,10 @@ def test_frozen_crystals_never_change(ws, now):
     pinned = ws.note(
         "User's name is Ada", importance=0.6, type="world_fact", at=now - timedelta(days=900)
     )
-    ws.store.update_crystal(
+    ws.store.crystals.update_crystal(
         pinned, {"lifecycle": "frozen"}, action="frozen", at=now - timedelta(days=900)
     )
-    ws.store.record_access([pinned], now - timedelta(days=1))
+    ws.store.crystals.record_access([pinned], now - timedelta(days=1))
     dup = ws.note("User's name is Ada.", importance=0.9, type="world_fact", at=now)
     report = lifecycle.run(ws, now)
     crystal = ws.get(pinned)
@@ -124,7 +125,7 @@ def test_near_duplicates_merge_into_the_more_important(ws, now):
     first = ws.note("User prefers dark mode in the editor", importance=0.6, at=now)
     second = ws.note("The user prefers dark mode in the editor!", importance=0.9, at=now)
     other = ws.note("User prefers light mode on the phone", importance=0.6, at=now)
-    ws.store.record_access([first], now)
+    ws.store.crystals.record_access([first], now)
     report = lifecycle.run(ws, now)
     assert report.merged == [(first, second)]
     loser, winner = ws.get(first), ws.get(second)
@@ -133,7 +134,7 @@ def test_near_duplicates_merge_into_the_more_important(ws, now):
     assert ws.get(other).lifecycle == "generated"
     assert "merged" in _audit(ws, first) and "absorbed" in _audit(ws, second)
     # checked crystals are not compared again
-    assert ws.store.get_meta("lifecycle.merge_checked_id") == str(other)
+    assert ws.store.records.get_meta("lifecycle.merge_checked_id") == str(other)
     assert lifecycle.run(ws, now).merged == []
 
 
@@ -146,11 +147,13 @@ def test_on_a_tie_the_newer_duplicate_is_archived(ws, now):
 def test_transcripts_do_not_merge_with_notes(ws, now):
     ws.note("User prefers dark mode", at=now)
     ws.index(
-        "User prefers dark mode.",
-        importance=0.5,
-        semantic_type="experience",
-        at=now,
-        source="sessions",
+        NewCrystal(
+            "User prefers dark mode.",
+            importance=0.5,
+            semantic_type="experience",
+            at=now,
+            source="sessions",
+        )
     )
     assert lifecycle.run(ws, now).merged == []
 
@@ -171,12 +174,12 @@ def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
             " ?, ?, ?, ?)",
             [(f"bulk {i}", stamp, stamp, f"h{i}", to_blob(v)) for i, v in enumerate(vectors)],
         )
-    ws.store.set_meta("lifecycle.merge_checked_id", "20000")
+    ws.store.records.set_meta("lifecycle.merge_checked_id", "20000")
     for i in range(50):
         ws.note(f"new note number {i} about topic {i * 7}", at=now)
     report = lifecycle.run(ws, now)
     assert report.merged == [] and report.faded == []
-    assert ws.store.get_meta("lifecycle.merge_checked_id") == str(
+    assert ws.store.records.get_meta("lifecycle.merge_checked_id") == str(
         ws.store.db.execute("SELECT max(id) FROM crystals").fetchone()[0]
     )
 

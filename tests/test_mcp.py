@@ -191,7 +191,7 @@ def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
     assert not is_error and noted["id"] == 1  # nothing before it was written
     assert after["empty_memory_md"][0].text == ""  # no dream yet: the state is empty
     with Workspace.open(root, create=False) as ws:
-        assert [c.text for c in ws.store.crystals()] == ["still serving"]
+        assert [c.text for c in ws.store.crystals.select()] == ["still serving"]
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/guides/mcp.md"])

@@ -56,7 +56,7 @@ def test_the_sdk_tool_runner_drives_view_create_str_replace_and_delete(ws, now):
 
         return answer
 
-    newest = ws.store.max_crystal_id
+    newest = ws.store.crystals.max_crystal_id
     fake.push(use(lambda: {"command": "view", "path": "/memories"}))
     fake.push(
         use(lambda: {"command": "create", "path": "/memories/notes/coffee.md", "file_text": NOTE})
@@ -108,9 +108,9 @@ def test_the_sdk_tool_runner_drives_view_create_str_replace_and_delete(ws, now):
     assert escaped["is_error"] and "escape" in text_of(escaped)
     assert "forgotten" in text_of(deleted)
     # The first note was replaced (forgotten), the correction deleted (forgotten): no text left.
-    assert ws.store.tombstone_count() == 2
+    assert ws.store.forgetting.tombstone_count() == 2
     assert ws.search("coffee", now=now) == []
-    assert json.loads(ws.store.get_meta(FILES_KEY)) == {}
+    assert json.loads(ws.store.records.get_meta(FILES_KEY)) == {}
 
 
 def test_notes_are_real_notes_and_insert_keeps_the_files_order(ws, now):
@@ -173,7 +173,7 @@ def test_paths_the_sdks_own_backend_refuses_are_refused(ws, tmp_path, path):
         sdk.view(BetaMemoryTool20250818ViewCommand(command="view", path=path))
     with pytest.raises(ToolError, match="/memories"):
         DreamerMemoryTool(ws).call({"command": "create", "path": path, "file_text": "x"})
-    assert ws.store.crystal_count() == 0
+    assert ws.store.crystals.crystal_count() == 0
 
 
 def test_memory_md_and_crystals_cannot_be_written(ws, now):
@@ -192,7 +192,7 @@ def test_memory_md_and_crystals_cannot_be_written(ws, now):
     assert ws.memory_md.read_text(encoding="utf-8") == STATE
     assert "Lyon" in tool.call({"command": "view", "path": f"/memories/crystals/{crystal_id}.md"})
     tool.call({"command": "delete", "path": f"/memories/crystals/{crystal_id}.md"})
-    assert ws.store.tombstone_count() == 1
+    assert ws.store.forgetting.tombstone_count() == 1
 
 
 def test_the_backend_works_on_a_postgresql_workspace(tmp_path, now, pg_database):
@@ -202,4 +202,4 @@ def test_the_backend_works_on_a_postgresql_workspace(tmp_path, now, pg_database)
         assert NOTE in tool.call({"command": "view", "path": "/memories/notes/a.md"})
         assert "/memories/notes/a.md" in tool.call({"command": "view", "path": "/memories"})
         tool.call({"command": "delete", "path": "/memories/notes/a.md"})
-        assert ws.store.tombstone_count() == 1 and ws.search("coffee", now=now) == []
+        assert ws.store.forgetting.tombstone_count() == 1 and ws.search("coffee", now=now) == []

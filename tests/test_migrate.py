@@ -127,7 +127,7 @@ def test_migrate_backs_up_byte_for_byte_and_stores_seed_crystals(ws, now):
     assert len(rows) == report.chunks == report.created
     for _text, importance, lifecycle, source, embedded in rows:
         assert (importance, lifecycle, source, embedded) == (0.75, "consolidated", "seed", 1)
-    assert ws.store.get_meta(FIRST_DREAM_KEY) == "1"
+    assert ws.store.records.get_meta(FIRST_DREAM_KEY) == "1"
     assert "MEMORY.md.seed-backup" in report.message
 
 
@@ -172,7 +172,7 @@ def test_ensure_migrated_runs_once_and_only_for_a_hand_written_file(ws, now):
     ws.memory_md.write_text(f"{TITLE}\n\n## The Bond\nCalls the agent Bosun.\n")
     assert not is_hand_written(ws)
     assert ensure_migrated(ws, now) is None
-    assert ws.store.get_meta(FIRST_DREAM_KEY) is None
+    assert ws.store.records.get_meta(FIRST_DREAM_KEY) is None
 
     ws.memory_md.write_text(hand_written_memory())
     report = ensure_migrated(ws, now)
@@ -222,7 +222,7 @@ def test_first_dream_keeps_the_original_on_top_and_the_second_replaces_it(ws, no
     assert separator, "the marker comment must follow the original"
     assert top == original.strip("\n")
     assert below.startswith(TITLE)
-    assert ws.store.get_meta(FIRST_DREAM_KEY) != "1"
+    assert ws.store.records.get_meta(FIRST_DREAM_KEY) != "1"
 
     ws.note(
         "Ferrous M3 slipped to 2026-03-27 after the snapshot bug",

@@ -112,9 +112,9 @@ def test_search_finds_paraphrases_among_distractors(tmp_path, now):
 def test_a_note_waits_for_its_vector_and_the_next_search_finds_it_by_meaning(tmp_path, now):
     with Workspace.open(tmp_path / "ws", embedder=embedder_for("minilm")) as ws:
         crystal_id = ws.note("Maya's daughter starts school on March 16", at=now)
-        assert ws.store.unembedded() == [(crystal_id, "scratch", ws.get(crystal_id).text)]
+        assert ws.store.vectors.unembedded() == [(crystal_id, "scratch", ws.get(crystal_id).text)]
         hits = ws.search("when does her kid begin classes", limit=3, now=now)
-        assert ws.store.unembedded() == []  # the search embedded it before ranking
+        assert ws.store.vectors.unembedded() == []  # the search embedded it before ranking
         assert hits and hits[0].id == crystal_id
 
 
@@ -279,10 +279,10 @@ def test_a_workspace_of_the_old_default_is_re_embedded_by_the_new_one(tmp_path, 
     with Workspace.open(tmp_path / "ws", embedder=embedder_for("wordllama")) as old:
         for i, text in enumerate(["User prefers dark mode", "Billing deploys on Tuesdays"]):
             old.note(text, at=now - timedelta(minutes=i))
-        assert old.store.count_stale_vectors(old.embedder.name) == 0
+        assert old.store.vectors.count_stale_vectors(old.embedder.name) == 0
     with Workspace.open(tmp_path / "ws") as ws:
         assert ws.embedder.name.startswith("minilm-")
-        assert ws.store.count_stale_vectors(ws.embedder.name) == 2
+        assert ws.store.vectors.count_stale_vectors(ws.embedder.name) == 2
         assert reindex(ws.store, ws.embedder) == 2
-        assert ws.store.count_stale_vectors(ws.embedder.name) == 0
+        assert ws.store.vectors.count_stale_vectors(ws.embedder.name) == 0
         assert ws.search("editor theme", limit=1, now=now)[0].text == "User prefers dark mode"

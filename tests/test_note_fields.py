@@ -16,7 +16,7 @@ from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidNote
 from dreamer.memory import scratch
 from dreamer.memory.state import parse
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -66,19 +66,21 @@ def test_bad_about_or_replaces_is_one_clear_error_and_writes_nothing(ws, now, fi
 def test_postgres_keeps_about_and_replaces_on_crystals_and_scratch_rows(pg_database, tmp_path, now):
     store = open_store(tmp_path / "c.db", url=pg_database, key=str(tmp_path))
     try:
-        crystal_id, _ = store.add_crystal(
-            "Go-live moved to July 3",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.8,
-            at=now,
-            embedding=None,
-            about="go-live date",
-            replaces="#4",
+        crystal_id, _ = store.crystals.add_crystal(
+            NewCrystal(
+                "Go-live moved to July 3",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.8,
+                at=now,
+                embedding=None,
+                about="go-live date",
+                replaces="#4",
+            )
         )
-        (crystal,) = store.crystals_by_id([crystal_id])
+        (crystal,) = store.crystals.crystals_by_id([crystal_id])
         assert (crystal.about, crystal.replaces) == ("go-live date", "#4")
-        assert [c.id for c in store.crystals_about("Go-Live DATE")] == [crystal_id]
+        assert [c.id for c in store.crystals.crystals_about("Go-Live DATE")] == [crystal_id]
         store.scratch_append("Go-live moved to July 3", now, 0.8, about="go-live", replaces="#4")
         store.scratch_append("A plain note", now, 0.5)
         rows = store.scratch_rows()
@@ -170,7 +172,7 @@ def test_crystals_about_finds_any_case_on_sqlite(ws, now):
     one = ws.note("Worktop: oak.", at=now, about="Kitchen worktop")
     two = ws.note("Worktop: quartz.", at=now + timedelta(hours=1), about="kitchen WORKTOP")
     ws.note("Tiles: white.", at=now, about="kitchen tiles")
-    assert [c.id for c in ws.store.crystals_about("kitchen worktop")] == [two, one]
+    assert [c.id for c in ws.store.crystals.crystals_about("kitchen worktop")] == [two, one]
 
 
 def test_a_secret_in_about_or_replaces_never_lands(ws, now):

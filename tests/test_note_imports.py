@@ -81,7 +81,7 @@ def test_a_fresh_note_loads_none_of_what_a_note_does_not_use(folder):
     # detectors are not even compiled. A note holding one loads them (the test below).
     assert "dreamer.support.secrets_prose" not in loaded
     # What it does load: the note reached the scratch and the store through these.
-    assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.note"} <= loaded
+    assert {"dreamer.memory.scratch_file", "dreamer.store.sqlite.store"} <= loaded
     assert "the deploy moved to Friday" in (folder / "memory" / "scratch.md").read_text()
 
 

@@ -15,7 +15,7 @@ def inputs_for(ws, now, texts, old_text="", niche=None, hours=48):
     for i, text in enumerate(texts):
         ws.note(text, at=now - timedelta(hours=hours - i * 2))
     old = wm.parse(old_text)
-    crystals = ws.store.crystals(lifecycles=["generated"])
+    crystals = ws.store.crystals.select(lifecycles=["generated"])
     return DreamInputs(
         now=now,
         old=old,

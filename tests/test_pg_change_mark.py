@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import timedelta
 
 import psycopg
@@ -15,6 +16,7 @@ import pytest
 from dreamer import Workspace
 from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import embed_texts, to_blob
+from dreamer.store import NewCrystal
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -31,15 +33,15 @@ def _open(root, url):
 def _rows(ws, texts, at):
     vecs = embed_texts(ws.embedder, texts)
     return [
-        {
-            "text": text,
-            "source": "sessions" if n % 3 else "notes",
-            "semantic_type": "experience",
-            "importance": 0.5,
-            "at": at + timedelta(minutes=n),
-            "embedding": to_blob(vec),
-            "embedder": ws.embedder.name,
-        }
+        NewCrystal(
+            text,
+            source="sessions" if n % 3 else "notes",
+            semantic_type="experience",
+            importance=0.5,
+            at=at + timedelta(minutes=n),
+            embedding=to_blob(vec),
+            embedder=ws.embedder.name,
+        )
         for n, (text, vec) in enumerate(zip(texts, vecs, strict=True))
     ]
 
@@ -58,7 +60,7 @@ def pair(pg_database, tmp_path, now):
     writer.init()
     rng = random.Random(5)
     texts = [" ".join(rng.sample(WORDS, rng.randint(2, 6))) + f" (turn {n})" for n in range(60)]
-    writer.store.add_crystals(_rows(writer, texts, now - timedelta(days=2)))
+    writer.store.crystals.add_crystals(_rows(writer, texts, now - timedelta(days=2)))
     reader = _open(root, pg_database)
 
     def fresh(query):
@@ -104,18 +106,20 @@ def test_a_search_sees_every_write_another_connection_commits(pair, pg_database,
     top = {query: _answer(reader, query, now)[0][0] for query in QUERIES}
 
     def add_without_vector():  # a note's vector arrives later: the search embeds it first
-        store.add_crystals(
-            [{**_rows(writer, ["garden invoice, garden invoice"], now)[0], "embedding": None}]
+        store.crystals.add_crystals(
+            [replace(_rows(writer, ["garden invoice, garden invoice"], now)[0], embedding=None)]
         )
 
     def archive():
-        store.update_crystal(top["piano moved"], {"lifecycle": "archived"}, action="a", at=now)
+        store.crystals.update_crystal(
+            top["piano moved"], {"lifecycle": "archived"}, action="a", at=now
+        )
 
     def weigh():
-        store.update_crystal(top["piano moved"], {"importance": 1.0}, action="w", at=now)
+        store.crystals.update_crystal(top["piano moved"], {"importance": 1.0}, action="w", at=now)
 
     def forget():
-        store.forget_crystal(top["glacier harbor compiler"], reason="asked", at=now)
+        store.forgetting.forget_crystal(top["glacier harbor compiler"], reason="asked", at=now)
 
     def rewrite():  # a redaction, in another process (whose vector copy is its own)
         code = (
@@ -124,7 +128,7 @@ def test_a_search_sees_every_write_another_connection_commits(pair, pg_database,
             "from dreamer.support.times import utc_now;"
             "ws = Workspace.open(sys.argv[1], environ={'DREAM_STORE_URL': sys.argv[2]},"
             " overrides={'embedder': 'hashing'}); text = 'nothing left here';"
-            "ws.store.replace_text(int(sys.argv[3]), text,"
+            "ws.store.forgetting.replace_text(int(sys.argv[3]), text,"
             " embedding=to_blob(embed_texts(ws.embedder, [text])[0]),"
             " embedder=ws.embedder.name, action='redacted', detail={}, at=utc_now());"
             "vectors.rewritten(ws.store, [int(sys.argv[3])]); ws.close()"
@@ -164,39 +168,43 @@ def test_a_search_logs_and_counts_without_moving_the_mark(pair, now):
     _warm(reader, now)
     mark = reader.store.change_mark()
     hits = reader.search("garden invoice", now=now)
-    (counted,) = reader.store.crystals_by_id([hits[0].id])  # writes the pending searches
+    (counted,) = reader.store.crystals.crystals_by_id([hits[0].id])  # writes the pending searches
     assert counted.access_count >= 3 and counted.last_accessed_at is not None
-    assert writer.store.search_queries("2000-01-01")[-1] == "garden invoice"
+    assert writer.store.search.search_queries("2000-01-01")[-1] == "garden invoice"
     assert reader.store.change_mark() == mark  # so what the searches kept stays kept
 
 
 def test_what_a_rolled_back_transaction_read_is_not_kept(pair, now):
     _, writer, _, _ = pair
     store = writer.store
-    before = store.term_frequencies(["garden"])
-    newest = store.newest_day()
+    before = store.search.term_frequencies(["garden"])
+    newest = store.search.newest_day()
     with pytest.raises(RuntimeError), store.transaction():
-        store.add_crystal(
-            "garden garden, much later",
-            source="notes",
-            semantic_type="experience",
-            importance=0.5,
-            at=now + timedelta(days=30),
-            embedding=None,
+        store.crystals.add_crystal(
+            NewCrystal(
+                "garden garden, much later",
+                source="notes",
+                semantic_type="experience",
+                importance=0.5,
+                at=now + timedelta(days=30),
+                embedding=None,
+            )
         )
-        assert store.term_frequencies(["garden"])["garden"] == before["garden"] + 1
-        assert store.newest_day() > newest
-        assert store.unembedded(0, None, 10)
+        assert store.search.term_frequencies(["garden"])["garden"] == before["garden"] + 1
+        assert store.search.newest_day() > newest
+        assert store.vectors.unembedded(0, None, 10)
         raise RuntimeError("rolled back")
     # The next write takes the mark the rolled-back one had: nothing read inside may answer.
-    store.add_crystal(
-        "orbit signal",
-        source="notes",
-        semantic_type="fact",
-        importance=0.5,
-        at=now - timedelta(days=3),  # older than the newest: the newest day stays
-        embedding=None,
+    store.crystals.add_crystal(
+        NewCrystal(
+            "orbit signal",
+            source="notes",
+            semantic_type="fact",
+            importance=0.5,
+            at=now - timedelta(days=3),  # older than the newest: the newest day stays
+            embedding=None,
+        )
     )
-    assert store.term_frequencies(["garden"]) == before
-    assert store.newest_day() == newest
-    assert [row[2] for row in store.unembedded(0, None, 10)] == ["orbit signal"]
+    assert store.search.term_frequencies(["garden"]) == before
+    assert store.search.newest_day() == newest
+    assert [row[2] for row in store.vectors.unembedded(0, None, 10)] == ["orbit signal"]

@@ -12,6 +12,7 @@ import pytest
 
 from dreamer import Workspace
 from dreamer.retrieval import search as search_module
+from dreamer.store import NewCrystal
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -31,11 +32,13 @@ def ws(pg_database, tmp_path):
 def _talk(ws, now, turns):
     return [
         ws.index(
-            text,
-            importance=0.5,
-            semantic_type="experience",
-            at=now + timedelta(minutes=n),
-            source="scratch",
+            NewCrystal(
+                text,
+                importance=0.5,
+                semantic_type="experience",
+                at=now + timedelta(minutes=n),
+                source="scratch",
+            )
         )
         for n, text in enumerate(turns)
     ]
@@ -53,7 +56,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first_on_
     store = ws.store
     terms = ["alpha", "beta"]
     assert search_module._split_common(store, terms) == (["alpha"], ["beta"])  # both common
-    full = store.fts_match(["alpha"], ["beta"], 1000)
+    full = store.search.fts_match(["alpha"], ["beta"], 1000)
     assert short in [crystal_id for crystal_id, _ in full[:10]]
     # At least the depth hold both words: those are the candidates, scored as the wider
     # query scores them, and the crystal with alpha alone is none.
@@ -66,7 +69,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first_on_
     # In a small store nothing of this applies: the least common word alone finds.
     monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 20000)
     small = search_module._lexical(store, terms, True, True, 10)
-    whole = store.fts_match(terms, [], 10)
+    whole = store.search.fts_match(terms, [], 10)
     assert small == {i: max(score, 0.0) for i, score in whole} and short in small
 
 
@@ -90,7 +93,7 @@ def test_matches_holding_two_words_keep_the_score_the_wider_query_gives_on_postg
     for _ in range(60):
         words = rng.sample(vocabulary, 5)
         finding, ranking = words[:2], words[2:]
-        full = store.fts_match(finding, ranking, 1000)
+        full = store.search.fts_match(finding, ranking, 1000)
         paired = store.fts_match_paired(finding, ranking, 1000)
         scores = [score for _, score in paired]
         assert scores == sorted(scores, reverse=True)
@@ -122,11 +125,11 @@ def test_the_postings_kept_between_searches_stay_within_their_budget(
     words = "river stone lamp orchard violin ledger harbor copper meadow lantern".split()
     _talk(ws, now, [" ".join(rng.choices(words, k=rng.randint(2, 8))) for _ in range(120)])
     store = ws.store
-    counts = store.term_frequencies(words)
+    counts = store.search.term_frequencies(words)
     budget = max(counts.values()) + min(counts.values())  # one word or two, never all
     monkeypatch.setattr(pg_search, "POSTINGS_KEPT", budget)
     asked = [rng.sample(words, 3) for _ in range(30)]
-    answers = [store.fts_match(query[:1], query[1:], 50) for query in asked]
+    answers = [store.search.fts_match(query[:1], query[1:], 50) for query in asked]
     with store.reading():
         kept = store.kept("postings")
         assert kept and sum(len(column[0]) for column in kept.values()) <= budget
@@ -136,6 +139,8 @@ def test_the_postings_kept_between_searches_stay_within_their_budget(
     with Workspace.open(
         tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}, overrides={"embedder": "hashing"}
     ) as other:
-        assert [other.store.fts_match(query[:1], query[1:], 50) for query in asked] == answers
+        assert [
+            other.store.search.fts_match(query[:1], query[1:], 50) for query in asked
+        ] == answers
         with other.store.reading():
             assert not other.store.kept("postings")

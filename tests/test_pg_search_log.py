@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from dreamer import Workspace
-from dreamer.store.postgres.base import SEARCH_BATCH
+from dreamer.store.shared import SEARCH_BATCH
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
@@ -61,7 +61,7 @@ def test_reads_through_the_store_see_the_pending_searches(pg_ws, now):
     crystal = ws.get(ids[0])
     assert crystal.access_count == 3
     assert crystal.last_accessed_at == (now + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert ws.store.search_queries("2000-01-01T00:00:00Z") == ["staging database host"] * 3
+    assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == ["staging database host"] * 3
 
 
 def test_a_rolled_back_transaction_keeps_the_searches_pending(pg_ws, pg_database, now):
@@ -79,7 +79,7 @@ def test_a_write_after_a_batch_in_one_transaction_still_moves_the_mark(pg_ws, no
     ws.search("staging database host", now=now)
     mark = ws.store.change_mark()
     with ws.store.transaction():  # writes the pending search first, then the change
-        ws.store.update_crystal(ids[1], {"importance": 0.95}, action="weighed", at=now)
+        ws.store.crystals.update_crystal(ids[1], {"importance": 0.95}, action="weighed", at=now)
     assert ws.store.change_mark() != mark
 
 
@@ -87,7 +87,7 @@ def test_a_forget_drops_a_pending_query_before_it_is_written(pg_ws, pg_database,
     ws, _ = pg_ws
     ws.search("marmalade recipe of the quokka", now=now)
     ws.search("staging database host", now=now)
-    assert ws.store.drop_searches(lambda query: "marmalade" in query) == 1
+    assert ws.store.search.drop_searches(lambda query: "marmalade" in query) == 1
     ws.store.settle()
     assert _logged(pg_database) == ["staging database host"]
 

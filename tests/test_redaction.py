@@ -95,7 +95,7 @@ def test_no_secret_lands_anywhere_and_placeholders_do(tmp_path, now):
         synth = ClaudeSynthesizer(ws.settings, client=fake.client())
         assert run_dream(ws, now=now, force=True, synthesizer=synth).committed
         block = bootstrap_block(ws, context_window=200_000)
-        stored = "\n".join(c.text for c in ws.store.crystals())
+        stored = "\n".join(c.text for c in ws.store.crystals.select())
     assert_no_secret(everything_on_disk(tmp_path / "ws"), "the workspace files (WAL included)")
     assert_no_secret(block, "the bootstrap block")
     assert_no_secret(json.dumps(fake.last.json), "the request to the Messages API")
@@ -123,7 +123,7 @@ def test_with_redaction_off_storage_is_raw_but_the_request_is_still_redacted(tmp
     with Workspace.open(root) as ws:
         for i, text in enumerate(NOTES):
             ws.note(text, at=now - timedelta(hours=6 - i))
-        assert SECRETS["password"] in "\n".join(c.text for c in ws.store.crystals())
+        assert SECRETS["password"] in "\n".join(c.text for c in ws.store.crystals.select())
         for _ in range(3):  # a draft and up to two revisions
             fake.tool_use(
                 TOOL_NAME,

@@ -197,9 +197,17 @@ def test_making_a_report_changes_nothing(tmp_path):
         return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
 
     with Workspace.open(facts.root, create=False, environ={}) as ws:
-        before = (snapshot(), ws.store.search_queries("2000-01-01"), ws.store.audit_entries())
+        before = (
+            snapshot(),
+            ws.store.search.search_queries("2000-01-01"),
+            ws.store.records.audit_entries(),
+        )
         report.build(ws, NOW)
-        after = (snapshot(), ws.store.search_queries("2000-01-01"), ws.store.audit_entries())
+        after = (
+            snapshot(),
+            ws.store.search.search_queries("2000-01-01"),
+            ws.store.records.audit_entries(),
+        )
     assert after == before
 
 
@@ -284,7 +292,7 @@ def test_serve_rewrites_the_report_after_every_n_dreams(tmp_path, now):
             first = page.read_text(encoding="utf-8")
             assert stat.S_IMODE(page.stat().st_mode) == 0o600
     with Workspace.open(root, create=False, environ={}) as ws:
-        assert [row["outcome"] for row in ws.store.dream_entries()] == ["committed"] * 3
+        assert [row["outcome"] for row in ws.store.journal.dream_entries()] == ["committed"] * 3
     assert page.read_text(encoding="utf-8") == first  # the third dream alone is not enough
     service._fire(str(root), "dream")  # skipped: too few notes, does not count
     assert page.read_text(encoding="utf-8") == first

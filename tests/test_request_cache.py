@@ -80,7 +80,7 @@ def dreams(ws, now, count: int, revise: bool) -> list[dict]:
         fake.push(billing.answer({**GOOD, "active_context": f"- Acme report: dream {day}."}))
         result = run(ws, now=at, synthesizer=synth)
         assert result.committed and result.revisions == (1 if revise else 0)
-        rows.append(ws.store.get_dream(result.dream_id))
+        rows.append(ws.store.journal.get_dream(result.dream_id))
     return rows
 
 

@@ -80,7 +80,10 @@ def test_a_pointer_that_leads_nowhere_is_told_once_and_never_guessed(ws, now):
     assert revision.count("leads nowhere") == 1 and "Dentist appointment" in revision
     # Recorded once, in the result and the journal.
     assert len(result.pointer_fixes) == 1 and "'Dentist appointment'" in result.pointer_fixes[0]
-    assert ws.store.get_dream(result.dream_id)["inputs"]["pointer_fixes"] == result.pointer_fixes
+    assert (
+        ws.store.journal.get_dream(result.dream_id)["inputs"]["pointer_fixes"]
+        == result.pointer_fixes
+    )
     # Committed without it, never as a pointer to "appointment" (the plumber's).
     pointers = parse(ws.memory_md.read_text()).pointers()
     assert [p.topic for p in pointers] == ["Login test fix"]

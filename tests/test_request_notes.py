@@ -90,7 +90,7 @@ def test_note_markup_costs_few_tokens_a_note(ws, now):
     texts = [f"{text} (take {i})" for i in range(10) for text in [CHORE, *OTHERS]]
     for i, text in enumerate(texts):
         ws.note(text, importance=0.7, at=now - timedelta(hours=len(texts) - i))
-    crystals = ws.store.new_crystals(ws.store.max_crystal_id(), 100)
+    crystals = ws.store.crystals.new_crystals(ws.store.crystals.max_crystal_id(), 100)
     block = inputs.notes_block(crystals)
     bare = sum(tokens.count(c.text) for c in crystals)
     # Every id, time, type and importance is still there, one line a note.
@@ -145,9 +145,11 @@ def test_a_note_written_again_while_the_model_works_waits_for_the_next_dream(ws,
     synth = ClaudeSynthesizer(ws.settings, client=fake.client())
     result = run(ws, now=now, force=True, synthesizer=synth)
     assert result.committed
-    chore = ws.store.find_by_hash(content_hash(CHORE))
+    chore = ws.store.crystals.find_by_hash(content_hash(CHORE))
     assert chore not in result.consumed and ws.get(chore).lifecycle == "generated"
-    assert ws.get(ws.store.find_by_hash(content_hash(OTHERS[0]))).lifecycle == "consolidated"
+    assert (
+        ws.get(ws.store.crystals.find_by_hash(content_hash(OTHERS[0]))).lifecycle == "consolidated"
+    )
     later = dream(ws, fake, now + timedelta(hours=2))
     assert f"seen 2, last {now.strftime('%Y-%m-%d %H:%M')}: {CHORE}" in later
 
@@ -156,7 +158,7 @@ def test_a_repeated_note_ranks_by_when_it_was_last_written(ws, now):
     ws.note(CHORE, importance=0.6, at=now - timedelta(days=6))
     ws.note(OTHERS[0], importance=0.6, at=now - timedelta(days=1))
     ws.note(CHORE, importance=0.6, at=now - timedelta(hours=1))  # again, today
-    pending = ws.store.new_crystals(ws.store.max_crystal_id(), 10)
+    pending = ws.store.crystals.new_crystals(ws.store.crystals.max_crystal_id(), 10)
     room = max(tokens.count(inputs.note_line(c)) for c in pending) + 2  # room for one
     chosen = inputs.select(pending, room, now, last=sightings.latest(ws.store)).chosen
     assert [c.text for c in chosen] == [CHORE]

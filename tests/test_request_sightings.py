@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from dreamer.memory import sightings
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 from dreamer.support.times import iso
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -26,32 +26,39 @@ def store(request, tmp_path):
 
 
 def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crystal(store, now):
-    chore, _ = store.add_crystal(
-        "Watered the tomatoes",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.6,
-        at=now,
-        embedding=None,
+    chore, _ = store.crystals.add_crystal(
+        NewCrystal(
+            "Watered the tomatoes",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.6,
+            at=now,
+            embedding=None,
+        )
     )
-    once, _ = store.add_crystal(
-        "Called the bank",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.6,
-        at=now,
-        embedding=None,
+    once, _ = store.crystals.add_crystal(
+        NewCrystal(
+            "Called the bank",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.6,
+            at=now,
+            embedding=None,
+        )
     )
-    store.update_crystal(
+    store.crystals.update_crystal(
         chore,
         {"lifecycle": "consolidated", "consolidated_at": iso(now)},
         action="consolidated",
         at=now,
     )
-    assert store.count_new() == 1
+    assert store.crystals.count_new() == 1
     for day in (1, 2, 3, 4):
         sightings.record(store, chore, now + timedelta(days=day))
-    assert store.count_new() == 2  # pending again, for the next dream
-    assert store.get(chore).lifecycle == "generated" and store.get(chore).consolidated_at is None
+    assert store.crystals.count_new() == 2  # pending again, for the next dream
+    assert (
+        store.crystals.get(chore).lifecycle == "generated"
+        and store.crystals.get(chore).consolidated_at is None
+    )
     found = sightings.of(store, [(chore, iso(now)), (once, iso(now))])
     assert found == {chore: sightings.Sighting(5, iso(now + timedelta(days=4)))}

@@ -45,13 +45,13 @@ def test_a_dream_in_review_mode_leaves_memory_md_and_writes_the_candidate(review
     assert reviewed.memory_md.read_bytes() == before
     candidate = review.path(reviewed).read_text(encoding="utf-8")
     assert "Lisbon" in candidate and "2026-03-20" in candidate
-    entry = reviewed.store.get_dream(result.dream_id)
+    entry = reviewed.store.journal.get_dream(result.dream_id)
     assert entry["outcome"] == "candidate" and entry["new_state"] == candidate
     diff = entry["inputs"]["review_diff"]
     assert diff.startswith("--- MEMORY.md\n+++ memory/MEMORY.candidate.md")
     assert any(line.startswith("+") and "2026-03-20" in line for line in diff.splitlines())
     # Consumed as a committed dream would: consolidated crystals, searchable, not pending.
-    assert reviewed.store.count_new() == 0
+    assert reviewed.store.crystals.count_new() == 0
     # No second candidate replaces the first while it waits.
     reviewed.note("Another note", at=now)
     again = run(reviewed, now=now + timedelta(hours=2))
@@ -68,7 +68,7 @@ def test_review_shows_the_diff_and_adopt_commits_it(reviewed, now, runner):
     assert adopted.exit_code == 0, adopted.output
     assert reviewed.memory_md.read_text(encoding="utf-8") == candidate
     assert not review.path(reviewed).exists()
-    newest = reviewed.store.dream_entries(1)[0]
+    newest = reviewed.store.journal.dream_entries(1)[0]
     assert newest["outcome"] == "committed" and "adopted the candidate" in newest["reason"]
     nothing = runner.invoke(main, ["adopt", "-w", str(reviewed.root)])
     assert nothing.exit_code == 2 and nothing.output.startswith("Error: no candidate waits")
@@ -103,7 +103,7 @@ def test_discard_keeps_the_notes_as_crystals_unless_asked(reviewed, now, runner)
     out = runner.invoke(main, ["discard", "-w", str(reviewed.root)], catch_exceptions=False)
     assert out.exit_code == 0 and not review.path(reviewed).exists()
     assert reviewed.memory_md.read_bytes() == before
-    assert reviewed.store.count_new() == 0  # nothing returned to pending
+    assert reviewed.store.crystals.count_new() == 0  # nothing returned to pending
     hits = reviewed.search("quarterly report charts", limit=3)
     assert any("2026-03-20" in hit.text for hit in hits)  # still a searchable crystal
     # A new candidate, discarded with the notes returned: they wait for the next dream.
@@ -111,13 +111,13 @@ def test_discard_keeps_the_notes_as_crystals_unless_asked(reviewed, now, runner)
     run(reviewed, now=now + timedelta(hours=1))
     out = runner.invoke(main, ["discard", "--return-notes", "-w", str(reviewed.root)])
     assert out.exit_code == 0 and "1 notes wait for the next dream" in out.output
-    assert reviewed.store.count_new() == 1
+    assert reviewed.store.crystals.count_new() == 1
 
 
 def test_a_forget_reaches_the_waiting_candidate(reviewed, now, runner):
     run(reviewed, now=now)
     assert "2026-03-20" in review.path(reviewed).read_text(encoding="utf-8")
-    [crystal] = [c for c in reviewed.store.crystals() if "2026-03-20" in c.text]
+    [crystal] = [c for c in reviewed.store.crystals.select() if "2026-03-20" in c.text]
     out = runner.invoke(main, ["forget", str(crystal.id), "-w", str(reviewed.root)])
     assert out.exit_code == 0, out.output
     assert "2026-03-20" not in review.path(reviewed).read_text(encoding="utf-8")

@@ -56,7 +56,7 @@ def test_the_dream_request_carries_both_changes_as_contradictions(ws, now):
     ws.note("Hannah can now spend up to £45k on the kitchen.", at=now)
     ws.note("Hannah changed her mind: quartz composite instead of oak.", at=now)
     found = insights.compute(
-        ws.store, [], ws.store.crystals(), now + timedelta(hours=1), old, ws.embedder
+        ws.store, [], ws.store.crystals.select(), now + timedelta(hours=1), old, ws.embedder
     )
     pairs = {(p["older"]["text"], p["newer"]["text"]) for p in found.contradictions}
     assert ("Budget: kitchen £38,000", "Hannah can now spend up to £45k on the kitchen.") in pairs

@@ -31,7 +31,7 @@ def test_fading_keywords_come_from_the_content_and_find_the_lines_note(ws, now):
         assert words, item
         assert not {"baseline", "decided", "2026-02-20", "may"} & set(words)
         assert all(w in item["line"].lower() for w in words)
-        found = ws.store.last_mention(words)
+        found = ws.store.search.last_mention(words)
         assert found is not None and item["last_seen"] == found
 
 

@@ -53,7 +53,7 @@ def test_two_questions_in_one_gap_bullet_are_answered_one_by_one(ws, now):
         importance=0.6,
         at=now,
     )
-    found = insights.compute(ws.store, [], ws.store.crystals(), now, parse(TWO_STATE))
+    found = insights.compute(ws.store, [], ws.store.crystals.select(), now, parse(TWO_STATE))
     assert [a["question"] for a in found.answered_questions] == [
         "Who pays the caterer's deposit of £600?"
     ]

@@ -41,7 +41,7 @@ def test_a_skill_seen_seven_times_counts_seven_after_its_notes_fade(ws, now):
     later = now + timedelta(days=40)
     report = lifecycle.run(ws, later)
     assert report.faded  # the notes really lost importance: below the routine line now
-    assert all(c.importance < skills.ROUTINE_BELOW for c in ws.store.crystals())
+    assert all(c.importance < skills.ROUTINE_BELOW for c in ws.store.crystals.select())
     found = insights.compute(ws.store, [], [], later, None).emerging_skills
     assert found[0]["skill"] == "Deploying staging cluster"
     assert found[0]["occurrences"] == 7
@@ -64,7 +64,7 @@ def test_searching_for_a_skill_raises_its_confidence_and_other_searches_do_not(w
         return found.emerging_skills[0]["confidence"]
 
     def searched(query: str) -> None:  # logged as found nothing: no access counts change
-        ws.store.record_search(now, query, "both", [], None, gap=False)
+        ws.store.search.record_search(now, query, "both", [], None, gap=False)
 
     alone = confidence()
     searched("weekend hiking routes")

@@ -13,7 +13,7 @@ def _upcoming(ws, now, *texts):
         ws.note(text, at=now - timedelta(hours=1))
     return {
         item["text"]
-        for item in find_upcoming(ws.store, [], ws.store.crystals(), WorkingMemory(), now)
+        for item in find_upcoming(ws.store, [], ws.store.crystals.select(), WorkingMemory(), now)
     }
 
 

@@ -41,7 +41,7 @@ def test_an_interrupted_dream_puts_the_notes_back_at_once(ws, now, interrupt, st
     assert [note.text for note in scratch.parse(ws.scratch_path).notes] == NOTES
     assert (ws.memory_md.read_bytes() if ws.memory_md.exists() else None) == before
     # Left at once: no journal row claims the interrupted dream failed or was rejected.
-    assert ws.store.latest_dream_id(("failed", "rejected", "committed")) is None
+    assert ws.store.journal.latest_dream_id(("failed", "rejected", "committed")) is None
 
 
 def test_the_next_dream_recovers_the_notes_a_killed_dream_left_rotated(ws, now):

@@ -44,12 +44,12 @@ def test_a_paid_but_unusable_answer_is_journaled_with_its_cost(ws, now):
         ws.note(text, at=now - timedelta(hours=3 - n))
     with pytest.raises(SynthesisError) as raised:
         dream.run(ws, now=now, force=True, synthesizer=PaidButUnusable())
-    row = ws.store.get_dream(raised.value.dream_id)
+    row = ws.store.journal.get_dream(raised.value.dream_id)
     assert row["outcome"] == "failed"
     assert (row["input_tokens"], row["output_tokens"], row["cost_usd"]) == (1200, 300, 0.25)
     assert row["raw"] == "<not a state>"
     assert row["error"] == "SynthesisError: the answer was not a state; try again"
-    assert ws.store.dream_totals()["cost_usd"] == 0.25
+    assert ws.store.journal.dream_totals()["cost_usd"] == 0.25
     assert [n.text for n in scratch.parse(ws.scratch_path).notes] == NOTES
 
 
@@ -79,7 +79,7 @@ def test_a_dream_over_a_hand_edit_keeps_why_it_ran_in_its_reason(ws, now):
     assert result.committed and "- written by hand during the dream" in ws.read_memory()
     why = "; MEMORY.md was edited during the dream (1 time(s)), so it dreamt again over the "
     assert result.reason.startswith("forced (") and result.reason.endswith(why + "edited state")
-    assert ws.store.get_dream(result.dream_id)["reason"] == result.reason
+    assert ws.store.journal.get_dream(result.dream_id)["reason"] == result.reason
 
 
 @pytest.mark.parametrize("step", ["consolidate", "settle"])
@@ -125,7 +125,7 @@ def test_a_rejected_dream_says_why_and_that_nothing_was_lost(ws, now):
     assert caught.value.reasons[0] in message
     assert message.endswith("; MEMORY.md is unchanged and the notes are back in the scratch")
     assert ws.memory_md.read_bytes() == before
-    assert ws.store.get_dream(caught.value.dream_id)["reason"] == message
+    assert ws.store.journal.get_dream(caught.value.dream_id)["reason"] == message
 
 
 def test_the_reason_says_whether_the_dream_was_due_or_forced_and_a_skip_says_why(ws, now):
@@ -136,7 +136,7 @@ def test_the_reason_says_whether_the_dream_was_due_or_forced_and_a_skip_says_why
     assert dream.run(ws, now=now, dry_run=True).reason == "would skip: " + why
     skipped = dream.run(ws, now=now)
     assert skipped.outcome == "skipped" and skipped.reason == why
-    row = ws.store.get_dream(skipped.dream_id)
+    row = ws.store.journal.get_dream(skipped.dream_id)
     assert (row["outcome"], row["reason"], row["old_state"]) == ("skipped", why, None)
     for n in range(3):
         ws.note(f"Fresh note number {n} about the Acme launch", at=now - timedelta(hours=2 - n))
@@ -171,9 +171,11 @@ def test_a_note_written_into_the_scratch_by_hand_is_indexed_as_a_scratch_note(ws
             f"- [{(now - timedelta(hours=1)).strftime('%Y-%m-%dT%H:%M:%SZ')}] "
             f"(importance: 0.7) {by_hand}\n"
         )
-    assert ws.store.find_by_hash(content_hash(by_hand)) is None  # the store does not hold it yet
+    assert (
+        ws.store.crystals.find_by_hash(content_hash(by_hand)) is None
+    )  # the store does not hold it yet
     dream.run(ws, now=now, force=True, synthesizer=OfflineSynthesizer())
-    stored = ws.store.get(ws.store.find_by_hash(content_hash(by_hand)))
-    typed = ws.store.get(ws.store.find_by_hash(content_hash(NOTES[0])))
+    stored = ws.store.crystals.get(ws.store.crystals.find_by_hash(content_hash(by_hand)))
+    typed = ws.store.crystals.get(ws.store.crystals.find_by_hash(content_hash(NOTES[0])))
     # Sent and kept as what it is: a note of the scratch, as one the agent wrote
     assert (stored.source, typed.source) == ("scratch", "scratch")

@@ -146,7 +146,7 @@ def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path,
 
 def test_the_audit_keeps_why_and_never_what(forgotten):
     ws, crystal = forgotten
-    (entry,) = [e for e in ws.store.audit_entries(crystal.id) if e["action"] == "forgotten"]
+    (entry,) = [e for e in ws.store.records.audit_entries(crystal.id) if e["action"] == "forgotten"]
     assert entry["detail"] == {"reason": "asked by the user"}
 
 
@@ -167,6 +167,8 @@ def test_a_rewrite_of_the_records_counts_each_changed_row_once(ws, now):
 
     expected = holding("zebra")
     assert expected >= 2
-    assert ws.store.rewrite_texts(lambda value: value.replace("zebra", "horse")) == expected
+    assert (
+        ws.store.forgetting.rewrite_texts(lambda value: value.replace("zebra", "horse")) == expected
+    )
     assert holding("zebra") == 0 and holding("horse") == expected
-    assert ws.store.rewrite_texts(lambda value: value.replace("zebra", "horse")) == 0
+    assert ws.store.forgetting.rewrite_texts(lambda value: value.replace("zebra", "horse")) == 0

@@ -96,7 +96,7 @@ def test_dream_disabled_means_no_dream_job_and_no_dream(tmp_path, now):
         assert scheduler.due_jobs(ws, now) == ["consolidate"]
         assert scheduler.next_due(ws, "dream", now) is None
         scheduler.run_due(ws, now + timedelta(days=1))
-        assert ws.store.dream_entries() == []
+        assert ws.store.journal.dream_entries() == []
         assert not ws.memory_md.exists()
         assert [state.enabled for state in scheduler.job_states(ws, now)] == [True, False]
 
@@ -116,7 +116,7 @@ def test_every_outcome_is_recorded(ws, now):
     record = scheduler.run_job(ws, "dream", now)
     assert record.outcome == "committed" and record.detail.startswith("dream #")
     assert [row[2] for row in _runs(ws)] == ["skipped", "failed", "rejected", "committed"]
-    assert [e["outcome"] for e in reversed(ws.store.dream_entries())] == [
+    assert [e["outcome"] for e in reversed(ws.store.journal.dream_entries())] == [
         "skipped",
         "failed",
         "rejected",
@@ -256,8 +256,12 @@ def test_a_fired_job_opens_its_own_connection_and_records_the_run(tmp_path, now,
 
 def test_status_last_dream_is_a_dream_not_a_forget(ws, now):
     ws.init()
-    ws.store.record_dream({"started_at": iso(now), "outcome": "committed", "new_state": "# a"})
-    ws.store.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# b"})
+    ws.store.journal.record_dream(
+        {"started_at": iso(now), "outcome": "committed", "new_state": "# a"}
+    )
+    ws.store.journal.record_dream(
+        {"started_at": iso(now), "outcome": "forgotten", "new_state": "# b"}
+    )
     info = scheduler.status(ws, now)
     assert info["last_dream"]["outcome"] == "committed"
     assert info["llm_to_date"]["dreams"] == 1

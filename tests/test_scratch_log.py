@@ -155,7 +155,9 @@ def test_notes_from_many_writers_during_dreams_are_all_kept(environ, tmp_path, n
         outcomes.append(run_dream(ws, now=now + timedelta(hours=5), force=True).outcome)
         assert set(outcomes) == {"committed"}
         assert len(acknowledged) == 75
-        missing = [t for t in acknowledged if ws.store.find_by_hash(content_hash(t)) is None]
+        missing = [
+            t for t in acknowledged if ws.store.crystals.find_by_hash(content_hash(t)) is None
+        ]
         assert missing == []
         assert ws.scratch.waiting() == ws.scratch.notes()  # no dream holds a note any more
 
@@ -230,7 +232,7 @@ def test_a_machine_without_the_folder_dreams_the_notes_written_elsewhere(
     with Workspace.open(root, environ=environ) as elsewhere:
         result = run_dream(elsewhere, now=now + timedelta(hours=3), force=True)
         assert result.outcome == "committed" and result.notes == 3
-        entry = elsewhere.store.get_dream(result.dream_id)
+        entry = elsewhere.store.journal.get_dream(result.dream_id)
         assert entry["old_state"] == first  # the state row, not an empty file, was the old state
         text = elsewhere.store.read_state()[0]
         assert "retrospective" in text
@@ -248,7 +250,7 @@ def test_a_stale_memory_file_is_not_taken_for_the_state(pg_ws, now):
     for number in range(3):
         pg_ws.note(f"Juniper follow-up {number} scheduled", at=now)
     result = run_dream(pg_ws, now=now + timedelta(hours=3), force=True)
-    assert pg_ws.store.get_dream(result.dream_id)["old_state"] == committed
+    assert pg_ws.store.journal.get_dream(result.dream_id)["old_state"] == committed
 
 
 def test_a_worker_on_a_machine_without_the_folder_runs_the_job(pg_database, tmp_path, now):

@@ -8,6 +8,7 @@ import pytest
 
 from dreamer import Workspace
 from dreamer.errors import UsageError
+from dreamer.store import NewCrystal
 from dreamer.support.times import iso
 
 FACTS = [
@@ -22,11 +23,13 @@ FACTS = [
 def filled(ws, now):
     ids = {text: ws.note(text, importance=0.6, at=now - timedelta(days=1)) for text in FACTS}
     ws.index(
-        "user: did the sauna fix the back pain?\nassistant: yes, the sauna helped a lot",
-        importance=0.5,
-        semantic_type="experience",
-        at=now - timedelta(days=2),
-        source="sessions",
+        NewCrystal(
+            "user: did the sauna fix the back pain?\nassistant: yes, the sauna helped a lot",
+            importance=0.5,
+            semantic_type="experience",
+            at=now - timedelta(days=2),
+            source="sessions",
+        )
     )
     return ids
 

@@ -152,7 +152,7 @@ def _search(root: Path, args: list[str], env: dict[str, str], probe: Path) -> tu
 
 def _logged(root: Path) -> list[str]:
     with Workspace.open(root, create=False) as ws:
-        return ws.store.search_queries("")
+        return ws.store.search.search_queries("")
 
 
 def _no_door(env: dict[str, str], tmp_path: Path) -> dict[str, str]:

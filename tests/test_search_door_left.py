@@ -115,7 +115,7 @@ def _search(root: Path, query: str, env: dict[str, str], probe: Path) -> tuple[s
 
 def _logged(root: Path) -> list[str]:
     with Workspace.open(root, create=False) as ws:
-        return ws.store.search_queries("")
+        return ws.store.search.search_queries("")
 
 
 def test_a_search_leaves_a_door_that_answers_the_next_search_as_it_would_itself(

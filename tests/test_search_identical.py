@@ -123,7 +123,7 @@ def test_the_fusion_adds_the_very_floats_numpy_added(generated, fusion):
         semantic = list(zip(ids, cosines, strict=True))
         contextual = {i: rng.random() * 4 for i in rng.sample(ids, len(ids) // 2)}
         contextual.update((rng.randrange(1, 2000), rng.random()) for _ in range(5))
-        known = {row[0]: row for row in ws.store.rank_rows(rng.sample(ids, len(ids) // 3))}
+        known = {row[0]: row for row in ws.store.search.rank_rows(rng.sample(ids, len(ids) // 3))}
         fused = {i: score / 4.5 for i, score in contextual.items()}
         expected, expected_known = dict(fused), dict(known)
         fuse_before(ws.store, chosen, expected, semantic, contextual, expected_known)

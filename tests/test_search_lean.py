@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from dreamer.retrieval.vectors import matvec
+from dreamer.store import NewCrystal
 
 NOTES = [
     "The staging database host is db-staging-3",
@@ -61,11 +62,11 @@ def test_word_counts_are_kept_only_while_the_database_is_unchanged(ws, now, tmp_
 
     ws.note("The kiln parts ship on Monday", at=now)
     store = ws.store
-    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 1}
+    assert store.search.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 1}
     statements: list[str] = []
     store.db.conn.set_trace_callback(statements.append)
     try:
-        assert store.term_frequencies(["kiln"]) == {"kiln": 1}
+        assert store.search.term_frequencies(["kiln"]) == {"kiln": 1}
         assert not any("FROM temp.dreamer_fts_terms" in sql for sql in statements)  # kept
     finally:
         store.db.conn.set_trace_callback(None)
@@ -73,19 +74,21 @@ def test_word_counts_are_kept_only_while_the_database_is_unchanged(ws, now, tmp_
     other = open_store(ws.db_path)
     try:
         other.add_crystal(
-            "The kiln needs a new thermocouple",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now,
-            embedding=None,
+            NewCrystal(
+                "The kiln needs a new thermocouple",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now,
+                embedding=None,
+            )
         )
     finally:
         other.close()
-    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 2, "monday": 1}
+    assert store.search.term_frequencies(["kiln", "monday"]) == {"kiln": 2, "monday": 1}
     # ... and this one forgets one: both are changes the counts follow.
     ws.forget([1], now=now)
-    assert store.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 0}
+    assert store.search.term_frequencies(["kiln", "monday"]) == {"kiln": 1, "monday": 0}
 
 
 def _generated(tmp_path, now, size=1500):
@@ -245,12 +248,12 @@ def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
     ids = [ws.note(text, at=now) for text in NOTES]
     store = ws.store
     asked = [*ids, ids[-1] + 1]  # and one not there yet
-    first = store.rank_rows(asked)
+    first = store.search.rank_rows(asked)
     assert [row[0] for row in first] == ids
     statements: list[str] = []
     store.db.conn.set_trace_callback(statements.append)
     try:
-        assert store.rank_rows(list(reversed(asked))) == first  # kept: no statement
+        assert store.search.rank_rows(list(reversed(asked))) == first  # kept: no statement
     finally:
         store.db.conn.set_trace_callback(None)
     assert not any("crystals_rank" in sql for sql in statements)
@@ -260,24 +263,24 @@ def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
         other.update_crystal(ids[0], {"importance": 0.95}, action="test", at=now)
     finally:
         other.close()
-    assert store.rank_rows([ids[0]])[0][3] == 0.95
+    assert store.search.rank_rows([ids[0]])[0][3] == 0.95
     # a crystal added after its id was asked for
     added = ws.note("The boiler service is booked for Friday", at=now)
     assert added == ids[-1] + 1
-    assert [row[0] for row in store.rank_rows(asked)] == [*ids, added]
+    assert [row[0] for row in store.search.rank_rows(asked)] == [*ids, added]
     # a forget
     ws.forget([ids[1]], now=now)
-    assert ids[1] not in [row[0] for row in store.rank_rows(asked)]
+    assert ids[1] not in [row[0] for row in store.search.rank_rows(asked)]
     # what a write transaction read is not kept past its rollback
-    kept = store.rank_rows([ids[2]])
+    kept = store.search.rank_rows([ids[2]])
     try:
         with store.transaction():
-            store.update_crystal(ids[2], {"importance": 0.05}, action="test", at=now)
-            assert store.rank_rows([ids[2]])[0][3] == 0.05
+            store.crystals.update_crystal(ids[2], {"importance": 0.05}, action="test", at=now)
+            assert store.search.rank_rows([ids[2]])[0][3] == 0.05
             raise KeyboardInterrupt
     except KeyboardInterrupt:
         pass
-    assert store.rank_rows([ids[2]]) == kept
+    assert store.search.rank_rows([ids[2]]) == kept
 
 
 def test_a_held_vector_file_another_embedder_replaced_is_not_read(tmp_path, now):
@@ -306,7 +309,7 @@ def test_kept_rank_rows_never_show_a_live_crystal_as_forgotten_while_they_are_re
     the door's threads share a store): an id being read must not look forgotten (None)."""
     ids = [ws.note(text, at=now) for text in NOTES]
     store = ws.store
-    store.rank_rows(ids[:1])  # a kept set exists, at the current change mark
+    store.search.rank_rows(ids[:1])  # a kept set exists, at the current change mark
     looked_forgotten: list[int] = []
 
     def meanwhile() -> int:  # runs inside the read, as another thread's look at the kept rows
@@ -316,7 +319,7 @@ def test_kept_rank_rows_never_show_a_live_crystal_as_forgotten_while_they_are_re
 
     store.db.conn.set_progress_handler(meanwhile, 1)
     try:
-        rows = store.rank_rows(ids)
+        rows = store.search.rank_rows(ids)
     finally:
         store.db.conn.set_progress_handler(None, 1)
     assert [row[0] for row in rows] == ids
@@ -342,12 +345,12 @@ def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, 
     other = open_store(ws.db_path)
     try:
         with store.reading():
-            mark, newest = store.change_mark(), store.newest_day()
+            mark, newest = store.change_mark(), store.search.newest_day()
             # A change this connection makes moves the mark at once, kept values with it ...
             ws.note("The kiln needs a new thermocouple", at=now)
             assert store.change_mark() != mark
-            assert store.newest_day() > newest
-            mark, newest = store.change_mark(), store.newest_day()
+            assert store.search.newest_day() > newest
+            mark, newest = store.change_mark(), store.search.newest_day()
             # ... another connection's commit is seen when the next stretch of reads begins
             other.set_meta("probe", "1")
             assert store.change_mark() == mark
@@ -358,14 +361,16 @@ def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, 
             assert seen[0] != mark  # (another thread's reads are not in this stretch)
         assert store.change_mark() != mark
         other.add_crystal(
-            "The kiln was fixed",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now + timedelta(days=1),
-            embedding=None,
+            NewCrystal(
+                "The kiln was fixed",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now + timedelta(days=1),
+                embedding=None,
+            )
         )
-        assert store.newest_day() > newest
+        assert store.search.newest_day() > newest
     finally:
         other.close()
 
@@ -391,15 +396,17 @@ def test_a_search_looks_for_notes_without_a_vector_only_after_a_change(ws, now):
     other = open_store(ws.db_path)  # a `dream note` in another process: no vector yet
     try:
         other.add_crystal(
-            "The thermocouple arrives by courier",
-            source="scratch",
-            semantic_type="experience",
-            importance=0.5,
-            at=now,
-            embedding=None,
+            NewCrystal(
+                "The thermocouple arrives by courier",
+                source="scratch",
+                semantic_type="experience",
+                importance=0.5,
+                at=now,
+                embedding=None,
+            )
         )
     finally:
         other.close()
     assert any(waiting in sql for sql in searched("courier"))
-    newest = ws.store.max_crystal_id()
-    assert [row[0] for row in ws.store.vectors_of([newest], ws.embedder.name)] == [newest]
+    newest = ws.store.crystals.max_crystal_id()
+    assert [row[0] for row in ws.store.vectors.vectors_of([newest], ws.embedder.name)] == [newest]

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer.store.sqlite.base import SEARCH_BATCH
+from dreamer.store.shared import SEARCH_BATCH
 
 NOTES = [
     "The staging database host is db-staging-3",
@@ -55,7 +55,7 @@ def test_reads_through_the_store_see_the_pending_searches(ws, noted, now):
     crystal = ws.get(target)
     assert crystal.access_count == 3
     assert crystal.last_accessed_at == (now + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert ws.store.search_queries("2000-01-01T00:00:00Z") == ["staging database host"] * 3
+    assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == ["staging database host"] * 3
 
 
 def test_a_rolled_back_transaction_keeps_the_searches_pending(ws, noted, now):
@@ -107,7 +107,7 @@ def test_a_forget_drops_a_pending_query_before_a_byte_of_it_is_written(ws, noted
     ws.search("marmalade recipe of the quokka", now=now)  # no note holds these bytes
     ws.search("staging database host", now=now)
     store = ws.store
-    assert store.drop_searches(lambda query: "marmalade" in query) == 1
+    assert store.search.drop_searches(lambda query: "marmalade" in query) == 1
     store.settle()
     assert _logged(ws) == ["staging database host"]
     ws.close()
@@ -118,7 +118,7 @@ def test_a_forget_drops_a_pending_query_before_a_byte_of_it_is_written(ws, noted
 def test_a_forget_of_the_crystal_leaves_no_pending_query_naming_it(ws, noted, now):
     ws.search("quokka marmalade", now=now)  # pending when the forget starts
     ws.forget([noted[2]], now=now + timedelta(minutes=1))
-    for queries in (ws.store.search_queries("2000-01-01T00:00:00Z"), _logged(ws)):
+    for queries in (ws.store.search.search_queries("2000-01-01T00:00:00Z"), _logged(ws)):
         assert len(queries) <= 1 and not any("marmalade" in query for query in queries)
     ws.close()
     data = b"".join(path.read_bytes() for path in ws.memory_dir.glob("crystals.db*"))

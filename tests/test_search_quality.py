@@ -11,6 +11,7 @@ from dreamer.retrieval import search as search_module
 from dreamer.retrieval import vectors
 from dreamer.retrieval.embed import HashingEmbedder
 from dreamer.retrieval.reindex import embed_waiting
+from dreamer.store import NewCrystal
 
 
 def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
@@ -18,11 +19,13 @@ def _talk(ws, now, turns, *, source="sessions", minutes_apart=0):
     for number, text in enumerate(turns):
         ids.append(
             ws.index(
-                text,
-                importance=0.5,
-                semantic_type="experience",
-                at=now + timedelta(minutes=number * minutes_apart),
-                source=source,
+                NewCrystal(
+                    text,
+                    importance=0.5,
+                    semantic_type="experience",
+                    at=now + timedelta(minutes=number * minutes_apart),
+                    source=source,
+                )
             )
         )
     return ids
@@ -130,13 +133,15 @@ def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
 def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     ws.note("Standup moved to 9:30", at=now)
     other = HashingEmbedder(dim=64)
-    ws.store.add_crystal(
-        "Written by another embedder",
-        source="memory",
-        semantic_type="world_fact",
-        importance=0.5,
-        at=now,
-        embedding=other.embed(["x"])[0].astype(np.float16).tobytes(),
+    ws.store.crystals.add_crystal(
+        NewCrystal(
+            "Written by another embedder",
+            source="memory",
+            semantic_type="world_fact",
+            importance=0.5,
+            at=now,
+            embedding=other.embed(["x"])[0].astype(np.float16).tobytes(),
+        )
     )
     hits = ws.search("standup", now=now)
     assert hits[0].text == "Standup moved to 9:30"
@@ -178,7 +183,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first(ws,
     store = ws.store
     terms = ["alpha", "beta"]
     assert search_module._split_common(store, terms) == (["alpha"], ["beta"])  # both common
-    full = store.fts_match(["alpha"], ["beta"], 1000)
+    full = store.search.fts_match(["alpha"], ["beta"], 1000)
     assert short in [crystal_id for crystal_id, _ in full[:10]]
     # At least the depth hold both words: those are the candidates, scored as the wider
     # query scores them, and the crystal with alpha alone is none.
@@ -191,7 +196,7 @@ def test_when_every_word_is_common_the_crystals_holding_two_are_ranked_first(ws,
     # In a small store nothing of this applies: the least common word alone finds.
     monkeypatch.setattr(search_module, "COMMON_MIN_CRYSTALS", 20000)
     small = search_module._lexical(store, terms, True, True, 10)
-    whole = store.fts_match(terms, [], 10)
+    whole = store.search.fts_match(terms, [], 10)
     assert small == {i: max(score, 0.0) for i, score in whole} and short in small
 
 
@@ -210,7 +215,7 @@ def test_matches_holding_two_words_keep_the_score_the_wider_query_gives(ws, now)
     narrower = 0
     for _ in range(40):
         rare, common = rng.sample(vocabulary, 2), rng.sample(vocabulary, 3)
-        full = dict(store.fts_match(rare, common, 1000))
+        full = dict(store.search.fts_match(rare, common, 1000))
         paired = store.fts_match_paired(rare, common, 1000)
         scores = [score for _, score in paired]
         assert scores == sorted(scores, reverse=True)
@@ -236,11 +241,7 @@ def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
 def test_a_filtered_search_ranks_within_its_own_kind(ws, now):
     sessions = _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
     fact = ws.index(
-        "Invoice exports run nightly at 02:00",
-        importance=0.5,
-        semantic_type=None,
-        at=now,
-        source="memory",
+        NewCrystal("Invoice exports run nightly at 02:00", importance=0.5, at=now, source="memory")
     )
     facts = ws.search("invoice export failed", search_type="facts", limit=3, now=now)
     assert [hit.id for hit in facts] == [fact]
@@ -260,11 +261,7 @@ def test_a_filtered_search_falls_back_to_an_exact_ranking(ws, now, monkeypatch):
     monkeypatch.setattr(search_module, "FILTER_WIDTH", 1)
     _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
     fact = ws.index(
-        "Invoice exports run nightly at 02:00",
-        importance=0.5,
-        semantic_type=None,
-        at=now,
-        source="memory",
+        NewCrystal("Invoice exports run nightly at 02:00", importance=0.5, at=now, source="memory")
     )
     lexical = search_module._lexical(ws.store, ["invoice", "export", "failed"], False, True, 2)
     assert list(lexical) == [fact]

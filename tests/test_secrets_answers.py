@@ -120,7 +120,7 @@ def test_the_raw_answer_of_an_unusable_output_is_journaled_redacted(ws, now, fak
             synthesizer=ClaudeSynthesizer(ws.settings, client=fake.client()),
             force=True,
         )
-    entry = ws.store.get_dream(ws.store.dream_entries(1)[0]["id"])
+    entry = ws.store.journal.get_dream(ws.store.journal.dream_entries(1)[0]["id"])
     assert '"not"' in entry["raw"] and "[secret:github-token#" in entry["raw"]
     _assert_clean(entry["raw"])
 
@@ -135,7 +135,7 @@ def test_the_offline_synthesizer_goes_through_the_same_redaction(ws, now):
     niche = memory.split("## The Niche\n", 1)[1].split("\n## ", 1)[0]
     assert "[secret:aws-access-key#" in niche and "[secret:github-token#" in niche
     _assert_clean(memory)
-    entry = ws.store.get_dream(result.dream_id)
+    entry = ws.store.journal.get_dream(result.dream_id)
     _assert_clean(json.dumps(entry))
 
 

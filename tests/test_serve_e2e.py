@@ -135,7 +135,7 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
     # the second workspace was consolidated too, and never dreamt
     assert {job for job, *_ in _runs(quiet)} == {"consolidate"}
     with Workspace.open(quiet, create=False) as ws:
-        assert ws.store.dream_entries() == [] and not ws.memory_md.exists()
+        assert ws.store.journal.dream_entries() == [] and not ws.memory_md.exists()
 
     # the dream invariants hold after the stop
     with Workspace.open(root, create=False) as ws:
@@ -147,11 +147,11 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
         texts = [n.text for n in scratch.parse(ws.scratch_path).notes]
         texts += [n.text for n in scratch.parse(scratch.rotated_path(ws.scratch_path)).notes]
         spike = [t for t in texts if "cortisol spike" in t] or [
-            c.text for c in ws.store.crystals(sources=["auto"])
+            c.text for c in ws.store.crystals.select(sources=["auto"])
         ]
         assert spike and "the build server is on fire" in spike[0]
         for text in texts:  # every note is a crystal as well
-            assert ws.store.find_by_hash(content_hash(text)) is not None
+            assert ws.store.crystals.find_by_hash(content_hash(text)) is not None
 
 
 SLOW_SERVER = """

@@ -10,6 +10,7 @@ import pytest
 import sqlite_utils
 
 from dreamer.errors import StoreCorrupt
+from dreamer.store import NewCrystal
 from dreamer.store.sqlite.schema import migrations
 from dreamer.store.sqlite.store import SQLiteStore as Store
 
@@ -30,13 +31,13 @@ def add(store: Store, text: str, now, **kwargs):
         "embedding": None,
     }
     fields.update(kwargs)
-    return store.add_crystal(text, **fields)
+    return store.crystals.add_crystal(NewCrystal(text, **fields))
 
 
 def test_migrations_apply_once_and_reopen_is_a_no_op(tmp_path, now):
     path = tmp_path / "crystals.db"
     Store(path).close()
-    names = [m.name for m in migrations._migrations]
+    names = [m.name for m in migrations()._migrations]
     conn = sqlite3.connect(path)
     applied = conn.execute("SELECT name, applied_at FROM _sqlite_migrations ORDER BY id").fetchall()
     conn.close()
@@ -48,7 +49,7 @@ def test_migrations_apply_once_and_reopen_is_a_no_op(tmp_path, now):
     third = Store(path)
     again = third.db.execute("SELECT name, applied_at FROM _sqlite_migrations ORDER BY id")
     assert again.fetchall() == applied  # nothing re-applied, nothing re-recorded
-    assert not migrations.pending(sqlite_utils.Database(third.db.conn, execute_plugins=False))
+    assert not migrations().pending(sqlite_utils.Database(third.db.conn, execute_plugins=False))
     assert third.db.execute("SELECT count(*) FROM crystals").fetchone()[0] == 1
     third.close()
 
@@ -146,15 +147,8 @@ def test_vectors_stored_before_embedders_were_recorded_are_marked_hashing(tmp_pa
     conn.commit()
     conn.close()
     upgraded = Store(path)
-    assert [c.embedder for c in upgraded.crystals()] == ["hashing-v1-384", None]
+    assert [c.embedder for c in upgraded.crystals.select()] == ["hashing-v1-384", None]
     upgraded.close()
-
-
-def test_the_runtime_schema_list_matches_the_migrations():
-    from dreamer.store.sqlite.db import SCHEMA
-
-    every = [m.name for m in migrations.pending(sqlite_utils.Database(memory=True))]
-    assert list(SCHEMA) == every  # a new migration must be listed in store/sqlite/db.py SCHEMA
 
 
 def test_opening_a_second_store_keeps_the_locks_the_first_holds(tmp_path, now):
@@ -195,52 +189,9 @@ def test_word_counts_read_in_a_write_transaction_that_rolls_back_are_not_kept(st
     add(store, "the zebra crossing", now)
     with pytest.raises(RuntimeError), store.transaction():
         add(store, "a zebra at the zoo", now)
-        assert store.term_frequencies(["zebra"]) == {"zebra": 2}
+        assert store.search.term_frequencies(["zebra"]) == {"zebra": 2}
         raise RuntimeError("rolled back")
-    assert store.term_frequencies(["zebra"]) == {"zebra": 1}
-
-
-def test_a_note_store_becomes_the_complete_store_on_first_use_over_the_same_connection(
-    tmp_path, now
-):
-    # A fresh `dream note` opens the store for a note: only the tables a note writes. The first
-    # search (or any other method of the rest) makes the same object the complete store.
-    from dreamer.store import content_hash, open_store
-    from dreamer.store.base import Leasing, ScratchRows
-    from dreamer.store.sqlite.note import NoteStore
-
-    store = open_store(tmp_path / "crystals.db", for_note=True)
-    try:
-        crystal_id, _ = add(store, "the deploy moved to Friday", now)
-        assert type(store) is NoteStore
-        assert not hasattr(store, "__wrapped__")  # a dunder probe does not complete it
-        assert type(store) is NoteStore
-        connection = store.db
-        assert store.newest_day() is not None  # a method of the search group
-        assert type(store) is Store
-        assert store.db is connection
-        assert store.activity_span() is not None  # history, another group it lacked
-        assert store.find_by_hash(content_hash("the deploy moved to Friday")) == crystal_id
-        assert [hit[0] for hit in store.fts_match(["deploy"], [], 5)] == [crystal_id]
-        with pytest.raises(AttributeError, match="no_such_method"):
-            store.no_such_method()  # a name no group has fails, as on any object
-        assert not isinstance(store, Leasing)
-        assert not isinstance(store, ScratchRows)
-    finally:
-        store.close()
-
-
-def test_a_note_store_is_complete_after_an_isinstance_probe_of_another_contract(tmp_path):
-    from dreamer.store import open_store
-    from dreamer.store.base import Leasing
-
-    store = open_store(tmp_path / "crystals.db", for_note=True)
-    try:
-        assert not isinstance(store, Leasing)  # the probe asks for names only the rest has
-        assert type(store) is Store
-        assert store.tombstone_count() == 0
-    finally:
-        store.close()
+    assert store.search.term_frequencies(["zebra"]) == {"zebra": 1}
 
 
 def test_a_name_no_table_group_has_is_an_attribute_error(tmp_path):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from dreamer.errors import CrystalNotFound, DreamNotFound
-from dreamer.store import Store, content_hash, open_store
+from dreamer.store import NewCrystal, Store, content_hash, open_store
 from dreamer.support.times import iso
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -48,7 +48,7 @@ def add(store: Store, text: str, at, **kwargs) -> int:
         "embedding": None,
     }
     fields.update(kwargs)
-    crystal_id, _ = store.add_crystal(text, **fields)
+    crystal_id, _ = store.crystals.add_crystal(NewCrystal(text, **fields))
     return crystal_id
 
 
@@ -57,19 +57,21 @@ def blob(*values: float) -> bytes:
 
 
 def test_crystal_fields_round_trip(store, now):
-    crystal_id, created = store.add_crystal(
-        "Ada lives in Lisbon",
-        source="seed",
-        semantic_type="world_fact",
-        importance=0.9,
-        at=now,
-        embedding=blob(0.6, 0.8),
-        embedder="test-2",
-        hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
-        origin="MEMORY.md",
+    crystal_id, created = store.crystals.add_crystal(
+        NewCrystal(
+            "Ada lives in Lisbon",
+            source="seed",
+            semantic_type="world_fact",
+            importance=0.9,
+            at=now,
+            embedding=blob(0.6, 0.8),
+            embedder="test-2",
+            hormones={"dopamine": 0.4, "cortisol": 0.1, "oxytocin": 0.3},
+            origin="MEMORY.md",
+        )
     )
     assert created
-    crystal = store.get(crystal_id)
+    crystal = store.crystals.get(crystal_id)
     assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
         "Ada lives in Lisbon",
         "seed",
@@ -85,31 +87,33 @@ def test_crystal_fields_round_trip(store, now):
     assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
     assert crystal.content_hash == content_hash("Ada lives in Lisbon")
     assert (crystal.origin, crystal.embedder) == ("MEMORY.md", "test-2")
-    assert store.vectors_of([crystal_id], "test-2") == [(crystal_id, blob(0.6, 0.8))]
-    assert store.vectors_of([crystal_id], "another-embedder") == []
+    assert store.vectors.vectors_of([crystal_id], "test-2") == [(crystal_id, blob(0.6, 0.8))]
+    assert store.vectors.vectors_of([crystal_id], "another-embedder") == []
 
 
 def test_a_vector_records_its_embedder_and_no_vector_records_none(store, now):
     with_vector = add(store, "with a vector", now, embedding=blob(1, 0), embedder="e-1")
     without = add(store, "without a vector", now, embedder="e-1")
-    assert store.get(with_vector).embedder == "e-1"
-    assert store.get(without).embedder is None
+    assert store.crystals.get(with_vector).embedder == "e-1"
+    assert store.crystals.get(without).embedder is None
 
 
 def test_same_content_is_one_crystal(store, now):
     first = add(store, "Café  opens at\n9", now)
-    again, created = store.add_crystal(
-        " Cafe\u0301 opens at 9 ",
-        source="scratch",
-        semantic_type="experience",
-        importance=0.5,
-        at=now + timedelta(hours=1),
-        embedding=None,
+    again, created = store.crystals.add_crystal(
+        NewCrystal(
+            " Cafe\u0301 opens at 9 ",
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=now + timedelta(hours=1),
+            embedding=None,
+        )
     )
     assert (again, created) == (first, False)
-    assert store.crystal_count() == 1
-    assert store.find_by_hash(content_hash("Café opens at 9")) == first
-    assert store.get(first).text == "Café  opens at\n9"  # the first wording is kept
+    assert store.crystals.crystal_count() == 1
+    assert store.crystals.find_by_hash(content_hash("Café opens at 9")) == first
+    assert store.crystals.get(first).text == "Café  opens at\n9"  # the first wording is kept
 
 
 def test_a_batch_adds_what_one_by_one_would(store, now):
@@ -137,11 +141,11 @@ def test_a_batch_adds_what_one_by_one_would(store, now):
         },
         {**base, "text": "Ada lives in Lisbon", "embedding": None},
     ]
-    results = store.add_crystals(rows)
+    results = store.crystals.add_crystals([NewCrystal(**row) for row in rows])
     lisbon, deploy = before + 1, before + 2
     assert results == [(lisbon, True), (before, False), (deploy, True), (lisbon, False)]
-    assert store.max_crystal_id() == deploy and store.crystal_count() == 3
-    crystal = store.get(deploy)
+    assert store.crystals.max_crystal_id() == deploy and store.crystals.crystal_count() == 3
+    crystal = store.crystals.get(deploy)
     assert (crystal.text, crystal.source, crystal.semantic_type, crystal.importance) == (
         "Ada's deploy key rotates on Tuesday",
         "sessions",
@@ -156,48 +160,48 @@ def test_a_batch_adds_what_one_by_one_would(store, now):
     assert crystal.created_at == crystal.updated_at == iso(now + timedelta(minutes=1))
     assert (crystal.dopamine, crystal.cortisol, crystal.oxytocin) == (0.4, 0.1, 0.3)
     assert (crystal.origin, crystal.embedder) == ("MEMORY.md", None)  # no vector, no embedder
-    assert store.vectors_of([lisbon, deploy], "e-1") == [(lisbon, blob(0.6, 0.8))]
-    assert store.unembedded() == [(before, "scratch", "Café opens at 9")] + [
+    assert store.vectors.vectors_of([lisbon, deploy], "e-1") == [(lisbon, blob(0.6, 0.8))]
+    assert store.vectors.unembedded() == [(before, "scratch", "Café opens at 9")] + [
         (deploy, "sessions", "Ada's deploy key rotates on Tuesday")
     ]
-    (created,) = store.audit_entries(deploy)
+    (created,) = store.records.audit_entries(deploy)
     assert (created["action"], created["detail"]) == (
         "created",
         {"source": "sessions", "lifecycle": "consolidated"},
     )
-    assert store.term_frequencies(["ada", "tuesday", "opens"]) == {
+    assert store.search.term_frequencies(["ada", "tuesday", "opens"]) == {
         "ada": 2,
         "tuesday": 1,
         "opens": 1,
     }
-    found = dict(store.fts_match(["lisbon", "rotating"], [], 10))
+    found = dict(store.search.fts_match(["lisbon", "rotating"], [], 10))
     assert set(found) == {lisbon, deploy}
-    assert store.add_crystals([]) == []
+    assert store.crystals.add_crystals([]) == []
 
 
 def test_missing_crystal_names_the_fix(store):
     with pytest.raises(CrystalNotFound, match="dream search"):
-        store.get(12345)
-    assert store.crystals_by_id([12345]) == []
+        store.crystals.get(12345)
+    assert store.crystals.crystals_by_id([12345]) == []
 
 
 def test_updates_are_audited_and_unknown_fields_refused(store, now):
     crystal_id = add(store, "Prefers short answers", now)
     later = now + timedelta(days=1)
-    store.update_crystal(
+    store.crystals.update_crystal(
         crystal_id,
         {"lifecycle": "consolidated", "importance": 0.8},
         action="consolidate",
         at=later,
         reason="dream 1",
     )
-    crystal = store.get(crystal_id)
+    crystal = store.crystals.get(crystal_id)
     assert (crystal.lifecycle, crystal.importance, crystal.updated_at) == (
         "consolidated",
         0.8,
         iso(later),
     )
-    entries = store.audit_entries(crystal_id)
+    entries = store.records.audit_entries(crystal_id)
     assert [e["action"] for e in entries] == ["consolidate", "created"]
     assert entries[0]["detail"] == {
         "lifecycle": ["generated", "consolidated"],
@@ -205,24 +209,24 @@ def test_updates_are_audited_and_unknown_fields_refused(store, now):
         "reason": "dream 1",
     }
     with pytest.raises(ValueError, match="text"):
-        store.update_crystal(crystal_id, {"text": "rewritten"}, action="edit", at=now)
-    assert store.get(crystal_id).text == "Prefers short answers"
+        store.crystals.update_crystal(crystal_id, {"text": "rewritten"}, action="edit", at=now)
+    assert store.crystals.get(crystal_id).text == "Prefers short answers"
 
 
 def test_a_failed_transaction_leaves_nothing(store, now):
     with pytest.raises(RuntimeError), store.transaction():
         add(store, "half-way", now)
-        store.set_meta("k", "v")
+        store.records.set_meta("k", "v")
         raise RuntimeError("boom")
-    assert store.crystal_count() == 0 and store.get_meta("k") is None
-    store.set_meta("k", "v1")
-    store.set_meta("k", "v2")
-    assert store.get_meta("k") == "v2"
-    assert store.get_meta("absent", "default") == "default"
-    store.set_meta("ingest.a", "1")
-    store.set_meta("ingest.b", "2")
-    store.set_meta("ingestion", "3")
-    assert store.meta_items("ingest.") == [("ingest.a", "1"), ("ingest.b", "2")]
+    assert store.crystals.crystal_count() == 0 and store.records.get_meta("k") is None
+    store.records.set_meta("k", "v1")
+    store.records.set_meta("k", "v2")
+    assert store.records.get_meta("k") == "v2"
+    assert store.records.get_meta("absent", "default") == "default"
+    store.records.set_meta("ingest.a", "1")
+    store.records.set_meta("ingest.b", "2")
+    store.records.set_meta("ingestion", "3")
+    assert store.records.meta_items("ingest.") == [("ingest.a", "1"), ("ingest.b", "2")]
 
 
 def test_listing_and_counting(store, now):
@@ -230,77 +234,77 @@ def test_listing_and_counting(store, now):
         add(store, f"note {i}", now + timedelta(minutes=i), source=source)
         for i, source in enumerate(["scratch", "seed", "sessions", "insight", "scratch"])
     ]
-    store.update_crystal(ids[4], {"lifecycle": "archived"}, action="archived", at=now)
-    assert [c.id for c in store.crystals()] == ids
-    assert [c.id for c in store.crystals(sources=["scratch"], newest_first=True)] == [
+    store.crystals.update_crystal(ids[4], {"lifecycle": "archived"}, action="archived", at=now)
+    assert [c.id for c in store.crystals.select()] == ids
+    assert [c.id for c in store.crystals.select(sources=["scratch"], newest_first=True)] == [
         ids[4],
         ids[0],
     ]
-    assert [c.id for c in store.crystals(lifecycles=["archived"])] == [ids[4]]
-    assert [c.id for c in store.crystals(limit=2)] == ids[:2]
-    assert [c.id for c in store.crystals_by_id([ids[2], ids[0]])] == [ids[0], ids[2]]
+    assert [c.id for c in store.crystals.select(lifecycles=["archived"])] == [ids[4]]
+    assert [c.id for c in store.crystals.select(limit=2)] == ids[:2]
+    assert [c.id for c in store.crystals.crystals_by_id([ids[2], ids[0]])] == [ids[0], ids[2]]
     # New: generated, never consolidated, not the dream's own insights.
-    assert store.count_new() == 3
-    assert [c.id for c in store.new_crystals(ids[2], 10)] == [ids[2], ids[1], ids[0]]
-    assert [c.id for c in store.new_crystals(ids[4], 1)] == [ids[2]]
-    assert store.count_by_lifecycle() == {"generated": 4, "archived": 1}
-    assert store.max_crystal_id() == max(ids) and store.crystal_count() == 5
-    assert store.latest_text("scratch", iso(now + timedelta(minutes=3))) == "note 0"
-    assert store.latest_text("seed", iso(now - timedelta(minutes=1))) is None
-    recent = store.touched_since(iso(now + timedelta(minutes=3)), 10)
+    assert store.crystals.count_new() == 3
+    assert [c.id for c in store.crystals.new_crystals(ids[2], 10)] == [ids[2], ids[1], ids[0]]
+    assert [c.id for c in store.crystals.new_crystals(ids[4], 1)] == [ids[2]]
+    assert store.crystals.count_by_lifecycle() == {"generated": 4, "archived": 1}
+    assert store.crystals.max_crystal_id() == max(ids) and store.crystals.crystal_count() == 5
+    assert store.crystals.latest_text("scratch", iso(now + timedelta(minutes=3))) == "note 0"
+    assert store.crystals.latest_text("seed", iso(now - timedelta(minutes=1))) is None
+    recent = store.crystals.touched_since(iso(now + timedelta(minutes=3)), 10)
     assert [c.id for c in recent] == [ids[4], ids[3]]
 
 
 def test_access_counts_and_search_log(store, now):
     crystal_id = add(store, "accessed", now)
-    store.record_access([crystal_id], now)
-    store.record_search(
+    store.crystals.record_access([crystal_id], now)
+    store.search.record_search(
         now + timedelta(minutes=1), "accessed", "both", [crystal_id], 1.0, gap=False
     )
-    crystal = store.get(crystal_id)
+    crystal = store.crystals.get(crystal_id)
     assert (crystal.access_count, crystal.last_accessed_at) == (2, iso(now + timedelta(minutes=1)))
-    store.record_search(now + timedelta(minutes=2), "kubernetes", "both", [], None, gap=True)
+    store.search.record_search(now + timedelta(minutes=2), "kubernetes", "both", [], None, gap=True)
     since = iso(now)
-    assert store.search_queries(since) == ["accessed", "kubernetes"]
-    assert store.search_queries(since, found_only=True) == ["accessed"]
-    assert store.open_gaps(since, 5) == [("kubernetes", iso(now + timedelta(minutes=2)))]
+    assert store.search.search_queries(since) == ["accessed", "kubernetes"]
+    assert store.search.search_queries(since, found_only=True) == ["accessed"]
+    assert store.search.open_gaps(since, 5) == [("kubernetes", iso(now + timedelta(minutes=2)))]
     # A later search for the same words that finds something closes the gap.
-    store.record_search(
+    store.search.record_search(
         now + timedelta(minutes=3), "Kubernetes", "both", [crystal_id], 0.5, gap=False
     )
-    assert store.open_gaps(since, 5) == []
+    assert store.search.open_gaps(since, 5) == []
 
 
 def test_full_text_matching_ranks_and_filters(store, now):
     deploy = add(store, "The deploy key rotates every Tuesday", now)
     add(store, "Unrelated note about lunch", now)
     talk = add(store, "User: when does the deploy key rotate?", now, source="sessions")
-    found = dict(store.fts_match(["rotating"], [], 10))  # stemming: rotating ~ rotates
+    found = dict(store.search.fts_match(["rotating"], [], 10))  # stemming: rotating ~ rotates
     assert set(found) == {deploy, talk} and all(score > 0 for score in found.values())
-    assert [i for i, _ in store.fts_match_filtered(["deploy"], [], True, 10)] == [talk]
-    assert [i for i, _ in store.fts_match_filtered(["deploy"], [], False, 10)] == [deploy]
-    assert store.ids_of_kind([deploy, talk], sessions=True) == {talk}
+    assert [i for i, _ in store.search.fts_match_filtered(["deploy"], [], True, 10)] == [talk]
+    assert [i for i, _ in store.search.fts_match_filtered(["deploy"], [], False, 10)] == [deploy]
+    assert store.search.ids_of_kind([deploy, talk], sessions=True) == {talk}
     # Words in "also" only rank: a match must hold one of the terms.
-    assert store.fts_match(["lunch"], ["deploy"], 10)[0][0] != deploy
-    assert store.term_frequencies(["deploy", "tuesdays", "absent"]) == {
+    assert store.search.fts_match(["lunch"], ["deploy"], 10)[0][0] != deploy
+    assert store.search.term_frequencies(["deploy", "tuesdays", "absent"]) == {
         "deploy": 2,
         "tuesdays": 1,
         "absent": 0,
     }
-    assert store.last_mention(["deploy", "tuesday"]) == iso(now)
-    assert store.last_mention(["nowhere"]) is None
-    rows = {row[0]: row for row in store.rank_rows([deploy, talk])}
+    assert store.search.last_mention(["deploy", "tuesday"]) == iso(now)
+    assert store.search.last_mention(["nowhere"]) is None
+    rows = {row[0]: row for row in store.search.rank_rows([deploy, talk])}
     assert rows[talk][1] == "sessions" and rows[deploy][3] == 0.5 and rows[deploy][4] == 0
-    assert store.newest_day() == pytest.approx(now.timestamp() / 86400 + 2440587.5)
+    assert store.search.newest_day() == pytest.approx(now.timestamp() / 86400 + 2440587.5)
     # A search's results as plain rows; a forgotten crystal is no result.
-    hits = sorted(store.hit_rows([talk, deploy, 10**6]))
+    hits = sorted(store.search.hit_rows([talk, deploy, 10**6]))
     assert [tuple(row[:4]) for row in hits] == [
         (deploy, "The deploy key rotates every Tuesday", "scratch", "experience"),
         (talk, "User: when does the deploy key rotate?", "sessions", "experience"),
     ]
     assert tuple(hits[0][4:]) == (0.5, "generated", iso(now))
-    store.forget_crystal(talk, reason="test", at=now)
-    assert [row[0] for row in store.hit_rows([talk, deploy])] == [deploy]
+    store.forgetting.forget_crystal(talk, reason="test", at=now)
+    assert [row[0] for row in store.search.hit_rows([talk, deploy])] == [deploy]
 
 
 def test_vectors_by_range_block_and_id(store, now):
@@ -308,76 +312,81 @@ def test_vectors_by_range_block_and_id(store, now):
     plain = add(store, "no vector", now)
     archived = add(store, "archived vector", now, embedding=blob(0, 1), embedder="e1")
     other = add(store, "another embedder", now, embedding=blob(0, 1), embedder="e2")
-    store.update_crystal(archived, {"lifecycle": "archived"}, action="archived", at=now)
-    blocks = list(store.vectors_between(ids[0], other, "e1", 2))
+    store.crystals.update_crystal(archived, {"lifecycle": "archived"}, action="archived", at=now)
+    blocks = list(store.vectors.vectors_between(ids[0], other, "e1", 2))
     assert [[row.id for row in block] for block in blocks] == [ids[1:3], ids[3:5], [archived]]
-    below = [row.id for block in store.vector_blocks(other + 1, "e1", 3) for row in block]
+    below = [row.id for block in store.vectors.vector_blocks(other + 1, "e1", 3) for row in block]
     assert below == ids  # archived, vector-less and other embedders' crystals are left out
-    after = store.vectors_after(ids[3], 10)
+    after = store.vectors.vectors_after(ids[3], 10)
     assert [row.id for row in after][:1] == [ids[4]] and len(after) == 4
     assert after[1].embedding is None and after[3].embedder == "e2"
     # A note written without a vector (a fresh `dream note`) waits for one, by id range.
-    assert store.unembedded() == [(plain, "scratch", "no vector")]
-    assert store.unembedded(plain, None, 10) == [] and store.unembedded(0, plain - 1) == []
-    assert store.unembedded(0, plain, 0) == []
+    assert store.vectors.unembedded() == [(plain, "scratch", "no vector")]
+    assert (
+        store.vectors.unembedded(plain, None, 10) == []
+        and store.vectors.unembedded(0, plain - 1) == []
+    )
+    assert store.vectors.unembedded(0, plain, 0) == []
     # Re-embedding: what another embedder (or none) made, then set by the new one.
-    assert store.count_stale_vectors("e1") == 2
-    assert [crystal_id for crystal_id, _ in store.stale_vectors("e1", 10)] == [plain, other]
-    store.set_vectors([(plain, blob(1, 1)), (other, blob(1, 0))], "e1")
-    assert store.count_stale_vectors("e1") == 0
-    assert store.get(other).embedder == "e1"
-    assert store.vectors_of([plain], "e1") == [(plain, blob(1, 1))]
-    assert store.unembedded() == []
+    assert store.vectors.count_stale_vectors("e1") == 2
+    assert [crystal_id for crystal_id, _ in store.vectors.stale_vectors("e1", 10)] == [plain, other]
+    store.vectors.set_vectors([(plain, blob(1, 1)), (other, blob(1, 0))], "e1")
+    assert store.vectors.count_stale_vectors("e1") == 0
+    assert store.crystals.get(other).embedder == "e1"
+    assert store.vectors.vectors_of([plain], "e1") == [(plain, blob(1, 1))]
+    assert store.vectors.unembedded() == []
 
 
 def test_fade_candidates(store, now):
     old = add(store, "old", now - timedelta(days=90), hormones={"cortisol": 0.6})
     add(store, "fresh", now)
     used = add(store, "used lately", now - timedelta(days=1))
-    store.record_access([used], now)
-    rows = {row.id: row for row in store.fade_candidates(iso(now - timedelta(days=30)))}
+    store.crystals.record_access([used], now)
+    rows = {row.id: row for row in store.crystals.fade_candidates(iso(now - timedelta(days=30)))}
     assert set(rows) == {old, used}
     assert rows[old].levels["cortisol"] == 0.6 and rows[old].access_count == 0
 
 
 def test_hormone_history(store, now):
     levels = {"dopamine": 0.5, "cortisol": 0.2, "oxytocin": 0.3}
-    store.add_hormone_row(now, levels, "dopamine", 0.3, "shipped it", "note")
-    store.add_hormone_row(
+    store.hormones.add_hormone_row(now, levels, "dopamine", 0.3, "shipped it", "note")
+    store.hormones.add_hormone_row(
         now + timedelta(minutes=5), {**levels, "dopamine": 0.4}, None, None, "decay", "decay"
     )
-    store.add_hormone_row(now + timedelta(minutes=9), levels, "dopamine", 0.2, "", "api")
-    assert store.hormones_at(iso(now + timedelta(minutes=6))) == (
+    store.hormones.add_hormone_row(now + timedelta(minutes=9), levels, "dopamine", 0.2, "", "api")
+    assert store.hormones.hormones_at(iso(now + timedelta(minutes=6))) == (
         iso(now + timedelta(minutes=5)),
         0.4,
         0.2,
         0.3,
     )
-    assert store.hormones_at(iso(now - timedelta(minutes=1))) is None
-    assert store.hormones_at_row(1) == (iso(now), 0.5, 0.2, 0.3)
-    after = store.hormone_rows_after(1, iso(now + timedelta(minutes=9)))
+    assert store.hormones.hormones_at(iso(now - timedelta(minutes=1))) is None
+    assert store.hormones.hormones_at_row(1) == (iso(now), 0.5, 0.2, 0.3)
+    after = store.hormones.hormone_rows_after(1, iso(now + timedelta(minutes=9)))
     assert [row[1] for row in after] == [
         iso(now + timedelta(minutes=5)),
         iso(now + timedelta(minutes=9)),
     ]
-    assert [row["reason"] for row in store.hormone_history(10, stimuli_only=True)] == [
+    assert [row["reason"] for row in store.hormones.hormone_history(10, stimuli_only=True)] == [
         "",
         "shipped it",
     ]
-    assert len(store.hormone_history(10)) == 3
-    assert store.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == ["shipped it"]
+    assert len(store.hormones.hormone_history(10)) == 3
+    assert store.hormones.stimulus_reasons("dopamine", iso(now + timedelta(hours=1)), 5) == [
+        "shipped it"
+    ]
     # A dream weighs what the hormones did since the last one: the stimuli of a period.
-    period = store.stimuli_between(iso(now), iso(now + timedelta(hours=1)), 10)
+    period = store.hormones.stimuli_between(iso(now), iso(now + timedelta(hours=1)), 10)
     assert [(row["hormone"], row["delta"], row["source"]) for row in period] == [
         ("dopamine", 0.2, "api")
     ]
-    assert store.stimuli_between(iso(now - timedelta(seconds=1)), iso(now), 10)[0]["reason"] == (
-        "shipped it"
-    )
+    assert store.hormones.stimuli_between(iso(now - timedelta(seconds=1)), iso(now), 10)[0][
+        "reason"
+    ] == ("shipped it")
 
 
 def test_dream_journal_and_runs(store, now):
-    first = store.record_dream(
+    first = store.journal.record_dream(
         {
             "started_at": iso(now),
             "finished_at": iso(now),
@@ -387,34 +396,44 @@ def test_dream_journal_and_runs(store, now):
             "new_state": "# state",
         }
     )
-    second = store.record_dream(
+    second = store.journal.record_dream(
         {
             "started_at": iso(now + timedelta(hours=2)),
             "outcome": "skipped",
             "reason": "only 1 new note",
         }
     )
-    entries = store.dream_entries(5)
+    entries = store.journal.dream_entries(5)
     assert [e["id"] for e in entries] == [second, first]
     assert (entries[1]["consumed"], entries[1]["critiques"]) == (2, 1)
-    full = store.get_dream(first)
+    full = store.journal.get_dream(first)
     assert full["consumed"] == [1, 2] and full["new_state"] == "# state"
     with pytest.raises(DreamNotFound, match="dream log"):
-        store.get_dream(999)
-    assert store.latest_dream_id() == first
-    assert store.latest_dream_id(["skipped"]) == second
-    assert store.newest_dream() == (iso(now + timedelta(hours=2)), "skipped", "only 1 new note")
-    assert store.last_run("tick") is None
-    store.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
-    store.record_run("tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full")
-    assert store.last_run("tick") == (iso(now + timedelta(minutes=30)), "error", "disk full")
-    assert store.run_outcomes() == [("tick", "ok"), ("tick", "error")]
-    assert store.run_counts(iso(now)) == {"tick": {"error": 1, "ok": 1}}
-    assert store.run_counts(iso(now + timedelta(minutes=1))) == {"tick": {"error": 1}}
+        store.journal.get_dream(999)
+    assert store.journal.latest_dream_id() == first
+    assert store.journal.latest_dream_id(["skipped"]) == second
+    assert store.journal.newest_dream() == (
+        iso(now + timedelta(hours=2)),
+        "skipped",
+        "only 1 new note",
+    )
+    assert store.journal.last_run("tick") is None
+    store.journal.record_run("tick", iso(now), iso(now), "ok", "spikes: none")
+    store.journal.record_run(
+        "tick", iso(now + timedelta(minutes=30)), iso(now), "error", "disk full"
+    )
+    assert store.journal.last_run("tick") == (
+        iso(now + timedelta(minutes=30)),
+        "error",
+        "disk full",
+    )
+    assert store.journal.run_outcomes() == [("tick", "ok"), ("tick", "error")]
+    assert store.journal.run_counts(iso(now)) == {"tick": {"error": 1, "ok": 1}}
+    assert store.journal.run_counts(iso(now + timedelta(minutes=1))) == {"tick": {"error": 1}}
 
 
 def test_dream_totals_add_up_every_dream(store, now):
-    assert store.dream_totals() == {
+    assert store.journal.dream_totals() == {
         "dreams": 0,
         "input_tokens": 0,
         "output_tokens": 0,
@@ -422,7 +441,7 @@ def test_dream_totals_add_up_every_dream(store, now):
         "cache_write_tokens": 0,
         "cost_usd": 0.0,
     }
-    store.record_dream(
+    store.journal.record_dream(
         {
             "started_at": iso(now),
             "outcome": "committed",
@@ -432,8 +451,8 @@ def test_dream_totals_add_up_every_dream(store, now):
             "cost_usd": 0.01,
         }
     )
-    store.record_dream({"started_at": iso(now), "outcome": "skipped"})
-    store.record_dream(
+    store.journal.record_dream({"started_at": iso(now), "outcome": "skipped"})
+    store.journal.record_dream(
         {
             "started_at": iso(now),
             "outcome": "rejected",
@@ -442,8 +461,8 @@ def test_dream_totals_add_up_every_dream(store, now):
             "cost_usd": 0.002,
         }
     )
-    store.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# x"})
-    totals = store.dream_totals()
+    store.journal.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# x"})
+    totals = store.journal.dream_totals()
     assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (3, 120, 15)
     assert totals["cache_read_tokens"] == 50 and totals["cost_usd"] == pytest.approx(0.012)
 
@@ -452,21 +471,26 @@ def test_dream_totals_add_up_every_dream(store, now):
 
 
 def test_activity_span_covers_crystals_hormones_and_dreams(store, now):
-    assert store.activity_span() is None
+    assert store.history.activity_span() is None
     add(store, "a note", now)
     levels = {"dopamine": 0.5, "cortisol": 0.1, "oxytocin": 0.2}
-    store.add_hormone_row(now - timedelta(days=2), levels, None, None, "decay", "decay")
-    store.record_dream({"started_at": iso(now + timedelta(hours=3)), "outcome": "skipped"})
-    assert store.activity_span() == (iso(now - timedelta(days=2)), iso(now + timedelta(hours=3)))
+    store.hormones.add_hormone_row(now - timedelta(days=2), levels, None, None, "decay", "decay")
+    store.journal.record_dream({"started_at": iso(now + timedelta(hours=3)), "outcome": "skipped"})
+    assert store.history.activity_span() == (
+        iso(now - timedelta(days=2)),
+        iso(now + timedelta(hours=3)),
+    )
 
 
 def test_hormone_rows_between_are_oldest_first_and_bounded(store, now):
     levels = {"dopamine": 0.5, "cortisol": 0.1, "oxytocin": 0.2}
     for hours in (5, 1, 3, 9):
-        store.add_hormone_row(
+        store.hormones.add_hormone_row(
             now + timedelta(hours=hours), levels, "dopamine", 0.3, f"at {hours}", "cli"
         )
-    rows = store.hormone_rows_between(iso(now + timedelta(hours=1)), iso(now + timedelta(hours=5)))
+    rows = store.history.hormone_rows_between(
+        iso(now + timedelta(hours=1)), iso(now + timedelta(hours=5))
+    )
     assert [row["reason"] for row in rows] == ["at 1", "at 3", "at 5"]
     assert rows[0] == {
         "at": iso(now + timedelta(hours=1)),
@@ -486,20 +510,24 @@ def test_lifecycle_by_day_counts_each_stage_on_its_day(store, now):
     second = add(store, "two", day)
     add(store, "three", day + timedelta(days=1))
     add(store, "four", day + timedelta(days=1), lifecycle="archived")  # created archived
-    store.update_crystal(
+    store.crystals.update_crystal(
         first,
         {"lifecycle": "consolidated", "consolidated_at": iso(day + timedelta(days=1))},
         action="consolidated",
         at=day + timedelta(days=1),
     )
-    store.update_crystal(
+    store.crystals.update_crystal(
         first, {"lifecycle": "archived"}, action="archived", at=day + timedelta(days=2)
     )
-    store.update_crystal(
+    store.crystals.update_crystal(
         second, {"lifecycle": "frozen"}, action="frozen", at=day + timedelta(days=2)
     )
-    store.update_crystal(second, {"importance": 0.1}, action="faded", at=day + timedelta(days=2))
-    days = store.lifecycle_by_day(iso(day - timedelta(days=1)), iso(day + timedelta(days=3)))
+    store.crystals.update_crystal(
+        second, {"importance": 0.1}, action="faded", at=day + timedelta(days=2)
+    )
+    days = store.history.lifecycle_by_day(
+        iso(day - timedelta(days=1)), iso(day + timedelta(days=3))
+    )
     d0, d1, d2 = (iso(day + timedelta(days=n))[:10] for n in range(3))
     assert days == {
         d0: {"created": 2, "consolidated": 0, "archived": 0, "frozen": 0},
@@ -507,22 +535,25 @@ def test_lifecycle_by_day_counts_each_stage_on_its_day(store, now):
         d2: {"created": 0, "consolidated": 0, "archived": 1, "frozen": 1},
     }
     assert list(
-        store.lifecycle_by_day(iso(day + timedelta(days=2)), iso(day + timedelta(days=3)))
+        store.history.lifecycle_by_day(iso(day + timedelta(days=2)), iso(day + timedelta(days=3)))
     ) == [d2]
 
 
 def test_audit_action_counts_zero_for_actions_never_taken(store, now):
     crystal_id = add(store, "a secret-looking note", now)
-    store.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now)
-    store.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now + timedelta(days=1))
-    assert store.audit_action_counts(["forgotten", "redacted"]) == {"forgotten": 0, "redacted": 2}
+    store.records.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now)
+    store.records.audit(crystal_id, "redacted", {"kinds": ["aws"]}, now + timedelta(days=1))
+    assert store.history.audit_action_counts(["forgotten", "redacted"]) == {
+        "forgotten": 0,
+        "redacted": 2,
+    }
     since = iso(now + timedelta(hours=1))
-    assert store.audit_action_counts(["redacted"], since=since) == {"redacted": 1}
-    assert store.audit_action_counts([]) == {}
+    assert store.history.audit_action_counts(["redacted"], since=since) == {"redacted": 1}
+    assert store.history.audit_action_counts([]) == {}
 
 
 def test_dream_rows_carry_tokens_cost_and_counts_oldest_first(store, now):
-    committed = store.record_dream(
+    committed = store.journal.record_dream(
         {
             "started_at": iso(now + timedelta(hours=2)),
             "outcome": "committed",
@@ -538,9 +569,11 @@ def test_dream_rows_carry_tokens_cost_and_counts_oldest_first(store, now):
             "new_state": "# new",
         }
     )
-    skipped = store.record_dream({"started_at": iso(now), "outcome": "skipped", "reason": "few"})
-    store.record_dream({"started_at": iso(now + timedelta(days=5)), "outcome": "skipped"})
-    rows = store.dream_rows(iso(now), iso(now + timedelta(days=1)))
+    skipped = store.journal.record_dream(
+        {"started_at": iso(now), "outcome": "skipped", "reason": "few"}
+    )
+    store.journal.record_dream({"started_at": iso(now + timedelta(days=5)), "outcome": "skipped"})
+    rows = store.history.dream_rows(iso(now), iso(now + timedelta(days=1)))
     assert [row["id"] for row in rows] == [skipped, committed]
     assert rows[0]["consumed"] == rows[0]["critiques"] == rows[0]["revisions"] == 0
     assert not rows[0]["has_text"]
@@ -557,7 +590,7 @@ def test_dream_rows_carry_tokens_cost_and_counts_oldest_first(store, now):
 
 
 def test_dream_states_hold_the_texts_a_diff_needs(store, now):
-    first = store.record_dream(
+    first = store.journal.record_dream(
         {
             "started_at": iso(now),
             "outcome": "rejected",
@@ -566,10 +599,10 @@ def test_dream_states_hold_the_texts_a_diff_needs(store, now):
             "revisions": ["# try 1", "# try 2"],
         }
     )
-    second = store.record_dream(
+    second = store.journal.record_dream(
         {"started_at": iso(now), "outcome": "committed", "old_state": "# a", "new_state": "# b"}
     )
-    states = store.dream_states([second, first, 999])
+    states = store.history.dream_states([second, first, 999])
     assert [s["id"] for s in states] == [first, second]
     assert states[0] == {
         "id": first,
@@ -580,14 +613,14 @@ def test_dream_states_hold_the_texts_a_diff_needs(store, now):
         "revisions": ["# try 1", "# try 2"],
     }
     assert states[1]["new_state"] == "# b" and states[1]["revisions"] == []
-    assert store.dream_states([]) == []
+    assert store.history.dream_states([]) == []
 
 
 def test_tombstones_list_what_a_forget_kept_and_restore_into_a_new_store(store, tmp_path, now):
     kept = add(store, "Ada likes tea", now)
     gone = add(store, "Ada's door code is 4512", now, semantic_type="world_fact", importance=0.8)
-    store.forget_crystal(gone, reason="asked by Ada", at=now + timedelta(hours=1))
-    (tomb,) = store.tombstones()
+    store.forgetting.forget_crystal(gone, reason="asked by Ada", at=now + timedelta(hours=1))
+    (tomb,) = store.forgetting.tombstones()
     assert tomb == {
         "crystal_id": gone,
         "content_hash": content_hash("Ada's door code is 4512"),
@@ -598,16 +631,16 @@ def test_tombstones_list_what_a_forget_kept_and_restore_into_a_new_store(store, 
         "forgotten_at": iso(now + timedelta(hours=1)),
         "reason": "asked by Ada",
     }
-    assert "4512" not in repr(store.tombstones())
+    assert "4512" not in repr(store.forgetting.tombstones())
 
     # Restored in order, the ids come out as they went in, and the row reads as forgotten.
-    restored_id = store.restore_tombstone({**tomb, "crystal_id": None}, now)
-    assert restored_id == gone + 1 and store.max_crystal_id() == restored_id
-    assert [t["crystal_id"] for t in store.tombstones()] == [gone, restored_id]
+    restored_id = store.forgetting.restore_tombstone({**tomb, "crystal_id": None}, now)
+    assert restored_id == gone + 1 and store.crystals.max_crystal_id() == restored_id
+    assert [t["crystal_id"] for t in store.forgetting.tombstones()] == [gone, restored_id]
     with pytest.raises(CrystalNotFound, match="forgotten"):
-        store.get(restored_id)
-    assert [c.id for c in store.crystals()] == [kept]
-    assert store.fts_match(["door"], [], 10) == []
+        store.crystals.get(restored_id)
+    assert [c.id for c in store.crystals.select()] == [kept]
+    assert store.search.fts_match(["door"], [], 10) == []
     after = add(store, "Ada's door code changed", now)
     assert after == restored_id + 1  # ids keep growing past a restored tombstone
 
@@ -617,17 +650,17 @@ def test_pins_are_frozen_crystals_that_list_thaw_and_return(store, now):
     crystal back to generated with no consolidation time (review mode's --return-notes)."""
     pinned = add(store, "Maya's deadline is 2026-03-24", now, lifecycle="frozen")
     other = add(store, "An ordinary note", now)
-    assert [c.id for c in store.crystals(lifecycles=["frozen"])] == [pinned]
-    assert store.count_new() == 1  # a pin is never pending for a dream
-    store.update_crystal(pinned, {"lifecycle": "consolidated"}, action="unpinned", at=now)
-    assert store.crystals(lifecycles=["frozen"]) == []
-    store.update_crystal(
+    assert [c.id for c in store.crystals.select(lifecycles=["frozen"])] == [pinned]
+    assert store.crystals.count_new() == 1  # a pin is never pending for a dream
+    store.crystals.update_crystal(pinned, {"lifecycle": "consolidated"}, action="unpinned", at=now)
+    assert store.crystals.select(lifecycles=["frozen"]) == []
+    store.crystals.update_crystal(
         other, {"lifecycle": "consolidated", "consolidated_at": iso(now)}, action="c", at=now
     )
-    store.update_crystal(
+    store.crystals.update_crystal(
         other, {"lifecycle": "generated", "consolidated_at": None}, action="returned", at=now
     )
-    assert store.get(other).lifecycle == "generated" and store.count_new() == 1
+    assert store.crystals.get(other).lifecycle == "generated" and store.crystals.count_new() == 1
 
 
 def test_texts_holding_answers_every_group_in_one_query(store, now):
@@ -635,8 +668,8 @@ def test_texts_holding_answers_every_group_in_one_query(store, now):
     add(store, "Deploying on Tuesdays is frozen", now)
     add(store, "Lunch on Tuesday", now)
     gone = add(store, "The deploy of the kiosk rotates badges", now)
-    store.forget_crystal(gone, reason="asked", at=now)
-    found = store.texts_holding(
+    store.forgetting.forget_crystal(gone, reason="asked", at=now)
+    found = store.search.texts_holding(
         [
             [["deploy", "rotating"]],  # all of one set, stemmed as the index stems
             [["kiosk"], ["badges"]],  # a forgotten crystal is never found
@@ -648,20 +681,42 @@ def test_texts_holding_answers_every_group_in_one_query(store, now):
     assert found[0] == ["The deploy key rotates every Tuesday"]
     assert found[1] == [] and found[3] == []
     assert len(found[2]) == 3 and "Lunch on Tuesday" in found[2]
-    assert len(store.texts_holding([[["tuesday"]]], 2)[0]) == 2  # at most limit texts
+    assert len(store.search.texts_holding([[["tuesday"]]], 2)[0]) == 2  # at most limit texts
 
 
 def test_latest_actions_reads_the_newest_rows_only(store, now):
     first = add(store, "written twice", now)
     second = add(store, "written three times", now)
-    store.audit(second, "seen", {}, now + timedelta(hours=2))
-    store.audit(second, "seen", {}, now + timedelta(hours=1))  # older, though logged later
-    store.audit(first, "seen", {}, now + timedelta(hours=3))
-    store.audit(first, "redacted", {}, now + timedelta(hours=4))
-    store.audit(None, "seen", {}, now)
-    assert store.latest_actions("seen", 100) == {
+    store.records.audit(second, "seen", {}, now + timedelta(hours=2))
+    store.records.audit(second, "seen", {}, now + timedelta(hours=1))  # older, though logged later
+    store.records.audit(first, "seen", {}, now + timedelta(hours=3))
+    store.records.audit(first, "redacted", {}, now + timedelta(hours=4))
+    store.records.audit(None, "seen", {}, now)
+    assert store.records.latest_actions("seen", 100) == {
         first: iso(now + timedelta(hours=3)),
         second: iso(now + timedelta(hours=2)),
     }
-    assert store.latest_actions("seen", 3) == {first: iso(now + timedelta(hours=3))}
-    assert store.latest_actions("forgotten", 100) == {}
+    assert store.records.latest_actions("seen", 3) == {first: iso(now + timedelta(hours=3))}
+    assert store.records.latest_actions("forgotten", 100) == {}
+
+
+def test_no_store_protocol_has_more_than_25_members():
+    # Small interfaces: the top Store and every role a caller is typed against stay narrow
+    # (inherited members count; a property or an attribute counts as one).
+    from dreamer.store import base
+
+    protocols = [
+        value
+        for value in vars(base).values()
+        if isinstance(value, type) and getattr(value, "_is_protocol", False)
+    ]
+    assert {"Store", "Crystals", "Search", "Journal", "History"} <= {p.__name__ for p in protocols}
+    for protocol in protocols:
+        members = {
+            name
+            for klass in protocol.__mro__
+            if klass is not object
+            for name, value in vars(klass).items()
+            if not name.startswith("_") and (callable(value) or isinstance(value, property))
+        } | {name for klass in protocol.__mro__ for name in vars(klass).get("__annotations__", {})}
+        assert len(members) <= 25, (protocol.__name__, len(members))

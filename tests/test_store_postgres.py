@@ -16,7 +16,7 @@ from dreamer.cli import main
 from dreamer.config import load_settings
 from dreamer.dream import journal
 from dreamer.errors import InvalidSetting, LeaseLost, LockHeld, StoreUnavailable, UsageError
-from dreamer.store import open_store
+from dreamer.store import NewCrystal, open_store
 from dreamer.store.postgres import search
 from dreamer.support.times import iso, utc_now
 
@@ -24,8 +24,15 @@ pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's 
 
 
 def add(store, text, at):
-    return store.add_crystal(
-        text, source="scratch", semantic_type="experience", importance=0.5, at=at, embedding=None
+    return store.crystals.add_crystal(
+        NewCrystal(
+            text,
+            source="scratch",
+            semantic_type="experience",
+            importance=0.5,
+            at=at,
+            embedding=None,
+        )
     )[0]
 
 
@@ -214,7 +221,7 @@ def test_a_dream_whose_lease_was_taken_over_cannot_overwrite_the_newer_state(
             other.close()
         after = ws.memory_md.read_text(encoding="utf-8") if ws.memory_md.exists() else None
         assert after == before  # the stale dream wrote nothing
-        assert ws.store.dream_entries(1)[0]["outcome"] == "failed"
+        assert ws.store.journal.dream_entries(1)[0]["outcome"] == "failed"
         assert "Juniper milestone 0" in ws.scratch.text()  # back among the pending notes
 
 
@@ -269,12 +276,12 @@ def test_a_lost_connection_and_a_value_postgres_cannot_hold_are_one_line_each(
     try:
         with pytest.raises(UsageError, match="NUL"):
             add(store, "a note with a \x00 inside", now)
-        assert store.crystal_count() == 0  # the transaction was rolled back
+        assert store.crystals.crystal_count() == 0  # the transaction was rolled back
         with psycopg.connect(pg_database, autocommit=True) as admin:
             pid = store.conn.info.backend_pid
             admin.execute("SELECT pg_terminate_backend(%s)", [pid])
         with pytest.raises(StoreUnavailable, match="the PostgreSQL store failed"):
-            store.crystal_count()
+            store.crystals.crystal_count()
     finally:
         store.close()
 
@@ -285,22 +292,22 @@ def test_term_counts_follow_forgets_and_rewrites(pg_database, tmp_path, now):
         first = add(store, "alpha beta", now)
         second = add(store, "alpha gamma", now)
         add(store, "alpha", now)
-        assert store.term_frequencies(["alpha", "beta", "gamma"]) == {
+        assert store.search.term_frequencies(["alpha", "beta", "gamma"]) == {
             "alpha": 3,
             "beta": 1,
             "gamma": 1,
         }
-        store.forget_crystal(first, reason="test", at=now)
-        store.replace_text(
+        store.forgetting.forget_crystal(first, reason="test", at=now)
+        store.forgetting.replace_text(
             second, "delta", embedding=None, embedder=None, action="redacted", detail={}, at=now
         )
-        assert store.term_frequencies(["alpha", "beta", "gamma", "delta"]) == {
+        assert store.search.term_frequencies(["alpha", "beta", "gamma", "delta"]) == {
             "alpha": 1,
             "beta": 0,
             "gamma": 0,
             "delta": 1,
         }
-        assert [i for i, _ in store.fts_match(["delta"], [], 5)] == [second]
+        assert [i for i, _ in store.search.fts_match(["delta"], [], 5)] == [second]
     finally:
         store.close()
 
@@ -340,8 +347,8 @@ def test_a_bulk_load_indexes_and_counts_as_single_inserts_do(pg_database, tmp_pa
     single = open_store(tmp_path / "s.db", url=pg_database, key="single")
     bulk = open_store(tmp_path / "b.db", url=pg_database, key="bulk")
     try:
-        added = [single.add_crystal(**row) for row in rows]
-        assert bulk.add_crystals(rows) == added
+        added = [single.crystals.add_crystal(NewCrystal(**row)) for row in rows]
+        assert bulk.crystals.add_crystals([NewCrystal(**row) for row in rows]) == added
         with psycopg.connect(pg_database) as db:
             assert _derived(db, "bulk") == _derived(db, "single")
             # The load was the table's first rows: statistics follow it, not autovacuum.
@@ -380,10 +387,10 @@ def test_the_inverted_index_ranks_as_the_tsvector_scan_did(
         for _ in range(600)
     ]
     try:
-        store.add_crystals(rows)
+        store.crystals.add_crystals([NewCrystal(**row) for row in rows])
         # Counts and postings kept through a forget and a rewrite, one by one.
-        store.forget_crystal(3, reason="test", at=now)
-        store.replace_text(
+        store.forgetting.forget_crystal(3, reason="test", at=now)
+        store.forgetting.replace_text(
             5,
             "the dashboard fails",
             embedding=None,
@@ -433,8 +440,8 @@ def test_postings_read_whole_rank_as_the_statement_does_to_the_last_bit(
         for _ in range(600)
     ]
     try:
-        store.add_crystals(rows)
-        store.forget_crystal(7, reason="test", at=now)
+        store.crystals.add_crystals([NewCrystal(**row) for row in rows])
+        store.forgetting.forget_crystal(7, reason="test", at=now)
         checked = 0
         for _ in range(40):
             words = query_terms(synthetic.synthetic_query(rng))

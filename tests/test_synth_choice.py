@@ -167,7 +167,7 @@ def test_dream_run_takes_every_backend_by_flag(ws, runner, monkeypatch):
         main, ["run", "--force", "--synthesizer", "claude-code", "-w", str(ws.root)]
     )
     assert result.exit_code == 1 and "Claude Code's CLI" in result.output
-    assert ws.store.dream_entries(1)[0]["synthesizer"] == "claude-code"
+    assert ws.store.journal.dream_entries(1)[0]["synthesizer"] == "claude-code"
 
 
 def test_config_masks_the_openai_key(ws, runner, monkeypatch):

@@ -53,7 +53,7 @@ def one_error(output: str) -> str:
 
 def last_entry(ws) -> dict:
     """The newest journal entry, every field."""
-    return ws.store.get_dream(ws.store.dream_entries(1)[0]["id"])
+    return ws.store.journal.get_dream(ws.store.journal.dream_entries(1)[0]["id"])
 
 
 def install_hooks(runner, ws, home: Path) -> Path:
@@ -98,7 +98,7 @@ def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
     # Nothing of the dream was captured: no hook ran, no transcript was written.
     assert not hooks_log.exists()
     assert not list((home / ".claude").glob("projects/**/*.jsonl"))
-    assert not list(dreamt.store.meta_items("ingest.claude-code:"))  # no session ingested
+    assert not list(dreamt.store.records.meta_items("ingest.claude-code:"))  # no session ingested
     entry = last_entry(dreamt)
     assert (entry["synthesizer"], entry["model"]) == ("claude-code", "sonnet")
     assert (entry["input_tokens"], entry["output_tokens"]) == (4000, 900)

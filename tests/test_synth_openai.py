@@ -45,7 +45,7 @@ def one_error(output: str) -> str:
 
 def last_entry(ws) -> dict:
     """The newest journal entry, every field."""
-    return ws.store.get_dream(ws.store.dream_entries(1)[0]["id"])
+    return ws.store.journal.get_dream(ws.store.journal.dream_entries(1)[0]["id"])
 
 
 def test_a_dream_commits_through_a_forced_tool_call(dreamt, server, runner, monkeypatch):  # noqa: F811

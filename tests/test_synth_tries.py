@@ -61,7 +61,7 @@ def test_a_200_that_is_not_an_answer_fails_in_one_line_with_nothing_lost(
     assert "Messages response" in line or "not JSON" in line
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
-    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
+    entry = dreamt.store.journal.get_dream(dreamt.store.journal.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "failed"
     assert body.decode() in (entry["raw"] or "")  # the body as it came, for the journal
 
@@ -121,7 +121,7 @@ def test_an_overload_is_tried_again_and_the_dream_commits(
         result = run_cli(runner, dreamt, monkeypatch, base_url, "--force")
     assert result.exit_code == 0, result.output
     assert len(fake.requests) == sent + 2
-    entry = dreamt.store.get_dream(dreamt.store.dream_entries(1)[0]["id"])
+    entry = dreamt.store.journal.get_dream(dreamt.store.journal.dream_entries(1)[0]["id"])
     assert entry["outcome"] == "committed"
     assert entry["inputs"]["synthesis"]["tries"] == 2
 

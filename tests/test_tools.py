@@ -173,7 +173,7 @@ def test_bad_input_is_an_error_result(ws, now, name, tool_input, message):
 
 def test_bad_input_writes_nothing(ws, now):
     call(ws, "working_memory_note", {"note": "too loud", "importance": 5}, now)
-    assert ws.store.crystals() == []
+    assert ws.store.crystals.select() == []
     assert not ws.scratch_path.exists() or "too loud" not in ws.scratch_path.read_text()
 
 
@@ -188,7 +188,7 @@ def test_a_failing_workspace_is_an_error_result_not_an_exception(ws, now):
     result = call(ws, "working_memory_note", {"note": "cannot land"}, now)
     assert result["is_error"] is True
     assert result["content"].startswith("Error: ")
-    assert ws.store.crystals() == []
+    assert ws.store.crystals.select() == []
 
 
 def test_an_unexpected_failure_is_an_error_result_and_is_logged(ws, now, caplog):

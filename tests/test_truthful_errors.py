@@ -80,7 +80,7 @@ def _fill(ws: Workspace) -> None:
     for size in (4096, 512, 64, 8):
         try:
             for i in range(100_000):
-                ws.store.set_meta(f"filler.{size}.{i}", "x" * size)
+                ws.store.records.set_meta(f"filler.{size}.{i}", "x" * size)
         except DiskFull:
             continue
 

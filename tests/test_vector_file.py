@@ -91,9 +91,9 @@ def _assert_matches_the_store(ws):
     """Every row the header counts is what the store says, and nothing lies past them."""
     index = _index(ws)
     file, rows = index.file, index.header.rows
-    assert rows == ws.store.max_crystal_id()
-    stored = dict(ws.store.vectors_of(list(range(1, rows + 1)), ws.embedder.name))
-    sessions = {row[0] for row in ws.store.rank_rows(list(stored)) if row[1] == "sessions"}
+    assert rows == ws.store.crystals.max_crystal_id()
+    stored = dict(ws.store.vectors.vectors_of(list(range(1, rows + 1)), ws.embedder.name))
+    sessions = {row[0] for row in ws.store.search.rank_rows(list(stored)) if row[1] == "sessions"}
     flags = file.flags(rows)
     for crystal_id in range(1, rows + 1):
         expected = (SESSION if crystal_id in sessions else NOTE) if crystal_id in stored else None
@@ -133,7 +133,7 @@ def test_a_fresh_process_scans_the_file_it_finds_without_writing_it(ws, now):
     found, best = vectors.nearest(again, query, True, True, 3)
     cosines = dict(found)
     assert ids[0] in cosines and best == max(cosines.values())
-    (blob,) = [b for i, b in ws.store.vectors_of([ids[0]], ws.embedder.name)]
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([ids[0]], ws.embedder.name)]
     exact = float(np.frombuffer(blob, dtype=np.float16).astype(np.float32) @ query)
     assert abs(cosines[ids[0]] - exact) < 1e-6  # the stored float16 vector, exactly
 
@@ -159,8 +159,8 @@ def test_new_vectors_for_old_crystals_rebuild_the_file_and_leave_no_temp_file(ws
     ids = _note_all(ws, now, NOTES)
     inode = os.stat(_path(ws) if _path(ws).exists() else _index(ws).path).st_ino
     other = ws.embedder.embed(["something else entirely"])[0]
-    ws.store.set_vectors([(ids[1], to_blob(other))], ws.embedder.name)
-    ws.store.set_meta(vectors.GENERATION_KEY, "1")  # as a reindex does
+    ws.store.vectors.set_vectors([(ids[1], to_blob(other))], ws.embedder.name)
+    ws.store.records.set_meta(vectors.GENERATION_KEY, "1")  # as a reindex does
     _in_a_fresh_process(ws)
     assert os.stat(_path(ws)).st_ino != inode
     assert [p.name for p in ws.memory_dir.iterdir() if p.name.endswith(".tmp")] == []
@@ -222,7 +222,7 @@ def _holds(ws, blob, pattern="*"):
 def test_a_forget_zeroes_the_row_at_once(ws, now):
     ids = _note_all(ws, now, NOTES)
     _index(ws)
-    (blob,) = [b for i, b in ws.store.vectors_of([ids[2]], ws.embedder.name)]
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([ids[2]], ws.embedder.name)]
     assert _holds(ws, blob)
     ws.forget([ids[2]], now=now + timedelta(minutes=5))
     assert _holds(ws, blob) == []
@@ -236,9 +236,9 @@ def test_a_forget_zeroes_the_row_at_once(ws, now):
 def test_a_forget_killed_before_the_file_is_repaired_on_the_next_open(ws, now):
     ids = _note_all(ws, now, NOTES)
     _index(ws)
-    (blob,) = [b for i, b in ws.store.vectors_of([ids[2]], ws.embedder.name)]
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([ids[2]], ws.embedder.name)]
     # what a forget killed right after the store's commit leaves: the row still in the file
-    ws.store.forget_crystal(ids[2], reason="test", at=now)
+    ws.store.forgetting.forget_crystal(ids[2], reason="test", at=now)
     assert _holds(ws, blob, "vectors.*")
     _in_a_fresh_process(ws)
     assert _holds(ws, blob, "vectors.*") == []  # (the database's own purge is not run here)
@@ -249,7 +249,7 @@ def test_a_forget_killed_before_the_file_is_repaired_on_the_next_open(ws, now):
 def test_a_forget_killed_while_zeroing_is_finished_on_the_next_open(ws, now, monkeypatch, number):
     ids = _note_all(ws, now, NOTES)
     _index(ws)
-    (blob,) = [b for i, b in ws.store.vectors_of([ids[2]], ws.embedder.name)]
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([ids[2]], ws.embedder.name)]
     disk = Disk(monkeypatch)
     _kill_at_write(disk, _path(ws), number)
     with pytest.raises(Killed):
@@ -264,7 +264,7 @@ def test_an_append_that_died_holding_a_since_forgotten_vector_leaves_no_trace(ws
     _note_all(ws, now, NOTES[:4])
     _index(ws)
     (late,) = _note_all(ws, now + timedelta(hours=1), NOTES[4:5])
-    (blob,) = [b for i, b in ws.store.vectors_of([late], ws.embedder.name)]
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([late], ws.embedder.name)]
     disk = Disk(monkeypatch)
     _kill_at_write(disk, _path(ws), 5)  # the new row's four sections written, not the header
     with pytest.raises(Killed):
@@ -299,20 +299,20 @@ def test_a_consolidation_tick_brings_the_file_up_to_date(ws, now):
         head = VectorFile(fd, ws.embedder.dim).header()
     finally:
         os.close(fd)
-    assert head.rows == ws.store.max_crystal_id() and head.embedder == ws.embedder.name
+    assert head.rows == ws.store.crystals.max_crystal_id() and head.embedder == ws.embedder.name
 
 
 def test_a_forget_committed_while_the_file_is_rebuilt_is_not_undone(ws, now, monkeypatch):
     ids = _note_all(ws, now, NOTES)
     _index(ws)
-    (blob,) = [b for i, b in ws.store.vectors_of([ids[3]], ws.embedder.name)]
-    ws.store.set_meta(vectors.GENERATION_KEY, "2")  # a rebuild is due
+    (blob,) = [b for i, b in ws.store.vectors.vectors_of([ids[3]], ws.embedder.name)]
+    ws.store.records.set_meta(vectors.GENERATION_KEY, "2")  # a rebuild is due
     disk, forgot = Disk(monkeypatch), []
 
     def forget_meanwhile(event):
         # another process forgets after the rebuild read the vectors, before it is renamed
         if event.kind == "write" and event.path.endswith(".tmp") and not forgot:
-            forgot.append(ws.store.forget_crystal(ids[3], reason="test", at=now))
+            forgot.append(ws.store.forgetting.forget_crystal(ids[3], reason="test", at=now))
 
     disk.checks.append(forget_meanwhile)
     _in_a_fresh_process(ws)
@@ -331,7 +331,7 @@ def test_a_redaction_writes_the_new_vectors_over_the_old(tmp_path, now):
     with Workspace.open(root, overrides=STATIC) as ws:
         (secret, *_) = _note_all(ws, now, [f"CI token {key} for the release job", *NOTES])
         _index(ws)
-        (old,) = [b for i, b in ws.store.vectors_of([secret], ws.embedder.name)]
+        (old,) = [b for i, b in ws.store.vectors.vectors_of([secret], ws.embedder.name)]
     (root / "dreamer.toml").unlink()  # redaction back on, as by default
     with Workspace.open(root, overrides=STATIC) as ws:
         assert redaction.scan(ws, now=now).crystals == 1

@@ -89,8 +89,8 @@ def test_each_due_time_runs_once_whoever_works(pg_database, queue, tmp_path, now
     assert all(counts[(str(root), "consolidate")] == 2 for root in roots)
     # Every run also reached the workspace's own journal, where `dream status` reads it.
     with Workspace.open(roots[0], create=False) as ws:
-        assert ws.store.last_run("consolidate")[1] == "done"
-        assert ws.store.last_run("dream")[1] == "skipped"
+        assert ws.store.journal.last_run("consolidate")[1] == "done"
+        assert ws.store.journal.last_run("dream")[1] == "skipped"
 
 
 def test_an_expired_lease_passes_the_job_on_and_the_late_worker_counts_nothing(

@@ -158,7 +158,7 @@ def stored_texts(root: Path) -> list[str]:
     from dreamer import Workspace
 
     with Workspace.open(root) as ws:
-        return [c.text for c in sorted(ws.store.crystals(), key=lambda c: c.id)]
+        return [c.text for c in sorted(ws.store.crystals.select(), key=lambda c: c.id)]
 
 
 def notes() -> list[str]:

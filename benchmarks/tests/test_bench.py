@@ -211,7 +211,7 @@ def test_bulk_load_makes_searchable_crystals_in_a_few_transactions(ws, now):
     created = scale.bulk_load(ws, 300, random.Random(2), now)
     store = ws.store
     assert created == store.db.execute("SELECT count(*) FROM crystals").fetchone()[0] > 290
-    lifecycles = Counter(dict(store.count_by_lifecycle()))
+    lifecycles = Counter(dict(store.crystals.count_by_lifecycle()))
     assert lifecycles["archived"] and lifecycles["consolidated"]
     sources = {row[0] for row in store.db.execute("SELECT DISTINCT source FROM crystals")}
     assert {"sessions", "scratch"} <= sources
@@ -280,7 +280,7 @@ def test_raw_fts_reference_ranks_the_words_as_the_store_does(ws, now):
         for query in ("kitchen remodel budget", "who owns the webhook", "Ada dashboard"):
             words = query_terms(query)
             found = raw.match(words, 6)
-            assert found and found == [i for i, _ in ws.store.fts_match(words, [], 6)]
+            assert found and found == [i for i, _ in ws.store.search.fts_match(words, [], 6)]
         assert raw.match([], 6) == []
         assert raw.match(["zzqxnotaword"], 6) == []
     finally:

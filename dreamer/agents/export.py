@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal
+from dreamer.store import Crystal, NewCrystal
 from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
@@ -77,11 +77,11 @@ class Counts:
 def records(ws: Workspace, now: datetime) -> Iterator[dict[str, Any]]:
     """The export's records, in file order (header first)."""
     store = ws.store
-    crystals = store.crystals()
-    tombstones = store.tombstones()
-    dream_ids = [row["id"] for row in reversed(store.dream_entries(limit=2**62))]
+    crystals = store.crystals.select()
+    tombstones = store.forgetting.tombstones()
+    dream_ids = [row["id"] for row in reversed(store.journal.dream_entries(limit=2**62))]
     memory = ws.read_memory(errors="replace")
-    files = store.get_meta(NOTE_FILES_KEY)
+    files = store.records.get_meta(NOTE_FILES_KEY)
     yield {
         "type": "header",
         "format": FORMAT,
@@ -101,7 +101,7 @@ def records(ws: Workspace, now: datetime) -> Iterator[dict[str, Any]]:
     for _, row in sorted(rows, key=lambda pair: pair[0]):
         yield row
     for dream_id in dream_ids:
-        yield {"type": "dream", **store.get_dream(dream_id)}
+        yield {"type": "dream", **store.journal.get_dream(dream_id)}
     if files:
         yield {"type": "note_files", "files": json.loads(files)}
 
@@ -180,7 +180,11 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
     """
     rows = list(rows)
     store = ws.store
-    if store.max_crystal_id() or store.dream_entries(1) or ws.read_memory(errors="replace"):
+    if (
+        store.crystals.max_crystal_id()
+        or store.journal.dream_entries(1)
+        or ws.read_memory(errors="replace")
+    ):
         raise UsageError(
             f"the workspace at {ws.root} is not empty (it has crystals, a journal or MEMORY.md); "
             "import into a new one: dream import FILE -w NEW_FOLDER"
@@ -197,7 +201,7 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
                 if kind == "crystal":
                     got = _restore(ws, row)
                 else:
-                    got = store.restore_tombstone(row, now)
+                    got = store.forgetting.restore_tombstone(row, now)
                 if got != expected:
                     raise UsageError(
                         f"crystal {expected} of the export came in as {got}: the export skips "
@@ -206,14 +210,16 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
                 if kind == "crystal":
                     history.append((got, row))
             elif kind == "dream":
-                store.record_dream({k: v for k, v in row.items() if k not in ("type", "id")})
+                store.journal.record_dream(
+                    {k: v for k, v in row.items() if k not in ("type", "id")}
+                )
             elif kind == "note_files":
-                store.set_meta(NOTE_FILES_KEY, json.dumps(row["files"], sort_keys=True))
+                store.records.set_meta(NOTE_FILES_KEY, json.dumps(row["files"], sort_keys=True))
             elif kind == "memory":
                 memory = row["text"]
         for crystal_id, row in history:
             # After every row is in: a parent may have a higher id than its child.
-            store.update_crystal(
+            store.crystals.update_crystal(
                 crystal_id,
                 {
                     "parent_id": row["parent_id"],
@@ -234,30 +240,31 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
     """Add one exported crystal as it was; its id."""
     store = ws.store
     levels = {k: row[k] for k in ("dopamine", "cortisol", "oxytocin") if row.get(k) is not None}
-    fields: dict[str, Any] = {
-        "source": row["source"],
-        "semantic_type": row["semantic_type"],
-        "importance": row["importance"],
-        "at": parse_iso(row["created_at"]),
-        "embedding": None,
-        "hormones": levels,
-        "lifecycle": row["lifecycle"],
-        "origin": row["origin"],
-        "consolidated_at": row["consolidated_at"],
-    }
-    crystal_id, created = store.add_crystal(row["text"], **fields)
+    crystal = NewCrystal(
+        row["text"],
+        source=row["source"],
+        semantic_type=row["semantic_type"],
+        importance=row["importance"],
+        at=parse_iso(row["created_at"]),
+        hormones=levels,
+        lifecycle=row["lifecycle"],
+        origin=row["origin"],
+        consolidated_at=row["consolidated_at"],
+    )
+    crystal_id, created = store.crystals.add_crystal(crystal)
     if created:
         return crystal_id
     # Two crystals may say the same thing (a redaction can make them so): the store keeps
     # such a one under a variant hash, so add it under a unique text, then put the text back.
-    crystal_id, _ = store.add_crystal(f"{row['text']}\n[import {row['id']}]", **fields)
-    store.replace_text(
+    unique = replace(crystal, text=f"{row['text']}\n[import {row['id']}]")
+    crystal_id, _ = store.crystals.add_crystal(unique)
+    store.forgetting.replace_text(
         crystal_id,
         row["text"],
         embedding=None,
         embedder=None,
         action="imported",
-        detail={"same_text_as": store.find_by_hash(row["content_hash"].split(":")[0])},
+        detail={"same_text_as": store.crystals.find_by_hash(row["content_hash"].split(":")[0])},
         at=parse_iso(row["created_at"]),
     )
     return crystal_id

@@ -223,7 +223,7 @@ def _await_turn(
     while True:
         report = ingest(ws, [transcript], now, live=True)
         created += report.created
-        saved = ws.store.get_meta(key)
+        saved = ws.store.records.get_meta(key)
         if not turn_id or report.failed or time.monotonic() > deadline:
             break
         cursor = json.loads(saved) if saved else {}

@@ -59,7 +59,7 @@ from dreamer.agents import claude_code, codex
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
-from dreamer.store import content_hash
+from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
@@ -200,7 +200,7 @@ def _ingest_file(
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
         if cursor is not None:
-            ws.store.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
+            ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
 
 
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
@@ -235,7 +235,7 @@ def _claude_pieces(
     cursor, windows and origins, each read by its own reader.
     """
     key = f"ingest.{agent}:{path.resolve()}"
-    saved = ws.store.get_meta(key)
+    saved = ws.store.records.get_meta(key)
     cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
     read = codex.read_rollout if agent == "codex" else claude_code.read_session
     try:
@@ -360,14 +360,16 @@ def _store(
                 continue
             seen.add(digest)
             result.crystals += 1
-            if ws.store.find_by_hash(digest) is None:
+            if ws.store.crystals.find_by_hash(digest) is None:
                 ws.index(
-                    text,
-                    importance=piece.importance,
-                    semantic_type=piece.semantic_type,
-                    at=piece.at,
-                    source=piece.source,
-                    origin=piece.origin,
+                    NewCrystal(
+                        text,
+                        importance=piece.importance,
+                        semantic_type=piece.semantic_type,
+                        at=piece.at,
+                        source=piece.source,
+                        origin=piece.origin,
+                    )
                 )
                 result.created += 1
             if number % 50 == 0:

@@ -192,9 +192,9 @@ class DreamerMemoryTool(BetaAbstractMemoryTool):
         extra = ""
         if folder in (ROOT, CRYSTALS):
             store = self.ws.store
-            newest = store.crystals(newest_first=True, limit=LISTED_CRYSTALS)
+            newest = store.crystals.select(newest_first=True, limit=LISTED_CRYSTALS)
             rows.extend((len(c.text.encode()), f"{CRYSTALS}/{c.id}.md") for c in newest)
-            more = store.crystal_count() - store.tombstone_count() - len(newest)
+            more = store.crystals.crystal_count() - store.forgetting.tombstone_count() - len(newest)
             if more > 0:
                 extra = f"\n({more} older crystals not listed: view {CRYSTALS}/ID.md by id)"
         header = f"Here're the files and directories in {folder} (MEMORY.md is read-only):"
@@ -236,14 +236,18 @@ class DreamerMemoryTool(BetaAbstractMemoryTool):
         return path[len(ROOT) + 1 :]
 
     def _files(self) -> dict[str, list[int]]:
-        raw = self.ws.store.get_meta(FILES_KEY)
+        raw = self.ws.store.records.get_meta(FILES_KEY)
         return json.loads(raw) if raw else {}
 
     def _save(self, files: dict[str, list[int]]) -> None:
-        self.ws.store.set_meta(FILES_KEY, json.dumps(files, sort_keys=True))
+        self.ws.store.records.set_meta(FILES_KEY, json.dumps(files, sort_keys=True))
 
     def _live(self, ids: list[int]) -> list[Crystal]:
-        by_id = {c.id: c for c in self.ws.store.crystals_by_id(ids) if c.lifecycle != "forgotten"}
+        by_id = {
+            c.id: c
+            for c in self.ws.store.crystals.crystals_by_id(ids)
+            if c.lifecycle != "forgotten"
+        }
         return [by_id[i] for i in ids if i in by_id]
 
     def _note(self, text: str) -> int:

@@ -308,9 +308,9 @@ def status(as_json: bool, workspace: str | None) -> None:
 
         with Workspace.open(root, create=False) as ws:
             captures = {}
-            for key, value in ws.store.meta_items("ingest.claude-code:"):
+            for key, value in ws.store.records.meta_items("ingest.claude-code:"):
                 captures[key.split(":", 1)[1]] = json.loads(value).get("last_at")
-            dreams = ws.store.dream_entries(1)
+            dreams = ws.store.journal.dream_entries(1)
             report["workspace"].update(
                 last_capture=captures,
                 last_dream=dreams[0] if dreams else None,

@@ -214,7 +214,7 @@ def status(as_json: bool, workspace: str | None) -> None:
         with Workspace.open(root, create=False) as ws:
             report["workspace"]["last_capture"] = {
                 key.split(":", 1)[1]: json.loads(value).get("last_at")
-                for key, value in ws.store.meta_items("ingest.codex:")
+                for key, value in ws.store.records.meta_items("ingest.codex:")
             }
     if as_json:
         emit_json(report)

@@ -71,7 +71,7 @@ def _left_behind(ws: Workspace) -> None:
     starts empty (dreamer copies pending notes over, not a store), so a search finding nothing
     must not look like lost memory."""
     try:
-        if ws.store.crystal_count() == 0:
+        if ws.store.crystals.crystal_count() == 0:
             click.echo(
                 f"Note: {ws.db_path} holds this workspace's earlier SQLite memory, and "
                 "memory.store.url points to PostgreSQL, where it has no crystals yet; dreamer "

@@ -152,8 +152,8 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
       dream log --limit 5 --json
     """
     with open_workspace(workspace, create=False) as ws:
-        rows = ws.store.dream_entries(limit)
-        totals = ws.store.dream_totals()
+        rows = ws.store.journal.dream_entries(limit)
+        totals = ws.store.journal.dream_totals()
     if as_json:
         emit_json(rows)
         return
@@ -186,7 +186,7 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
       dream show 3
     """
     with open_workspace(workspace, create=False) as ws:
-        entry = ws.store.get_dream(dream_id)
+        entry = ws.store.journal.get_dream(dream_id)
     if as_json:
         emit_json(entry)
         return
@@ -232,10 +232,10 @@ def diff_command(dream_id: int | None, workspace: str | None) -> None:
     """
     with open_workspace(workspace, create=False) as ws:
         if dream_id is None:
-            dream_id = ws.store.latest_dream_id()
+            dream_id = ws.store.journal.latest_dream_id()
             if dream_id is None:
                 raise UsageError("no dream has written MEMORY.md yet; run 'dream run --force'")
-        entry = ws.store.get_dream(dream_id)
+        entry = ws.store.journal.get_dream(dream_id)
     text = journal.diff(entry)
     click.echo(text if text else f"Dream {dream_id} changed nothing.", nl=not text)
 

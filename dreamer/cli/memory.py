@@ -246,7 +246,7 @@ def reindex(as_json: bool, workspace: str | None) -> None:
     from dreamer.retrieval.reindex import reindex as run_reindex  # numpy: not for `dream note`
 
     with open_workspace(workspace, create=False) as ws:
-        total = ws.store.count_stale_vectors(ws.embedder.name)
+        total = ws.store.vectors.count_stale_vectors(ws.embedder.name)
         with click.progressbar(
             length=total, label=f"Embedding with {ws.embedder.name}", file=sys.stderr
         ) as bar:

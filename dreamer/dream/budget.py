@@ -64,7 +64,7 @@ def spent(ws: Workspace, now: datetime, period: str) -> Spend:
     start = period_start(now, period)
     rows = [
         row
-        for row in ws.store.dream_rows(iso(start), iso(as_utc(now)))
+        for row in ws.store.history.dream_rows(iso(start), iso(as_utc(now)))
         if row["outcome"] != "forgotten"
     ]
     usd = sum(float(row.get("cost_usd") or 0.0) for row in rows)
@@ -73,7 +73,9 @@ def spent(ws: Workspace, now: datetime, period: str) -> Spend:
 
 def estimate(ws: Workspace) -> tuple[float, int]:
     """What one dream costs here: the mean (USD, tokens) of the last dreams that cost any."""
-    rows = [row for row in ws.store.dream_entries(50) if tokens_of(row) or row.get("cost_usd")]
+    rows = [
+        row for row in ws.store.journal.dream_entries(50) if tokens_of(row) or row.get("cost_usd")
+    ]
     recent = rows[:RECENT]
     if not recent:
         return 0.0, 0

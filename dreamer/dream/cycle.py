@@ -59,7 +59,7 @@ from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
-from dreamer.store import Crystal, content_hash
+from dreamer.store import Crystal, NewCrystal, content_hash
 from dreamer.support.bounds import head
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.words import keywords, stem, stems
@@ -154,16 +154,16 @@ def compose(state: wm.WorkingMemory, old: wm.WorkingMemory, *, seed_pending: boo
 def pending(ws: Workspace) -> int:
     """How many new notes/crystals wait for a dream."""
     store = ws.store
-    count = store.count_new()
+    count = store.crystals.count_new()
     for note in ws.scratch.waiting():
-        if store.find_by_hash(content_hash(note.text)) is None:
+        if store.crystals.find_by_hash(content_hash(note.text)) is None:
             count += 1
     return int(count)
 
 
 def readiness(ws: Workspace) -> tuple[bool, str]:
     """(ready, why): enough new material since the last dream, or a seed dream pending."""
-    if ws.store.get_meta(SEED_FLAG) == "1":
+    if ws.store.records.get_meta(SEED_FLAG) == "1":
         return True, "first dream after the seed migration"
     waiting, needed = pending(ws), ws.settings.min_chunks_for_dream
     noun = "note" if waiting == 1 else "notes"
@@ -265,13 +265,9 @@ class _Dream:
     def _dream(self, notes: list[scratch.Note]) -> DreamResult:
         self.step("index")
         for note in notes:
-            if self.ws.store.find_by_hash(content_hash(note.text)) is None:
+            if self.ws.store.crystals.find_by_hash(content_hash(note.text)) is None:
                 self.ws.index(
-                    note.text,
-                    importance=note.importance,
-                    semantic_type=None,
-                    at=note.at,
-                    source="scratch",
+                    NewCrystal(note.text, importance=note.importance, at=note.at, source="scratch")
                 )
         self.step("forget")
         notes = self._honour_forget_requests(notes)
@@ -279,7 +275,7 @@ class _Dream:
             self.step("overflow")
             old = self._overflow(write=True)
             pins.from_memory(self.ws, self.old_text, self.now)  # lines marked "(pinned)" by hand
-            watermark = self.ws.store.max_crystal_id()
+            watermark = self.ws.store.crystals.max_crystal_id()
             self.step("gather")
             inputs, consumed = self._gather(notes, watermark, old)
             self.result.consumed, self.result.notes = consumed, len(inputs.notes)
@@ -311,9 +307,9 @@ class _Dream:
         asked = []
         for note in notes:
             request = forget_requests.parse(head(note.text))
-            crystal_id = store.find_by_hash(content_hash(note.text))
+            crystal_id = store.crystals.find_by_hash(content_hash(note.text))
             if request is not None and crystal_id is not None:
-                asked.append((store.get(crystal_id), request))
+                asked.append((store.crystals.get(crystal_id), request))
         self.silenced = [request for _, request in asked]
         if asked:
             self.resolutions = forget_requests.resolve(self.ws, asked, self.now)
@@ -322,13 +318,13 @@ class _Dream:
             note
             for note in notes
             if forget_requests.parse(head(note.text)) is None
-            and store.find_by_hash(content_hash(note.text)) is not None
+            and store.crystals.find_by_hash(content_hash(note.text)) is not None
         ]
 
     def _overflow(self, *, write: bool) -> wm.WorkingMemory:
         """The old state mended and within its budgets; what moves out becomes crystals."""
         self.old_text = self.ws.read_memory()
-        seed_pending = self.ws.store.get_meta(SEED_FLAG) == "1"
+        seed_pending = self.ws.store.records.get_meta(SEED_FLAG) == "1"
         last = hand_edits.last_written(self.ws.store)
         mended = hand_edits.mend(wm.parse(self.old_text), last, seed_pending=seed_pending)
         # The seed migration made the person's file crystals already.
@@ -351,13 +347,14 @@ class _Dream:
         text = hand_edits.text_of(line)
         if text:
             self.ws.index(
-                text,
-                importance=0.5,
-                semantic_type=None,
-                at=self.now,
-                source="memory",
-                lifecycle="consolidated",
-                origin=origin,
+                NewCrystal(
+                    text,
+                    importance=0.5,
+                    at=self.now,
+                    source="memory",
+                    lifecycle="consolidated",
+                    origin=origin,
+                )
             )
 
     def _trim(self, old: wm.WorkingMemory, *, write: bool) -> wm.WorkingMemory:
@@ -383,10 +380,10 @@ class _Dream:
 
     def _since(self) -> datetime:
         """When the last committed dream ran (a day ago when none has)."""
-        last = self.ws.store.latest_dream_id(("committed",))
+        last = self.ws.store.journal.latest_dream_id(("committed",))
         if last is not None:
             try:
-                return parse_iso(self.ws.store.get_dream(last)["started_at"])
+                return parse_iso(self.ws.store.journal.get_dream(last)["started_at"])
             except (ValueError, KeyError, TypeError):
                 pass
         return self.now - DAY
@@ -397,11 +394,11 @@ class _Dream:
         ws, store = self.ws, self.ws.store
         budget = ws.settings.input_tokens
         self.audit_mark = sightings.mark(store)
-        pool = store.new_crystals(watermark, bounded.POOL)
-        beyond = max(0, store.count_new() - len(pool))
-        if store.get_meta(SEED_FLAG) == "1":
+        pool = store.crystals.new_crystals(watermark, bounded.POOL)
+        beyond = max(0, store.crystals.count_new() - len(pool))
+        if store.records.get_meta(SEED_FLAG) == "1":
             have = {c.id for c in pool}
-            pool += [c for c in store.crystals(sources=["seed"]) if c.id not in have]
+            pool += [c for c in store.crystals.select(sources=["seed"]) if c.id not in have]
         # A crystal of megabytes (stored before notes had a limit) is read by its head: every
         # step below costs in proportion to what it reads. memory_get still has it whole.
         pool = [bounded.readable(c) for c in pool]
@@ -531,13 +528,13 @@ class _Dream:
         self.silenced = [r for note in notes if (r := forget_requests.parse(note.text))]
         notes = [note for note in notes if forget_requests.parse(note.text) is None]
         old = self._overflow(write=False)
-        watermark = self.ws.store.max_crystal_id()
+        watermark = self.ws.store.crystals.max_crystal_id()
         inputs, consumed = self._gather(notes, watermark, old)
         state, report = self._synthesize(inputs)
         state.last_dream, state.mood = iso(self.now), inputs.mood
         self.result.outcome, self.result.reason = "dry-run", why
         self.result.state_text = compose(
-            state, inputs.old, seed_pending=self.ws.store.get_meta(SEED_FLAG) == "1"
+            state, inputs.old, seed_pending=self.ws.store.records.get_meta(SEED_FLAG) == "1"
         )
         self.result.consumed, self.result.notes = consumed, len(inputs.notes)
         return self.result
@@ -547,7 +544,7 @@ class _Dream:
     def _commit(self, state: wm.WorkingMemory, inputs: DreamInputs) -> DreamResult:
         ws, store = self.ws, self.ws.store
         state.last_dream, state.mood = iso(self.now), inputs.mood
-        seed_pending = store.get_meta(SEED_FLAG) == "1"
+        seed_pending = store.records.get_meta(SEED_FLAG) == "1"
         text = compose(state, inputs.old, seed_pending=seed_pending)
         self.step("write")
         if ws.settings.review:  # review mode: the candidate beside MEMORY.md, which stays as is
@@ -586,11 +583,11 @@ class _Dream:
                 self.result.outcome, self.result.reason, new_state=text
             )
             if seed_pending:
-                store.set_meta(SEED_FLAG, "0")
+                store.records.set_meta(SEED_FLAG, "0")
         self.step("consolidate")
         with store.transaction():
             for crystal_id in self.result.consumed:
-                store.update_crystal(
+                store.crystals.update_crystal(
                     crystal_id,
                     {"lifecycle": "consolidated", "consolidated_at": iso(self.now)},
                     action="consolidated",
@@ -602,10 +599,10 @@ class _Dream:
         consumed = set(self.result.consumed)
 
         def waiting(note: scratch.Note) -> bool:
-            crystal_id = store.find_by_hash(content_hash(note.text))
+            crystal_id = store.crystals.find_by_hash(content_hash(note.text))
             if crystal_id is None or crystal_id in consumed:
                 return False
-            return store.get(crystal_id).lifecycle == "generated"
+            return store.crystals.get(crystal_id).lifecycle == "generated"
 
         ws.scratch.settle(waiting)
 
@@ -635,7 +632,7 @@ class _Dream:
     def _journal(self, outcome: str, reason: str, **extra: Any) -> int:
         drafts = self.drafts
         usage = self.result.usage
-        return self.ws.store.record_dream(
+        return self.ws.store.journal.record_dream(
             {
                 "started_at": iso(self.now),
                 "finished_at": iso(self.now),
@@ -751,7 +748,7 @@ def _lead_somewhere(ws: Workspace, pointers: list[wm.Pointer], now: datetime) ->
             by_stem.setdefault(stem(word), word)
         sets = [list(c) for c in itertools.combinations(by_stem.values(), need)]
         groups.append(sets if len(sets) <= POINTER_SETS else [])
-    found = ws.store.texts_holding(groups, POINTER_SAMPLE)
+    found = ws.store.search.texts_holding(groups, POINTER_SAMPLE)
     out = []
     for pointer, pointer_stems, need, sets, texts in zip(
         pointers, wanted, needs, groups, found, strict=True

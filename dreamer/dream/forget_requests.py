@@ -180,14 +180,14 @@ def resolve(
     store = ws.store
     out = []
     for asker, request in requests:
-        found = store.fts_match(list(request.words), [], 200) if request.words else []
+        found = store.search.fts_match(list(request.words), [], 200) if request.words else []
         # Full-text search matches whole stems ("weight" misses "weighed"): the newest
         # crystals are looked at as well, with word forms compared by ``matches``.
         ids = {crystal_id for crystal_id, _ in found}
-        ids |= {c.id for c in store.crystals(newest_first=True, limit=RECENT)}
+        ids |= {c.id for c in store.crystals.select(newest_first=True, limit=RECENT)}
         earlier = [
             crystal
-            for crystal in store.crystals_by_id(sorted(ids))
+            for crystal in store.crystals.crystals_by_id(sorted(ids))
             if crystal.id != asker.id
             and crystal.created_at <= asker.created_at
             and parse(crystal.text) is None

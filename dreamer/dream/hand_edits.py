@@ -49,10 +49,10 @@ class Mended:
 
 def last_written(store: Store) -> str | None:
     """The MEMORY.md text dreamer last wrote (a dream, a restore, a forget); None if never."""
-    last = store.latest_dream_id((*COMMITTED_OUTCOMES, "forgotten"))
+    last = store.journal.latest_dream_id((*COMMITTED_OUTCOMES, "forgotten"))
     if last is None:
         return None
-    text = store.get_dream(last).get("new_state")
+    text = store.journal.get_dream(last).get("new_state")
     return text if isinstance(text, str) else None
 
 

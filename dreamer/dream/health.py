@@ -37,25 +37,25 @@ def session_started(ws: Workspace, now: datetime) -> None:
     """Record that an agent session started (the SessionStart hook calls this)."""
     starts = _starts(ws)
     starts.append(iso(now))
-    ws.store.set_meta(SESSIONS_KEY, json.dumps(starts[-KEEP_SESSIONS:]))
+    ws.store.records.set_meta(SESSIONS_KEY, json.dumps(starts[-KEEP_SESSIONS:]))
 
 
 def capture_result(ws: Workspace, now: datetime, error: str | None) -> None:
     """Record how the last capture (a hook's transcript ingest) went."""
     record = {"at": iso(now), "ok": error is None, "detail": error}
-    ws.store.set_meta(CAPTURE_KEY, json.dumps(record))
+    ws.store.records.set_meta(CAPTURE_KEY, json.dumps(record))
 
 
 def _starts(ws: Workspace) -> list[str]:
     try:
-        found = json.loads(ws.store.get_meta(SESSIONS_KEY) or "[]")
+        found = json.loads(ws.store.records.get_meta(SESSIONS_KEY) or "[]")
     except json.JSONDecodeError:
         return []
     return [str(item) for item in found] if isinstance(found, list) else []
 
 
 def _newest(ws: Workspace, source: str) -> datetime | None:
-    rows = ws.store.crystals(sources=[source], newest_first=True, limit=1)
+    rows = ws.store.crystals.select(sources=[source], newest_first=True, limit=1)
     return parse_iso(rows[0].created_at) if rows else None
 
 
@@ -82,7 +82,7 @@ def capture_lines(ws: Workspace, now: datetime) -> list[str]:
                 "re-installs the hooks and tools)."
             )
     try:
-        capture = json.loads(ws.store.get_meta(CAPTURE_KEY) or "null")
+        capture = json.loads(ws.store.records.get_meta(CAPTURE_KEY) or "null")
     except json.JSONDecodeError:
         capture = None
     if isinstance(capture, dict) and capture.get("ok") is False:
@@ -102,7 +102,7 @@ def _kind(row: dict[str, Any]) -> str:
 
 def dream_lines(ws: Workspace, now: datetime) -> list[str]:
     """A line when dreaming has stopped, with why; none when dreams commit."""
-    rows = [r for r in ws.store.dream_entries(100) if r["outcome"] not in NOT_DREAMS]
+    rows = [r for r in ws.store.journal.dream_entries(100) if r["outcome"] not in NOT_DREAMS]
     since_commit: list[dict[str, Any]] = []
     last_commit = None
     for row in rows:  # newest first

@@ -53,7 +53,7 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
     Takes the workspace lock, so it never races a dream. Returns the new journal row's id.
     """
     with ws.lock():
-        entry = ws.store.get_dream(dream_id)
+        entry = ws.store.journal.get_dream(dream_id)
         text = entry.get("old_state") if before else entry.get("new_state")
         if text is None:
             which = "the state before it" if before else "a committed state"
@@ -64,7 +64,7 @@ def restore(ws: Any, dream_id: int, now: datetime, *, before: bool = False) -> i
         current = ws.read_memory(errors="replace")  # restore mends a damaged file
         ws.write_memory(text, now)
         side = "before" if before else "after"
-        return ws.store.record_dream(
+        return ws.store.journal.record_dream(
             {
                 "started_at": iso(now),
                 "finished_at": iso(now),
@@ -90,9 +90,9 @@ def export(ws: Any, to: Path | None = None) -> tuple[Path, str]:
         if row is not None:
             text, source = row[0], f"state row (token {row[1]}, written {row[2]})"
     if text is None:
-        latest = store.latest_dream_id()
+        latest = store.journal.latest_dream_id()
         if latest is not None:
-            text = store.get_dream(latest).get("new_state")
+            text = store.journal.get_dream(latest).get("new_state")
             source = f"journal (dream {latest})"
     if text is None:
         raise UsageError("no dream has committed a state yet; run 'dream run' first")
@@ -110,13 +110,13 @@ def revision_rate(store: Any, synthesizer: str | None, limit: int = RATE_WINDOW)
     """Revisions per dream of ``synthesizer`` over its last ``limit`` synthesized dreams
     (committed or rejected), from the journal; None when it has none yet."""
     rounds = []
-    for entry in store.dream_entries(limit * 3):
+    for entry in store.journal.dream_entries(limit * 3):
         if entry.get("synthesizer") != synthesizer or entry.get("outcome") not in (
             "committed",
             "rejected",
         ):
             continue
-        full = store.get_dream(entry["id"])
+        full = store.journal.get_dream(entry["id"])
         rounds.append(len(full.get("revisions") or []))
         if len(rounds) >= limit:
             break

@@ -25,7 +25,7 @@ from dreamer.dream import guards
 from dreamer.errors import PinNotFound, UsageError
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
-from dreamer.store import Crystal
+from dreamer.store import Crystal, NewCrystal
 from dreamer.support.words import stems
 
 MARKER = "(pinned)"
@@ -37,7 +37,7 @@ _BULLET = re.compile(r"^\s*([-*•]|\d+[.)])\s+")
 
 def listed(ws: Workspace) -> list[Crystal]:
     """Every pinned fact, oldest first."""
-    return ws.store.crystals(lifecycles=[PINNED])
+    return ws.store.crystals.select(lifecycles=[PINNED])
 
 
 def ids(ws: Workspace) -> set[int]:
@@ -59,16 +59,12 @@ def pin(ws: Workspace, text: str, now: datetime) -> int:
             'a pin needs the fact to keep, e.g. dream pin "Maya\'s deadline is 24 March"'
         )
     crystal_id = ws.index(
-        cleaned,
-        importance=1.0,
-        semantic_type=None,
-        at=now,
-        source="memory",
-        lifecycle=PINNED,
-        origin="pinned",
+        NewCrystal(
+            cleaned, importance=1.0, at=now, source="memory", lifecycle=PINNED, origin="pinned"
+        )
     )
-    if ws.store.get(crystal_id).lifecycle != PINNED:  # the text was a crystal already
-        ws.store.update_crystal(crystal_id, {"lifecycle": PINNED}, action="pinned", at=now)
+    if ws.store.crystals.get(crystal_id).lifecycle != PINNED:  # the text was a crystal already
+        ws.store.crystals.update_crystal(crystal_id, {"lifecycle": PINNED}, action="pinned", at=now)
     return crystal_id
 
 
@@ -77,7 +73,9 @@ def unpin(ws: Workspace, crystal_id: int, now: datetime) -> Crystal:
     pinned = {crystal.id: crystal for crystal in listed(ws)}
     if crystal_id not in pinned:
         raise PinNotFound(f"no pinned fact has id {crystal_id}; list them with 'dream pins'")
-    ws.store.update_crystal(crystal_id, {"lifecycle": "consolidated"}, action="unpinned", at=now)
+    ws.store.crystals.update_crystal(
+        crystal_id, {"lifecycle": "consolidated"}, action="unpinned", at=now
+    )
     return pinned[crystal_id]
 
 

@@ -92,12 +92,12 @@ def current(ws: Workspace) -> Candidate:
             f"no candidate waits in memory/{FILENAME}; with memory.dream.review = true a dream "
             "writes one"
         ) from None
-    dream_id = ws.store.latest_dream_id((OUTCOME,))
+    dream_id = ws.store.journal.latest_dream_id((OUTCOME,))
     if dream_id is None:
         raise NoCandidate(
             f"memory/{FILENAME} was written by no dream in the journal; delete it or dream again"
         )
-    return Candidate(where, text, dream_id, ws.store.get_dream(dream_id))
+    return Candidate(where, text, dream_id, ws.store.journal.get_dream(dream_id))
 
 
 def show(ws: Workspace) -> str:
@@ -122,7 +122,9 @@ def adopt(ws: Workspace, now: datetime) -> int:
                 "nothing adopted (see 'dream review', then 'dream discard' and dream again)"
             )
         state, old = wm.parse(candidate.text), wm.parse(memory)
-        evidence = [c.text for c in ws.store.crystals_by_id(candidate.entry.get("consumed") or [])]
+        evidence = [
+            c.text for c in ws.store.crystals.crystals_by_id(candidate.entry.get("consumed") or [])
+        ]
         report = guards.check(state, old, guards.Context(evidence=evidence))
         critiques = report.critiques + pins.critiques(ws, state)
         if critiques:
@@ -132,7 +134,7 @@ def adopt(ws: Workspace, now: datetime) -> int:
                 reasons=critiques,
             )
         ws.write_memory(candidate.text, now)
-        row = ws.store.record_dream(
+        row = ws.store.journal.record_dream(
             {
                 "started_at": iso(now),
                 "finished_at": iso(now),
@@ -153,10 +155,10 @@ def discard(ws: Workspace, now: datetime, *, return_notes: bool = False) -> tupl
         candidate = current(ws)
         returned = 0
         if return_notes:
-            for crystal in ws.store.crystals_by_id(candidate.entry.get("consumed") or []):
+            for crystal in ws.store.crystals.crystals_by_id(candidate.entry.get("consumed") or []):
                 if crystal.lifecycle != "consolidated":
                     continue
-                ws.store.update_crystal(
+                ws.store.crystals.update_crystal(
                     crystal.id,
                     {"lifecycle": "generated", "consolidated_at": None},
                     action="returned",
@@ -164,7 +166,7 @@ def discard(ws: Workspace, now: datetime, *, return_notes: bool = False) -> tupl
                     reason=f"candidate of dream {candidate.dream_id} discarded",
                 )
                 returned += 1
-        ws.store.audit(
+        ws.store.records.audit(
             None,
             "candidate discarded",
             {"dream": candidate.dream_id, "returned": returned},

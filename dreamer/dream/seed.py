@@ -35,6 +35,7 @@ from typing import Any
 from dreamer.errors import WorkspaceError
 from dreamer.memory.state import TITLE, read_memory
 from dreamer.memory.workspace import Workspace
+from dreamer.store import NewCrystal
 from dreamer.support import failures, tokens
 from dreamer.support.files import atomic_write
 from dreamer.support.locks import hold
@@ -85,12 +86,12 @@ def is_hand_written(ws: Workspace) -> bool:
 
 def has_committed_dream(ws: Workspace) -> bool:
     """True when the journal records a dream that wrote MEMORY.md."""
-    return ws.store.latest_dream_id(COMMITTED_OUTCOMES) is not None
+    return ws.store.journal.latest_dream_id(COMMITTED_OUTCOMES) is not None
 
 
 def ensure_migrated(ws: Workspace, now: datetime) -> MigrationReport | None:
     """Migrate a hand-written MEMORY.md if that has not happened yet; None when nothing to do."""
-    if ws.store.get_meta(MIGRATED_KEY) is not None or not is_hand_written(ws):
+    if ws.store.records.get_meta(MIGRATED_KEY) is not None or not is_hand_written(ws):
         return None
     report = migrate(ws, now)
     return report if report.migrated else None
@@ -99,9 +100,9 @@ def ensure_migrated(ws: Workspace, now: datetime) -> MigrationReport | None:
 def migrate(ws: Workspace, now: datetime) -> MigrationReport:
     """Run the seed migration (``dream migrate``); a second run is a no-op that says so."""
     with _migration_lock(ws):
-        done_at = ws.store.get_meta(MIGRATED_KEY)
+        done_at = ws.store.records.get_meta(MIGRATED_KEY)
         if done_at is not None:
-            earlier = json.loads(ws.store.get_meta(REPORT_KEY) or "{}")
+            earlier = json.loads(ws.store.records.get_meta(REPORT_KEY) or "{}")
             return MigrationReport(
                 migrated=False,
                 message=f"already migrated at {done_at} "
@@ -133,7 +134,7 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
             f"migrated MEMORY.md ({len(data):,} bytes, {report.tokens:,} tokens) into "
             f"{_crystals(report.chunks)} ({report.created} new); backup at {backup.name}"
         )
-        ws.store.set_meta(
+        ws.store.records.set_meta(
             REPORT_KEY,
             json.dumps(
                 {
@@ -145,8 +146,8 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
                 }
             ),
         )
-        ws.store.set_meta(FIRST_DREAM_KEY, "1")
-        ws.store.set_meta(MIGRATED_KEY, report.migrated_at or iso(now))
+        ws.store.records.set_meta(FIRST_DREAM_KEY, "1")
+        ws.store.records.set_meta(MIGRATED_KEY, report.migrated_at or iso(now))
         return report
 
 
@@ -169,13 +170,14 @@ def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
         for number, piece in enumerate(pieces, start=1):
             ids.append(
                 ws.index(
-                    piece,
-                    importance=SEED_IMPORTANCE,
-                    semantic_type=None,
-                    at=now,
-                    source="seed",
-                    lifecycle="consolidated",
-                    origin=f"MEMORY.md#chunk-{number}",
+                    NewCrystal(
+                        piece,
+                        importance=SEED_IMPORTANCE,
+                        at=now,
+                        source="seed",
+                        lifecycle="consolidated",
+                        origin=f"MEMORY.md#chunk-{number}",
+                    )
                 )
             )
     return MigrationReport(
@@ -194,7 +196,7 @@ def _crystals(count: int) -> str:
 
 
 def _crystal_count(ws: Workspace) -> int:
-    return ws.store.crystal_count()
+    return ws.store.crystals.crystal_count()
 
 
 def _write_backup(ws: Workspace, data: bytes) -> Path:

@@ -53,17 +53,17 @@ def parse(query: str) -> tuple[list[str], list[str]]:
 def select(store: Store, query: str) -> list[Match]:
     """The crystals that hold every word (and quoted phrase) of ``query``, by id."""
     words, phrases = parse(query)
-    everything = max(store.max_crystal_id(), 1)
+    everything = max(store.crystals.max_crystal_id(), 1)
     ids: set[int] | None = None
     for word in words:  # each word alone: a crystal must be among the matches of every one
-        found = {crystal_id for crystal_id, _ in store.fts_match([word], [], everything)}
+        found = {crystal_id for crystal_id, _ in store.search.fts_match([word], [], everything)}
         ids = found if ids is None else ids & found
         if not ids:
             return []
     wanted = [_fold(phrase) for phrase in phrases]
     return [
         Match(crystal, mark(crystal.text, words, phrases))
-        for crystal in store.crystals_by_id(sorted(ids or ()))
+        for crystal in store.crystals.crystals_by_id(sorted(ids or ()))
         if crystal.text and all(phrase in _fold(crystal.text) for phrase in wanted)
     ]
 

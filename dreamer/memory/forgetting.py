@@ -175,12 +175,12 @@ def crystal_ids(ids: Any) -> list[int]:
 def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -> ForgetReport:
     """Forget these crystals everywhere (the caller holds the workspace lock)."""
     store = ws.store
-    crystals = [store.get(crystal_id) for crystal_id in crystal_ids(ids)]  # all or none
+    crystals = [store.crystals.get(crystal_id) for crystal_id in crystal_ids(ids)]  # all or none
     report = ForgetReport()
     texts = [crystal.text for crystal in crystals]
     hashes = {crystal.content_hash for crystal in crystals}
     for crystal in crystals:
-        store.forget_crystal(crystal.id, reason=reason, at=now)
+        store.forgetting.forget_crystal(crystal.id, reason=reason, at=now)
         report.forgotten.append(crystal.id)
 
     def drop_note(text: str) -> str | None:
@@ -197,7 +197,7 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
         report.memory_lines = old.count("\n") - new.count("\n")
         ws.write_memory(new, now)  # on a shared store, the state row as well
         ids_text = ", ".join(f"#{crystal.id}" for crystal in crystals)
-        report.dream_id = store.record_dream(
+        report.dream_id = store.journal.record_dream(
             {
                 "started_at": iso(now),
                 "finished_at": iso(now),
@@ -208,13 +208,13 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
                 "inputs": {"forgotten": report.forgotten},
             }
         )
-    report.journal_rows = store.rewrite_texts(
+    report.journal_rows = store.forgetting.rewrite_texts(
         lambda value: map_stored(value, lambda piece: _scrub_piece(piece, texts))
     )
-    report.journal_rows += store.drop_searches(lambda query: names(query, texts))
+    report.journal_rows += store.search.drop_searches(lambda query: names(query, texts))
     report.backup_lines = rewrite_backups(ws, lambda text: scrub(text, texts))
     report.report_removed = remove_report(ws)
-    store.purge()
+    store.forgetting.purge()
     from dreamer.retrieval.vectors import forgotten  # numpy: only when forgetting
 
     forgotten(store)  # the vector file's rows of the emptied ids, zeroed now

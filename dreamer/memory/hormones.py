@@ -141,7 +141,7 @@ def _clamp(value: float) -> float:
 
 def levels(ws: Parts, now: datetime) -> dict[str, float]:
     """Each hormone's level at ``now``: the newest stored levels decayed toward rest."""
-    row = ws.store.hormones_at(iso(now))
+    row = ws.store.hormones.hormones_at(iso(now))
     if row is None:
         return rest_levels(ws)
     last = dict(zip(HORMONES, row[1:], strict=True))
@@ -207,12 +207,12 @@ def _store(
     reason: str,
     source: str,
 ) -> None:
-    ws.store.add_hormone_row(moment, current, hormone, delta, reason, source)
+    ws.store.hormones.add_hormone_row(moment, current, hormone, delta, reason, source)
 
 
 def history(ws: Parts, limit: int = 20, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
     """The newest history rows (stimuli, and decay snapshots unless stimuli_only), newest first."""
-    return ws.store.hormone_history(limit, stimuli_only=stimuli_only)
+    return ws.store.hormones.hormone_history(limit, stimuli_only=stimuli_only)
 
 
 def load_lexicon(ws: Parts) -> dict[str, dict[str, Any]]:

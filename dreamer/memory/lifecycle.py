@@ -133,7 +133,7 @@ def run(ws: Parts, now: datetime) -> LifecycleReport:
     for start in range(0, len(changes), BATCH):
         with store.transaction():
             for crystal_id, change, action, why in changes[start : start + BATCH]:
-                store.update_crystal(crystal_id, change, action=action, at=now, reason=why)
+                store.crystals.update_crystal(crystal_id, change, action=action, at=now, reason=why)
     return report
 
 
@@ -143,7 +143,7 @@ def _fade(
     rest = {name: float(ws.settings.hormone_rest[name]) for name in HORMONES}
     due_before = iso(now - timedelta(days=_MIN_DUE_DAYS))
     out: list[tuple[int, dict[str, Any], str, str]] = []
-    for row in store.fade_candidates(due_before):
+    for row in store.crystals.fade_candidates(due_before):
         crystal_id, importance, semantic_type = row.id, row.importance, row.semantic_type
         created_at, updated_at, accessed_at = row.created_at, row.updated_at, row.last_accessed_at
         access_count = row.access_count
@@ -183,8 +183,8 @@ def _merge(ws: Parts, store: Store, now: datetime, report: LifecycleReport) -> N
     # Notes written without a vector (the default sentence model defers it) get one first:
     # the watermark below passes each crystal once, and one with no vector is never compared.
     embed_waiting(store, ws.embedder, limit=MAX_NEW_PER_TICK)
-    checked = int(store.get_meta("lifecycle.merge_checked_id", "0") or 0)
-    rows = store.vectors_after(checked, MAX_NEW_PER_TICK)
+    checked = int(store.records.get_meta("lifecycle.merge_checked_id", "0") or 0)
+    rows = store.vectors.vectors_after(checked, MAX_NEW_PER_TICK)
     if not rows:
         return
     dim, name = ws.embedder.dim, ws.embedder.name
@@ -198,7 +198,7 @@ def _merge(ws: Parts, store: Store, now: datetime, report: LifecycleReport) -> N
     ]
     if fresh:
         _apply_merges(store, fresh, _nearest(store, fresh, dim, name), now, report)
-    store.set_meta("lifecycle.merge_checked_id", str(rows[-1].id))
+    store.records.set_meta("lifecycle.merge_checked_id", str(rows[-1].id))
 
 
 def _vectors(blobs: list[bytes], dim: int) -> np.ndarray:
@@ -214,7 +214,7 @@ def _nearest(store: Store, fresh: list[VectorRow], dim: int, name: str) -> list[
     matrix = _vectors([row.embedding for row in fresh], dim)
     best_sim = np.full(len(fresh), -1.0, dtype=np.float32)
     best_id = np.zeros(len(fresh), dtype=np.int64)
-    for block in store.vector_blocks(int(ids.max()), name, BLOCK):
+    for block in store.vectors.vector_blocks(int(ids.max()), name, BLOCK):
         block_ids = np.array([row.id for row in block], dtype=np.int64)
         block_kinds = np.array([row.source == "sessions" for row in block])
         sims = _vectors([row.embedding for row in block], dim) @ matrix.T  # (block, fresh)
@@ -262,7 +262,7 @@ def _apply_merges(
             other_id = parent[other_id]
         if other_id == new_id:
             continue
-        new, other = store.get(new_id), store.get(other_id)
+        new, other = store.crystals.get(new_id), store.crystals.get(other_id)
         if new.lifecycle == "archived" or other.lifecycle == "archived":
             continue
         if not same_words(new.text, other.text):
@@ -277,7 +277,7 @@ def _apply_merges(
         else:
             winner, loser = new, other
         reason = f"near-duplicate (cosine {similarity:.3f})"
-        store.update_crystal(
+        store.crystals.update_crystal(
             loser.id,
             {"lifecycle": "archived", "parent_id": winner.id},
             action="merged",
@@ -285,7 +285,7 @@ def _apply_merges(
             reason=f"{reason} of #{winner.id}",
         )
         if winner.lifecycle != "frozen":
-            store.update_crystal(
+            store.crystals.update_crystal(
                 winner.id,
                 {
                     "importance": max(winner.importance, loser.importance),

@@ -31,7 +31,7 @@ def period(ws: Parts, since: datetime, until: datetime) -> dict[str, Any]:
     ``dominant`` is the hormone with the largest lift, if one rose at least DOMINANCE.
     """
     rest = rest_levels(ws)
-    rows = ws.store.stimuli_between(iso(since), iso(until), 2000)
+    rows = ws.store.hormones.stimuli_between(iso(since), iso(until), 2000)
     peaks: dict[str, dict[str, Any]] = {}
     for name in HORMONES:
         pushes = [row for row in rows if row["hormone"] == name and (row["delta"] or 0) > 0]

@@ -51,7 +51,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
     with ws.lock():
         store = ws.store
         changed: list[int] = []
-        for crystal in store.crystals():
+        for crystal in store.crystals.select():
             found = redact(crystal.text)
             if not found.found:
                 continue
@@ -60,7 +60,7 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
             if not dry_run:
                 vector = to_blob(embed_texts(ws.embedder, [found.text])[0])
                 kinds = sorted({finding.kind for finding in found.found})
-                store.replace_text(
+                store.forgetting.replace_text(
                     crystal.id,
                     found.text,
                     embedding=vector,
@@ -79,9 +79,11 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
         report.backup_lines = rewrite_backups(ws, text_of, dry_run=dry_run)
         if dry_run:
             return report
-        report.journal_rows = store.rewrite_texts(lambda value: map_stored(value, text_of))
+        report.journal_rows = store.forgetting.rewrite_texts(
+            lambda value: map_stored(value, text_of)
+        )
         if report.secrets:  # a page drawn before may show them
             report.report_removed = remove_report(ws)
-        store.purge()
+        store.forgetting.purge()
         rewritten(store, changed)  # the vector file must not keep the old vectors either
     return report

@@ -32,10 +32,10 @@ class Sighting:
 
 def record(store: Store, crystal_id: int, at: datetime) -> None:
     """Count one more writing of crystal ``crystal_id``'s text, and make it pending again."""
-    crystal = store.get(crystal_id)
+    crystal = store.crystals.get(crystal_id)
     reason = "the same note was written again"
     if crystal.lifecycle in REOPENED:
-        store.update_crystal(
+        store.crystals.update_crystal(
             crystal_id,
             {"lifecycle": "generated", "consolidated_at": None},
             action=SEEN,
@@ -43,7 +43,7 @@ def record(store: Store, crystal_id: int, at: datetime) -> None:
             reason=reason,
         )
     else:
-        store.audit(crystal_id, SEEN, {"reason": reason}, at)
+        store.records.audit(crystal_id, SEEN, {"reason": reason}, at)
 
 
 def of(store: Store, crystals: Iterable[tuple[int, str]]) -> dict[int, Sighting]:
@@ -51,7 +51,9 @@ def of(store: Store, crystals: Iterable[tuple[int, str]]) -> dict[int, Sighting]
     out: dict[int, Sighting] = {}
     for crystal_id, created_at in crystals:
         times = [
-            row["at"] for row in store.audit_entries(crystal_id, HISTORY) if row["action"] == SEEN
+            row["at"]
+            for row in store.records.audit_entries(crystal_id, HISTORY)
+            if row["action"] == SEEN
         ]
         if times:
             out[crystal_id] = Sighting(1 + len(times), max([created_at, *times]))
@@ -60,7 +62,7 @@ def of(store: Store, crystals: Iterable[tuple[int, str]]) -> dict[int, Sighting]
 
 def mark(store: Store) -> int:
     """The id of the newest audit row (0 for none): what ``since`` counts from."""
-    newest = store.audit_entries(None, 1)
+    newest = store.records.audit_entries(None, 1)
     return int(newest[0]["id"]) if newest else 0
 
 
@@ -71,11 +73,11 @@ def since(store: Store, crystal_ids: Iterable[int], after: int) -> set[int]:
         for crystal_id in crystal_ids
         if any(
             row["action"] == SEEN and int(row["id"]) > after
-            for row in store.audit_entries(crystal_id, HISTORY)
+            for row in store.records.audit_entries(crystal_id, HISTORY)
         )
     }
 
 
 def latest(store: Store, rows: int = HISTORY) -> dict[int, str]:
     """When each crystal's text was last written again, from the newest ``rows`` audit rows."""
-    return store.latest_actions(SEEN, rows)
+    return store.records.latest_actions(SEEN, rows)

@@ -16,6 +16,7 @@ import math
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from dreamer.kinds import (
     infer_type,
 )
 from dreamer.memory import hormones, location
-from dreamer.store import content_hash, open_store
+from dreamer.store import NewCrystal, content_hash, open_store
 from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
@@ -222,9 +223,6 @@ class Workspace:
     @property
     def store(self) -> Store:
         """The open crystal store (opened, and migrated, on first use)."""
-        return self._open_store(for_note=False)
-
-    def _open_store(self, *, for_note: bool) -> Store:
         with self._store_lock:  # two threads' first use must not open two connections
             if self._store is None:
                 # The one place a workspace's backend is chosen: the SQLite file in memory/,
@@ -234,7 +232,6 @@ class Workspace:
                     url=self.settings.store_url,
                     key=str(self.root.resolve()),
                     read_only=self.read_only,
-                    for_note=for_note,
                 )
             return self._store
 
@@ -336,9 +333,8 @@ class Workspace:
         replaces = self.redact(replaces).text if replaces else None
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
-        # An unreadable database must fail before the scratch changes. Opened for a note when
-        # nothing opened it yet: a fresh `dream note` loads only the tables a note writes.
-        self._open_store(for_note=True)
+        # An unreadable database must fail before the scratch changes.
+        self.store  # noqa: B018 - opening it is the check
         self._appender().append(text, moment, importance, about, replaces)
         if source == "scratch":
             # An agent's own words move its hormones (auto/seed notes must not feed back).
@@ -346,16 +342,18 @@ class Workspace:
                 text, hormones.load_lexicon(self)
             ):
                 hormones.feel(self, hormone, delta, reason, moment, source="note")
-        again = self.store.find_by_hash(content_hash(text))
+        again = self.store.crystals.find_by_hash(content_hash(text))
         crystal_id = self.index(
-            text,
-            importance=importance,
-            semantic_type=semantic_type,
-            at=moment,
-            source=source,
+            NewCrystal(
+                text,
+                source=source,
+                importance=importance,
+                at=moment,
+                semantic_type=semantic_type,
+                about=about,
+                replaces=replaces,
+            ),
             embed=embed,
-            about=about,
-            replaces=replaces,
         )
         if again is not None:
             from dreamer.memory import sightings  # here: only a note seen before is a sighting
@@ -363,47 +361,31 @@ class Workspace:
             sightings.record(self.store, again, moment)
         return crystal_id
 
-    def index(
-        self,
-        text: str,
-        *,
-        importance: float,
-        semantic_type: str | None,
-        at: datetime,
-        source: str,
-        lifecycle: str = "generated",
-        origin: str | None = None,
-        embed: bool = True,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> int:
-        """Make text a crystal unless it already is one (by content hash); return its id.
+    def index(self, crystal: NewCrystal, *, embed: bool = True) -> int:
+        """Make a crystal unless its text already is one (by content hash); return its id.
 
-        A slow embedder (``deferred``, e.g. the minilm sentence model) never
-        embeds here: the crystal waits without a vector, as with ``embed=False``.
+        The text is redacted, a missing semantic type inferred, and the hormone levels at
+        ``crystal.at`` recorded. A slow embedder (``deferred``, e.g. the minilm sentence model)
+        never embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
         # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
         # (a note with one is refused at the door, ingested text loses it).
-        text = self.redact(text).text.replace("\x00", "")
+        text = self.redact(crystal.text).text.replace("\x00", "")
         embed = embed and not getattr(self.embedder, "deferred", False)
         blob = None
         if embed:
             from dreamer.retrieval.embed import embed_texts, to_blob
 
             blob = to_blob(embed_texts(self.embedder, [text])[0])
-        crystal_id, _created = self.store.add_crystal(
-            text,
-            source=source,
-            semantic_type=semantic_type or infer_type(head(text)),
-            importance=importance,
-            at=at,
-            embedding=blob,
-            embedder=self.embedder.name if embed else None,
-            hormones=hormones.levels(self, at),
-            lifecycle=lifecycle,
-            origin=origin,
-            about=about,
-            replaces=replaces,
+        crystal_id, _created = self.store.crystals.add_crystal(
+            replace(
+                crystal,
+                text=text,
+                semantic_type=crystal.semantic_type or infer_type(head(text)),
+                embedding=blob,
+                embedder=self.embedder.name if embed else None,
+                hormones=hormones.levels(self, crystal.at),
+            )
         )
         return crystal_id
 
@@ -461,7 +443,7 @@ class Workspace:
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal, whole."""
-        return self.store.get(_crystal_id(crystal_id))
+        return self.store.crystals.get(_crystal_id(crystal_id))
 
 
 NOTE_FIELD_CHARS = 300  # about / replaces: a label or the old words, not a second note

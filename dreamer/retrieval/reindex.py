@@ -36,11 +36,11 @@ def reindex(
     done = 0
     while limit is None or done < limit:
         size = BATCH if limit is None else min(BATCH, limit - done)
-        stale = store.stale_vectors(embedder.name, size)
+        stale = store.vectors.stale_vectors(embedder.name, size)
         if not stale:
             break
         vectors = embed_texts(embedder, [text for _, text in stale])
-        store.set_vectors(
+        store.vectors.set_vectors(
             [
                 (crystal_id, to_blob(vector))
                 for (crystal_id, _), vector in zip(stale, vectors, strict=True)
@@ -54,8 +54,8 @@ def reindex(
         from dreamer.retrieval.vectors import GENERATION_KEY, clear_cache
 
         # Indexes other processes built hold the old vectors: tell them to reload.
-        generation = int(store.get_meta(GENERATION_KEY) or 0) + 1
-        store.set_meta(GENERATION_KEY, str(generation))
+        generation = int(store.records.get_meta(GENERATION_KEY) or 0) + 1
+        store.records.set_meta(GENERATION_KEY, str(generation))
         clear_cache()
     return done
 
@@ -70,13 +70,13 @@ def embed_waiting(store: Store, embedder: Embedder, *, limit: int = WAITING_LIMI
     mark = store.change_mark()  # before the look-up: a note written after it moves the mark
     if mark is not None and _none_waiting.get(store) == mark:
         return 0
-    waiting = store.unembedded(0, None, limit)
+    waiting = store.vectors.unembedded(0, None, limit)
     if not waiting:
         if mark is not None:
             _none_waiting[store] = mark
         return 0
     vectors = embed_texts(embedder, [text for _, _, text in waiting])
-    store.set_vectors(
+    store.vectors.set_vectors(
         [
             (crystal_id, to_blob(vector))
             for (crystal_id, _, _), vector in zip(waiting, vectors, strict=True)

@@ -142,21 +142,22 @@ def _lexical(
     rare, common = _split_common(store, terms, words)
     wide = limit if sessions and facts else FILTER_WIDTH * limit
     rows: list[tuple[int, float]] | None = None
-    if common and isinstance(store, PairedMatch) and _all_common(words, rare):
+    index = store.search
+    if common and isinstance(index, PairedMatch) and _all_common(words, rare):
         # Every word is common (a large store): a crystal holding the least common word and
         # nothing else of the query ranks below those holding two, unless it is very short.
         # Ranking only those holding two is a fraction of the work when enough of them do.
-        rows = store.fts_match_paired(rare, common, wide)
+        rows = index.fts_match_paired(rare, common, wide)
         if len(rows) < wide:
             rows = None  # too few hold two words: the least common word alone finds too
     if rows is None:
-        rows = store.fts_match(rare, common, wide)
+        rows = store.search.fts_match(rare, common, wide)
     if not (sessions and facts) and rows:
-        kept = store.ids_of_kind([row[0] for row in rows], sessions)
+        kept = store.search.ids_of_kind([row[0] for row in rows], sessions)
         filtered = [row for row in rows if row[0] in kept][:limit]
         if len(filtered) < limit and len(rows) == wide:
             # Too few of the wider list pass the filter: rank the filtered matches exactly.
-            filtered = store.fts_match_filtered(rare, common, sessions, limit)
+            filtered = store.search.fts_match_filtered(rare, common, sessions, limit)
         rows = filtered
     return {row[0]: max(row[1], 0.0) for row in rows}
 
@@ -168,14 +169,14 @@ class Words:
     def __init__(self, store: Store, terms: list[str]):
         self.store = store
         self.terms = terms
-        self.total = store.max_crystal_id()
+        self.total = store.crystals.max_crystal_id()
         self._counts: dict[str, int] | None = None
 
     @property
     def counts(self) -> dict[str, int]:
         """In how many crystals each term's stem occurs (asked of the store once)."""
         if self._counts is None:
-            self._counts = self.store.term_frequencies(self.terms) if self.terms else {}
+            self._counts = self.store.search.term_frequencies(self.terms) if self.terms else {}
         return self._counts
 
 
@@ -224,7 +225,7 @@ def _all_common(words: Words, rare: list[str]) -> bool:
 
 def _rows(store: Store, ids: list[int]) -> list[RankRow]:
     """(id, source, julian day, importance, archived) of the given crystals."""
-    return store.rank_rows(ids)
+    return store.search.rank_rows(ids)
 
 
 def _in_context(
@@ -463,7 +464,7 @@ def search(
     if fused:
         # The rows of every candidate were read on the way (None: a crystal forgotten since)
         rows = [row for row in map(known.get, fused) if row is not None]
-        newest = min(_julian(now), store.newest_day() or _julian(now))
+        newest = min(_julian(now), store.search.newest_day() or _julian(now))
         n = len(rows)
         columns = list(zip(*rows, strict=True)) or [()] * 5
         ids = columns[0]
@@ -478,7 +479,7 @@ def search(
         # Best first; equal scores put the newer crystal (higher id) first.
         order = np.lexsort((-np.fromiter(ids, np.int64, n), -scores))[:limit].tolist()
         best = dict(zip([ids[i] for i in order], scores[order].tolist(), strict=True))
-        for row in store.hit_rows(list(best)):
+        for row in store.search.hit_rows(list(best)):
             crystal_id, text, source, kind, weight, lifecycle, created = row
             hits.append(
                 Hit(crystal_id, text, best[crystal_id], source, kind, weight, lifecycle, created)
@@ -542,6 +543,6 @@ def _record(
     store: Store, query: str, search_type: str, hits: list[Hit], now: datetime, gap: bool
 ) -> None:
     # The query arrives redacted (unless redaction is off): the log keeps it.
-    store.record_search(
+    store.search.record_search(
         now, query, search_type, [hit.id for hit in hits], hits[0].score if hits else None, gap=gap
     )

@@ -173,10 +173,10 @@ class VectorIndex:
         """Append, fill and clear rows in place (under the lock); False if a rebuild is due."""
         # Read before any vector: a forget committed after this count is repaired by the next
         # refresh (or by the forget itself), never missed.
-        tombstones = store.tombstone_count()
-        generation = store.get_meta(GENERATION_KEY) or ""
+        tombstones = store.forgetting.tombstone_count()
+        generation = store.records.get_meta(GENERATION_KEY) or ""
         head = file.header()
-        newest = store.max_crystal_id()
+        newest = store.crystals.max_crystal_id()
         if (
             head is None
             or head.embedder != stamp(self.embedder)
@@ -197,9 +197,9 @@ class VectorIndex:
             return False
         current = (
             head.waiting == 0
-            and head.rows == store.max_crystal_id()
-            and head.tombstones == store.tombstone_count()
-            and head.generation == (store.get_meta(GENERATION_KEY) or "")
+            and head.rows == store.crystals.max_crystal_id()
+            and head.tombstones == store.forgetting.tombstone_count()
+            and head.generation == (store.records.get_meta(GENERATION_KEY) or "")
         )
         if current:
             self.header = head
@@ -209,25 +209,25 @@ class VectorIndex:
         """Write every row again: into a new file, outside the lock (a million rows take
         seconds), then, under it, catch up with what changed meanwhile and rename it into
         place. A private file is written again in place."""
-        tombstones = store.tombstone_count()  # before any vector, as in _update
-        generation = store.get_meta(GENERATION_KEY) or ""
+        tombstones = store.forgetting.tombstone_count()  # before any vector, as in _update
+        generation = store.records.get_meta(GENERATION_KEY) or ""
         empty = Header(0, 0, self.dim, SKETCH_DIM, self.file.block_rows, tombstones, 0, "", "")
         empty = replace(empty, generation=generation, embedder=self.embedder)
         if self.path is None:
             self._cache = None
             self.file.reset()
-            head = self._append(store, self.file, empty, store.max_crystal_id())
+            head = self._append(store, self.file, empty, store.crystals.max_crystal_id())
             return self.file.write_header(head)
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         fd = open_no_follow(temp, os.O_RDWR | os.O_CREAT | os.O_TRUNC, FILE_MODE)
         try:
             fresh = VectorFile(fd, self.dim)
-            head = self._append(store, fresh, empty, store.max_crystal_id())
+            head = self._append(store, fresh, empty, store.crystals.max_crystal_id())
             with self._writing(store):
-                if (store.get_meta(GENERATION_KEY) or "") != generation:
+                if (store.records.get_meta(GENERATION_KEY) or "") != generation:
                     raise _Stale  # vectors changed again meanwhile: the next search retries
-                head = self._clear_forgotten(store, fresh, head, store.tombstone_count())
-                head = self._append(store, fresh, head, store.max_crystal_id())
+                head = self._clear_forgotten(store, fresh, head, store.forgetting.tombstone_count())
+                head = self._append(store, fresh, head, store.crystals.max_crystal_id())
                 head = fresh.write_header(self._fill_waiting(store, fresh, head))
                 os.replace(temp, self.path)
                 fsync_dir(self.path.parent)
@@ -250,13 +250,13 @@ class VectorIndex:
             end = min(start + WINDOW, newest)  # rows start..end-1: ids start+1..end
             flags = np.zeros(end - start, dtype=np.uint8)
             vectors = np.zeros((end - start, self.dim), dtype=np.float16)
-            for block in store.vectors_between(start, end, self.embedder, WINDOW):
+            for block in store.vectors.vectors_between(start, end, self.embedder, WINDOW):
                 for row in block:
                     if len(row.embedding) == 2 * self.dim:
                         at = row.id - 1 - start
                         flags[at] = SESSION if row.source == "sessions" else NOTE
                         vectors[at] = np.frombuffer(row.embedding, dtype=np.float16)
-            for crystal_id, source, _ in store.unembedded(start, end):
+            for crystal_id, source, _ in store.vectors.unembedded(start, end):
                 if flags[crystal_id - 1 - start] == EMPTY:
                     flags[crystal_id - 1 - start] = (
                         WAITING_SESSION if source == "sessions" else WAITING_NOTE
@@ -274,7 +274,7 @@ class VectorIndex:
         arrived = 0
         for at in range(0, len(rows), 500):
             part = rows[at : at + 500]
-            found = dict(store.vectors_of([int(r) + 1 for r in part], self.embedder))
+            found = dict(store.vectors.vectors_of([int(r) + 1 for r in part], self.embedder))
             for row in part.tolist():
                 blob = found.get(row + 1)
                 if blob is None or len(blob) != 2 * self.dim:
@@ -292,7 +292,9 @@ class VectorIndex:
         if head.tombstones == tombstones:
             return head
         rows = sorted(
-            row["crystal_id"] - 1 for row in store.tombstones() if row["crystal_id"] <= head.rows
+            row["crystal_id"] - 1
+            for row in store.forgetting.tombstones()
+            if row["crystal_id"] <= head.rows
         )
         flags = file.flags(head.rows)
         waiting = sum(1 for r in rows if flags[r] in (WAITING_NOTE, WAITING_SESSION))
@@ -302,7 +304,7 @@ class VectorIndex:
     def forget(self, store: Store) -> None:
         """Zero the rows of crystals forgotten in the store, now (and any torn tail)."""
         with self._writing(store) as file:
-            tombstones = store.tombstone_count()
+            tombstones = store.forgetting.tombstone_count()
             head = file.header()
             if head is None:
                 return
@@ -317,8 +319,8 @@ class VectorIndex:
                 return
             file.repair(head.rows)
             ids = sorted(i for i in set(ids) if 0 < i <= head.rows)
-            found = dict(store.vectors_of(ids, self.embedder))
-            sources = {row[0]: row[1] for row in store.rank_rows(ids)}
+            found = dict(store.vectors.vectors_of(ids, self.embedder))
+            sources = {row[0]: row[1] for row in store.search.rank_rows(ids)}
             flags = file.flags(head.rows)
             waiting = head.waiting
             for crystal_id in ids:
@@ -507,7 +509,9 @@ def rewritten(store: Store, ids: list[int]) -> None:
     if index is None:
         if ids and isinstance(store, Leasing):
             # Other processes hold private copies with the old vectors: they read them again.
-            store.set_meta(GENERATION_KEY, str(int(store.get_meta(GENERATION_KEY) or 0) + 1))
+            store.records.set_meta(
+                GENERATION_KEY, str(int(store.records.get_meta(GENERATION_KEY) or 0) + 1)
+            )
         return
     try:
         index.rewrite(store, ids)
@@ -655,7 +659,9 @@ def cosines(
             found, matrix = index.vectors_of(ids)
     else:
         dim = embedder.dim
-        rows = [row for row in store.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim]
+        rows = [
+            row for row in store.vectors.vectors_of(ids, embedder.name) if len(row[1]) == 2 * dim
+        ]
         found = np.array([row[0] for row in rows], dtype=np.int64)
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16)
         matrix = widen(matrix.reshape(len(rows), dim))

@@ -107,7 +107,7 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
 
 
 def _load_state(ws: Workspace) -> dict[str, Any]:
-    raw = ws.store.get_meta(STATE_KEY)
+    raw = ws.store.records.get_meta(STATE_KEY)
     state = json.loads(raw) if raw else {}
     state.setdefault("high", {name: False for name in HORMONES})
     state.setdefault("checked_id", 0)
@@ -124,10 +124,10 @@ def detect_spikes(ws: Workspace, now: datetime) -> list[tuple[str, float, dateti
     state = _load_state(ws)
     high: dict[str, bool] = state["high"]
     checked = int(state["checked_id"])
-    last = ws.store.hormones_at_row(checked)
+    last = ws.store.hormones.hormones_at_row(checked)
     prev_at: datetime | None = parse_iso(last[0]) if last else None
     prev = dict(zip(HORMONES, last[1:], strict=True)) if last else hormones.rest_levels(ws)
-    rows = ws.store.hormone_rows_after(checked, iso(now))
+    rows = ws.store.hormones.hormone_rows_after(checked, iso(now))
     spikes: dict[str, tuple[float, datetime]] = {}
     for row_id, at_text, *values in rows:
         at = parse_iso(at_text)
@@ -149,7 +149,7 @@ def detect_spikes(ws: Workspace, now: datetime) -> list[tuple[str, float, dateti
             high[name] = False
     state["checked_id"] = checked
     state.pop("checked_at", None)
-    ws.store.set_meta(STATE_KEY, json.dumps(state))
+    ws.store.records.set_meta(STATE_KEY, json.dumps(state))
     return [(name, *spikes[name]) for name in HORMONES if name in spikes]
 
 
@@ -157,12 +157,12 @@ def spike_text(ws: Workspace, hormone: str, peak: float, peak_at: datetime, now:
     """The automatic note for one spike, in the seed's form, with what was going on."""
     lexicon = hormones.load_lexicon(ws)
     cause = (lexicon.get(hormone) or {}).get("reason") or f"{hormone} stimulus"
-    reasons = ws.store.stimulus_reasons(hormone, iso(peak_at), 10)
+    reasons = ws.store.hormones.stimulus_reasons(hormone, iso(peak_at), 10)
     unique = [reason for reason in dict.fromkeys(reasons) if reason != cause][:3]
     context = f"Peaked at {peak:.2f} at {iso(peak_at)}"
     if unique:
         context += " after: " + "; ".join(reversed(unique))
-    latest = ws.store.latest_text("scratch", iso(peak_at))
+    latest = ws.store.crystals.latest_text("scratch", iso(peak_at))
     text = f"[AUTO] Hormonal event: {hormone} spike ({cause}). {context}."
     if latest:
         clipped = " ".join(latest.split())

@@ -64,7 +64,7 @@ def period_for(ws: Workspace, now: datetime, since: datetime | None) -> Period:
                 f"--since {iso(since)} is not before now ({iso(now)}); pick a past date"
             )
         return Period(since, now)
-    span = ws.store.activity_span()
+    span = ws.store.history.activity_span()
     first = parse_iso(span[0]) if span else now - timedelta(days=1)
     first = max(first, now - timedelta(days=DEFAULT_SPAN_DAYS))
     return Period(min(first, now - timedelta(hours=1)), now)
@@ -77,11 +77,13 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
     store = ws.store
     levels = hormones.levels(ws, now)
     series, stimuli, strongest = hormone_history(ws, period)
-    dreams = [row for row in store.dream_rows(iso(period.since), iso(now)) if _is_dream(row)]
-    last = [row for row in store.dream_entries(5) if _is_dream(row)]
+    dreams = [
+        row for row in store.history.dream_rows(iso(period.since), iso(now)) if _is_dream(row)
+    ]
+    last = [row for row in store.journal.dream_entries(5) if _is_dream(row)]
     memory_text = ws.read_memory(errors="replace")
     lifecycle_days = 1 if period.seconds <= WEEKLY_AFTER_DAYS * 86400 else 7
-    by_stage = store.count_by_lifecycle()
+    by_stage = store.crystals.count_by_lifecycle()
     return ReportData(
         workspace=str(ws.root),
         now=now,
@@ -92,8 +94,8 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         min_chunks=ws.settings.min_chunks_for_dream,
         last_dream=last[0] if last else None,
         next_dream=schedule.next_due(ws, "dream", now),
-        totals=dict(store.dream_totals()),
-        removed=store.audit_action_counts(REMOVED_ACTIONS),
+        totals=dict(store.journal.dream_totals()),
+        removed=store.history.audit_action_counts(REMOVED_ACTIONS),
         levels=levels,
         mood=moods.mood(levels),
         hormone_series=series,
@@ -123,8 +125,8 @@ def hormone_history(
     levels decay toward rest. Each bucket's point is the highest level within it, so a spike
     shorter than a bucket still shows.
     """
-    rows = ws.store.hormone_rows_between(iso(period.since), iso(period.until))
-    before = ws.store.hormones_at(iso(period.since - timedelta(seconds=1)))
+    rows = ws.store.history.hormone_rows_between(iso(period.since), iso(period.until))
+    before = ws.store.hormones.hormones_at(iso(period.since - timedelta(seconds=1)))
     rest = hormones.rest_levels(ws)
     half = {name: float(ws.settings.hormone_half_life_minutes[name]) for name in HORMONES}
     anchors: list[tuple[datetime, dict[str, float]]] = []
@@ -198,7 +200,8 @@ def dream_diffs(ws: Workspace, dreams: list[dict[str, Any]]) -> dict[int, str]:
     spent = 0
     for start in range(0, len(wanted), 50):
         for entry in sorted(
-            ws.store.dream_states(wanted[start : start + 50]), key=lambda entry: -entry["id"]
+            ws.store.history.dream_states(wanted[start : start + 50]),
+            key=lambda entry: -entry["id"],
         ):
             try:
                 text = journal.diff(entry)
@@ -218,7 +221,7 @@ def lifecycle_buckets(
     ws: Workspace, period: Period, days: int
 ) -> list[tuple[datetime, dict[str, int]]]:
     """Crystals created, consolidated, archived and frozen per bucket of ``days`` UTC days."""
-    by_day = ws.store.lifecycle_by_day(iso(period.since), iso(period.until))
+    by_day = ws.store.history.lifecycle_by_day(iso(period.since), iso(period.until))
     first = period.since.replace(hour=0, minute=0, second=0, microsecond=0)
     if days == 7:
         first -= timedelta(days=first.weekday())  # weeks start on Monday

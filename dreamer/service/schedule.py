@@ -124,9 +124,9 @@ def enabled_jobs(ws: Workspace) -> list[str]:
 
 def last_run(ws: Workspace, job: str) -> tuple[datetime | None, str | None, str | None]:
     """(started_at, outcome, detail) of the newest run of ``job``, from runs and the journal."""
-    row = ws.store.last_run(job)
+    row = ws.store.journal.last_run(job)
     if job == "dream":
-        dreamt = ws.store.newest_dream()
+        dreamt = ws.store.journal.newest_dream()
         # A dream run by hand (only in the journal) counts as much as a scheduled one.
         if dreamt and (row is None or dreamt[0] > row[0]):
             row = dreamt
@@ -140,7 +140,7 @@ def _cron_anchor(ws: Workspace, last: datetime | None, now: datetime) -> datetim
     activity (so a new workspace waits for the next 03:00 instead of dreaming at once)."""
     if last is not None:
         return last
-    span = ws.store.activity_span()
+    span = ws.store.history.activity_span()
     return min(parse_iso(span[0]), as_utc(now)) if span else as_utc(now)
 
 
@@ -209,7 +209,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
     """Everything ``dream status`` shows: jobs, pending notes, crystals, hormones, last dream."""
     levels = hormones.levels(ws, now)
     # A forget's journal row (outcome "forgotten") is no dream; the newest few hold one.
-    last = [row for row in ws.store.dream_entries(5) if row["outcome"] != "forgotten"]
+    last = [row for row in ws.store.journal.dream_entries(5) if row["outcome"] != "forgotten"]
     in_scratch = len(ws.scratch.notes())
     return {
         "workspace": str(ws.root),
@@ -218,14 +218,16 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "scratch_notes": in_scratch,
         "pending_for_dream": dream.pending(ws),
         "min_chunks_for_dream": ws.settings.min_chunks_for_dream,
-        "crystals": {stage: ws.store.count_by_lifecycle().get(stage, 0) for stage in LIFECYCLES},
+        "crystals": {
+            stage: ws.store.crystals.count_by_lifecycle().get(stage, 0) for stage in LIFECYCLES
+        },
         "hormones": levels,
         "mood": moods.mood(levels),
         "last_dream": last[0] if last else None,
         # Every outcome of the last day, so a failure or an overrun is seen even after a
         # later run went well.
-        "runs_last_day": ws.store.run_counts(iso(as_utc(now) - timedelta(days=1))),
-        "llm_to_date": ws.store.dream_totals(),
+        "runs_last_day": ws.store.journal.run_counts(iso(as_utc(now) - timedelta(days=1))),
+        "llm_to_date": ws.store.journal.dream_totals(),
         "spending": budget.summary(ws, now),
         "health": health.lines(ws, now),
     }
@@ -243,7 +245,7 @@ def ensure_migrated(ws: Workspace, now: datetime) -> None:
 
 def record_run(ws: Workspace, record: RunRecord) -> None:
     """Store one run in the ``runs`` table and log it."""
-    ws.store.record_run(
+    ws.store.journal.record_run(
         record.job, iso(record.started_at), iso(record.finished_at), record.outcome, record.detail
     )
     level = logging.INFO if record.ok else logging.WARNING

@@ -236,7 +236,7 @@ class Service:
             # The store alone: what failed may be the workspace's settings, not its database.
             store = open_store(Path(root) / "memory" / "crystals.db")
             try:
-                store.record_run(job, iso(at), iso(record.finished_at), outcome, detail)
+                store.journal.record_run(job, iso(at), iso(record.finished_at), outcome, detail)
             finally:
                 store.close()
             log.warning("%s %s: %s (%s)", root, job, outcome, detail)

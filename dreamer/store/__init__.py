@@ -1,4 +1,4 @@
-"""Storage: the ``Store`` protocol and its backends. All SQL lives in this package.
+"""Storage: the ``Store`` protocol, its roles and its backends. All SQL lives in this package.
 
 ``open_store(path)`` opens the default backend (SQLite, ``memory/crystals.db``);
 ``open_store(path, url="postgresql://...", key=...)`` one workspace's rows in PostgreSQL.
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from dreamer.config import STORE_SCHEMES
 from dreamer.errors import StoreUnavailable, UsageError
+from dreamer.store.crystal import NewCrystal
 from dreamer.store.identity import content_hash
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -18,14 +19,22 @@ if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
     from dreamer.store.postgres.jobs import JobQueue
     from dreamer.store.rows import Crystal
 
-__all__ = ["Crystal", "Store", "content_hash", "is_postgres", "open_jobs", "open_store"]
+__all__ = [
+    "Crystal",
+    "NewCrystal",
+    "Store",
+    "content_hash",
+    "is_postgres",
+    "open_jobs",
+    "open_store",
+]
 
 
 POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"
 
 
 def __getattr__(name: str) -> type:
-    # Loaded when first named: Crystal is a dataclass (see dreamer.store.base), Store the long
+    # Loaded when first named: Crystal is a dataclass (dreamer.store.rows), Store the role
     # contract every backend meets; a fresh `dream note` needs neither.
     if name == "Crystal":
         from dreamer.store.rows import Crystal
@@ -69,23 +78,16 @@ def open_store(
     url: str | None = None,
     key: str | None = None,
     read_only: bool = False,
-    for_note: bool = False,
 ) -> Store:
     """Open (creating and migrating if needed) the store at ``path``, or, given a PostgreSQL
     ``url``, the rows of workspace ``key`` (default: ``path``'s workspace folder) there.
 
-    ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read.
-    ``for_note``: a note is what the store is opened for. A SQLite store then loads only the
-    tables a note writes, and the rest on first use (``dreamer.store.sqlite.note``)."""
+    ``read_only``: ``path`` is on a read-only file system; the SQLite file is only read."""
     if is_postgres(url):
         _require_psycopg()
         from dreamer.store.postgres.store import PostgresStore
 
         return PostgresStore(str(url), key or str(path.resolve().parent.parent), path)
-    if for_note:
-        from dreamer.store.sqlite.note import NoteStore
-
-        return NoteStore(path, read_only=read_only)
     from dreamer.store.sqlite.store import SQLiteStore
 
     return SQLiteStore(path, read_only=read_only)

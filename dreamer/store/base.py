@@ -2,8 +2,11 @@
 
 A backend stores one workspace's crystals (with full-text and vector columns), the meta
 key/value table, the audit log, the dream journal, hormone history, the search log, curiosity
-gaps and scheduled runs. ``tests/test_store_contract.py`` runs the same contract tests over
-every implementation.
+gaps and scheduled runs. Each role is its own small protocol (``Crystals``, ``Forgetting``,
+``Vectors``, ``Search``, ``Records``, ``Hormones``, ``Journal``, ``History``); ``Store`` holds
+the connection's life and one property per role, so a caller is checked against the role it
+uses (``store.crystals.get(id)``). ``tests/test_store_contract.py`` runs the same contract
+tests over every implementation.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from dreamer.store.identity import content_hash  # noqa: F401  (the backends import it here)
+from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 if TYPE_CHECKING:
-    from dreamer.store.rows import Crystal, FadeRow, VectorRow
+    from dreamer.store.crystal import NewCrystal
 
 HormoneRow = tuple[str, float, float, float]  # (at, dopamine, cortisol, oxytocin)
 RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importance, archived)
@@ -25,55 +29,16 @@ RankRow = tuple[int, str, float, float, int]  # (id, source, julian day, importa
 HitRow = tuple[int, str, str, str, float, str, str]
 
 
-def __getattr__(name: str) -> type:
-    # The row classes (dataclasses) live in dreamer.store.rows and load when first named: a
-    # fresh `dream note` reads no row, and importing dataclasses cost it ~7 ms.
-    if name in ("Crystal", "FadeRow", "VectorRow"):
-        from dreamer.store import rows
+class Crystals(Protocol):
+    """A workspace's crystals: written, read, changed (each change audited)."""
 
-        return getattr(rows, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class Store(Protocol):
-    """One workspace's storage. Times are ISO-8601 UTC text (``dreamer.support.times.iso``)."""
-
-    path: Path
-
-    def close(self) -> None:
-        """Release the connection."""
-        ...
-
-    def transaction(self) -> AbstractContextManager[None]:
-        """Group writes so they land together or not at all (nested calls join the outer one)."""
-        ...
-
-    # --- crystals ---------------------------------------------------------------------------
-
-    def add_crystal(
-        self,
-        text: str,
-        *,
-        source: str,
-        semantic_type: str,
-        importance: float,
-        at: datetime,
-        embedding: bytes | None,
-        embedder: str | None = None,
-        hormones: Mapping[str, float] | None = None,
-        lifecycle: str = "generated",
-        origin: str | None = None,
-        parent_id: int | None = None,
-        consolidated_at: str | None = None,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> tuple[int, bool]:
+    def add_crystal(self, crystal: NewCrystal) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
         ...
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order (a bulk load: COPY on PostgreSQL)."""
+    def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each, in one transaction; (id, created) of each, in order (a
+        bulk load: COPY on PostgreSQL)."""
         ...
 
     def find_by_hash(self, digest: str) -> int | None:
@@ -92,7 +57,7 @@ class Store(Protocol):
         """The newest live crystals whose ``about`` is this (any case), newest first."""
         ...
 
-    def crystals(
+    def select(
         self,
         *,
         sources: Sequence[str] | None = None,
@@ -119,16 +84,43 @@ class Store(Protocol):
         """The text of the newest crystal of ``source`` created at or before ``until``."""
         ...
 
-    def last_mention(self, words: Sequence[str]) -> str | None:
-        """When the newest crystal holding all ``words`` (full-text) was created."""
+    def update_crystal(
+        self,
+        crystal_id: int,
+        changes: Mapping[str, Any],
+        *,
+        action: str,
+        at: datetime,
+        reason: str | None = None,
+    ) -> None:
+        """Change some fields of a crystal and record the change in the audit log."""
         ...
 
-    def texts_holding(
-        self, groups: Sequence[Sequence[Sequence[str]]], limit: int
-    ) -> list[list[str]]:
-        """For each group of word sets, in one query: the texts of up to ``limit`` crystals
-        (not forgotten) holding every word (full-text) of one of the group's sets."""
+    def record_access(self, ids: Sequence[int], at: datetime) -> None:
+        """Count a search hit as an access of each crystal."""
         ...
+
+    def count_by_lifecycle(self) -> dict[str, int]:
+        """How many crystals are in each lifecycle stage."""
+        ...
+
+    def crystal_count(self) -> int:
+        """How many crystals there are."""
+        ...
+
+    def max_crystal_id(self) -> int:
+        """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
+        ...
+
+    def fade_candidates(self, due_before: str) -> list[FadeRow]:
+        """Active crystals unchanged since ``due_before`` or used since their last change."""
+        ...
+
+
+class Forgetting(Protocol):
+    """What an explicit forget or a redaction does: crystals emptied for good, tombstones, texts
+    rewritten, bytes purged.
+    """
 
     def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was.
@@ -176,39 +168,9 @@ class Store(Protocol):
         """Make what was deleted or rewritten unrecoverable from the files on disk."""
         ...
 
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        ...
 
-    def record_access(self, ids: Sequence[int], at: datetime) -> None:
-        """Count a search hit as an access of each crystal."""
-        ...
-
-    def count_by_lifecycle(self) -> dict[str, int]:
-        """How many crystals are in each lifecycle stage."""
-        ...
-
-    def crystal_count(self) -> int:
-        """How many crystals there are."""
-        ...
-
-    def max_crystal_id(self) -> int:
-        """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
-        ...
-
-    # --- lifecycle and vectors --------------------------------------------------------------
-
-    def fade_candidates(self, due_before: str) -> list[FadeRow]:
-        """Active crystals unchanged since ``due_before`` or used since their last change."""
-        ...
+class Vectors(Protocol):
+    """The crystals' vectors, each marked with the embedder that made it."""
 
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
@@ -246,7 +208,11 @@ class Store(Protocol):
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
         ...
 
-    # --- full-text search -------------------------------------------------------------------
+
+class Search(Protocol):
+    """Full-text matching (BM25), what a search ranks and returns, and the search log with its
+    curiosity gaps.
+    """
 
     def fts_match(
         self, terms: Sequence[str], also: Sequence[str], limit: int
@@ -271,16 +237,15 @@ class Store(Protocol):
         """In how many crystals each word's indexed stem occurs."""
         ...
 
-    def change_mark(self) -> Any:
-        """A value that differs whenever the store may have changed since it was taken (any
-        writer, any process), so what was read before it may be kept while it stays equal;
-        None when the backend cannot tell (nothing read before may be kept)."""
+    def last_mention(self, words: Sequence[str]) -> str | None:
+        """When the newest crystal holding all ``words`` (full-text) was created."""
         ...
 
-    def reading(self) -> AbstractContextManager[None]:
-        """A stretch of reads (a search) that may all see the store as it was when it began:
-        ``change_mark`` is read once for them, where reading it costs a round trip
-        (PostgreSQL). A write of the store's own inside it takes the mark afresh."""
+    def texts_holding(
+        self, groups: Sequence[Sequence[Sequence[str]]], limit: int
+    ) -> list[list[str]]:
+        """For each group of word sets, in one query: the texts of up to ``limit`` crystals
+        (not forgotten) holding every word (full-text) of one of the group's sets."""
         ...
 
     def rank_rows(self, ids: Sequence[int]) -> list[RankRow]:
@@ -324,7 +289,9 @@ class Store(Protocol):
         """(query, last asked) of searches that found nothing and were not answered since."""
         ...
 
-    # --- meta, audit ------------------------------------------------------------------------
+
+class Records(Protocol):
+    """The meta key/value table and the audit log."""
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         """A value from the meta table."""
@@ -355,7 +322,9 @@ class Store(Protocol):
         time of its newest such row (read by the database, not decoded row by row)."""
         ...
 
-    # --- hormones ---------------------------------------------------------------------------
+
+class Hormones(Protocol):
+    """The hormone levels' history: stimuli and decay snapshots."""
 
     def add_hormone_row(
         self,
@@ -395,7 +364,9 @@ class Store(Protocol):
         """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
         ...
 
-    # --- the dream journal and scheduled runs -----------------------------------------------
+
+class Journal(Protocol):
+    """The dream journal and the scheduled runs."""
 
     def record_dream(self, row: Mapping[str, Any]) -> int:
         """Append one dream to the journal; return its id."""
@@ -439,7 +410,9 @@ class Store(Protocol):
         """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
         ...
 
-    # --- history, for reports (read-only) ---------------------------------------------------
+
+class History(Protocol):
+    """A workspace's history as a report reads it (read-only)."""
 
     def activity_span(self) -> tuple[str, str] | None:
         """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
@@ -475,9 +448,80 @@ class Store(Protocol):
         ...
 
 
+class Store(Protocol):
+    """One workspace's storage: the connection's life, and one property per role.
+
+    Each role is a small protocol (``store.crystals.get(id)``, ``store.journal.record_dream(row)``);
+    a backend's object serves every role itself, so each property returns the store, typed as
+    the role a caller may use. Times are ISO-8601 UTC text (``dreamer.support.times.iso``).
+    """
+
+    path: Path
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """Group writes so they land together or not at all (nested calls join the outer one)."""
+        ...
+
+    def change_mark(self) -> Any:
+        """A value that differs whenever the store may have changed since it was taken (any
+        writer, any process), so what was read before it may be kept while it stays equal;
+        None when the backend cannot tell (nothing read before may be kept)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """A stretch of reads (a search) that may all see the store as it was when it began:
+        ``change_mark`` is read once for them, where reading it costs a round trip
+        (PostgreSQL). A write of the store's own inside it takes the mark afresh."""
+        ...
+
+    @property
+    def crystals(self) -> Crystals:
+        """A workspace's crystals."""
+        ...
+
+    @property
+    def forgetting(self) -> Forgetting:
+        """What an explicit forget or a redaction does."""
+        ...
+
+    @property
+    def vectors(self) -> Vectors:
+        """The crystals' vectors, each marked with the embedder that made it."""
+        ...
+
+    @property
+    def search(self) -> Search:
+        """Full-text matching, what a search ranks and returns, the search log."""
+        ...
+
+    @property
+    def records(self) -> Records:
+        """The meta key/value table and the audit log."""
+        ...
+
+    @property
+    def hormones(self) -> Hormones:
+        """The hormone levels' history."""
+        ...
+
+    @property
+    def journal(self) -> Journal:
+        """The dream journal and the scheduled runs."""
+        ...
+
+    @property
+    def history(self) -> History:
+        """A workspace's history as a report reads it (read-only)."""
+        ...
+
+
 @runtime_checkable
 class PairedMatch(Protocol):
-    """A store that can rank only the matches holding two of the query's words (SQLite and
+    """A search role that can rank only the matches holding two of the query's words (SQLite and
     PostgreSQL): in a large store whose every query word is common, that ranks a fraction of
     what ``fts_match`` ranks."""
 

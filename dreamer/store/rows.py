@@ -7,7 +7,7 @@ Both backends build them (``dreamer.store.base`` names them too); dataclasses, s
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 
@@ -39,6 +39,10 @@ class Crystal:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""
         return asdict(self)
+
+
+# The columns both backends read a Crystal from, in its fields' order.
+CRYSTAL_COLUMNS = ", ".join(field.name for field in fields(Crystal))
 
 
 @dataclass

@@ -277,19 +277,22 @@ def _report(
             with Workspace.open(folder, create=False) as ws:
                 waiting = Counter(note.text for note in ws.scratch.waiting())
                 for text in texts:
-                    crystal_id = ws.store.find_by_hash(content_hash(text))
+                    crystal_id = ws.store.crystals.find_by_hash(content_hash(text))
                     if crystal_id is None:
                         missing += 1
-                    elif ws.store.get(crystal_id).lifecycle == "generated" and not waiting[text]:
+                    elif (
+                        ws.store.crystals.get(crystal_id).lifecycle == "generated"
+                        and not waiting[text]
+                    ):
                         unaccounted += 1  # no dream took it, yet the scratch lost it
     whole, dreamt = 0, 0
     for root in roots:
         with Workspace.open(root, create=False) as ws:
-            latest = ws.store.latest_dream_id(["committed"])
+            latest = ws.store.journal.latest_dream_id(["committed"])
             if latest is None:
                 continue
             dreamt += 1
-            state = ws.store.get_dream(latest)["new_state"]
+            state = ws.store.journal.get_dream(latest)["new_state"]
             on_disk = ws.memory_md.exists() and ws.memory_md.read_text(encoding="utf-8")
             whole += on_disk == state and ws.read_memory() == state  # the file and the row
     committed = sum(1 for r in runs if r["kind"] == "dream" and r["outcome"] == "committed")

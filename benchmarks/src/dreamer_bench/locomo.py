@@ -34,6 +34,7 @@ from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
+from dreamer.store import NewCrystal
 from dreamer_bench.bm25 import BM25
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -220,11 +221,13 @@ def _fill(ws: Workspace, turns: list[Turn], path: str = "ingest") -> dict[int, s
                 crystal_id = ws.note(turn.document(), importance=0.5, at=turn.at)
             else:
                 crystal_id = ws.index(
-                    turn.document(),
-                    importance=0.5,
-                    semantic_type="experience",
-                    at=turn.at,
-                    source="sessions",
+                    NewCrystal(
+                        turn.document(),
+                        importance=0.5,
+                        semantic_type="experience",
+                        at=turn.at,
+                        source="sessions",
+                    )
                 )
             # Identical text in one session (a repeated "Bye!") is one crystal: both turns count.
             by_crystal.setdefault(crystal_id, set()).add(turn.dia_id)

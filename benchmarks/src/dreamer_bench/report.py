@@ -78,14 +78,14 @@ def _hormones(ws: Workspace, rng: random.Random, start: datetime, now: datetime)
     with ws.store.transaction():
         while moment < now:
             levels = hormones.decay(ws, levels, last, moment)
-            ws.store.add_hormone_row(moment, levels, None, None, "decay", "decay")
+            ws.store.hormones.add_hormone_row(moment, levels, None, None, "decay", "decay")
             rows += 1
             if rng.random() < 0.08:  # about four stimuli a day
                 name, delta, reason = rng.choice(STIMULI)
                 at = moment + timedelta(minutes=rng.randrange(1, 29))
                 levels = hormones.decay(ws, levels, moment, at)
                 levels[name] = min(1.0, max(0.0, levels[name] + delta))
-                ws.store.add_hormone_row(at, levels, name, delta, reason, "note")
+                ws.store.hormones.add_hormone_row(at, levels, name, delta, reason, "note")
                 rows += 1
                 moment, last = at, at
             last = moment
@@ -105,12 +105,12 @@ def _lifecycle(ws: Workspace, rng: random.Random, start: datetime, now: datetime
             elif number < len(ids) // 60 + 40:
                 change, action = {"lifecycle": "frozen"}, "frozen"
             else:
-                store.audit(crystal_id, "faded", {"importance": [0.6, 0.55]}, at)
+                store.records.audit(crystal_id, "faded", {"importance": [0.6, 0.55]}, at)
                 rows += 1
                 continue
-            if store.get(crystal_id).lifecycle in ("archived", "frozen"):
+            if store.crystals.get(crystal_id).lifecycle in ("archived", "frozen"):
                 continue
-            store.update_crystal(crystal_id, change, action=action, at=at)
+            store.crystals.update_crystal(crystal_id, change, action=action, at=at)
             rows += 1
     return rows
 
@@ -166,7 +166,7 @@ def _dreams(ws: Workspace, rng: random.Random, start: datetime, now: datetime) -
                     )
                 else:
                     row.update(outcome="failed", reason="SynthesisError: overloaded")
-            ws.store.record_dream(row)
+            ws.store.journal.record_dream(row)
             count += 1
             moment += timedelta(hours=2)
     return count, state

@@ -181,7 +181,7 @@ def measure(
         out.update(_build(n, folder, rng, now, store_url, embedder, say))
     with _open(folder, store_url, embedder) as ws:
         if reused:
-            out["loaded"] = ws.store.crystal_count()
+            out["loaded"] = ws.store.crystals.crystal_count()
         out["db_mb"] = (
             None  # a share of a PostgreSQL database: not a file of its own
             if store_url
@@ -280,7 +280,7 @@ with Workspace.open(root, create=False, environ=environ, overrides=overrides) as
     store, dim, name = ws.store, ws.embedder.dim, ws.embedder.name
     opened = time.perf_counter()
     project, parts, sketches = projection(dim), [], []
-    for block in store.vectors_between(0, store.max_crystal_id(), name, 20000):
+    for block in store.vectors.vectors_between(0, store.crystals.max_crystal_id(), name, 20000):
         blobs = [row.embedding for row in block if len(row.embedding) == 2 * dim]
         matrix = np.frombuffer(b"".join(blobs), dtype=np.float16).reshape(len(blobs), dim)
         parts.append(matrix)

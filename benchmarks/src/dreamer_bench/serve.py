@@ -124,7 +124,7 @@ def run(
         recorded: Counter[tuple[str, str, str]] = Counter()
         for root in roots:
             with Workspace.open(root, create=False, environ={}) as ws:
-                for job, outcome in ws.store.run_outcomes():
+                for job, outcome in ws.store.journal.run_outcomes():
                     recorded[(str(root), job, outcome)] += 1
         missing = logged - recorded
         outcomes = Counter(

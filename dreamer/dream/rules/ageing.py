@@ -41,7 +41,7 @@ class Written:
         """When ``line`` was first written."""
         words = tuple(keywords(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))[:3])
         if words not in self.said:
-            self.said[words] = self.store.last_mention(words) if words else None
+            self.said[words] = self.store.search.last_mention(words) if words else None
         return _when(self.said[words] or self.old.last_dream, self.now)
 
 
@@ -96,13 +96,13 @@ def find_fading(
     # themselves: only a search that found one since makes it support.
     recent = [
         c
-        for c in store.touched_since(since, limit=400)
+        for c in store.crystals.touched_since(since, limit=400)
         if c.source != "memory" or c.access_count > 0
     ]
     # Heads only: a crystal (or a query) of megabytes costs no more than a long note.
     evidence = [stems(head(n.text)) for n in notes]
     evidence += [stems(head(c.text)) for c in crystals + recent]
-    evidence += [stems(head(query)) for query in store.search_queries(since)]
+    evidence += [stems(head(query)) for query in store.search.search_queries(since)]
     fading = []
     statements = [(n.text, iso(n.at)) for n in notes]
     statements += [(c.text, c.created_at) for c in crystals + recent]
@@ -211,7 +211,7 @@ def finding_words(store: Store, line: str) -> tuple[list[str], str | None]:
     for size in range(min(FIND_WORDS, len(words)), 0, -1):
         for start in range(len(words) - size + 1):
             chosen = words[start : start + size]
-            last = store.last_mention(chosen)
+            last = store.search.last_mention(chosen)
             if last is not None:
                 return chosen, last
     return [], None
@@ -230,13 +230,13 @@ def weigh(
     Only the crystals holding the rarest of the words are ranked (``counts``: in how many
     crystals each word is), so a pointer of common words costs no more at a million crystals.
     """
-    counts = counts if counts is not None else store.term_frequencies(words)
+    counts = counts if counts is not None else store.search.term_frequencies(words)
     present = [w for w in words if counts.get(w, 0) > 0]
     if not present:
         return None
     rarest = min(present, key=lambda w: (counts[w], w))
-    ids = [cid for cid, _ in store.fts_match([rarest], [], 3)]
-    rows = {row[0]: row for row in store.rank_rows(ids)}
+    ids = [cid for cid, _ in store.search.fts_match([rarest], [], 3)]
+    rows = {row[0]: row for row in store.search.rank_rows(ids)}
     best = next((rows[cid] for cid in ids if cid in rows), None)
     if best is None:
         return None
@@ -254,7 +254,7 @@ def weigh_pointers(
     everyone = sorted({w for words in wanted.values() for w in words})
     if not everyone:
         return {}
-    counts = store.term_frequencies(everyone)  # one look at the index for every pointer
+    counts = store.search.term_frequencies(everyone)  # one look at the index for every pointer
     out: dict[str, dict[str, float]] = {}
     for key, words in wanted.items():
         if found := weigh(store, words, now, counts):

@@ -54,7 +54,7 @@ def find_same_about(store: Store, crystals: list[Crystal]) -> list[dict[str, Any
             continue
         earlier = [
             c
-            for c in store.crystals_about(crystal.about)
+            for c in store.crystals.crystals_about(crystal.about)
             if (c.created_at, c.id) < (crystal.created_at, crystal.id) and c.text != crystal.text
         ]
         if earlier:
@@ -78,7 +78,7 @@ def _named(store: Store, replaces: str) -> dict[str, Any] | None:
     match = _ID.match(replaces)
     if not match:
         return None
-    found = store.crystals_by_id([int(match["id"])])
+    found = store.crystals.crystals_by_id([int(match["id"])])
     if not found or found[0].lifecycle == "forgotten":
         return None
     crystal = found[0]

@@ -180,7 +180,7 @@ def written(store: Store, crystal: Crystal) -> tuple[float, int]:
     note came with. A repeated identical note is the same crystal plus a ``seen`` audit row.
     """
     importance, seen = crystal.importance, 1
-    for row in store.audit_entries(crystal.id, WRITTEN_HISTORY):  # newest first
+    for row in store.records.audit_entries(crystal.id, WRITTEN_HISTORY):  # newest first
         if row["action"] == SEEN:
             seen += 1
         change = (row["detail"] or {}).get("importance")
@@ -190,7 +190,7 @@ def written(store: Store, crystal: Crystal) -> tuple[float, int]:
 
 
 def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
-    recent = store.crystals(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
+    recent = store.crystals.select(sources=_SKILL_SOURCES, newest_first=True, limit=SKILL_SCAN)
     by_verb: dict[str, list[tuple[Crystal, list[str]]]] = {}
     times: dict[int, int] = {}
     for crystal in recent:
@@ -204,7 +204,7 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     # Each search's stems, made once: every skill below is looked for in all of them.
     searches = [
         {stem(w) for w in keywords(query.lower())}
-        for query in store.search_queries(iso(now - timedelta(days=30)))
+        for query in store.search.search_queries(iso(now - timedelta(days=30)))
     ]
     skills: list[dict[str, Any]] = []
     for verb, members in by_verb.items():
@@ -264,7 +264,7 @@ def _object(group: list[tuple[Crystal, list[str]]], best: str, wording: dict[str
 def _recalled(store: Store, now: datetime) -> list[dict[str, Any]]:
     """Searches repeated often (same words, RECALL_REPEATS+ times in 30 days): a recurring need."""
     counts: dict[frozenset[str], list[str]] = {}
-    for query in store.search_queries(iso(now - timedelta(days=30)), found_only=True):
+    for query in store.search.search_queries(iso(now - timedelta(days=30)), found_only=True):
         key = frozenset(stem(w) for w in keywords(query))
         if key:
             counts.setdefault(key, []).append(query)

@@ -137,7 +137,7 @@ def date_state_sides(store: Store, pair: dict[str, Any], old: WorkingMemory) -> 
         if item["source"] != "state":
             continue
         own = [w for w in keywords(item["text"]) if w not in set(keywords(pair[other]["text"]))]
-        said = store.last_mention(own[:3]) if own else None
+        said = store.search.last_mention(own[:3]) if own else None
         pair[side] = {**item, "at": said, "in_state_since": old.last_dream}
 
 

@@ -24,25 +24,15 @@ from psycopg.types import TypeInfo
 
 from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.postgres.schema import MIGRATIONS
+from dreamer.store.shared import PendingSearch, SharedTables
 from dreamer.support.times import iso
 
-CRYSTAL_COLUMNS = (
-    "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
-    "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder, about, replaces"
-)
 Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
 LOCK_CLASS = 0x44524D  # "DRM"
 Mark = tuple[int, int]  # (workspaces.changes, crystal_seq): see change_mark
 KEEP_LIMIT = 20_000  # values of one kind kept under a change mark (rank rows: ~4 MB)
 HIT_LIMIT = 2_000  # hits' rows kept (texts: a few MB at most)
-# Searches logged in memory before one transaction writes them (with their access counts): a
-# crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
-SEARCH_BATCH = 16
-
-# (at, redacted query, search type, result ids, top score, gap)
-PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
 
 
 class Vector(bytes):
@@ -126,7 +116,7 @@ def workspace_id(conn: psycopg.Connection[Any], key: str) -> int:
     return int(row[0])
 
 
-class Connected:
+class Connected(SharedTables):
     """One workspace's view of a shared database: every query is filtered by ``self.ws``."""
 
     path: Path
@@ -319,6 +309,26 @@ class Connected:
         """Every row of a query."""
         with self._lock, reported():
             return self.conn.execute(sql, _params(params), binary=binary).fetchall()
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a statement written with ``?`` placeholders."""
+        return self._all(sql.replace("?", "%s"), params)
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Run one writing statement written with ``?`` placeholders."""
+        self._run(sql.replace("?", "%s"), params)
+
+    def _mine(self) -> tuple[str, list[Any]]:
+        """This workspace's rows of a shared table."""
+        return "workspace = ?", [self.ws]
+
+    def _owned(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row to insert, with this workspace's id."""
+        return {"workspace": self.ws, **row}
+
+    def _turns(self) -> Any:
+        """The lock statements and transactions take turns with."""
+        return self._lock
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""

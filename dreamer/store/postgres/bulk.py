@@ -11,35 +11,30 @@ load the planner would otherwise plan on the empty table's statistics until auto
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from dreamer.store.base import content_hash
+from dreamer.store.crystal import NewCrystal
 from dreamer.store.postgres.base import Connected, fold, reported, vector
 from dreamer.support.times import iso
 
-# The staging table's columns and their types (for binary COPY).
+# Postgres types of the crystal's columns that are not text (binary COPY needs each type).
+TYPES = {
+    "importance": "float8",
+    "dopamine": "float8",
+    "cortisol": "float8",
+    "oxytocin": "float8",
+    "parent_id": "bigint",
+    "embedding": "vector",
+}
+# The staging table's columns and their types: the id, the folded text (for the index), the
+# creation time and the audit detail, then the crystal's own columns (NewCrystal.columns).
 STAGED = (
     ("id", "bigint"),
-    ("text", "text"),
     ("folded", "text"),
-    ("source", "text"),
-    ("semantic_type", "text"),
-    ("importance", "float8"),
-    ("lifecycle", "text"),
     ("stamp", "text"),
-    ("dopamine", "float8"),
-    ("cortisol", "float8"),
-    ("oxytocin", "float8"),
-    ("content_hash", "text"),
-    ("parent_id", "bigint"),
-    ("origin", "text"),
-    ("embedding", "vector"),
-    ("embedder", "text"),
-    ("consolidated_at", "text"),
-    ("about", "text"),
-    ("replaces", "text"),
     ("detail", "text"),
+    *((name, TYPES.get(name, "text")) for name in NewCrystal.column_names()),
 )
 ANALYZE_GROWTH = 0.2  # analyze once the rows loaded since reach this share of the table
 
@@ -49,10 +44,10 @@ class BulkTables(Connected):
 
     _loaded = 0  # crystals this store loaded since it last analyzed
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order."""
-        digests = [content_hash(row["text"]) for row in rows]
+    def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
+        rows = [crystal.columns() for crystal in crystals]
+        digests = [row["content_hash"] for row in rows]
         if not rows:
             return []
         with self.transaction():
@@ -68,7 +63,7 @@ class BulkTables(Connected):
             for digest in digests:
                 if digest not in known and digest not in fresh:
                     fresh[digest] = len(fresh)
-            first = self._load(rows, digests, fresh)
+            first = self._load(crystals, rows, digests, fresh)
         ids = {digest: first + order for digest, order in fresh.items()} | known
         made: set[str] = set()
         results: list[tuple[int, bool]] = []
@@ -80,7 +75,11 @@ class BulkTables(Connected):
         return results
 
     def _load(
-        self, rows: Sequence[Mapping[str, Any]], digests: list[str], fresh: dict[str, int]
+        self,
+        crystals: Sequence[NewCrystal],
+        rows: list[dict[str, Any]],
+        digests: list[str],
+        fresh: dict[str, int],
     ) -> int:
         """Insert the rows whose digest is in ``fresh`` (its value: the order); the first id."""
         if not fresh:
@@ -105,19 +104,16 @@ class BulkTables(Connected):
         with self._lock, reported(), self.conn.cursor() as cursor:
             with cursor.copy(f"COPY crystal_load ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
                 copy.set_types([kind for _, kind in STAGED])
-                for row, digest in zip(rows, digests, strict=True):
+                for crystal, row, digest in zip(crystals, rows, digests, strict=True):
                     if digest not in fresh or digest in seen:
                         continue
                     seen.add(digest)
-                    copy.write_row(_staged(row, first + fresh[digest], digest))
+                    copy.write_row(_staged(crystal, row, first + fresh[digest]))
+        names = NewCrystal.column_names()
         self._run(
-            "INSERT INTO crystals (workspace, id, text, source, semantic_type, importance,"
-            " lifecycle, created_at, updated_at, access_count, dopamine, cortisol, oxytocin,"
-            " content_hash, parent_id, origin, embedding, embedder, consolidated_at, about,"
-            " replaces, tsv, doc_len) SELECT %s, l.id, l.text, l.source, l.semantic_type,"
-            " l.importance, l.lifecycle, l.stamp, l.stamp, 0, l.dopamine, l.cortisol, l.oxytocin,"
-            " l.content_hash, l.parent_id, l.origin, l.embedding, l.embedder, l.consolidated_at,"
-            " l.about, l.replaces, v.tsv, v.len FROM crystal_load l, LATERAL (SELECT t AS tsv,"
+            f"INSERT INTO crystals (workspace, id, {', '.join(names)}, created_at, updated_at,"
+            f" tsv, doc_len) SELECT %s, l.id, {', '.join('l.' + name for name in names)},"
+            " l.stamp, l.stamp, v.tsv, v.len FROM crystal_load l, LATERAL (SELECT t AS tsv,"
             " (SELECT coalesce(sum(array_length(u.positions, 1)), 0) FROM unnest(t) u) AS len"
             " FROM to_tsvector('dreamer', l.folded) t) v ORDER BY l.id",
             [self.ws],
@@ -154,31 +150,10 @@ class BulkTables(Connected):
         self._loaded = 0
 
 
-def _staged(row: Mapping[str, Any], crystal_id: int, digest: str) -> list[Any]:
-    """One staging row: what ``add_crystal`` would insert for these keyword arguments."""
-    text = row["text"]
-    embedding = row.get("embedding")
-    hormones = row.get("hormones") or {}
-    source, lifecycle = row["source"], row.get("lifecycle", "generated")
-    return [
-        crystal_id,
-        text,
-        fold(text),
-        source,
-        row["semantic_type"],
-        row["importance"],
-        lifecycle,
-        iso(row["at"]),
-        hormones.get("dopamine"),
-        hormones.get("cortisol"),
-        hormones.get("oxytocin"),
-        digest,
-        row.get("parent_id"),
-        row.get("origin"),
-        vector(embedding),
-        row.get("embedder") if embedding else None,
-        row.get("consolidated_at"),
-        row.get("about"),
-        row.get("replaces"),
-        json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
-    ]
+def _staged(crystal: NewCrystal, row: dict[str, Any], crystal_id: int) -> list[Any]:
+    """One staging row: what ``add_crystal`` would insert for this crystal."""
+    detail = json.dumps(
+        {"source": crystal.source, "lifecycle": crystal.lifecycle}, ensure_ascii=False
+    )
+    values = {**row, "embedding": vector(crystal.embedding)}
+    return [crystal_id, fold(crystal.text), iso(crystal.at), detail, *values.values()]

@@ -10,14 +10,15 @@ from typing import Any
 
 from dreamer.errors import CrystalNotFound
 from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
+from dreamer.store.crystal import NewCrystal
 from dreamer.store.postgres.base import (
-    CRYSTAL_COLUMNS,
     Connected,
     float16_blobs,
     fold,
     reported,
     vector,
 )
+from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
@@ -25,17 +26,6 @@ LIVE = "lifecycle != 'forgotten'"
 TOMBSTONE_COLUMNS = (
     "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
     " t.forgotten_at, t.reason"
-)
-CHANGEABLE = frozenset(
-    {
-        "importance",
-        "lifecycle",
-        "semantic_type",
-        "parent_id",
-        "consolidated_at",
-        "last_accessed_at",
-        "access_count",
-    }
 )
 # A text's index entry and its length in tokens (BM25's document length), from one parameter.
 INDEXED = (
@@ -50,30 +40,16 @@ VECTOR_COLUMNS = "id, source, lifecycle, vector_send(embedding), embedder"
 class CrystalTables(Connected):
     """The ``crystals`` table and its audit trail."""
 
-    def add_crystal(
-        self,
-        text: str,
-        *,
-        source: str,
-        semantic_type: str,
-        importance: float,
-        at: datetime,
-        embedding: bytes | None,
-        embedder: str | None = None,
-        hormones: Mapping[str, float] | None = None,
-        lifecycle: str = "generated",
-        origin: str | None = None,
-        parent_id: int | None = None,
-        consolidated_at: str | None = None,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> tuple[int, bool]:
+    def add_crystal(self, crystal: NewCrystal) -> tuple[int, bool]:
         """Insert a crystal unless one with the same content exists; return (id, created)."""
-        digest = content_hash(text)
-        hormones = hormones or {}
-        stamp = iso(at)
+        row = crystal.columns()
+        row["embedding"] = vector(crystal.embedding)
+        stamp = iso(crystal.at)
+        detail = json.dumps(
+            {"source": crystal.source, "lifecycle": crystal.lifecycle}, ensure_ascii=False
+        )
         with self.transaction():
-            found = self.find_by_hash(digest)
+            found = self.find_by_hash(row["content_hash"])
             if found is not None:
                 return found, False
             # One statement: the index entry and its length, the next id of this workspace
@@ -85,12 +61,9 @@ class CrystalTables(Connected):
                     " seq AS (UPDATE workspaces SET crystal_seq = crystal_seq + 1,"
                     " token_total = token_total + (SELECT len FROM v) WHERE id = %s"
                     " RETURNING crystal_seq),"
-                    " created AS (INSERT INTO crystals (workspace, id, text, source,"
-                    " semantic_type, importance, lifecycle, created_at, updated_at, access_count,"
-                    " dopamine, cortisol, oxytocin, content_hash, parent_id, origin, embedding,"
-                    " embedder, consolidated_at, about, replaces, tsv, doc_len) SELECT %s,"
-                    " seq.crystal_seq, %s, %s, %s, %s, %s, %s, %s, 0, %s, %s, %s, %s, %s, %s, %s,"
-                    " %s, %s, %s, %s, v.tsv, v.len"
+                    f" created AS (INSERT INTO crystals (workspace, id, {', '.join(row)},"
+                    " created_at, updated_at, tsv, doc_len) SELECT %s, seq.crystal_seq,"
+                    f" {', '.join(['%s'] * len(row))}, %s, %s, v.tsv, v.len"
                     " FROM seq, v RETURNING id),"
                     " audited AS (INSERT INTO audit (workspace, at, crystal_id, action, detail)"
                     " SELECT %s, %s, id, 'created', %s FROM created),"
@@ -102,30 +75,15 @@ class CrystalTables(Connected):
                     " FROM created, v, unnest(v.tsv) u)"
                     " SELECT id FROM created",
                     [
-                        fold(text),
+                        fold(crystal.text),
                         self.ws,
                         self.ws,
-                        text,
-                        source,
-                        semantic_type,
-                        importance,
-                        lifecycle,
+                        *row.values(),
                         stamp,
                         stamp,
-                        hormones.get("dopamine"),
-                        hormones.get("cortisol"),
-                        hormones.get("oxytocin"),
-                        digest,
-                        parent_id,
-                        origin,
-                        vector(embedding),
-                        embedder if embedding else None,
-                        consolidated_at,
-                        about,
-                        replaces,
                         self.ws,
                         stamp,
-                        json.dumps({"source": source, "lifecycle": lifecycle}, ensure_ascii=False),
+                        detail,
                         self.ws,
                         self.ws,
                     ],
@@ -192,7 +150,7 @@ class CrystalTables(Connected):
         where = f"lower(about) = lower(%s) AND {LIVE}"
         return self._select(where, [about], "created_at DESC, id DESC", limit)
 
-    def crystals(
+    def select(
         self,
         *,
         sources: Sequence[str] | None = None,
@@ -406,32 +364,6 @@ class CrystalTables(Connected):
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
 
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        unknown = set(changes) - CHANGEABLE
-        if unknown:
-            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
-        with self.transaction():
-            crystal = self.get(crystal_id)  # the old values of the changed fields only
-            before = {key: getattr(crystal, key) for key in changes}
-            sets = ", ".join(f"{column} = %s" for column in changes)
-            self._run(
-                f"UPDATE crystals SET {sets}, updated_at = %s WHERE workspace = %s AND id = %s",
-                [*changes.values(), iso(at), self.ws, crystal_id],
-            )
-            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
-            if reason:
-                detail["reason"] = reason
-            self.audit(crystal_id, action, detail, at)
-
     def count_by_lifecycle(self) -> dict[str, int]:
         """How many crystals are in each lifecycle stage."""
         rows = self._all(
@@ -451,23 +383,6 @@ class CrystalTables(Connected):
         if mark is not None:
             return mark[1]
         return int(self._one("SELECT crystal_seq FROM workspaces WHERE id = %s", [self.ws]))
-
-    def audit(
-        self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
-    ) -> None:
-        """Append one line to the audit log."""
-        with self.transaction():
-            self._run(
-                "INSERT INTO audit (workspace, at, crystal_id, action, detail)"
-                " VALUES (%s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    iso(at),
-                    crystal_id,
-                    action,
-                    json.dumps(dict(detail), ensure_ascii=False),
-                ],
-            )
 
     def audit_entries(
         self, crystal_id: int | None = None, limit: int = 100

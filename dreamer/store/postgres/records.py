@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
-from dreamer.config import HORMONES
 from dreamer.errors import DreamNotFound
 from dreamer.store.base import HormoneRow
 from dreamer.store.postgres.base import Connected
@@ -17,10 +15,8 @@ from dreamer.store.records import (
     HISTORY_FIELDS,
     JSON_FIELDS,
     LIFECYCLE_EVENTS,
-    REWRITTEN,
     SUMMARY_FIELDS,
 )
-from dreamer.support.times import iso
 
 DREAM_COLUMNS = (
     "id",
@@ -88,31 +84,6 @@ class RecordTables(Connected):
         return [(row[0], row[1]) for row in rows]
 
     # --- hormones ---------------------------------------------------------------------------
-
-    def add_hormone_row(
-        self,
-        at: datetime,
-        levels: Mapping[str, float],
-        hormone: str | None,
-        delta: float | None,
-        reason: str,
-        source: str,
-    ) -> None:
-        """Store the levels right after a stimulus (or a decay snapshot, with no hormone)."""
-        with self.transaction():
-            self._run(
-                "INSERT INTO hormones (workspace, at, dopamine, cortisol, oxytocin, hormone,"
-                " delta, reason, source) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    iso(at),
-                    *(round(levels[name], 6) for name in HORMONES),
-                    hormone,
-                    delta,
-                    reason,
-                    source,
-                ],
-            )
 
     def _levels(self, where: str, value: Any) -> HormoneRow | None:
         rows = self._all(
@@ -267,22 +238,10 @@ class RecordTables(Connected):
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
 
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
-        """Apply ``transform`` to every stored text outside the crystals; count changed rows."""
-        changed = 0
+        """Apply ``transform`` to every stored text outside the crystals; count changed rows
+        (MEMORY.md's committed state, a row on PostgreSQL, included)."""
         with self.transaction():
-            for table, columns in REWRITTEN.items():
-                for row in self._all(
-                    f"SELECT id, {', '.join(columns)} FROM {table} WHERE workspace = %s",
-                    [self.ws],
-                ):
-                    new = [
-                        transform(value) if isinstance(value, str) else value for value in row[1:]
-                    ]
-                    if new != list(row[1:]):
-                        sets = ", ".join(f"{column} = %s" for column in columns)
-                        self._run(f"UPDATE {table} SET {sets} WHERE id = %s", [*new, row[0]])
-                        changed += 1
-            # MEMORY.md's committed state (a row on PostgreSQL) quotes memories too.
+            changed = super().rewrite_texts(transform)
             state = self._one("SELECT text FROM states WHERE workspace = %s", [self.ws])
             if state is not None and transform(state) != state:
                 self._run(

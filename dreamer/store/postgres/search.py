@@ -17,14 +17,12 @@ migration m007).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
 
 from dreamer.store.base import HitRow, RankRow
-from dreamer.store.postgres.base import HIT_LIMIT, SEARCH_BATCH, Connected, fold
-from dreamer.support.times import iso
+from dreamer.store.postgres.base import HIT_LIMIT, Connected, fold
 
 K1, B = 1.2, 0.75
 READ_AHEAD = 2  # rank rows read along either side of those asked (see rank_rows)
@@ -528,27 +526,6 @@ class SearchTables(Connected):
         if kept is not None:
             kept["day"] = day
         return day
-
-    def record_search(
-        self,
-        at: datetime,
-        query: str,
-        search_type: str,
-        ids: Sequence[int],
-        top_score: float | None,
-        *,
-        gap: bool,
-    ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses.
-
-        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
-        search, the next write transaction, a read of the log or of a crystal, or ``close``.
-        """
-        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
-        with self._lock:
-            self._pending.append(entry)
-            if len(self._pending) >= SEARCH_BATCH:
-                self.settle()
 
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""

@@ -1,9 +1,8 @@
 """The SQLite backend, the default: one workspace in ``memory/crystals.db``.
 
-``store.py`` assembles ``SQLiteStore`` from the table groups beside it (``crystal_writes.py``,
-``records.py``, ``crystals.py``, ``search.py``, ``journal.py``, ``history.py``) over one
-connection (``connect.py`` opens it, ``db.py``, ``base.py``); a note opens ``note.py``'s
-``NoteStore``, the groups a note writes, which becomes an ``SQLiteStore`` on first use of the
-rest. ``schema.py`` holds the numbered migrations and ``errors.py`` turns SQLite's errors into
-dreamer's. Nothing here imports the PostgreSQL backend.
+``store.py`` assembles ``SQLiteStore`` from the table groups beside it (``crystals.py``,
+``search.py``, ``records.py``, ``journal.py``, ``history.py``) over one connection
+(``connect.py`` opens it, ``db.py``, ``base.py``), with the statements both backends share
+(``dreamer.store.shared``). ``schema.py`` holds the numbered migrations and ``errors.py``
+turns SQLite's errors into dreamer's. Nothing here imports the PostgreSQL backend.
 """

@@ -6,9 +6,10 @@ import atexit
 import contextlib
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from dreamer.store.shared import PendingSearch, SharedTables
 from dreamer.store.sqlite.db import Database
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -16,20 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
     from weakref import WeakSet
 
-CRYSTAL_COLUMNS = (
-    "id, text, source, semantic_type, importance, lifecycle, created_at, updated_at, "
-    "last_accessed_at, access_count, dopamine, cortisol, oxytocin, content_hash, parent_id, "
-    "origin, consolidated_at, embedder, about, replaces"
-)
-# Searches logged in memory before one transaction writes them (with their access counts): a
-# crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
-SEARCH_BATCH = 16
 
-# (at, redacted query, search type, result ids, top score, gap)
-PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
-
-
-class Connected:
+class Connected(SharedTables):
     """An open sqlite-utils database with write transactions that take turns across threads."""
 
     path: Path
@@ -108,6 +97,30 @@ class Connected:
         """Insert searches kept in memory: the search tables' (``search.py``), the only ones that
         keep any."""
         raise NotImplementedError
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """Every row of a statement."""
+        return self.db.execute(sql, list(params)).fetchall()
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        """Run one writing statement."""
+        self.db.execute(sql, list(params))
+
+    def _mine(self) -> tuple[str, list[Any]]:
+        """Every row of the file is this store's."""
+        return "1 = 1", []
+
+    def _owned(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A row needs no owner column in its workspace's own file."""
+        return row
+
+    def _turns(self) -> Any:
+        """The lock write transactions take turns with."""
+        return self._write_lock
+
+    def _kept_first(self) -> None:
+        """Have the searches kept in memory written at a clean exit."""
+        write_at_exit(self)
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Any:
         """The first column of the first row, or None."""

@@ -1,6 +1,6 @@
 """Opening ``memory/crystals.db``: WAL mode, a busy timeout, the pending migrations, and one
-clear error for a file that is no database or cannot be opened here. ``SQLiteStore`` and the
-note's ``NoteStore`` both open their connection through ``connect``.
+clear error for a file that is no database or cannot be opened here (``SQLiteStore``'s
+connection).
 
 The connection is a ``Connection`` whose statements and fetches raise dreamer's errors for
 SQLite's environmental failures (a full disk, a permission, damage the integrity check finds),
@@ -157,11 +157,12 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     # No sqlite-utils plugins: loading them scans every installed package's entry points
     # (~70 ms), and dreamer's schema must not depend on what else is installed.
     db = sqlite_utils.Database(conn, execute_plugins=False)
-    if not migrations.pending(db):
+    numbered = migrations()
+    if not numbered.pending(db):
         return
     # Two processes opening a new workspace at once must not both run migration 1.
     with hold(path.with_name(path.name + ".migrate.lock")):
-        migrations.apply(db)
+        numbered.apply(db)
 
 
 def _translate(error: sqlite3.Error, path: Path) -> DreamError | None:

@@ -1,5 +1,5 @@
-"""Crystals in SQLite: reads, forgetting, and the rows lifecycle and vectors need (a note's
-insert and the audited changes are crystal_writes.py)."""
+"""Crystals in SQLite: inserts, reads, forgetting, and the rows lifecycle and vectors need
+(the audited changes are the shared ``update_crystal``, ``dreamer.store.shared``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,15 @@ from datetime import datetime
 
 from dreamer.errors import CrystalNotFound, LockHeld
 from dreamer.store.identity import content_hash
-from dreamer.store.sqlite.base import CRYSTAL_COLUMNS, Connected, marks
-from dreamer.store.sqlite.crystal_writes import CrystalWrites
+from dreamer.store.rows import CRYSTAL_COLUMNS
+from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
     from typing import Any
 
+    from dreamer.store.crystal import NewCrystal
     from dreamer.store.rows import Crystal, FadeRow, VectorRow
 
 NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
@@ -26,28 +27,37 @@ TOMBSTONE_COLUMNS = (
     " t.forgotten_at, t.reason"
 )  # a forgotten crystal is an emptied row: never read as memory
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
-CHANGEABLE = frozenset(
-    {
-        "importance",
-        "lifecycle",
-        "semantic_type",
-        "parent_id",
-        "consolidated_at",
-        "last_accessed_at",
-        "access_count",
-    }
-)
 
 
-class CrystalTables(CrystalWrites):
-    """The ``crystals`` table's reads, changes, forgetting and vectors, and its audit trail read
+class CrystalTables(Connected):
+    """The ``crystals`` table's inserts, reads, forgetting and vectors, and its audit trail read
     back."""
 
-    def add_crystals(self, rows: Sequence[Mapping[str, Any]]) -> list[tuple[int, bool]]:
-        """``add_crystal`` for each row (its keyword arguments, ``text`` included), in one
-        transaction; (id, created) of each, in order."""
+    def add_crystal(self, crystal: NewCrystal) -> tuple[int, bool]:
+        """Insert a crystal unless one with the same content exists; return (id, created)."""
+        row = crystal.columns()
+        stamp = iso(crystal.at)
+        row.update(created_at=stamp, updated_at=stamp)
         with self.transaction():
-            return [self.add_crystal(**row) for row in rows]
+            found = self.find_by_hash(row["content_hash"])
+            if found is not None:
+                return found, False
+            cursor = self.db.execute(
+                f"INSERT INTO crystals ({', '.join(row)}) VALUES ({marks(row)})", list(row.values())
+            )
+            crystal_id = int(cursor.lastrowid or 0)
+            detail = {"source": crystal.source, "lifecycle": crystal.lifecycle}
+            self.audit(crystal_id, "created", detail, crystal.at)
+            return crystal_id, True
+
+    def find_by_hash(self, digest: str) -> int | None:
+        """The id of the crystal with this content hash, if any."""
+        return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
+
+    def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
+        """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
+        with self.transaction():
+            return [self.add_crystal(crystal) for crystal in crystals]
 
     def get(self, crystal_id: int) -> Crystal:
         """One crystal by id, or CrystalNotFound."""
@@ -74,32 +84,6 @@ class CrystalTables(CrystalWrites):
             )
         return crystal
 
-    def update_crystal(
-        self,
-        crystal_id: int,
-        changes: Mapping[str, Any],
-        *,
-        action: str,
-        at: datetime,
-        reason: str | None = None,
-    ) -> None:
-        """Change some fields of a crystal and record the change in the audit log."""
-        unknown = set(changes) - CHANGEABLE
-        if unknown:
-            raise ValueError(f"cannot change crystal fields {sorted(unknown)}")
-        with self.transaction():
-            crystal = self.get(crystal_id)  # the old values of the changed fields only
-            before = {key: getattr(crystal, key) for key in changes}
-            sets = ", ".join(f"{column} = ?" for column in changes)
-            self.db.execute(
-                f"UPDATE crystals SET {sets}, updated_at = ? WHERE id = ?",
-                [*changes.values(), iso(at), crystal_id],
-            )
-            detail: dict[str, Any] = {key: [before[key], value] for key, value in changes.items()}
-            if reason:
-                detail["reason"] = reason
-            self.audit(crystal_id, action, detail, at)
-
     def _select(
         self, where: str, params: list[Any], order: str, limit: int | None = None
     ) -> list[Crystal]:
@@ -122,7 +106,7 @@ class CrystalTables(CrystalWrites):
         where = f"lower(about) = lower(?) AND {LIVE}"
         return self._select(where, [about], "created_at DESC, id DESC", limit)
 
-    def crystals(
+    def select(
         self,
         *,
         sources: Sequence[str] | None = None,

@@ -4,32 +4,19 @@ sqlite-utils runs dreamer's numbered migrations (``dreamer.store.sqlite.schema``
 costs a fresh process ~45 ms (and numpy, dateutil and a regex-heavy SQL parser come with it),
 which ``dream note`` and ``dream search`` pay for nothing once the schema is current. So a
 connection is wrapped in this ``Database`` (the two methods of sqlite-utils' that the store
-uses), and sqlite-utils is imported only when a migration is pending: ``SCHEMA`` lists the
-migrations a current database has applied, and a test keeps it equal to ``schema.py``'s.
+uses), and sqlite-utils is imported only when a migration is pending: ``is_current`` compares
+the names of ``schema.MIGRATIONS`` with the ones the database has applied.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from dreamer.store.sqlite.schema import MIGRATION_SET, MIGRATIONS
+
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
     from typing import Any
-
-MIGRATION_SET = "dreamer"
-FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # crystals_fts, as migration 1 made it
-SCHEMA = (
-    "m001_initial",
-    "m010_dream_cache_tokens",
-    "m020_hormone_source",
-    "m030_vector_embedder",
-    "m040_tombstones",
-    "m050_unembedded",
-    "m060_fts_follows_text",
-    "m061_note_fields",
-    "m070_rank_index",
-    "m071_accessed",
-)
 
 
 class Database:
@@ -55,7 +42,7 @@ class Database:
 
 
 def is_current(conn: sqlite3.Connection) -> bool:
-    """True when every migration in ``SCHEMA`` is applied (no sqlite-utils needed)."""
+    """True when every migration in ``MIGRATIONS`` is applied (no sqlite-utils needed)."""
     try:
         rows = conn.execute(
             "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [MIGRATION_SET]
@@ -64,4 +51,4 @@ def is_current(conn: sqlite3.Connection) -> bool:
         if "no such table" in str(e):
             return False
         raise
-    return set(SCHEMA) <= {row[0] for row in rows}
+    return {m.__name__ for m in MIGRATIONS} <= {row[0] for row in rows}

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from dreamer.errors import DreamNotFound
-from dreamer.store.records import JSON_FIELDS, REWRITTEN, SUMMARY_FIELDS
+from dreamer.store.records import JSON_FIELDS, SUMMARY_FIELDS
 from dreamer.store.sqlite.base import Connected, marks
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -94,27 +94,6 @@ class JournalTables(Connected):
             " ORDER BY started_at DESC, id DESC LIMIT 1"
         ).fetchone()
         return (row[0], row[1], row[2]) if row else None
-
-    def rewrite_texts(self, transform: Callable[[str], str]) -> int:
-        """Apply ``transform`` to every stored text outside the crystals; count changed rows.
-
-        The journal's states, drafts and raw answers, search queries, gaps and stimulus
-        reasons: what redaction or a forget must reach besides the crystals themselves.
-        """
-        changed = 0
-        with self.transaction():
-            for table, columns in REWRITTEN.items():
-                for row in self.db.execute(
-                    f"SELECT id, {', '.join(columns)} FROM {table}"
-                ).fetchall():
-                    new = [
-                        transform(value) if isinstance(value, str) else value for value in row[1:]
-                    ]
-                    if new != list(row[1:]):
-                        sets = ", ".join(f"{column} = ?" for column in columns)
-                        self.db.execute(f"UPDATE {table} SET {sets} WHERE id = ?", [*new, row[0]])
-                        changed += 1
-        return changed
 
     # --- scheduled runs ---------------------------------------------------------------------
 

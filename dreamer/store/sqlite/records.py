@@ -5,12 +5,7 @@ dream journal and scheduled runs are ``journal.py``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import datetime
-
-from dreamer.config import HORMONES
 from dreamer.store.sqlite.base import Connected
-from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the contract: a note loads none of it
@@ -45,30 +40,6 @@ class RecordTables(Connected):
         return [(row[0], row[1]) for row in rows]
 
     # --- hormones ---------------------------------------------------------------------------
-
-    def add_hormone_row(
-        self,
-        at: datetime,
-        levels: Mapping[str, float],
-        hormone: str | None,
-        delta: float | None,
-        reason: str,
-        source: str,
-    ) -> None:
-        """Store the levels right after a stimulus (or a decay snapshot, with no hormone)."""
-        with self.transaction():
-            self.db.execute(
-                "INSERT INTO hormones (at, dopamine, cortisol, oxytocin, hormone, delta, reason,"
-                " source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    iso(at),
-                    *(round(levels[name], 6) for name in HORMONES),
-                    hormone,
-                    delta,
-                    reason,
-                    source,
-                ],
-            )
 
     def hormones_at(self, until: str) -> HormoneRow | None:
         """The newest stored levels at or before ``until``."""

@@ -1,5 +1,8 @@
 """The SQLite schema, changed only through these numbered migrations (sqlite-utils).
 
+``MIGRATIONS`` is the one list: ``db.is_current`` reads their names to tell, without
+sqlite-utils, whether one is pending; ``migrations()`` hands them to sqlite-utils to apply.
+
 Tables: ``crystals`` (+ ``crystals_fts``, kept in sync by triggers), ``meta`` (key/value),
 ``dreams`` (the journal), ``audit`` (every change the engine makes to a crystal), ``hormones``
 (level history), ``searches`` (recall log, feeds Emerging Skills), ``gaps`` (curiosity gaps),
@@ -8,14 +11,16 @@ Tables: ``crystals`` (+ ``crystals_fts``, kept in sync by triggers), ``meta`` (k
 
 from __future__ import annotations
 
-import sqlite_utils
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from dreamer.store.sqlite.db import FTS_TOKENIZER
+if TYPE_CHECKING:  # sqlite-utils loads only when a migration is pending (connect._migrate)
+    import sqlite_utils
 
-migrations = sqlite_utils.Migrations("dreamer")
+MIGRATION_SET = "dreamer"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"  # crystals_fts, as migration 1 made it
 
 
-@migrations()
 def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute(
         """
@@ -135,21 +140,18 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX runs_job ON runs(job, started_at)")
 
 
-@migrations()
 def m010_dream_cache_tokens(db: sqlite_utils.Database) -> None:
     # Prompt-cache tokens are billed differently from plain input: keep them apart.
     db.execute("ALTER TABLE dreams ADD COLUMN cache_read_tokens INTEGER")
     db.execute("ALTER TABLE dreams ADD COLUMN cache_write_tokens INTEGER")
 
 
-@migrations()
 def m020_hormone_source(db: sqlite_utils.Database) -> None:
     # Who caused a stimulus (note, cli, api, auto, decay), and fast "newest row" lookups.
     db.execute("ALTER TABLE hormones ADD COLUMN source TEXT")
     db.execute("CREATE INDEX hormones_at ON hormones(at)")
 
 
-@migrations()
 def m030_vector_embedder(db: sqlite_utils.Database) -> None:
     # A vector is comparable only with vectors of the same embedder: record which one made it.
     # Every vector stored before this migration came from the only embedder there was.
@@ -157,7 +159,6 @@ def m030_vector_embedder(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE crystals SET embedder = 'hashing-v1-384' WHERE embedding IS NOT NULL")
 
 
-@migrations()
 def m040_tombstones(db: sqlite_utils.Database) -> None:
     # An explicit forget empties a crystal's row (text, vector) and keeps here what remains:
     # its id, the hash of what it said, its dates and why. The crystal row stays, emptied, so
@@ -176,7 +177,6 @@ def m040_tombstones(db: sqlite_utils.Database) -> None:
     )
 
 
-@migrations()
 def m050_unembedded(db: sqlite_utils.Database) -> None:
     # A fresh `dream note` stores its crystal without a vector (the next search or tick embeds
     # it): finding those must not scan every crystal, on every search.
@@ -186,7 +186,6 @@ def m050_unembedded(db: sqlite_utils.Database) -> None:
     )
 
 
-@migrations()
 def m060_fts_follows_text(db: sqlite_utils.Database) -> None:
     # The full-text row is rebuilt when the text changes, not on every update of the row: a
     # search counting an access of a 10 MB crystal re-tokenized all of it (seconds, each time).
@@ -202,7 +201,6 @@ def m060_fts_follows_text(db: sqlite_utils.Database) -> None:
     )
 
 
-@migrations()
 def m061_note_fields(db: sqlite_utils.Database) -> None:
     # What a note is about and what it replaces, as its writer gave them (issue 24): a note
     # that names what it replaces supersedes it exactly at the next dream.
@@ -211,7 +209,6 @@ def m061_note_fields(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX crystals_about ON crystals(lower(about)) WHERE about IS NOT NULL")
 
 
-@migrations()
 def m070_rank_index(db: sqlite_utils.Database) -> None:
     # A search reads what it ranks by (source, date, importance, lifecycle) for hundreds of
     # crystals: from this narrow index (about 80 crystals a page) instead of the rows, which
@@ -222,7 +219,6 @@ def m070_rank_index(db: sqlite_utils.Database) -> None:
     )
 
 
-@migrations()
 def m071_accessed(db: sqlite_utils.Database) -> None:
     # A dream reads the crystals searches found lately (touched_since): by this index, not by
     # reading every crystal of a store with little recent activity.
@@ -230,3 +226,28 @@ def m071_accessed(db: sqlite_utils.Database) -> None:
         "CREATE INDEX crystals_accessed ON crystals(last_accessed_at)"
         " WHERE last_accessed_at IS NOT NULL"
     )
+
+
+# In the order they apply; a new migration is a function above and its name here.
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
+    m001_initial,
+    m010_dream_cache_tokens,
+    m020_hormone_source,
+    m030_vector_embedder,
+    m040_tombstones,
+    m050_unembedded,
+    m060_fts_follows_text,
+    m061_note_fields,
+    m070_rank_index,
+    m071_accessed,
+)
+
+
+def migrations() -> sqlite_utils.Migrations:
+    """``MIGRATIONS`` as sqlite-utils' migration set (imports sqlite-utils)."""
+    import sqlite_utils
+
+    found = sqlite_utils.Migrations(MIGRATION_SET)
+    for migration in MIGRATIONS:
+        found()(migration)
+    return found

@@ -7,8 +7,9 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 
-from dreamer.store.sqlite.base import SEARCH_BATCH, Connected, PendingSearch, marks, write_at_exit
-from dreamer.store.sqlite.db import FTS_TOKENIZER
+from dreamer.store.shared import PendingSearch
+from dreamer.store.sqlite.base import Connected, marks
+from dreamer.store.sqlite.schema import FTS_TOKENIZER
 from dreamer.support.times import iso
 
 TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
@@ -347,29 +348,6 @@ class SearchTables(Connected):
         return self.kept_value(
             "newest_day", lambda: self._one("SELECT julianday(max(created_at)) FROM crystals")
         )
-
-    def record_search(
-        self,
-        at: datetime,
-        query: str,
-        search_type: str,
-        ids: Sequence[int],
-        top_score: float | None,
-        *,
-        gap: bool,
-    ) -> None:
-        """Log a search (a gap too when it found nothing good) and count the accesses.
-
-        Off the search's path: kept in memory and written with the next ``SEARCH_BATCH``-th
-        search, the next write transaction, a read of the log or of a crystal, or ``close``.
-        """
-        entry = (iso(at), query, search_type, tuple(int(i) for i in ids), top_score, gap)
-        with self._write_lock:
-            self._pending.append(entry)
-            if len(self._pending) == 1:
-                write_at_exit(self)
-            if len(self._pending) >= SEARCH_BATCH:
-                self.settle()
 
     def _insert_searches(self, batch: list[PendingSearch]) -> None:
         conn = self.db.conn
