@@ -455,8 +455,11 @@ def _shapes(text: str, lowered: str) -> Iterator[Span]:
 # Ruleset rules that run after the prose rules below: the generic one (a keyword, an
 # assignment, a high-entropy value), which they read more closely, and the curl ones, which
 # take ``user:password`` or a header's value whole where the shapes above replace the password
-# or token alone and leave the user and the header's name readable.
-_LATE = frozenset({"generic-api-key", "curl-auth-user", "curl-auth-header"})
+# or token alone and leave the user and the header's name readable; and Terraform's password
+# rule, which takes a quoted value with its quotes where the prose rules take the password.
+_LATE = frozenset(
+    {"generic-api-key", "curl-auth-user", "curl-auth-header", "hashicorp-tf-password"}
+)
 
 
 def _ruleset(text: str, lowered: str) -> Iterator[Span]:
