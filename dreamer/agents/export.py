@@ -21,7 +21,7 @@ from typing import Any
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal
+from dreamer.store import Crystal, content_hash
 from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
@@ -208,7 +208,7 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
             elif kind == "note_files":
                 store.set_meta(NOTE_FILES_KEY, json.dumps(row["files"], sort_keys=True))
             elif kind == "memory":
-                memory = row["text"]
+                memory = ws.redact(row["text"]).text
         for crystal_id, row in history:
             # After every row is in: a parent may have a higher id than its child.
             store.update_crystal(
@@ -229,8 +229,11 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
 
 
 def _restore(ws: Workspace, row: dict[str, Any]) -> int:
-    """Add one exported crystal as it was; its id."""
+    """Add one exported crystal as it was, its text redacted as a note's is; its id."""
     store = ws.store
+    # A file from a workspace with redaction off, an older version or a hand edit may hold a
+    # secret as it is: it passes the same door as a note.
+    text = ws.redact(row["text"]).text
     levels = {k: row[k] for k in ("dopamine", "cortisol", "oxytocin") if row.get(k) is not None}
     fields: dict[str, Any] = {
         "source": row["source"],
@@ -243,19 +246,19 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
         "origin": row["origin"],
         "consolidated_at": row["consolidated_at"],
     }
-    crystal_id, created = store.add_crystal(row["text"], **fields)
+    crystal_id, created = store.add_crystal(text, **fields)
     if created:
         return crystal_id
     # Two crystals may say the same thing (a redaction can make them so): the store keeps
     # such a one under a variant hash, so add it under a unique text, then put the text back.
-    crystal_id, _ = store.add_crystal(f"{row['text']}\n[import {row['id']}]", **fields)
+    crystal_id, _ = store.add_crystal(f"{text}\n[import {row['id']}]", **fields)
     store.replace_text(
         crystal_id,
-        row["text"],
+        text,
         embedding=None,
         embedder=None,
         action="imported",
-        detail={"same_text_as": store.find_by_hash(row["content_hash"].split(":")[0])},
+        detail={"same_text_as": store.find_by_hash(content_hash(text))},
         at=parse_iso(row["created_at"]),
     )
     return crystal_id
