@@ -167,9 +167,20 @@ LOOK_ALIKES = [
     "password hashing uses argon2id, not sha256 or PBKDF2-SHA256",
     "Пароль хранится в менеджере паролей.",
     "sessionStorage.setItem('token_count', String(n)) in app.js",
+    # Found by running redact over this repository's own source, docs and scenarios.
+    'any = ["printer paper", "toner", "password", "shredding", "window cleaner"]',
+    '        target = ws.search("staging password", now=now)[0].id',
+    "def test_no_secret_lands_anywhere_and_placeholders_do(tmp_path, now):",
+    "def test_an_api_key_in_the_environment_does_not_leave_the_offline_synthesizer():",
 ]
 
 
 @pytest.mark.parametrize("note", LOOK_ALIKES)
 def test_look_alikes_stay_as_they_are(note):
     assert redact(note).text == note
+
+
+def test_a_quoted_password_in_a_sentence_keeps_its_quotes():
+    out = redact('use "Tulip-Garden-8x" as the password').text
+    assert "Tulip-Garden-8x" not in out
+    assert out.startswith('use "[secret:password#') and out.endswith('" as the password')
