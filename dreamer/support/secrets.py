@@ -475,7 +475,13 @@ def _ruleset(text: str, lowered: str) -> Iterator[Span]:
 
 
 def _ruleset_late(text: str, lowered: str) -> Iterator[Span]:
-    return secrets_rules.spans(text, lowered, only=_LATE)
+    for start, end, kind in secrets_rules.spans(text, lowered, only=_LATE):
+        # Terraform's rule takes a quoted word after "password" and a comma: in a list of words
+        # (["couch roll", "password", "shredding"]) that is the next word, no password; the
+        # prose rules above read a plain word said as a password.
+        if kind == "hashicorp-tf-password" and text[start:end].strip("\"'").isalpha():
+            continue
+        yield start, end, kind
 
 
 _AWS_SECRET = Lazy(rf"(?<![{B64}=])[{B64}]{{40}}(?![{B64}=])")

@@ -29,6 +29,7 @@ _TOKEN = Lazy(r"[!-~]+")  # a run of printable ASCII: any script around it ends 
 _CLAUSE_END = Lazy(r";|[.!。！]\s|[.!。！]$|\n")
 _VERSION = Lazy(r"^v?\d+(?:\.\d+)+")
 _WORD = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_OPENERS = "\"'`([{<"
 _WINDOW = 60
 _GAP = 4  # at most this much between the word (and its verb or colon) and a value right after
 _KEYWORD_GRAMMAR = frozenset({"", "is", "was", "to", ":", "="})
@@ -58,7 +59,9 @@ def _around(text: str, lowered: str, start: int, end: int) -> Iterator[Span]:
     for m in _TOKEN.finditer(text, left, right):
         if start <= m.start() < end:
             continue
-        value = trim(m.group())
+        token = m.group()
+        begin = m.start() + len(token) - len(token.lstrip(_OPENERS))
+        value = trim(token.lstrip(_OPENERS))
         gap = text[end : m.start()].strip() if m.start() >= end else None
         right_after = first and gap is not None and _particle(gap)
         if gap is not None:
@@ -68,7 +71,7 @@ def _around(text: str, lowered: str, start: int, end: int) -> Iterator[Span]:
         if gap is not None and gap.lower() in _KEYWORD_GRAMMAR and text[start:end].isascii():
             continue
         if value and _a_password(value, right_after):
-            yield m.start(), m.start() + len(value), "password"
+            yield begin, begin + len(value), "password"
 
 
 def _inside_token(text: str, start: int, end: int) -> bool:
@@ -91,7 +94,7 @@ def _a_password(value: str, right_after: bool) -> bool:
         or _VERSION.match(value)
         or CODE.match(value)
         or REFERENCE.match(value)
-        or any(c in value for c in "/@\\")
+        or any(c in value for c in "/@\\()[]{}=<>")  # a path, an address, code
     ):
         return False
     if made_up(value):

@@ -88,9 +88,20 @@ def prefixed_keys(text: str, lowered: str) -> Iterator[Span]:
         if (
             (len(body) >= 30 and generated(body))
             or (len(first) <= 5 and _hex(_core(body), 32))
-            or (keyish and len(body) >= 24 and entropy(body) >= 3.5)
+            or (keyish and _keyish_body(body))
         ):
             yield m.start(), m.end(), "api-key"
+
+
+def _keyish_body(body: str) -> bool:
+    """After a key's prefix (``pat-``, ``sk-``), a body of digits and letters, not of words:
+    ``pat-na1-<uuid>`` is a key, ``test_an_api_key_in_the_environment`` a name."""
+    return (
+        len(body) >= 24
+        and entropy(body) >= 3.5
+        and sum(c.isdigit() for c in body) >= 4
+        and not _LONG_LOWER_RUN.search(body)
+    )
 
 
 def _core(body: str) -> str:
