@@ -92,6 +92,7 @@ from dreamer.support.secrets_words import (
     Span,
     U,
     entropy,
+    identifier,
     random_looking,
     user_password,
     written_out,
@@ -479,7 +480,12 @@ def _ruleset_late(text: str, lowered: str) -> Iterator[Span]:
         # Terraform's rule takes a quoted word after "password" and a comma: in a list of words
         # (["couch roll", "password", "shredding"]) that is the next word, no password; the
         # prose rules above read a plain word said as a password.
-        if kind == "hashicorp-tf-password" and text[start:end].strip("\"'").isalpha():
+        value = text[start:end].strip("\"'")
+        if kind == "hashicorp-tf-password" and value.isalpha():
+            continue
+        # The generic rule's comma reads the next argument of a call as a key's value
+        # (Error("key", family=FAMILY)): an assignment or a name is code.
+        if kind == "credential" and ("=" in value.rstrip("=") or identifier(value)):
             continue
         yield start, end, kind
 

@@ -5,7 +5,7 @@
   (``msg_01…``, ``evt_1…``, ``sha512-…``, ``commit_<sha>``): its prefix is in ``ID_PREFIXES``, its
   body is shorter, or it is no generated string (a uuid, a word, lowercase hex after a word).
 - ``name=value`` / ``name: value``: the value is a long generated string, or the name says it
-  is a secret (``sig=``, ``X-Amz-Signature=``) and the value is long hex or has a digit; never
+  is a secret (``sig=``, ``X-Amz-Signature=``) and the value is long hex or generated; never
   when the name says it is a digest or an id (``integrity``, ``etag``, ``sha256``).
 - base64 (24 to 4,096 characters) that decodes to text holding a secret: the whole run goes.
 
@@ -30,6 +30,7 @@ from dreamer.support.secrets_words import (
     Lazy,
     Span,
     entropy,
+    identifier,
     random_looking,
     trim,
 )
@@ -43,6 +44,7 @@ def generated(value: str) -> bool:
     """A string no one typed as a word: mixed case and digits, varied, with no run of words."""
     return (
         random_looking(value)
+        and not identifier(value)
         and entropy(value) >= 3.8
         and not _LONG_LOWER_RUN.search(value)
         and len(_CAPITALISED_WORD.findall(value)) < 2
@@ -135,7 +137,7 @@ def named_values(text: str, lowered: str) -> Iterator[Span]:
         secret_name = any(part in name for part in SECRET_NAME_PARTS)
         if (len(value) >= 20 and generated(value)) or (
             secret_name
-            and (_hex(value, 32) or (len(value) >= 20 and random_looking(value.replace("%", ""))))
+            and (_hex(value, 40) or (len(value) >= 20 and generated(value.replace("%", ""))))
         ):
             start = m.start(2)
             yield start, start + len(value), "credential"

@@ -123,6 +123,20 @@ def trim(value: str) -> str:
     return value
 
 
+_NAME_PART = Lazy(
+    r"(?:[A-Z]?[a-z]{3,}|[A-Z][a-z]{2}|[A-Z]{2,}(?![a-z])|[0-9]+(?:[A-Z](?![a-z]))?)+"
+)
+_NAME_SEPARATORS = Lazy(r"[._\-/]+")
+
+
+def identifier(value: str) -> bool:
+    """A name built of words and numbers (or a path of such names), not a generated string:
+    ``httpx2.AsyncByteStream``, ``BetaMemoryTool20250818Param``, ``_HTML5_FORM_RE.sub``,
+    ``Qwen/Qwen2.5-Coder-7B-Instruct``."""
+    parts = [part for part in _NAME_SEPARATORS.split(value) if part]
+    return bool(parts) and all(_NAME_PART.fullmatch(part) for part in parts)
+
+
 def made_up(value: str) -> bool:
     """A string no prose has: 8+ characters, letters and digits, and a symbol or mixed case."""
     if len(value) < 8 or CODE.match(value) or REFERENCE.match(value):
