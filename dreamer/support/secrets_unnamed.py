@@ -116,11 +116,11 @@ def _core(body: str) -> str:
     return body
 
 
-# name, an optional closing quote, ":" or "=", an optional quote, the value.
-_NAMED = Lazy(
-    r"(?<![A-Za-z0-9_.\-/])([A-Za-z_][A-Za-z0-9_.\-]{0,40})[\"']?[ \t]*[:=][ \t]*[\"'`]?"
-    r"([A-Za-z0-9+/_\-%.~]{16,})"
-)
+# ":" or "=", an optional quote, the value; then, read back from the ":" or "=", the name and
+# an optional closing quote (a value of 16+ characters is rare in prose, a name is not: looking
+# for values first leaves most notes after one fast pass).
+_VALUE = Lazy(r"[:=][ \t]*[\"'`]?([A-Za-z0-9+/_\-%.~]{16,})")
+_NAME = Lazy(r"(?<![A-Za-z0-9_.\-/])([A-Za-z_][A-Za-z0-9_.\-]{0,40})[\"']?[ \t]*\Z")
 
 
 def named_values(text: str, lowered: str) -> Iterator[Span]:
@@ -128,9 +128,12 @@ def named_values(text: str, lowered: str) -> Iterator[Span]:
     value that is no word (``WIDGET_CONN=<generated>``, ``sig=<signature>``)."""
     if "=" not in text and ":" not in text:
         return
-    for m in _NAMED.finditer(text):
+    for v in _VALUE.finditer(text):
+        m = _NAME.search(text, max(0, v.start() - 48), v.start())
+        if m is None:
+            continue
         name = m.group(1).lower()
-        value = trim(m.group(2))
+        value = trim(v.group(1))
         words = set(name.replace("-", "_").replace(".", "_").split("_"))
         if words & DIGEST_NAMES or name in DIGEST_NAMES or _not_a_value(value):
             continue
@@ -139,7 +142,7 @@ def named_values(text: str, lowered: str) -> Iterator[Span]:
             secret_name
             and (_hex(value, 40) or (len(value) >= 20 and generated(value.replace("%", ""))))
         ):
-            start = m.start(2)
+            start = v.start(1)
             yield start, start + len(value), "credential"
 
 
