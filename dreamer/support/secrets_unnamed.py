@@ -15,8 +15,6 @@ Each detector takes the text and its lowercase (position for position) and yield
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Callable, Iterator
 
 from dreamer.support.secrets_words import (
@@ -60,6 +58,11 @@ def decoded_text(value: str) -> str | None:
     """What a base64 value decodes to, when that is text (most of it printable ASCII)."""
     if not 24 <= len(value) <= 4096:
         return None
+    # Imported here: most notes hold no run of base64, and a fresh `dream note` would pay
+    # for struct and binascii on every start.
+    import base64
+    import binascii
+
     try:
         raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
     except (binascii.Error, ValueError):
@@ -68,11 +71,12 @@ def decoded_text(value: str) -> str | None:
     return raw.decode("ascii", "replace") if raw and printable >= 0.9 * len(raw) else None
 
 
-# A prefix of 1-3 short parts, each followed by "_" or "-", then the body; not inside a longer
-# token, a path, a URL or base64, and the body ends where a key ends.
+# A short first part and "_" or "-", then the body (which holds the prefix's further parts:
+# ``auth-`` of ``tskey-auth-``); not inside a longer token, a path, a URL or base64, and the
+# body ends where a key ends.
 _PREFIXED = Lazy(
     r"(?<![A-Za-z0-9_\-./@+=:%~])"
-    r"([A-Za-z][A-Za-z0-9]{0,11})[_-]((?:[A-Za-z0-9]{1,11}[_-]){0,2}[A-Za-z0-9_\-]{20,})"
+    r"([A-Za-z][A-Za-z0-9]{0,11})[_-]([A-Za-z0-9_\-]{20,})"
     r"(?![A-Za-z0-9_\-/+=]|[.:][A-Za-z0-9])"
 )
 
