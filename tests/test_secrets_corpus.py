@@ -1,11 +1,11 @@
 """Issue 22: the secret corpus (benchmarks/secrets/corpus.py) through all five doors.
 
 Each door (``dream note``, ``Workspace.note``, the SDK tool handler, ingest of a Claude Code
-transcript, the MCP tool over stdio with the real MCP SDK) writes the 72 secret notes one by one
-and the 200 ordinary notes ten lines to a note into a fresh workspace. After an offline dream
+transcript, the MCP tool over stdio with the real MCP SDK) writes the 107 secret notes one by
+one and the 300 ordinary notes ten lines to a note into a fresh workspace. After an offline dream
 nothing of any secret is in MEMORY.md, the database files, the bootstrap block or report.html,
-and at most 1% of the ordinary notes were altered. A dream through the real Anthropic SDK sends
-none of them either.
+and at most 1% of the ordinary notes were altered at a door (none by redact alone). A dream
+through the real Anthropic SDK sends none of them either.
 """
 
 from __future__ import annotations
@@ -55,8 +55,8 @@ def _leaks(blob: str | bytes) -> list[str]:
 
 def test_the_corpus_is_large_and_its_kinds_distinct():
     kinds = [case.kind for case in CASES]
-    assert len(set(kinds)) == len(kinds) >= 60
-    assert len(ORDINARY) == len(set(ORDINARY)) == 200
+    assert len(set(kinds)) == len(kinds) >= 100
+    assert len(ORDINARY) == len(set(ORDINARY)) >= 300
     assert all(case.value in case.note for case in CASES)
     # The same corpus every run: values come from a fixed seed.
     assert [c.value for c in corpus.secrets()] == [c.value for c in CASES]
@@ -68,7 +68,7 @@ def test_every_kind_is_redacted_and_ordinary_notes_stay():
     missed = [case.kind for case in CASES if _leaks(redact(case.note).text)]
     assert missed == []
     altered = [note for note in ORDINARY if redact(note).text != note]
-    assert len(altered) <= len(ORDINARY) // 100, altered
+    assert altered == []
 
 
 @pytest.mark.parametrize("door", measure.DOORS)

@@ -2,10 +2,12 @@
 
 Every value is generated here from a fixed seed in the shape the real one has (prefix, length,
 alphabet, checksum where there is one): none is a real secret, and the file holds no literal
-key for a scanner to flag. ``secrets()`` gives one note per kind (70 kinds: vendor keys and
-tokens, keys in URLs and headers, private keys, card numbers, passwords and passphrases in
-prose); ``ordinary()`` gives 200 notes of agent life that hold no secret (hashes, uuids, ids,
-code, URLs, file names, versions, placeholder code) and must come through unchanged.
+key for a scanner to flag. ``secrets()`` gives one note per kind (107 kinds: vendor keys and
+tokens, keys no rule names, keys in URLs, headers and base64, private keys, card numbers,
+passwords and passphrases in prose in twelve languages); ``ordinary()`` gives 300 notes of agent
+life that hold no secret (hashes, digests, uuids, ids, code, URLs, file names, versions,
+placeholder code, IBANs quoted from documentation, passwords talked about with no value) and
+must come through unchanged.
 
 Used by tests/test_secrets_corpus.py (every kind redacted at every door) and by
 benchmarks/secrets/measure.py (the figures in docs/contributing/secrets-ruleset.md).
@@ -258,6 +260,125 @@ def secrets() -> list[Case]:
             f"added DB_PASSWORD={v} to .env.production by mistake",
         ),
         ("pin-prose", v := p(DIGITS, 6), f"the door code / PIN for the office is {v}"),
+        # Issue 36: kinds no rule named, in places no rule looked (own values)
+        ("xai-key", v := "xai-" + p(ALNUM, 80), f"switched the grok calls to {v} yesterday"),
+        ("replicate-token", v := "r8_" + p(ALNUM, 37), f"image runs on replicate use {v}"),
+        (
+            "circleci-pat",
+            v := "CCIPAT_" + p(ALNUM, 22) + "_" + p(HEX, 40),
+            f"pipelines get triggered with {v}",
+        ),
+        ("buildkite-token", v := "bkua_" + p(HEX, 40), f"the agent pulls jobs with {v}"),
+        (
+            "tailscale-auth-key",
+            v := "tskey-auth-" + p(ALNUM, 11) + "CNTRL-" + p(ALNUM, 33),
+            f"joined the tailnet using {v}",
+        ),
+        ("supabase-secret", v := "sb_secret_" + p(URLSAFE, 31), f"edge functions use {v}"),
+        (
+            "base64-stripe-key",
+            v := base64.b64encode(f"sk_live_{p(ALNUM, 24)}".encode()).decode(),
+            f"the config map holds {v} for billing",
+        ),
+        (
+            "base64-github-token",
+            v := base64.b64encode(f"ghp_{p(ALNUM, 36)}".encode()).decode(),
+            f"ci secret blob {v}",
+        ),
+        (
+            "base64-aws-pair",
+            v := base64.b64encode(
+                f"aws_access_key_id=AKIA{p(b32, 16)}\naws_secret_access_key={p(B64, 40)}".encode()
+            ).decode(),
+            f"kubectl get secret aws -o yaml showed data: {v}",
+        ),
+        (
+            "azure-sas-sig",
+            v := p(B64, 43) + "%3D",
+            "https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&srt=o&sp=r"
+            f"&se=2026-01-01&sig={v}",
+        ),
+        (
+            "s3-presigned-signature",
+            v := p(HEX, 64),
+            f"shared https://b.s3.amazonaws.com/k?X-Amz-Expires=900&X-Amz-Signature={v}",
+        ),
+        ("unnamed-prefix-key", v := "acme_live_" + p(ALNUM, 32), f"the widget api wants {v}"),
+        ("unnamed-short-prefix", v := "zz9-" + p(ALNUM, 36), f"ran the import with {v} today"),
+        ("unnamed-hex-prefix", v := "wpk_" + p(HEX, 40), f"deploy used {v} from the vault"),
+        ("unnamed-env-value", v := p(ALNUM, 34), f"WIDGET_CONN={v}"),
+        ("unnamed-json-value", v := p(ALNUM, 32), f'settings.json has "upstream": "{v}"'),
+        ("unnamed-header-value", v := p(ALNUM, 32), f"x-signing: {v}"),
+        ("openrouter-key", v := "sk-or-v1-" + p(HEX, 64), f"models via openrouter {v}"),
+        ("langsmith-key", v := "lsv2_pt_" + p(HEX, 32) + "_" + p(HEX, 10), f"tracing {v}"),
+        ("tavily-key", v := "tvly-" + p(ALNUM, 32), f"web search through {v}"),
+        ("nvidia-key", v := "nvapi-" + p(URLSAFE, 64), f"NIM endpoint with {v}"),
+        ("hubspot-pat", v := "pat-na1-" + str(uuid.UUID(int=g.rng.getrandbits(128))), f"crm {v}"),
+        (
+            "password-english-told",
+            v := p(LOWER, 6) + p(DIGITS, 1) + "-" + p(UPPER, 1) + p(LOWER, 3) + p(DIGITS, 2),
+            f"I told Tom the wifi password, it's {v}",
+        ),
+        (
+            "password-english-bank",
+            v := p(UPPER, 1) + p(LOWER, 5) + "-" + p(UPPER, 1) + p(LOWER, 4) + "-" + p(DIGITS, 2),
+            f"my login for the bank is ada.lovelace and the password I use there is {v}",
+        ),
+        (
+            "password-german",
+            v := p(UPPER, 1) + p(LOWER, 9) + p(DIGITS, 2),
+            f"Das Passwort für den Router ist {v} und sonst nichts.",
+        ),
+        (
+            "password-japanese",
+            v := p(LOWER, 5) + "-" + p(UPPER, 1) + p(LOWER, 3) + p(DIGITS, 2),
+            f"ルーターのパスワードは {v} です。",
+        ),
+        (
+            "password-french",
+            v := p(UPPER, 1) + p(LOWER, 5) + "-" + p(UPPER, 1) + p(LOWER, 4) + p(DIGITS, 2),
+            f"Le mot de passe du wifi est {v}, ne le partage pas.",
+        ),
+        (
+            "password-spanish",
+            v := p(UPPER, 1) + p(LOWER, 6) + "-" + p(DIGITS, 4) + "x",
+            f"La contraseña del correo es {v}",
+        ),
+        (
+            "password-portuguese",
+            v := p(UPPER, 1) + p(LOWER, 6) + "-" + p(DIGITS, 2) + "kz",
+            f"A senha do banco é {v}.",
+        ),
+        (
+            "password-italian",
+            v := p(UPPER, 1) + p(LOWER, 4) + "-" + p(UPPER, 1) + p(LOWER, 3) + "-" + p(DIGITS, 2),
+            f"La password del router è {v}",
+        ),
+        (
+            "password-dutch",
+            v := p(UPPER, 1) + p(LOWER, 3) + "-" + p(UPPER, 1) + p(LOWER, 3) + "-" + p(DIGITS, 2),
+            f"Het wachtwoord van de server is {v}",
+        ),
+        (
+            "password-polish",
+            v := p(UPPER, 1) + p(LOWER, 4) + "-" + p(DIGITS, 2) + p(UPPER, 1) + p(LOWER, 2),
+            f"Hasło do poczty to {v}",
+        ),
+        (
+            "password-russian",
+            v := p(UPPER, 1) + p(LOWER, 5) + "-" + p(DIGITS, 2) + "x",
+            f"Пароль от почты — {v}",
+        ),
+        (
+            "password-chinese",
+            v := p(UPPER, 1) + p(LOWER, 5) + "-" + p(DIGITS, 2) + "q",
+            f"我的邮箱密码是 {v}",
+        ),
+        (
+            "password-korean",
+            v := p(UPPER, 1) + p(LOWER, 6) + "-" + p(DIGITS, 2) + "x",
+            f"와이파이 비밀번호는 {v} 입니다",
+        ),
     ]
     return [Case(kind, value, note) for kind, value, note in cases]
 
@@ -269,7 +390,7 @@ _WORDS = (
 
 
 def ordinary() -> list[str]:
-    """200 notes an agent writes that hold no secret."""
+    """300 notes an agent writes that hold no secret."""
     g = _Gen(7)
     notes = list(_ORDINARY)
     for i in range(200 - len(notes)):
@@ -309,7 +430,7 @@ def ordinary() -> list[str]:
                 f"Build {g.rng.randint(100, 999)} took {g.rng.randint(30, 600)} s; "
                 f"cache key deps-{sha[:16]}."
             )
-    return notes
+    return notes + _look_alikes(g) + _ISSUE_36
 
 
 _ORDINARY = [
@@ -418,4 +539,88 @@ _ORDINARY = [
     "User said 'thanks, that worked' after the index fix.",
     "Learned: sqlite's WAL needs a checkpoint before the purge.",
     "Open question: should forgotten crystals keep their hash?",
+]
+
+
+def _look_alikes(g: _Gen) -> list[str]:
+    """60 notes of hashes, ids, digests and generated names that look like keys and are not."""
+    notes = []
+    for i in range(60):
+        sha = hashlib.sha1(f"look-alike {i}".encode()).hexdigest()
+        digest = hashlib.sha256(sha.encode()).hexdigest()
+        ident = uuid.UUID(int=g.rng.getrandbits(128))
+        integrity = base64.b64encode(hashlib.sha512(sha.encode()).digest()).decode()
+        form = i % 12
+        if form == 0:
+            notes.append(f"git rev-parse HEAD gave {sha} on the release branch.")
+        elif form == 1:
+            notes.append(f"sha256sum dist/dreamer-0.9.{i}.tar.gz: {digest}")
+        elif form == 2:
+            notes.append(f"docker pull ghcr.io/acme/dreamer@sha256:{digest}")
+        elif form == 3:
+            notes.append(f'package-lock: "integrity": "sha512-{integrity}"')
+        elif form == 4:
+            notes.append(f"run-{ident} finished; crystal_{ident.hex} consumed.")
+        elif form == 5:
+            notes.append(f"Anthropic request msg_01{g.pick(ALNUM, 22)} took {i} s.")
+        elif form == 6:
+            notes.append(f"tool call toolu_01{g.pick(ALNUM, 22)} returned an error.")
+        elif form == 7:
+            notes.append(f"Stripe event evt_1{g.pick(ALNUM, 23)} replayed on staging.")
+        elif form == 8:
+            notes.append(f"OpenAI answered chatcmpl-{g.pick(ALNUM, 29)} after retries.")
+        elif form == 9:
+            notes.append(f"commit_{sha} is the squash of the forget branch.")
+        elif form == 10:
+            notes.append(f"Bundle https://cdn.example.com/assets/app-{g.pick(ALNUM, 20)}.js")
+        else:
+            text = f"a longer harmless text number {i} for the encoder test"
+            notes.append(f"base64 of the fixture: {base64.b64encode(text.encode()).decode()}")
+    return notes
+
+
+# Issue 36: IBANs quoted from documentation, passwords talked about in many languages (no
+# value), and code and names that look like values.
+_ISSUE_36 = [
+    "The docs use DE89 3704 0044 0532 0130 00 as the example IBAN.",
+    "IBAN format example from the spec: GB82 WEST 1234 5698 7654 32",
+    "Validator test: the Wikipedia example IBAN FR14 2004 1010 0505 0001 3M02 606 passes.",
+    "The password policy changed in v2.14.0-rc.1 last week.",
+    "password hashing uses argon2id, not sha256 or PBKDF2-SHA256",
+    "Das Passwort muss mindestens 12 Zeichen lang sein.",
+    "Das Kennwort wird im Tresor verwaltet.",
+    "Le mot de passe est stocké dans le coffre.",
+    "La contraseña está en el gestor de contraseñas.",
+    "A senha fica no cofre da equipe.",
+    "La password è nel gestore delle password.",
+    "Het wachtwoord staat in de kluis.",
+    "Hasło jest w menedżerze haseł.",
+    "Пароль хранится в менеджере паролей.",
+    "パスワードは1Passwordに保存しています。",
+    "密码保存在密码管理器里。",
+    "비밀번호는 금고에 있습니다.",
+    "BetaAsyncComputerToolset20260801 is the class name in the SDK",
+    "sessionStorage.setItem('token_count', String(n)) in app.js",
+    "https://docs.google.com/document/d/1A2b3C4d5E6f7G8h9I0jKlMnOpQrStUvWxYz/edit",
+    "The wifi at the cafe has no password; the network is CafeGuest-5G.",
+    "Reset the password with `dream secrets rotate --user ada` (no value printed).",
+    "Set PASSWORD_MIN_LENGTH=12 and TOKEN_TTL_SECONDS=900 in settings.",
+    "cache_key = f'{user_id}:{crystal_hash}' keeps the lookups cheap",
+    "Renamed test_secrets_boundary_v2.py to test_secrets_boundary.py.",
+    'ETag: W/"5e8f0c2a9b7d41c3a6f2e1d0b9c8a7f6" on the export endpoint',
+    "X-Request-Id: 7c9e6679-7425-40de-944b-e07fc1f90ae7 in the failing call",
+    "The SSH key fingerprint is SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl ada@mbp",
+    "Feature flag new-report-ui-2026q1 is on for 10% of users.",
+    "Model id claude-sonnet-4-5-20250929 in the settings file.",
+    "The build artefact dreamer-0.9.3-py3-none-any.whl is 412 KB.",
+    "npm run build:prod -- --env=staging --sourcemap",
+    "Query ?page=2&per_page=50&sort=created_at&order=desc on /v1/crystals",
+    "SELECT id, text FROM crystals WHERE hash = :hash LIMIT 1;",
+    "Tailscale node ada-mbp has IP 100.101.102.103 on the tailnet.",
+    "Replicate model stability-ai/sdxl:"
+    "39ed52f2a78e934b3ba6e2a89f5b1c712de7dfea535525255b1aa35c5565e08b",
+    "CircleCI pipeline 4f2e9a1 passed on the main branch.",
+    "Buildkite build #1423 on the dreamer pipeline went green.",
+    "The Supabase project ref is abcdefghijklmnopqrst (not a secret).",
 ]

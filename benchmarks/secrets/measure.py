@@ -2,7 +2,7 @@
 
 Run from the repository root: ``python benchmarks/secrets/measure.py``. For each door (``dream
 note`` on the command line, ``Workspace.note``, the SDK tool handler, ingest of a Claude Code
-transcript, the MCP tool over stdio) it writes the 72 secret notes (one by one) and the 200
+transcript, the MCP tool over stdio) it writes the 107 secret notes (one by one) and the 300
 ordinary notes (ten lines to a note) of benchmarks/secrets/corpus.py into a fresh workspace,
 dreams (offline), writes the bootstrap block and report.html, then counts the secret kinds
 whose value is found in MEMORY.md, in the database files (crystals.db and its WAL), in the

@@ -23,7 +23,7 @@ from typing import Any
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
-from dreamer.store import Crystal, NewCrystal
+from dreamer.store import Crystal, NewCrystal, content_hash
 from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
@@ -216,7 +216,7 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
             elif kind == "note_files":
                 store.records.set_meta(NOTE_FILES_KEY, json.dumps(row["files"], sort_keys=True))
             elif kind == "memory":
-                memory = row["text"]
+                memory = ws.redact(row["text"]).text
         for crystal_id, row in history:
             # After every row is in: a parent may have a higher id than its child.
             store.crystals.update_crystal(
@@ -237,11 +237,14 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
 
 
 def _restore(ws: Workspace, row: dict[str, Any]) -> int:
-    """Add one exported crystal as it was; its id."""
+    """Add one exported crystal as it was, its text redacted as a note's is; its id."""
     store = ws.store
+    # A file from a workspace with redaction off, an older version or a hand edit may hold a
+    # secret as it is: it passes the same door as a note.
+    text = ws.redact(row["text"]).text
     levels = {k: row[k] for k in ("dopamine", "cortisol", "oxytocin") if row.get(k) is not None}
     crystal = NewCrystal(
-        row["text"],
+        text,
         source=row["source"],
         semantic_type=row["semantic_type"],
         importance=row["importance"],
@@ -256,15 +259,15 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
         return crystal_id
     # Two crystals may say the same thing (a redaction can make them so): the store keeps
     # such a one under a variant hash, so add it under a unique text, then put the text back.
-    unique = replace(crystal, text=f"{row['text']}\n[import {row['id']}]")
+    unique = replace(crystal, text=f"{text}\n[import {row['id']}]")
     crystal_id, _ = store.crystals.add_crystal(unique)
     store.forgetting.replace_text(
         crystal_id,
-        row["text"],
+        text,
         embedding=None,
         embedder=None,
         action="imported",
-        detail={"same_text_as": store.crystals.find_by_hash(row["content_hash"].split(":")[0])},
+        detail={"same_text_as": store.crystals.find_by_hash(content_hash(text))},
         at=parse_iso(row["created_at"]),
     )
     return crystal_id

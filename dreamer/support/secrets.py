@@ -40,6 +40,13 @@ Detectors, in order (where two overlap, the earlier wins):
        holds: iban; a social security number named as one: ssn;
     9. a bare 40-character AWS secret key, only when random-looking.
 
+Between 7 and 8, what no rule names (issue 36): a password said in a sentence in any of twelve
+languages (`secrets_sentences`, after 6): password; a key-shaped token, a service-like prefix
+and a long generated body (``xai-…``, ``bkua_…``): api-key; a setting whose value is a long
+generated string or whose name says it is a secret (``sig=…``): credential; base64 that decodes
+to text holding a secret: encoded-secret (`secrets_unnamed`). An IBAN on a line that quotes
+documentation ("the example IBAN", "from the spec") is no one's account and stays.
+
 Secrets given in words: a keyword (password, passwd, passphrase, pwd, pw; api key, access key,
 secret key; token, access/auth/refresh token; secret, client secret) then a value:
 ``password: v``, ``"password": "v"``, ``DB_PASSWORD=v``, ``--password v``, ``my password for the
@@ -80,12 +87,14 @@ from dreamer.support.secrets_words import (
     KEYWORD_HINTS,
     LOGIN_HINTS,
     SAID_HINTS,
+    SENTENCE_HINTS,
     URLSAFE,
     WORD,
     Lazy,
     Span,
     U,
     entropy,
+    identifier,
     random_looking,
     user_password,
     written_out,
@@ -409,8 +418,11 @@ def _shapes(text: str, lowered: str) -> Iterator[Span]:
 # Ruleset rules that run after the prose rules below: the generic one (a keyword, an
 # assignment, a high-entropy value), which they read more closely, and the curl ones, which
 # take ``user:password`` or a header's value whole where the shapes above replace the password
-# or token alone and leave the user and the header's name readable.
-_LATE = frozenset({"generic-api-key", "curl-auth-user", "curl-auth-header"})
+# or token alone and leave the user and the header's name readable; and Terraform's password
+# rule, which takes a quoted value with its quotes where the prose rules take the password.
+_LATE = frozenset(
+    {"generic-api-key", "curl-auth-user", "curl-auth-header", "hashicorp-tf-password"}
+)
 
 
 def _ruleset(text: str, lowered: str) -> Iterator[Span]:
@@ -418,7 +430,18 @@ def _ruleset(text: str, lowered: str) -> Iterator[Span]:
 
 
 def _ruleset_late(text: str, lowered: str) -> Iterator[Span]:
-    return secrets_rules.spans(text, lowered, only=_LATE)
+    for start, end, kind in secrets_rules.spans(text, lowered, only=_LATE):
+        # Terraform's rule takes a quoted word after "password" and a comma: in a list of words
+        # (["couch roll", "password", "shredding"]) that is the next word, no password; the
+        # prose rules above read a plain word said as a password.
+        value = text[start:end].strip("\"'")
+        if kind == "hashicorp-tf-password" and value.isalpha():
+            continue
+        # The generic rule's comma reads the next argument of a call as a key's value
+        # (Error("key", family=FAMILY)): an assignment or a name is code.
+        if kind == "credential" and ("=" in value.rstrip("=") or identifier(value)):
+            continue
+        yield start, end, kind
 
 
 _AWS_SECRET = Lazy(rf"(?<![{B64}=])[{B64}]{{40}}(?![{B64}=])")
@@ -472,6 +495,42 @@ def _prose(detector: str, hints: tuple[str, ...]) -> Callable[[str, str], Iterat
     return detect
 
 
+def _sentences(text: str, lowered: str) -> Iterator[Span]:
+    """A password said in a sentence in any language (`secrets_sentences`), loaded the first
+    time a text holds a word for a password."""
+    if not any(hint in lowered for hint in SENTENCE_HINTS):
+        return iter(())
+    from dreamer.support import secrets_sentences
+
+    return secrets_sentences.sentences(text, lowered)
+
+
+# Secrets no rule names (`secrets_unnamed`), imported on the first text that could hold one
+# (a separator, an "=" or ":", or a run of base64), so `import dreamer` compiles none of it.
+
+
+def _prefixed_keys(text: str, lowered: str) -> Iterator[Span]:
+    if "_" not in text and "-" not in text:
+        return iter(())
+    from dreamer.support import secrets_unnamed
+
+    return secrets_unnamed.prefixed_keys(text, lowered)
+
+
+def _named_values(text: str, lowered: str) -> Iterator[Span]:
+    if "=" not in text and ":" not in text:
+        return iter(())
+    from dreamer.support import secrets_unnamed
+
+    return secrets_unnamed.named_values(text, lowered)
+
+
+def _wrapped(text: str, lowered: str) -> Iterator[Span]:
+    from dreamer.support import secrets_unnamed
+
+    return secrets_unnamed.wrapped(text, _find)
+
+
 _phrases = _prose("phrases", KEYWORD_HINTS)
 _said = _prose("said", SAID_HINTS)
 _logins = _prose("logins", LOGIN_HINTS)
@@ -487,8 +546,12 @@ _DETECTORS: tuple[Callable[[str, str], Iterator[Span]], ...] = (
     _phrases,
     _said,
     _logins,
+    _sentences,
     _bare_keys,
     _ruleset_late,
+    _prefixed_keys,
+    _named_values,
+    _wrapped,
     cards,
     accounts,
     _aws_secret_alone,

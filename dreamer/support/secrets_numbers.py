@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from dreamer.support.secrets_words import Lazy, Span
+from dreamer.support.secrets_words import DOC_CUES, Lazy, Span
 
 _CARD = Lazy(r"(?<![\w.-])[2-6](?:[0-9]|[ -](?=[0-9])){12,22}(?![\w-]|\.[0-9])")
 _CARD_PREFIX = Lazy(
@@ -39,7 +39,7 @@ def accounts(text: str, lowered: str) -> Iterator[Span]:
     if _IBAN_HINT.search(text):
         for m in _IBAN.finditer(text):
             compact = m.group().replace(" ", "")
-            if 15 <= len(compact) <= 34 and _mod97(compact):
+            if 15 <= len(compact) <= 34 and _mod97(compact) and not _quoted(lowered, m.start()):
                 yield m.start(), m.end(), "iban"
     if "ssn" in lowered or "social security" in lowered:
         for m in _SSN.finditer(lowered):
@@ -47,6 +47,13 @@ def accounts(text: str, lowered: str) -> Iterator[Span]:
 
 
 _IBAN_HINT = Lazy(r"\b[A-Z]{2}[0-9]{2}[ ]?[A-Z0-9]{4}")
+
+
+def _quoted(lowered: str, at: int) -> bool:
+    """Whether the line at ``at`` quotes documentation ("the example IBAN", "from the spec")."""
+    end = lowered.find("\n", at)
+    line = lowered[lowered.rfind("\n", 0, at) + 1 : len(lowered) if end < 0 else end]
+    return any(cue in line for cue in DOC_CUES)
 
 
 def _mod97(iban: str) -> bool:

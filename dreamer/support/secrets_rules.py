@@ -68,7 +68,7 @@ class Rule:
     @property
     def pattern(self) -> re.Pattern[str]:
         """The compiled pattern (compiled on first use, then cached)."""
-        return _compiled(self.regex)
+        return _compiled(_key_ends_at_punctuation(self.regex))
 
     def spans(self, text: str, common: tuple[_Allow, ...]) -> Iterator[Span]:
         """Where this rule finds a secret in ``text``."""
@@ -93,6 +93,28 @@ class Rule:
         line = text[line_start : len(text) if line_end < 0 else line_end]
         match = text[first : m.end()]
         return any(a.allows(secret, match, line) for a in lists)
+
+
+# gitleaks ends most keys on the first of these (a space, a newline, ";", a quote or a
+# backtick; a few rules add "<", ")" or ","), so a key before ")", ",", ":", "]", "." or "!" was
+# no key. A key ends where its characters end: the next character is none a key is written
+# with, the last is no "." or ":" (a sentence's end, not the key's), and a "." or ":" after it
+# does not go on into more of a word (``<key>.json``, ``<key>:8080`` are something longer).
+_GITLEAKS_ENDS = (
+    r"""(?:[\x60'"\s;]|\\[nr]|$)""",
+    r"""(?:[\x60'"\s;]|\\[nr]|$|\b)""",
+    r"""(?:$|[\\'"\x60\s<),])""",
+    r"(?:[^a-zA-Z0-9+/]|\Z)",
+)
+_KEY_END = r"(?<![.:])(?![A-Za-z0-9_\-+/=]|[.:][A-Za-z0-9])"
+
+
+def _key_ends_at_punctuation(regex: str) -> str:
+    """``regex`` with gitleaks' end-of-key pattern replaced by one that any punctuation ends."""
+    for end in _GITLEAKS_ENDS:
+        if regex.endswith(end):
+            return regex[: -len(end)] + _KEY_END
+    return regex
 
 
 def _RUN(c: str) -> bool:  # noqa: N802 - reads as the character class it stands for

@@ -107,6 +107,20 @@ def trim(value: str) -> str:
     return value
 
 
+_NAME_PART = Lazy(
+    r"(?:[A-Z]?[a-z]{3,}|[A-Z][a-z]{2}|[A-Z]{2,}(?![a-z])|[0-9]+(?:[A-Z](?![a-z]))?)+"
+)
+_NAME_SEPARATORS = Lazy(r"[._\-/]+")
+
+
+def identifier(value: str) -> bool:
+    """A name built of words and numbers (or a path of such names), not a generated string:
+    ``httpx2.AsyncByteStream``, ``BetaMemoryTool20250818Param``, ``_HTML5_FORM_RE.sub``,
+    ``Qwen/Qwen2.5-Coder-7B-Instruct``."""
+    parts = [part for part in _NAME_SEPARATORS.split(value) if part]
+    return bool(parts) and all(_NAME_PART.fullmatch(part) for part in parts)
+
+
 def made_up(value: str) -> bool:
     """A string no prose has: 8+ characters, letters and digits, and a symbol or mixed case."""
     if len(value) < 8 or CODE.match(value) or REFERENCE.match(value):
@@ -124,3 +138,49 @@ KEYWORD_HINTS = ("pass", "pw", "token", "secret", "key")  # every match of prose
 SAID_HINTS = ("pass", "pin", "code")
 LOGIN_HINTS = ("log", "sign", "cred", "u/p", "user")
 BARE_KEY_HINTS = ("key", "token", "secret", "pass", "pwd")
+
+# Issue 36: the data of the detectors for secrets no rule names (`secrets_unnamed`) and for
+# passwords said in a sentence in any language (`secrets_sentences`). Each entry has a case in
+# tests/test_secrets_unnamed.py or tests/test_secrets_words.py.
+
+# The word for a password, by language (lowercase, as it occurs in the lowercased text).
+PASSWORD_CUES: dict[str, tuple[str, ...]] = {
+    "en": ("password", "passcode"),
+    "de": ("passwort", "kennwort"),
+    "fr": ("mot de passe", "mdp"),
+    "es": ("contraseña", "clave"),
+    "pt": ("senha",),
+    "it": ("password", "parola d'ordine"),
+    "nl": ("wachtwoord",),
+    "pl": ("hasło", "haslo"),
+    "ru": ("пароль",),
+    "ja": ("パスワード", "暗証番号"),
+    "zh": ("密码", "口令"),
+    "ko": ("비밀번호", "암호"),
+}
+SENTENCE_HINTS = tuple(sorted({cue for cues in PASSWORD_CUES.values() for cue in cues}))
+# Names a sentence gives where a password would be, that would read as one (a digit and
+# letters): "パスワードは1Passwordに保存しています".
+PASSWORD_MANAGERS = frozenset({"1password"})
+# The first part of an id or a digest, never of a key: msg_01…, evt_1…, sha512-…, commit_….
+ID_PREFIXES = frozenset(
+    """msg toolu chatcmpl call resp run thread asst file batch req request evt cus pi ch in sub
+    price prod txn acct sha sha1 sha256 sha384 sha512 md5 commit rev git obj blob tree span trace
+    build job img image doc deps cache crystal""".split()
+)
+# Parts of a key's prefix that say it is one (pat-na1-<uuid>, sk-or-v1-<hex>): with one of
+# them a shorter or hex body is enough.
+KEY_PREFIX_WORDS = frozenset("pat sk rk key secret token tok api apikey live auth".split())
+# Parts of a setting's name that say its value is a secret (sig=…, X-Amz-Signature=…).
+SECRET_NAME_PARTS = tuple("secret token key pass pwd auth cred sig private cookie dsn".split())
+# Names whose value is a digest or an id, whatever it looks like (integrity: sha512-…).
+DIGEST_NAMES = frozenset(
+    """sha sha1 sha256 sha384 sha512 md5 hash digest checksum integrity etag fingerprint id uuid
+    guid ulid commit rev revision ref version image url uri href src path file model build
+    nonce trace span request h1""".split()
+)
+# Words of a line that quotes an IBAN from documentation, not someone's account.
+DOC_CUES = tuple(
+    """example sample docs documentation spec format validator wikipedia e.g.
+    placeholder dummy""".split()
+)
