@@ -157,7 +157,7 @@ def test_codex_home_moves_the_user_scope(place, runner, tmp_path, monkeypatch):
 def test_the_documented_config_table_is_what_install_writes():
     from pathlib import Path
 
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "integrations.md").read_text()
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "guides" / "codex.md").read_text()
     shown = docs.split("```toml\n[mcp_servers.dreamer]", 1)[1].split("```", 1)[0]
     written = xs.server_block("/home/ada/.venv/bin/dream", Path("/home/ada/agents/ada"))
     assert "[mcp_servers.dreamer]" + shown == written
