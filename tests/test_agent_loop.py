@@ -37,6 +37,7 @@ def tool_results(request) -> list[dict]:
     return [block for block in last["content"] if block["type"] == "tool_result"]
 
 
+@pytest.mark.slow
 def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
     fake = FakeAnthropic()
     fake.tool_use(

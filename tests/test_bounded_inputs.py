@@ -116,6 +116,7 @@ def test_a_10_mb_note_is_an_error_tool_result(root, now):
     _unchanged(root, before)
 
 
+@pytest.mark.slow
 def test_a_10_mb_note_is_an_error_result_over_mcp(root, tmp_path):
     before = _files(root)
     seen: dict = {}
@@ -212,6 +213,7 @@ def _with_huge_crystal(root: Path, now) -> None:
             ws.note(f"Deploy {i} of the billing service went out", at=now + timedelta(minutes=i))
 
 
+@pytest.mark.slow
 def test_a_huge_crystal_is_embedded_by_its_head_only(tmp_path, now):
     root = tmp_path / "ws"
     _with_huge_crystal(root, now)
@@ -247,6 +249,7 @@ class RecordingSynthesizer(OfflineSynthesizer):
         return super().synthesize(inputs, **kwargs)
 
 
+@pytest.mark.slow
 def test_search_and_dream_on_a_workspace_with_a_10_mb_crystal_finish_in_seconds(tmp_path, now):
     root = tmp_path / "ws"
     _with_huge_crystal(root, now)
@@ -290,6 +293,7 @@ def _later_dream_seconds(root: Path, now, huge: bool) -> float:
         return time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_a_huge_crystal_does_not_make_later_dreams_slower(tmp_path, now):
     """Every step of a dream reads a crystal by its head, also the crystals a search touched:
     measured against the same dream without the huge crystal."""
@@ -299,6 +303,7 @@ def test_a_huge_crystal_does_not_make_later_dreams_slower(tmp_path, now):
     assert huge < 3 * plain + 2, (huge, plain)
 
 
+@pytest.mark.slow
 def test_a_consolidation_tick_never_compares_two_huge_crystals_word_by_word(tmp_path, now):
     """Two near-identical 10 MB crystals were a merge candidate whose word-by-word comparison
     ran for hours, and every tick started it again; a crystal longer than any note is never
@@ -343,6 +348,7 @@ def _search_seconds(root: Path, now, huge: bool) -> float:
         return time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_counting_an_access_of_a_huge_crystal_does_not_reindex_its_words(tmp_path, now):
     """The full-text row follows the text, not every update of the row (a search counting an
     access re-tokenized all 10 MB, ~2 s a search)."""

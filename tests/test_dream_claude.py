@@ -210,6 +210,7 @@ def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dream
     assert again.committed and again.notes == len(LATER_NOTES)
 
 
+@pytest.mark.slow
 def test_dream_run_exits_3_when_claude_keeps_collapsing(dreamt, fake, runner, monkeypatch):
     before = dreamt.memory_md.read_bytes()
     fake.requests.clear()  # forget the first dream's request
@@ -276,6 +277,7 @@ def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
     assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "status, says",
     [(529, "overloaded"), (401, "ANTHROPIC_API_KEY or memory.dream.apiKey"), (429, "rate-limited")],

@@ -161,6 +161,7 @@ def test_every_dream_command_has_help_with_an_example(runner, command):
     assert result.exit_code == 0 and "Example" in result.output
 
 
+@pytest.mark.slow
 def test_demo_ignores_dream_workspace_from_the_environment(runner, tmp_path, root, monkeypatch):
     monkeypatch.setenv("DREAM_WORKSPACE", str(root))
     target = tmp_path / "demo-w"

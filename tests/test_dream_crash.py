@@ -112,6 +112,7 @@ SCRIPT = textwrap.dedent("""
 KILL_STEPS = dream.STEPS[dream.STEPS.index("rotate") :]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [s for s in KILL_STEPS if s not in ("pointers", "guards")])
 def test_a_killed_process_at_each_step_after_rotation(tmp_path, now, step):
     root = tmp_path / "ws"

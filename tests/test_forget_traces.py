@@ -143,6 +143,7 @@ def dream_command() -> str:
     return str(beside_python) if beside_python.exists() else "dream"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="kills a process with SIGKILL")
 def test_no_copy_after_an_ingest_and_a_dream_killed_mid_way(tmp_path, now):
     root = tmp_path / "ws"

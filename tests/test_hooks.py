@@ -8,9 +8,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from claude_code_fixture import build_project
 
 from dreamer import Workspace
+
+pytestmark = pytest.mark.slow
 
 DREAM = [sys.executable, "-m", "dreamer.cli"]
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.memory import state as wm
 from dreamer.memory.scratch import Note
@@ -88,6 +90,7 @@ def test_curiosity_gaps_from_questions_and_empty_searches(ws, now):
     assert len(gaps) == 3
 
 
+@pytest.mark.slow
 def test_emerging_skills_from_repeated_tasks_boosted_by_recall(ws, now):
     notes_into(
         ws,

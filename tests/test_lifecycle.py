@@ -155,6 +155,7 @@ def test_transcripts_do_not_merge_with_notes(ws, now):
     assert lifecycle.run(ws, now).merged == []
 
 
+@pytest.mark.slow
 def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
     """20k existing crystals, 50 new: one pass merges nothing and fades nothing new.
 

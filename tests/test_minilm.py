@@ -57,6 +57,7 @@ def test_auto_is_the_sentence_model_and_falls_back_without_its_package(monkeypat
     assert fallback.name.startswith(("wordllama-", "hashing-"))
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_it_embeds_unit_vectors_the_same_alone_or_in_a_batch():
     embedder = embedder_for("minilm")
@@ -89,6 +90,7 @@ def test_the_readme_example_works_with_minilm(tmp_path, now):
         assert "User prefers dark mode" in [hit.text for hit in hits]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_search_finds_paraphrases_among_distractors(tmp_path, now):
     # The dev probe (tuned on, so this guards against regressions, not a measurement).
@@ -161,6 +163,7 @@ def test_the_wordpiece_tokenizer_knows_every_vocabulary_word():
     assert all(ours.ids(token, 8) == [ours.cls, ours.vocab[token], ours.sep] for token in plain)
 
 
+@pytest.mark.slow
 def test_a_fresh_tokenizer_finds_a_short_text_s_pieces_without_building_its_table():
     tokenizers = pytest.importorskip("tokenizers")
     reference = tokenizers.BertWordPieceTokenizer(str(minilm._VOCAB), lowercase=True)
@@ -198,6 +201,7 @@ def test_a_token_on_two_lines_has_the_later_id_either_way(tmp_path):
         WordPiece(vocab)
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
     onnxruntime = pytest.importorskip("onnxruntime")
@@ -224,6 +228,7 @@ def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
     assert cosines.min() >= 0.999, texts[int(cosines.argmin())]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     import numpy as np

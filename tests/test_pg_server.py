@@ -18,6 +18,7 @@ except ImportError as exc:  # both come with the test extra (psutil with pgserve
     unavailable(f"{exc.name} is not installed", allow_module_level=True)
 
 pytest_plugins = ["pg_fixture"]  # postgres_server, postgres_url, pg_database
+pytestmark = pytest.mark.postgres  # every test here starts or uses a PostgreSQL server
 
 
 def test_the_server_is_postgres_16_with_pgvector(postgres_server: PgServer) -> None:

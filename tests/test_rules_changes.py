@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.dream.rules.values import find_changed_words
 from dreamer.memory.state import from_fields
@@ -49,6 +51,7 @@ def test_amounts_of_other_things_and_unchanged_amounts_are_no_change():
     assert find_changed_words(items) == []
 
 
+@pytest.mark.slow
 def test_the_dream_request_carries_both_changes_as_contradictions(ws, now):
     old = from_fields(
         {"active_context": "- Budget: kitchen £38,000\n- Worktop: oiled oak, from the timber yard"}

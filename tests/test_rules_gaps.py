@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
@@ -33,6 +35,7 @@ def test_a_question_answered_in_other_words_closes(ws, now):
     assert "Medilink" not in state.body("curiosity_gaps")
 
 
+@pytest.mark.slow
 def test_an_unrelated_later_note_does_not_close_a_question(ws, now):
     ws.note(QUESTION, importance=0.7, at=now)
     _dream(ws, now + timedelta(hours=1))

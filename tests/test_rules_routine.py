@@ -28,6 +28,7 @@ def test_what_is_routine(text, importance, routine):
     assert is_routine(text, importance) is routine
 
 
+@pytest.mark.slow
 def test_a_plain_step_of_work_is_searchable_but_not_in_the_state(ws, now):
     ws.note("Place cards for tables 4 to 6 are done.", importance=0.5, at=now)
     ws.note("The rehearsal is on June 22 in room 4.31.", importance=0.5, at=now)

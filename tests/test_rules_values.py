@@ -23,6 +23,7 @@ def embedder():
     return embedder_for("auto")
 
 
+@pytest.mark.slow
 def test_a_plan_moved_in_other_words_is_superseded(embedder):
     older = _item(
         "Booked Van Dijk Removals; their lorry loads the house on Tuesday October 6.",
@@ -36,6 +37,7 @@ def test_a_plan_moved_in_other_words_is_superseded(embedder):
     assert pair["older"] is older and pair["newer"] is newer
 
 
+@pytest.mark.slow
 def test_a_date_already_passed_is_history_not_a_changed_plan(embedder):
     older = _item("The invoice export deadline moved to March 20.", "2026-03-09T09:10:00Z")
     newer = _item(
@@ -45,6 +47,7 @@ def test_a_date_already_passed_is_history_not_a_changed_plan(embedder):
     assert find_changed_values([older, newer], embedder) == []
 
 
+@pytest.mark.slow
 def test_the_same_words_about_other_people_are_another_subject(embedder):
     older = _item("Dentist check-up for Daan on April 3, the morning slot.", "2026-03-10T09:00:00Z")
     newer = _item(

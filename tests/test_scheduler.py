@@ -266,6 +266,7 @@ def test_status_last_dream_is_a_dream_not_a_forget(ws, now):
 # --- many workspaces -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_many_workspaces_start_spread_over_the_interval_and_keep_their_place(tmp_path, now):
     roots = _workspaces(tmp_path, now, names=[f"w{i:03d}" for i in range(60)])
     service = Service(roots, environ={"DREAM_DREAM_ENABLED": "false"})

@@ -15,6 +15,8 @@ from dreamer.retrieval.search import (
     _context_scores,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def _reference(rows, lexical):
     """The context scores as first written: every turn against every matched turn."""

@@ -22,6 +22,8 @@ import pytest
 from dreamer import Workspace
 from dreamer.support import door
 
+pytestmark = pytest.mark.slow
+
 DREAM = str(Path(sys.executable).with_name("dream"))
 # The fresh search, run as the `dream` script runs it, saying afterwards what it imported.
 PROBE = (

@@ -19,7 +19,10 @@ from dreamer.retrieval import search as search_module
 from dreamer.retrieval import static, vectors
 from dreamer.retrieval.search import FUSION, FUSIONS, _fuse, search
 
-pytestmark = pytest.mark.skipif(not static.available(), reason="wordllama is not installed")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not static.available(), reason="wordllama is not installed"),
+]
 
 
 @pytest.fixture(scope="module")

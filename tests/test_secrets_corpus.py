@@ -25,6 +25,8 @@ from dreamer import Workspace, run_dream
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.support.secrets import redact
 
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "secrets"
 
 

@@ -10,11 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from dreamer import Workspace
 from dreamer.memory import scratch
 from dreamer.memory import state as wm
 from dreamer.store import content_hash
 from dreamer.support.times import utc_now
+
+pytestmark = pytest.mark.slow
 
 DREAM = str(Path(sys.executable).with_name("dream"))
 

@@ -36,6 +36,7 @@ def one_error(output: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body",
     [
@@ -66,6 +67,7 @@ def test_a_200_that_is_not_an_answer_fails_in_one_line_with_nothing_lost(
     assert body.decode() in (entry["raw"] or "")  # the body as it came, for the journal
 
 
+@pytest.mark.slow
 def test_a_timed_out_dream_says_how_many_tries_and_how_long_in_all(
     dreamt,  # noqa: F811
     fake: FakeAnthropic,  # noqa: F811
@@ -93,6 +95,7 @@ def test_a_timed_out_dream_says_how_many_tries_and_how_long_in_all(
     assert scratch_texts(dreamt) == LATER_NOTES
 
 
+@pytest.mark.slow
 def test_retries_zero_makes_one_try(dreamt, fake: FakeAnthropic, runner, monkeypatch):  # noqa: F811
     fake.error(529, retry=True)
     fake.error(529, retry=True)
@@ -104,6 +107,7 @@ def test_retries_zero_makes_one_try(dreamt, fake: FakeAnthropic, runner, monkeyp
     assert len(fake.requests) == sent + 1
 
 
+@pytest.mark.slow
 def test_an_overload_is_tried_again_and_the_dream_commits(
     dreamt,  # noqa: F811
     fake: FakeAnthropic,  # noqa: F811
