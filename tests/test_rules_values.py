@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from dreams import offline_dream
 
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules.values import find_changed_values
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
 from dreamer.retrieval.embed import embedder_for
 
@@ -78,15 +77,13 @@ def test_after_the_next_dream_the_old_date_is_not_current(ws, now):
         importance=0.8,
         at=now,
     )
-    run_dream(ws, now=now + timedelta(hours=1), force=True, synthesizer=OfflineSynthesizer())
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note(
         "Bad news on the locum: Tomás's registration is held up, so he starts June 8.",
         importance=0.8,
         at=now + timedelta(days=2),
     )
-    run_dream(
-        ws, now=now + timedelta(days=2, hours=1), force=True, synthesizer=OfflineSynthesizer()
-    )
+    offline_dream(ws, now + timedelta(days=2, hours=1))
     state = parse(ws.memory_md.read_text(encoding="utf-8"))
     current = state.body("active_context") + state.body("bond")
     assert "June 8" in current and "June 1" not in current
