@@ -97,10 +97,9 @@ class Serve:
         self._reader.join(timeout=5)
 
 
-@pytest.fixture
-def env(tmp_path) -> dict[str, str]:
+def door_env(tmp_path: Path, warm_minutes: str) -> dict[str, str]:
     """Its own home and runtime folder (the door's), dreams off so nothing changes the store
-    between the searches compared."""
+    between the searches compared; a search leaves a door for ``warm_minutes``."""
     home = tmp_path / "home"
     home.mkdir()
     run = tmp_path / "run"
@@ -110,9 +109,15 @@ def env(tmp_path) -> dict[str, str]:
         "HOME": str(home),
         "XDG_RUNTIME_DIR": str(run),
         "DREAM_DREAM_ENABLED": "false",
-        "DREAM_SEARCH_WARM_MINUTES": "0",  # a search leaves no door of its own (see
-        # tests/test_search_door_left.py): here only serve's door answers
+        "DREAM_SEARCH_WARM_MINUTES": warm_minutes,
     }
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    """A search leaves no door of its own (see tests/test_search_door_left.py): here only
+    serve's door answers."""
+    return door_env(tmp_path, "0")
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_search_door import DREAM, NOTES, PROBE, Serve
+from test_search_door import DREAM, NOTES, PROBE, Serve, door_env
 
 from dreamer import Workspace
 from dreamer.config import load_settings
@@ -31,18 +31,8 @@ WAIT = 30.0  # seconds a real process gets to start, answer or leave
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """Its own home and runtime folder, dreams off, a search leaving a door for a minute."""
-    home = tmp_path / "home"
-    home.mkdir()
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith("DREAM_")},
-        "HOME": str(home),
-        "XDG_RUNTIME_DIR": str(run),
-        "DREAM_DREAM_ENABLED": "false",
-        "DREAM_SEARCH_WARM_MINUTES": "1",
-    }
+    """A search leaves a door for a minute."""
+    return door_env(tmp_path, "1")
 
 
 @pytest.fixture

@@ -130,16 +130,7 @@ def test_a_note_s_cosine_weighs_four_tenths_and_a_session_turn_s_a_quarter(tmp_p
     cosines = {"the blue drawer holds the keys": 0.6, "the red drawer holds the tape": 0.6}
     with open_ws(tmp_path, cosines, "zzqx wibble") as ws:
         ws.note("the blue drawer holds the keys", importance=0.5, at=now)
-        ws.store.add_crystal(
-            "the red drawer holds the tape",
-            source="sessions",
-            semantic_type="experience",
-            importance=0.5,
-            at=now,
-            embedding=None,
-            embedder=None,
-            hormones={},
-        )
+        _session(ws, "the red drawer holds the tape", now)
         found = scores(ws, "zzqx wibble", now)
         sentence_model = scores(ws, "zzqx wibble", now, fusion=FUSIONS["minilm"])
     # Too few matches to tell a winner from the pack: no margin, the weighed cosine alone.
