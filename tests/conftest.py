@@ -19,11 +19,12 @@ POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url", "pg_database"}
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put every test that uses the suite's PostgreSQL in the `postgres` tier, whatever its file
     (a test that asks for the database through `request.getfixturevalue` carries the mark
-    itself), and the tests of `dream bench` (tests/test_bench*.py) in the `benchmark` tier."""
+    itself), and the tests of `dream bench` (tests/test_bench*.py, test_dream_bench_*) in the
+    `benchmark` tier."""
     for item in items:
         if POSTGRES_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
-        if item.path.name.startswith("test_bench"):
+        if item.path.name.startswith("test_bench") or item.name.startswith("test_dream_bench"):
             item.add_marker(pytest.mark.benchmark)
 
 

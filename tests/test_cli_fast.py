@@ -130,6 +130,7 @@ def _stored(folder: Path) -> tuple[str, list[tuple]]:
     return TIME.sub("T", text), rows
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="the fast path leaves Windows to click")
 @pytest.mark.parametrize(
     ("args", "stdin", "env", "taken"), CASES, ids=[" ".join(case[0])[:40] for case in CASES]

@@ -91,6 +91,7 @@ def dreamt(ws, now, fake):
     return ws
 
 
+@pytest.mark.slow
 def test_a_good_answer_commits(ws, now, fake):
     write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
     fake.tool_use(
@@ -186,6 +187,7 @@ def test_a_collapsed_answer_is_critiqued_and_a_good_revision_commits(dreamt, now
     assert "works from Lisbon" in dreamt.memory_md.read_text()
 
 
+@pytest.mark.slow
 def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dreamt, now, fake):
     before = dreamt.memory_md.read_bytes()
     waiting = scratch_texts(dreamt)
@@ -229,6 +231,7 @@ def test_dream_run_exits_3_when_claude_keeps_collapsing(dreamt, fake, runner, mo
     assert fake.requests[0].json["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, error",
     [

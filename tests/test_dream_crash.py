@@ -74,6 +74,7 @@ def assert_safe(ws, before: bytes, now) -> None:
 AFTER_COMMIT = dream.STEPS[dream.STEPS.index("write") + 1 :]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", dream.STEPS)
 def test_an_exception_at_any_step(ws, now, step):
     before = prepare(ws, now)

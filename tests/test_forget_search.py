@@ -44,6 +44,7 @@ def live(root: str) -> list[str]:
         return [crystal.text for crystal in ws.store.crystals()]
 
 
+@pytest.mark.slow
 def test_forget_search_forgets_the_old_address_only(tmp_path, now):
     root = notes(tmp_path, now)
     result = CliRunner().invoke(main, ["forget", "--search", "old address", "--yes", "-w", root])

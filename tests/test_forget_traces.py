@@ -63,6 +63,7 @@ def forget_everything_that_holds_it(root: Path, env: dict[str, str]) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_forget_leaves_no_byte_in_any_file_on_sqlite(tmp_path, now):
     root = tmp_path / "ws"
     root.mkdir()

@@ -87,6 +87,7 @@ def test_use_raises_importance_and_slows_fading(ws, now):
     assert lifecycle.run(ws, now + timedelta(hours=1)).used == []
 
 
+@pytest.mark.slow
 def test_archived_below_floor_but_never_deleted(ws, now):
     faint = ws.note("Saw a pigeon", importance=0.3, type="experience", at=now - timedelta(days=60))
     fresh = ws.note("Tiny detail", importance=0.05, type="experience", at=now)

@@ -73,6 +73,7 @@ def test_it_embeds_unit_vectors_the_same_alone_or_in_a_batch():
     assert theme > vectors[0] @ vectors[3] and theme > vectors[2] @ vectors[3]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_readme_example_works_with_minilm(tmp_path, now):
     with Workspace.open(tmp_path / "ws", embedder=embedder_for("minilm")) as ws:
@@ -247,6 +248,7 @@ def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, mo
     assert bert.load(folder) is not None  # rebuilt whole
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_cached_weights_read_the_same_mapped_up_front_or_page_by_page(tmp_path, monkeypatch):
     import mmap
@@ -266,6 +268,7 @@ def test_the_cached_weights_read_the_same_mapped_up_front_or_page_by_page(tmp_pa
     assert np.array_equal(bert.encode(up_front, ids, mask), bert.encode(by_page, ids, mask))
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_a_cache_folder_that_cannot_be_made_still_embeds(tmp_path, monkeypatch):
     blocked = tmp_path / "cache"
@@ -276,6 +279,7 @@ def test_a_cache_folder_that_cannot_be_made_still_embeds(tmp_path, monkeypatch):
     assert blocked.read_text() == "a file where the cache folder would go"
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_a_workspace_of_the_old_default_is_re_embedded_by_the_new_one(tmp_path, now):
     static = pytest.importorskip("dreamer.retrieval.static")

@@ -52,6 +52,7 @@ def test_the_page_is_one_well_formed_html_document(built):
     assert page.count('<svg class="chart"') == 4
 
 
+@pytest.mark.slow
 def test_the_page_loads_nothing_from_outside(built):
     _, page, tree = built
     assert "http://" not in page and "https://" not in page

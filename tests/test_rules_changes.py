@@ -25,6 +25,7 @@ def test_a_budget_raised_in_other_words_is_a_changed_value():
     assert pair["kind"] == "value"
 
 
+@pytest.mark.slow
 def test_a_budget_raised_in_words_it_shares_with_no_note_is_paired_by_meaning():
     # No content word in common: only the embedder says "spend" and "budget" are one subject.
     older = _item("Renovation budget agreed at £38,000.", "2026-03-01T10:00:00Z")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
 from dreams import offline_dream
 
 from dreamer.dream import insights
@@ -48,6 +49,7 @@ def test_a_statement_names_the_topic_before_a_question():
     assert topic.startswith("I'm finally filming my own movie"), topic
 
 
+@pytest.mark.slow
 def test_one_task_over_four_days_in_different_words_is_one_pointer(ws, now):
     notes = [
         "Wrote the place cards for tables 1 to 3 in blue ink.",
@@ -122,6 +124,7 @@ def test_a_very_old_unimportant_pointer_goes_first(ws, now):
     assert any("receipts" in t for t in topics), topics
 
 
+@pytest.mark.slow
 def test_points_of_one_measured_series_are_one_pointer(ws, now):
     notes = [
         "Tile trial, first sample: 30cm tiles with 2mm grout look too busy in the hall.",

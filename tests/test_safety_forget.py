@@ -148,6 +148,7 @@ def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path,
     assert len(pending) == len(OTHERS) and not any(WORD in t for t in pending)
 
 
+@pytest.mark.slow
 def test_the_audit_keeps_why_and_never_what(forgotten):
     ws, crystal = forgotten
     (entry,) = [e for e in ws.store.audit_entries(crystal.id) if e["action"] == "forgotten"]

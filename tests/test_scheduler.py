@@ -90,6 +90,7 @@ def test_a_dream_by_hand_counts_for_the_schedule(ws, now):
     assert scheduler.last_run(ws, "dream")[1] == "committed"
 
 
+@pytest.mark.slow
 def test_dream_disabled_means_no_dream_job_and_no_dream(tmp_path, now):
     with Workspace.open(tmp_path / "ws", overrides={"dream_enabled": False}) as ws:
         _notes(ws, now)

@@ -112,6 +112,7 @@ def test_a_misspelt_query_still_finds_the_note_by_its_word_pieces(ws, now):
     assert hits and hits[0].text.startswith("Grandmother's birthday")
 
 
+@pytest.mark.slow
 def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
     embedder = ws.embedder
     first = ws.note("Prefers oat milk in coffee", at=now)

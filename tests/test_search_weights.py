@@ -309,6 +309,7 @@ def test_a_turn_is_a_neighbour_only_within_half_an_hour(tmp_path, now):
     assert set(found) == {"the question came first", "kiln turn answered it"}
 
 
+@pytest.mark.slow
 def test_the_words_take_the_sixty_best_matches_as_candidates(tmp_path, now):
     """Ranked by BM25, longer notes lower: the 55th match, important, ranks first; the 65th
     could too, but is beyond the 60 candidates the word step takes."""
