@@ -212,7 +212,8 @@ def _configure(copy: Path, target: Target) -> None:
         f"only_mutate = [{json.dumps(target.module)}]",
         'also_copy = ["prompts", "schemas", "plugin", "benchmarks"]',
         f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
-        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]',
+        # -m "": every tier of the chosen tests (pytest -q alone runs the fast one)
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "-m", ""]',
     ]
     with (copy / "pyproject.toml").open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")

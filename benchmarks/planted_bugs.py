@@ -248,8 +248,10 @@ def main(argv: list[str]) -> int:
             pairs = zip(paths, groups, strict=True)
             originals = {one: plant(copy, one, group) for one, group in pairs}
             try:
+                # -m "": every tier of the named tests (pytest -q alone runs the fast one)
                 ran = subprocess.run(
-                    [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+                    [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+                    + ["-m", "", *tests],
                     cwd=copy,
                     env=env,
                     capture_output=True,

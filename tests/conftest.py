@@ -11,6 +11,22 @@ from dreamer import Workspace
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
 
+# The fixtures of tests/pg_fixture.py: a test that asks for one needs the suite's PostgreSQL.
+POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url", "pg_database"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put every test that uses the suite's PostgreSQL in the `postgres` tier, whatever its file
+    (a test that asks for the database through `request.getfixturevalue` carries the mark
+    itself), and the tests of `dream bench` (tests/test_bench*.py, test_dream_bench_*) in the
+    `benchmark` tier."""
+    for item in items:
+        if POSTGRES_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
+        if item.path.name.startswith("test_bench") or item.name.startswith("test_dream_bench"):
+            item.add_marker(pytest.mark.benchmark)
+
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:

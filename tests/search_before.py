@@ -2,9 +2,10 @@
 
 The body of ``dreamer.retrieval.search.search`` and the steps it ran (reading the context
 rows, the kinds of vector matches, the fusion and the boost in numpy, the candidates' cosines,
-the vector scan), kept as they were, without the search log. The steps the cuts left as they
-were (the word step, the frequency look-up) and the context sweep (compared with its dense
-form by ``tests/test_search_context.py``) are imported. ``tests/test_search_identical.py``
+the vector scan), kept as they were, without the search log, with the weights as they were
+(copied here, not imported). The steps the cuts left as they were (the word step, the frequency
+look-up) and the context sweep (compared with its dense form by ``tests/test_search_context.py``)
+are imported. ``tests/test_search_identical.py``
 checks the search gives the very ids and scores this gives.
 """
 
@@ -19,14 +20,6 @@ import numpy as np
 from dreamer.config import Settings
 from dreamer.retrieval.embed import Embedder, embed_texts
 from dreamer.retrieval.search import (
-    ARCHIVED_FACTOR,
-    CONTEXT_SOURCES,
-    CONTEXT_WEIGHTS,
-    IMPORTANCE_BOOST,
-    LEXICAL_DEPTH,
-    RECENCY_BOOST,
-    RECENCY_HALF_LIFE_DAYS,
-    VECTOR_DEPTH,
     Fusion,
     Words,
     _context_scores,
@@ -34,13 +27,10 @@ from dreamer.retrieval.search import (
     _lexical,
     _source_filter,
     attainable,
-    fusion_for,
     query_terms,
 )
 from dreamer.retrieval.vectors import (
-    MIN_SIMILARITY,
     NOTE,
-    RESCORE,
     SESSION,
     SKETCH_DIM,
     VectorIndex,
@@ -51,6 +41,44 @@ from dreamer.retrieval.vectors import (
 )
 from dreamer.store import Store
 from dreamer.store.base import RankRow
+
+# The weights as they were, written out here rather than imported from the search: a weight
+# changed there makes tests/test_search_identical.py fail instead of moving both sides.
+IMPORTANCE_BOOST = 0.3
+RECENCY_BOOST = 0.1
+RECENCY_HALF_LIFE_DAYS = 30.0
+ARCHIVED_FACTOR = 0.85
+LEXICAL_DEPTH = 60
+VECTOR_DEPTH = 60
+CONTEXT_WEIGHTS = (0.5, 0.25)
+CONTEXT_SOURCES = frozenset({"sessions"})
+MIN_SIMILARITY = 0.08
+RESCORE = 8
+FUSIONS = {
+    "default": Fusion(
+        normalise="attainable",
+        vector_weight={"sessions": 0.25, "notes": 0.4},
+        scan_below=0.4,
+        margin_weight=1.0,
+        margin_rank=5,
+        absent_weight=0.5,
+        vector_floor=0.0,
+    ),
+    "minilm": Fusion(
+        normalise="attainable",
+        vector_weight={"sessions": 0.4, "notes": 0.8},
+        scan_below=0.4,
+        margin_weight=2.0,
+        margin_rank=5,
+        absent_weight=1.0,
+        vector_floor=0.15,
+    ),
+}
+
+
+def fusion_before(embedder: Embedder) -> Fusion:
+    """The fusion this embedder had (its name up to the first "-"; the default one else)."""
+    return FUSIONS.get(embedder.name.split("-", 1)[0], FUSIONS["default"])
 
 
 def _rows(store: Store, ids: list[int]) -> list[RankRow]:
@@ -105,7 +133,7 @@ def search_before(
     sessions, facts = _source_filter(search_type, settings)
     if not query.strip() or not (sessions or facts):
         return []
-    fusion = fusion or fusion_for(embedder)
+    fusion = fusion or fusion_before(embedder)
     terms = query_terms(query)
     words = Words(store, terms)
     lexical = _lexical(store, terms, sessions, facts, max(LEXICAL_DEPTH, limit * 4), words)

@@ -37,6 +37,7 @@ def tool_results(request) -> list[dict]:
     return [block for block in last["content"] if block["type"] == "tool_result"]
 
 
+@pytest.mark.slow
 def test_note_lands_and_search_result_reaches_the_model(docs_loop, ws):
     fake = FakeAnthropic()
     fake.tool_use(
@@ -120,6 +121,7 @@ def test_the_next_turn_sees_the_note_in_its_bootstrap_block(docs_loop, ws):
     assert NOTE in fake.requests[2].json["system"]  # pending note, before any dream
 
 
+@pytest.mark.slow
 def test_a_model_that_never_stops_calling_tools_is_cut_off(docs_loop, ws):
     fake = FakeAnthropic()
     for _ in range(3):

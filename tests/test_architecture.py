@@ -31,6 +31,7 @@ def _lint(tmp_path: Path, mutate=None) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path(LINT_IMPORTS).exists(), reason="import-linter is a test extra")
 def test_the_layers_hold_and_an_upward_import_breaks_them(tmp_path):
     clean = _lint(tmp_path / "clean")

@@ -12,6 +12,7 @@ import json
 from datetime import timedelta
 
 import anthropic
+import pytest
 from click.testing import CliRunner
 from fake_anthropic import FakeAnthropic
 
@@ -40,6 +41,7 @@ def _backlog(root):
     return Workspace.open(root, environ={})
 
 
+@pytest.mark.slow
 def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, now):
     fake = FakeAnthropic()
     with _backlog(tmp_path / "ws") as ws:
@@ -105,6 +107,7 @@ def test_dry_run_json_shows_the_input_tokens_by_block(tmp_path, now):
     assert data["inputs"]["left_pending"] == {}
 
 
+@pytest.mark.slow
 def test_a_20_kb_hand_written_active_context_commits_and_every_line_is_searchable(tmp_path, now):
     root = tmp_path / "ws"
     lines = [

@@ -82,7 +82,7 @@ def test_writing_to_a_missing_folder_is_one_error_line_and_makes_nothing(
 # --- NUL characters, the same on both backends -------------------------------------------------
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def backend_env(request, tmp_path) -> dict[str, str]:
     if request.param == "sqlite":
         return dict(HASHING)
@@ -275,6 +275,7 @@ EMFILE_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
 def test_the_open_files_limit_during_a_dream_is_named_as_the_cause(tmp_path):
     done = subprocess.run(

@@ -38,6 +38,7 @@ def _agree(table, tokenizer, texts):
     return wrong
 
 
+@pytest.mark.slow
 def test_every_vocabulary_token_as_a_word_tokenizes_the_same(both):
     table, tokenizer, model = both
     words = [token.lstrip("▁") for token in list(model["vocab"])[::2]]  # every other: 16,000
@@ -47,6 +48,7 @@ def test_every_vocabulary_token_as_a_word_tokenizes_the_same(both):
     assert _agree(table, tokenizer, words) == []
 
 
+@pytest.mark.slow
 def test_real_sentences_tokenize_the_same(both):
     table, tokenizer, _ = both
     texts = []
@@ -100,6 +102,7 @@ def test_a_tokenizer_of_another_shape_gets_no_table(tmp_path):
     assert bpe.open_table(other, tmp_path / "t.sqlite3") is None
 
 
+@pytest.mark.slow
 def test_ranks_and_ids_kept_in_memory_give_the_tokenizers_answer(both, monkeypatch):
     """A word's BPE reads pairs' ranks and symbols' ids once a process (most of a new word's
     pairs were seen in other words); kept or read again after the memory filled, the same."""

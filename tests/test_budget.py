@@ -149,6 +149,7 @@ def test_a_backend_that_cannot_start_still_fails_on_the_journal_under_a_cap(tmp_
         assert ws.store.crystals.count_new() == 3
 
 
+@pytest.mark.postgres
 def test_the_cap_holds_for_two_machines_sharing_a_postgresql_store(tmp_path, request):
     """A fleet worker on another machine (the workspace's folder is not there) sees what the
     first machine's dream spent: the spend is in the shared journal, not in local files."""

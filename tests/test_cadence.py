@@ -107,6 +107,7 @@ def test_an_interval_schedule_replaces_the_minutes():
     assert load_settings(None, environ={}).cadence("dream").every == timedelta(hours=2)
 
 
+@pytest.mark.slow
 def test_tick_dreams_at_three_only(tmp_path, runner):
     root = _workspace(tmp_path)
     for moment in ("2026-03-12T01:30:00Z", "2026-03-12T02:59:00Z"):

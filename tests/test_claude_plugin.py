@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from claude_cli import cli_path, isolate
 from click.testing import CliRunner
 from fake_anthropic import FakeAnthropic
@@ -15,6 +16,8 @@ from test_mcp import dream_command
 
 from dreamer import Workspace
 from dreamer.cli import main
+
+pytestmark = pytest.mark.cli
 
 
 def claude(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

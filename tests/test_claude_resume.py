@@ -6,6 +6,7 @@ import json
 import subprocess
 import uuid
 
+import pytest
 from claude_cli import cli_path, isolate
 from fake_anthropic import FakeAnthropic
 from test_mcp import dream_command
@@ -27,6 +28,7 @@ def test_sessionstart_matches_every_source_including_fork():
     assert "matcher" not in entry  # no matcher: startup, resume, clear, compact and fork
 
 
+@pytest.mark.cli
 def test_claude_resume_carries_the_memory_block_once(tmp_path, monkeypatch):
     claude = cli_path()
     root = tmp_path / "ws"

@@ -12,11 +12,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
 from codex_cli import cli_path, config, isolate
 from fake_openai import FakeOpenAI
 
 from dreamer import Workspace
 from dreamer.cli import main
+
+pytestmark = pytest.mark.cli
 
 NOTE = "The user's cat is called Miso and hates Mondays."
 FIRST = "Which editor should the release notes be written in?"

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 # What the write and read paths never need: the scheduler, schema validation (the dream's),
 # the benchmarks, the Anthropic SDK and HTTP clients (only a dream talks to a model), the MCP

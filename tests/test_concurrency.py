@@ -7,8 +7,12 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from dreamer import Workspace
 from dreamer.memory import scratch
+
+pytestmark = pytest.mark.slow
 
 PROCESSES = 4
 NOTES_EACH = 250

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ WORDS = [
 DAYS = [date(2023, 3, 1), date(2024, 2, 29), date(2025, 12, 31), date(2026, 6, 15)]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(WORDS), max_size=8), st.sampled_from(["", " "]))
 def test_no_date_named_means_none_found_on_any_day(words, glue):

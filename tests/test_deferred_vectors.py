@@ -7,6 +7,8 @@ process (which embeds waiting notes before it ranks) or the next consolidation t
 
 from __future__ import annotations
 
+import pytest
+
 from dreamer import Workspace
 from dreamer.cli import main
 from dreamer.retrieval import vectors
@@ -19,6 +21,7 @@ def _note_by_cli(runner, root, text):
     return int(result.output.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_a_cli_note_has_no_vector_until_the_next_search_which_finds_it(runner, tmp_path):
     root = tmp_path / "ws"
     with Workspace.open(root) as ws:

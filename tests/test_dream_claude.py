@@ -91,6 +91,7 @@ def dreamt(ws, now, fake):
     return ws
 
 
+@pytest.mark.slow
 def test_a_good_answer_commits(ws, now, fake):
     write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
     fake.tool_use(
@@ -186,6 +187,7 @@ def test_a_collapsed_answer_is_critiqued_and_a_good_revision_commits(dreamt, now
     assert "works from Lisbon" in dreamt.memory_md.read_text()
 
 
+@pytest.mark.slow
 def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dreamt, now, fake):
     before = dreamt.memory_md.read_bytes()
     waiting = scratch_texts(dreamt)
@@ -210,6 +212,7 @@ def test_a_revision_that_is_still_bad_leaves_memory_md_and_the_notes_alone(dream
     assert again.committed and again.notes == len(LATER_NOTES)
 
 
+@pytest.mark.slow
 def test_dream_run_exits_3_when_claude_keeps_collapsing(dreamt, fake, runner, monkeypatch):
     before = dreamt.memory_md.read_bytes()
     fake.requests.clear()  # forget the first dream's request
@@ -228,6 +231,7 @@ def test_dream_run_exits_3_when_claude_keeps_collapsing(dreamt, fake, runner, mo
     assert fake.requests[0].json["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, error",
     [
@@ -276,6 +280,7 @@ def test_a_committed_dream_journals_its_cache_tokens(dreamt, now, fake):
     assert entry["cache_write_tokens"] == 1800 and entry["cache_read_tokens"] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "status, says",
     [(529, "overloaded"), (401, "ANTHROPIC_API_KEY or memory.dream.apiKey"), (429, "rate-limited")],

@@ -128,6 +128,7 @@ def test_a_second_dreamer_is_told_a_dream_is_running(runner, root):
     assert result.exit_code == 1 and "dream already running" in result.output
 
 
+@pytest.mark.slow
 def test_demo_dreams_offline_and_prints_memory(runner, tmp_path):
     target = tmp_path / "demo"
     result = invoke(runner, "demo", str(target))
@@ -144,6 +145,7 @@ def test_demo_dreams_offline_and_prints_memory(runner, tmp_path):
     assert invoke(runner, "demo", str(target)).exit_code == 2
 
 
+@pytest.mark.slow
 def test_demo_without_a_path_uses_a_new_temporary_folder(runner, tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
@@ -161,6 +163,7 @@ def test_every_dream_command_has_help_with_an_example(runner, command):
     assert result.exit_code == 0 and "Example" in result.output
 
 
+@pytest.mark.slow
 def test_demo_ignores_dream_workspace_from_the_environment(runner, tmp_path, root, monkeypatch):
     monkeypatch.setenv("DREAM_WORKSPACE", str(root))
     target = tmp_path / "demo-w"

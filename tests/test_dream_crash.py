@@ -74,6 +74,7 @@ def assert_safe(ws, before: bytes, now) -> None:
 AFTER_COMMIT = dream.STEPS[dream.STEPS.index("write") + 1 :]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", dream.STEPS)
 def test_an_exception_at_any_step(ws, now, step):
     before = prepare(ws, now)
@@ -112,6 +113,7 @@ SCRIPT = textwrap.dedent("""
 KILL_STEPS = dream.STEPS[dream.STEPS.index("rotate") :]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("step", [s for s in KILL_STEPS if s not in ("pointers", "guards")])
 def test_a_killed_process_at_each_step_after_rotation(tmp_path, now, step):
     root = tmp_path / "ws"

@@ -12,6 +12,8 @@ import json
 import stat
 from datetime import timedelta
 
+import pytest
+
 from dreamer import Workspace
 from dreamer.agents.memory_tool import DreamerMemoryTool
 from dreamer.cli import main
@@ -128,6 +130,7 @@ def test_export_import_round_trip_through_postgresql_and_back(tmp_path, runner, 
         assert hits(runner, back, query) == found
 
 
+@pytest.mark.slow
 def test_forgotten_text_is_never_exported(tmp_path, runner, now):
     source = tmp_path / "ws"
     build(source, now)
@@ -172,6 +175,7 @@ def test_import_refuses_a_workspace_that_is_not_empty_and_a_file_that_is_no_expo
     assert not (tmp_path / "new" / "memory" / "crystals.db").exists()
 
 
+@pytest.mark.slow
 def test_plain_export_still_writes_memory_md_only(tmp_path, runner, now):
     source = tmp_path / "ws"
     build(source, now)
@@ -180,6 +184,7 @@ def test_plain_export_still_writes_memory_md_only(tmp_path, runner, now):
     assert done.exit_code == 0 and out.read_text() == (source / "MEMORY.md").read_text()
 
 
+@pytest.mark.slow
 def test_two_crystals_with_the_same_text_both_come_back(tmp_path, runner, now):
     with Workspace.open(tmp_path / "ws") as ws:
         first = ws.note("Ada's token is [secret:api-key]", at=now)

@@ -49,7 +49,7 @@ def test_import_stores_a_placeholder_for_an_aws_secret_key_in_a_crystal(tmp_path
     assert done.exit_code == 0, done.output
 
     with Workspace.open(tmp_path / "new", create=False) as ws:
-        texts = [c.text for c in ws.store.crystals()]
+        texts = [c.text for c in ws.store.crystals.select()]
         memory = ws.memory_md.read_text(encoding="utf-8")
     backup = next(text for text in texts if "backup job" in text)
     assert SECRET_KEY not in backup and KEY_ID not in backup

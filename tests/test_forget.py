@@ -37,6 +37,7 @@ def on_disk(root) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
 
 
+@pytest.mark.slow
 def test_dream_forget_by_id_removes_the_text_everywhere(tmp_path, now):
     with raw_workspace(tmp_path) as ws:
         for i, text in enumerate([PASSWORD_NOTE, *OTHER]):
@@ -153,6 +154,7 @@ def test_an_ambiguous_forget_request_deletes_nothing_but_is_kept_out_and_reporte
     assert "checklist step" not in memory and "Deploy note" not in memory
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "request_text, forgotten",
     [
@@ -197,6 +199,7 @@ def test_what_counts_as_a_forget_request(text, target):
     assert (request.target if request else None) == target
 
 
+@pytest.mark.slow
 def test_redact_scan_cleans_a_workspace_written_without_redaction(tmp_path, now):
     key = "ghp_" + "R8kD2mQ7vX4bN9cL1tY6wH3sJ5pF0gZa8eUq"
     with raw_workspace(tmp_path) as ws:

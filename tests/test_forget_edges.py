@@ -218,6 +218,7 @@ def test_a_forget_with_nothing_in_the_backups_or_the_page_reports_none(ws, now):
     assert backup.read_bytes() == b"# Hand-written\n- Maya\n"
 
 
+@pytest.mark.slow
 def test_a_page_that_cannot_be_deleted_stops_the_forget_with_one_clear_error(ws, now):
     ws.note(TEXT, at=now - timedelta(minutes=5))
     (hit,) = [h for h in ws.search("quokka marmalade", now=now) if "quokka" in h.text]

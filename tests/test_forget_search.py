@@ -44,6 +44,7 @@ def live(root: str) -> list[str]:
         return [crystal.text for crystal in ws.store.crystals.select()]
 
 
+@pytest.mark.slow
 def test_forget_search_forgets_the_old_address_only(tmp_path, now):
     root = notes(tmp_path, now)
     result = CliRunner().invoke(main, ["forget", "--search", "old address", "--yes", "-w", root])
@@ -179,6 +180,7 @@ def test_the_cli_checks_ids_with_one_error_line(tmp_path, now, bad):
     assert live(root) == ADA
 
 
+@pytest.mark.slow
 def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
     from mcp import ClientSession
     from test_mcp import run_session, text_of

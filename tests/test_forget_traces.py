@@ -64,6 +64,7 @@ def forget_everything_that_holds_it(root: Path, env: dict[str, str]) -> None:
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_forget_leaves_no_byte_in_any_file_on_sqlite(tmp_path, now):
     root = tmp_path / "ws"
     root.mkdir()
@@ -144,6 +145,7 @@ def dream_command() -> str:
     return str(beside_python) if beside_python.exists() else "dream"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="kills a process with SIGKILL")
 def test_no_copy_after_an_ingest_and_a_dream_killed_mid_way(tmp_path, now):
     root = tmp_path / "ws"

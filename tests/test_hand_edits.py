@@ -21,6 +21,8 @@ from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.memory import state as wm
 
+pytestmark = pytest.mark.slow
+
 NOTES = [
     "Ada runs a small bookkeeping consultancy in Ghent and prefers short answers",
     "Quarterly VAT return for Brouwerij Vos is due on 2026-03-20",

@@ -154,6 +154,7 @@ class Collapsing:
         return Draft(state, raw="", usage=Usage(input_tokens=10, output_tokens=5))
 
 
+@pytest.mark.slow
 def test_an_edit_during_a_revision_is_kept(dreamt, now):
     synth = Collapsing(dreamt)
     result = run(dreamt, now=now + timedelta(hours=1), force=True, synthesizer=synth)
@@ -162,6 +163,7 @@ def test_an_edit_during_a_revision_is_kept(dreamt, now):
     assert "edited during the dream" in dreamt.store.journal.get_dream(result.dream_id)["reason"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_dream_run_says_deferred_and_exits_4(dreamt, runner, monkeypatch, as_json):
     fake = FakeAnthropic()
@@ -190,6 +192,7 @@ def test_dream_run_says_deferred_and_exits_4(dreamt, runner, monkeypatch, as_jso
     assert "deferred" in log.output
 
 
+@pytest.mark.slow
 def test_dream_run_says_it_dreamt_again_over_an_edit(dreamt, runner, monkeypatch):
     fake = FakeAnthropic()
 

@@ -8,9 +8,13 @@ import subprocess
 import sys
 import time
 
+import pytest
 from claude_code_fixture import build_project
+from test_coldstart import _modules
 
 from dreamer import Workspace
+
+pytestmark = pytest.mark.slow
 
 DREAM = [sys.executable, "-m", "dreamer.cli"]
 
@@ -37,15 +41,12 @@ def test_session_start_prints_the_memory_within_limits(tmp_path, now):
         "transcript_path": str(tmp_path / "none.jsonl"),
         "model": "claude-sonnet-5-5",
     }
-    started = time.monotonic()
     result = hook("session-start", payload, env)
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "SessionStart"
     context = out["additionalContext"]
     assert "Ada prefers short answers" in context and len(context) < 10_000
-    assert elapsed < 2.0 + 3.0  # the issue asks 2 s; slack for a loaded CI machine
     compact = hook("session-start", {**payload, "source": "compact"}, env)
     assert "memory_search" in json.loads(compact.stdout)["hookSpecificOutput"]["additionalContext"]
 
@@ -105,11 +106,8 @@ def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tm
         "session_id": project["session_id"],
         "transcript_path": str(project["main"]),
     }
-    started = time.monotonic()
     done = hook("session-end", payload, env)
-    elapsed = time.monotonic() - started
     assert done.returncode == 0 and done.stdout == ""
-    assert elapsed < 1.5 + 1.5, elapsed  # slack for a loaded CI machine
     stored = wait_for(lambda: [t for t in session_texts(ws_root) if "flaky retry test" in t])
     assert stored
     # Taken whole at the end: a second SessionEnd (or a later catch-up) adds nothing.
@@ -119,6 +117,10 @@ def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tm
     wait_for(lambda: log.read_text().count("session-end: stored") == 2)  # the second is done
     assert "session-end: stored 0 new crystals" in log.read_text()
     assert sorted(session_texts(ws_root)) == before and len(before) == len(set(before))
+    # The hook itself loads neither ingest nor numpy: the storing is another process's.
+    modules = _modules("hook", "session-end", "-w", str(ws_root), stdin=json.dumps(payload))
+    assert "dreamer.agents.hooks" in modules
+    assert [m for m in ("dreamer.agents.ingest", "numpy") if m in modules] == []
 
 
 def test_session_start_catches_up_on_the_projects_other_sessions(tmp_path):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime
 
+import pytest
 from claude_code_fixture import build_project
 from test_hooks import hook, wait_for
 
@@ -17,6 +18,7 @@ from dreamer.agents import hook_log
 LINE = re.compile(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\] [a-z-]+: ")
 
 
+@pytest.mark.slow
 def test_a_first_session_then_a_catch_up_log_one_line_and_no_error(tmp_path):
     ws_root = tmp_path / "ws"
     Workspace.open(ws_root).close()
@@ -70,6 +72,7 @@ def test_the_log_is_bounded(tmp_path):
     assert log.read_text().splitlines()[-1] == f"[2026-11-25T15:40:00Z] session-start: {entry}"
 
 
+@pytest.mark.slow
 def test_session_end_stores_the_sessions_subagents_once_linked_to_it(tmp_path):
     from claude_code_fixture import SESSION
 

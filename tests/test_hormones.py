@@ -166,6 +166,7 @@ _PIECES = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=12), st.sampled_from(["default", "own"]))
 def test_skipping_a_pattern_no_stem_of_which_is_in_the_text_never_misses_a_stimulus(parts, which):

@@ -181,6 +181,7 @@ def test_ingesting_twice_gives_the_same_crystals(ws, now, transcript):
     assert again.created == 0 and again.files[0].crystals == 0
 
 
+@pytest.mark.slow
 def test_ingested_content_is_found_by_dream_search(ws, now, transcript, runner, monkeypatch):
     ingest(ws, [transcript], now)
 

@@ -70,6 +70,7 @@ def test_a_growing_session_stores_each_exchange_exactly_once(ws, now, project):
     whole.close()
 
 
+@pytest.mark.slow
 def test_two_ingests_of_one_session_take_turns(tmp_path, project):
     """A hook and a catch-up must not read the same cursor at once: the second one waits."""
     import subprocess

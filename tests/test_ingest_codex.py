@@ -161,6 +161,7 @@ def test_the_stop_hook_stores_the_turn_that_just_ended(tmp_path, now, monkeypatc
     assert "stored 2 new crystals" in log and "Traceback" not in log
 
 
+@pytest.mark.slow
 def test_the_stop_hook_waits_for_codex_to_close_the_turn(tmp_path, now, monkeypatch):
     """Codex runs Stop before it writes task_complete: the turn is stored whole, once."""
     import io

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.memory import state as wm
 from dreamer.memory.scratch import Note
@@ -70,6 +72,7 @@ def test_a_note_can_supersede_a_line_of_the_old_bond(ws, now):
     assert found and found[0]["older"]["source"] == "state"
 
 
+@pytest.mark.slow
 def test_curiosity_gaps_from_questions_and_empty_searches(ws, now):
     crystals = notes_into(
         ws,
@@ -88,6 +91,7 @@ def test_curiosity_gaps_from_questions_and_empty_searches(ws, now):
     assert len(gaps) == 3
 
 
+@pytest.mark.slow
 def test_emerging_skills_from_repeated_tasks_boosted_by_recall(ws, now):
     notes_into(
         ws,
@@ -158,6 +162,7 @@ def test_a_gap_closes_once_a_later_search_finds_something(ws, now):
     assert insights.compute(ws.store, [], [], now, None).curiosity_gaps == []
 
 
+@pytest.mark.slow
 def test_a_search_repeated_three_times_is_a_recurring_need(ws, now):
     ws.note("The deploy checklist lives in docs/deploy.md", at=now - timedelta(days=1))
     for hours in (5, 3, 1):

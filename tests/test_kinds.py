@@ -50,6 +50,7 @@ _PIECES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=10))
 def test_a_pattern_skipped_for_want_of_its_stems_could_not_have_matched(parts):

@@ -88,6 +88,7 @@ def test_use_raises_importance_and_slows_fading(ws, now):
     assert lifecycle.run(ws, now + timedelta(hours=1)).used == []
 
 
+@pytest.mark.slow
 def test_archived_below_floor_but_never_deleted(ws, now):
     faint = ws.note("Saw a pigeon", importance=0.3, type="experience", at=now - timedelta(days=60))
     fresh = ws.note("Tiny detail", importance=0.05, type="experience", at=now)
@@ -158,6 +159,7 @@ def test_transcripts_do_not_merge_with_notes(ws, now):
     assert lifecycle.run(ws, now).merged == []
 
 
+@pytest.mark.slow
 def test_a_tick_compares_only_new_crystals_against_a_large_store(ws, now):
     """20k existing crystals, 50 new: one pass merges nothing and fades nothing new.
 

@@ -68,6 +68,7 @@ def text_of(result) -> str:
     return result.content[0].text
 
 
+@pytest.mark.slow
 def test_tools_note_search_and_memory_md_over_stdio(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
@@ -164,6 +165,7 @@ BAD_CALLS = [
 ]
 
 
+@pytest.mark.slow
 def test_bad_input_is_an_error_result_and_the_server_keeps_serving(tmp_path):
     root = tmp_path / "fresh" / "ws"  # the server creates a workspace that does not exist yet
     outcomes: list[tuple[bool, str]] = []
@@ -216,6 +218,7 @@ def dream_elsewhere(root: Path) -> None:
         assert cycle.run(ws, now=utc_now(), force=True).outcome == "committed"
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 def test_a_dream_elsewhere_is_announced_to_the_client(tmp_path, era):
@@ -259,6 +262,7 @@ def test_a_dream_elsewhere_is_announced_to_the_client(tmp_path, era):
 
 
 @pytest.mark.filterwarnings("ignore:resources/subscribe is removed")
+@pytest.mark.postgres
 def test_on_postgres_the_server_serves_and_watches_the_store_not_the_folder(tmp_path, request):
     """A fleet: the dream ran on another machine, so this folder's MEMORY.md never changed and
     there is no scratch file; the state row and the scratch rows are what the client sees."""

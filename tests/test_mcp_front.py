@@ -21,6 +21,8 @@ from test_mcp import dream_command
 from dreamer import Workspace
 from dreamer.agents import mcp_front
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 LISTINGS = ["tools/list", "prompts/list", "resources/list", "resources/templates/list"]
 
@@ -218,6 +220,7 @@ def test_ctrl_c_ends_dream_mcp_at_once_and_quietly(tmp_path, phase):
     assert server.proc.stderr and server.proc.stderr.read() == b""
 
 
+@pytest.mark.cli
 def test_headless_claude_code_sessions_get_the_tools_in_their_first_request(tmp_path, monkeypatch):
     claude = cli_path()
     fake = FakeAnthropic()

@@ -17,6 +17,8 @@ from test_mcp import dream_command
 
 from dreamer import Workspace
 
+pytestmark = pytest.mark.cli
+
 
 def inspector() -> str:
     found = os.environ.get("DREAM_MCP_INSPECTOR") or shutil.which("mcp-inspector")

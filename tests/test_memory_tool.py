@@ -34,6 +34,7 @@ def text_of(block: dict) -> str:
     return content if isinstance(content, str) else "".join(part["text"] for part in content)
 
 
+@pytest.mark.slow
 def test_the_sdk_tool_runner_drives_view_create_str_replace_and_delete(ws, now):
     ws.memory_md.write_text(STATE, encoding="utf-8")
     fake = FakeAnthropic()

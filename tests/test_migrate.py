@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+import pytest
+
 from dreamer.cli import main
 from dreamer.dream.seed import (
     CHUNK_TOKENS,
@@ -112,6 +114,7 @@ def test_the_fixture_is_a_realistic_ten_kilobyte_file():
     assert 9_000 <= size <= 12_000
 
 
+@pytest.mark.slow
 def test_migrate_backs_up_byte_for_byte_and_stores_seed_crystals(ws, now):
     original = hand_written_memory().encode()
     ws.memory_md.write_bytes(original)
@@ -208,6 +211,7 @@ def test_migrate_json_output(ws, runner):
     assert '"migrated": true' in result.output and '"chunks":' in result.output
 
 
+@pytest.mark.slow
 def test_first_dream_keeps_the_original_on_top_and_the_second_replaces_it(ws, now):
     from dreamer.dream.cycle import run
 

@@ -57,6 +57,7 @@ def test_auto_is_the_sentence_model_and_falls_back_without_its_package(monkeypat
     assert fallback.name.startswith(("wordllama-", "hashing-"))
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_it_embeds_unit_vectors_the_same_alone_or_in_a_batch():
     embedder = embedder_for("minilm")
@@ -72,6 +73,7 @@ def test_it_embeds_unit_vectors_the_same_alone_or_in_a_batch():
     assert theme > vectors[0] @ vectors[3] and theme > vectors[2] @ vectors[3]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_readme_example_works_with_minilm(tmp_path, now):
     with Workspace.open(tmp_path / "ws", embedder=embedder_for("minilm")) as ws:
@@ -89,6 +91,7 @@ def test_the_readme_example_works_with_minilm(tmp_path, now):
         assert "User prefers dark mode" in [hit.text for hit in hits]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_search_finds_paraphrases_among_distractors(tmp_path, now):
     # The dev probe (tuned on, so this guards against regressions, not a measurement).
@@ -161,6 +164,7 @@ def test_the_wordpiece_tokenizer_knows_every_vocabulary_word():
     assert all(ours.ids(token, 8) == [ours.cls, ours.vocab[token], ours.sep] for token in plain)
 
 
+@pytest.mark.slow
 def test_a_fresh_tokenizer_finds_a_short_text_s_pieces_without_building_its_table():
     tokenizers = pytest.importorskip("tokenizers")
     reference = tokenizers.BertWordPieceTokenizer(str(minilm._VOCAB), lowercase=True)
@@ -198,6 +202,7 @@ def test_a_token_on_two_lines_has_the_later_id_either_way(tmp_path):
         WordPiece(vocab)
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
     onnxruntime = pytest.importorskip("onnxruntime")
@@ -224,6 +229,7 @@ def test_the_numpy_forward_pass_gives_onnxruntime_s_vectors():
     assert cosines.min() >= 0.999, texts[int(cosines.argmin())]
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch):
     import numpy as np
@@ -242,6 +248,7 @@ def test_the_weights_are_cached_once_and_a_damaged_cache_is_rebuilt(tmp_path, mo
     assert bert.load(folder) is not None  # rebuilt whole
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_the_cached_weights_read_the_same_mapped_up_front_or_page_by_page(tmp_path, monkeypatch):
     import mmap
@@ -261,6 +268,7 @@ def test_the_cached_weights_read_the_same_mapped_up_front_or_page_by_page(tmp_pa
     assert np.array_equal(bert.encode(up_front, ids, mask), bert.encode(by_page, ids, mask))
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_a_cache_folder_that_cannot_be_made_still_embeds(tmp_path, monkeypatch):
     blocked = tmp_path / "cache"
@@ -271,6 +279,7 @@ def test_a_cache_folder_that_cannot_be_made_still_embeds(tmp_path, monkeypatch):
     assert blocked.read_text() == "a file where the cache folder would go"
 
 
+@pytest.mark.slow
 @needs_minilm
 def test_a_workspace_of_the_old_default_is_re_embedded_by_the_new_one(tmp_path, now):
     static = pytest.importorskip("dreamer.retrieval.static")

@@ -8,14 +8,12 @@ import json
 from datetime import timedelta
 
 import pytest
+from dreams import offline_dream
 
 from dreamer.agents import tools
 from dreamer.cli import main
-from dreamer.dream.cycle import run as run_dream
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidNote
 from dreamer.memory import scratch
-from dreamer.memory.state import parse
 from dreamer.store import NewCrystal, open_store
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -125,11 +123,6 @@ def test_the_note_tool_takes_about_and_replaces(ws, now):
     assert (crystal.about, crystal.replaces) == ("go-live", "#4")
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
-
-
 def _current(state) -> str:
     return state.body("active_context") + "\n" + state.body("bond")
 
@@ -140,7 +133,7 @@ def test_a_note_that_names_what_it_replaces_supersedes_it_at_the_next_dream(ws, 
     first = ws.note(
         "Dagster migration: cut-over planned for Friday June 12.", importance=0.8, at=now
     )
-    before = _dream(ws, now + timedelta(hours=1))
+    before = offline_dream(ws, now + timedelta(hours=1))
     assert "June 12" in _current(before)
     replaces = f"#{first}" if by == "id" else "Dagster cut-over June 12"
     ws.note(
@@ -150,20 +143,20 @@ def test_a_note_that_names_what_it_replaces_supersedes_it_at_the_next_dream(ws, 
         about="Dagster migration target date",
         replaces=replaces,
     )
-    after = _dream(ws, now + timedelta(hours=3))
+    after = offline_dream(ws, now + timedelta(hours=3))
     assert "July 3" in _current(after)
     assert "June 12" not in _current(after)
 
 
 def test_of_notes_about_the_same_thing_the_newest_holds_after_the_next_dream(ws, now):
     ws.note("Worktop: oiled oak from the timber yard.", at=now, about="Kitchen worktop")
-    assert "oiled oak" in _current(_dream(ws, now + timedelta(hours=1)))
+    assert "oiled oak" in _current(offline_dream(ws, now + timedelta(hours=1)))
     ws.note(
         "Hannah changed her mind: quartz composite, white.",
         at=now + timedelta(hours=2),
         about="kitchen worktop",
     )
-    after = _current(_dream(ws, now + timedelta(hours=3)))
+    after = _current(offline_dream(ws, now + timedelta(hours=3)))
     assert "quartz composite" in after
     assert "oiled oak" not in after
 

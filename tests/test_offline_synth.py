@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import guards, insights
 from dreamer.dream.synth import DreamInputs
 from dreamer.dream.synth.offline import OfflineSynthesizer
@@ -112,6 +114,7 @@ def test_fading_topics_become_pointers(ws, now):
     assert [p.topic for p in state.pointers()] == ["Kitchen renovation quotes pending"]
 
 
+@pytest.mark.slow
 def test_every_section_stays_within_budget_with_many_notes(ws, now):
     texts = [
         f"Task {i}: migrate ledger shard {i} of the billing database to the new cluster "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ WORDS = [f"w{i}" for i in range(14)]  # few words, so overlaps near any threshol
 word_sets = st.lists(st.sets(st.sampled_from(WORDS), max_size=12), max_size=25)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     indexed=word_sets,

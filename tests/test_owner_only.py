@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 DREAM = [sys.executable, "-c", "from dreamer.cli import main; main()"]
 
 

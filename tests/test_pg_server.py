@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ except ImportError as exc:  # both come with the test extra (psutil with pgserve
     unavailable(f"{exc.name} is not installed", allow_module_level=True)
 
 pytest_plugins = ["pg_fixture"]  # postgres_server, postgres_url, pg_database
+pytestmark = pytest.mark.postgres  # every test here starts or uses a PostgreSQL server
 
 
 def test_the_server_is_postgres_16_with_pgvector(postgres_server: PgServer) -> None:
@@ -149,10 +149,8 @@ def test_start_up_is_bounded_and_leaves_nothing_behind(tmp_path: Path) -> None:
     _start(tmp_path).stop()  # skips here if PostgreSQL cannot start at all
     folders = [tmp_path, Path(tempfile.gettempdir()), Path("/tmp")]
     before = _postgres_processes(), _server_folders(folders)
-    started = time.monotonic()
     with pytest.raises(PostgresUnavailable, match=r"start-up timeout of 0\.05s"):
         start_postgres(tmp_path, timeout=0.05)
-    assert time.monotonic() - started < 10
     assert (_postgres_processes(), _server_folders(folders)) == before
 
 

@@ -38,6 +38,7 @@ def pinned(ws, now, fake):
     return ws
 
 
+@pytest.mark.slow
 def test_a_draft_that_keeps_dropping_a_pin_is_rejected_and_memory_md_stays(pinned, now, fake):
     before = pinned.memory_md.read_bytes()
     for _ in range(3):  # the draft and both revisions leave the pin out
@@ -55,6 +56,7 @@ def test_a_draft_that_keeps_dropping_a_pin_is_rejected_and_memory_md_stays(pinne
     assert pins.ids(pinned) == {pinned.pin_id}  # a pin is never consumed
 
 
+@pytest.mark.slow
 def test_a_contradicted_pin_is_named_and_a_revision_that_keeps_it_commits(pinned, now, fake):
     contradicting = GOOD | {
         "active_context": "- Acme quarterly report: Maya's deadline is 2026-03-20.\n"
@@ -77,6 +79,7 @@ def test_verdicts_judge_words_and_values():
     assert pins.verdict("Maya prefers tea", "- Maya prefers tea over coffee")[0] == "kept"
 
 
+@pytest.mark.slow
 def test_a_line_marked_pinned_by_hand_becomes_a_pin(ws, now):
     write_notes(ws, FIRST_NOTES, now - timedelta(days=1))
     assert run(ws, now=now).committed

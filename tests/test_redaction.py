@@ -80,6 +80,7 @@ def assert_no_secret(blob: bytes | str, where: str) -> None:
         assert value.encode() not in data, f"{kind} leaked into {where}"
 
 
+@pytest.mark.slow
 def test_no_secret_lands_anywhere_and_placeholders_do(tmp_path, now):
     fake = FakeAnthropic()
     with Workspace.open(tmp_path / "ws") as ws:

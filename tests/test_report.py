@@ -41,6 +41,7 @@ def _chart(tree: Element, name: str) -> Element:
     return chart
 
 
+@pytest.mark.slow
 def test_the_page_is_one_well_formed_html_document(built):
     _, page, tree = built
     [html] = [e for e in tree.children if e.tag == "html"]
@@ -51,6 +52,7 @@ def test_the_page_is_one_well_formed_html_document(built):
     assert page.count('<svg class="chart"') == 4
 
 
+@pytest.mark.slow
 def test_the_page_loads_nothing_from_outside(built):
     _, page, tree = built
     assert "http://" not in page and "https://" not in page
@@ -189,6 +191,7 @@ def test_memory_md_is_rendered_and_nothing_in_it_runs(built):
     assert "<strong>bold</strong> with <code>code</code>" in page
 
 
+@pytest.mark.slow
 def test_making_a_report_changes_nothing(tmp_path):
     facts = report_fixture.build(tmp_path / "ws")
     files = [facts.root / "MEMORY.md", *sorted((facts.root / "memory").glob("*"))]
@@ -238,6 +241,7 @@ def test_a_fresh_workspace_has_a_report_too(ws, now):
     assert "MEMORY.md has no crystal pointers yet." in tree.all_text()
 
 
+@pytest.mark.slow
 def test_dream_report_writes_an_owner_only_page(runner, tmp_path):
     facts = report_fixture.build(tmp_path / "ws")
     result = runner.invoke(main, ["report", "-w", str(facts.root)], catch_exceptions=False)

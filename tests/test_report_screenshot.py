@@ -18,6 +18,8 @@ import pytest
 
 from dreamer.cli import main
 
+pytestmark = pytest.mark.cli
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 PACKAGES = ("chromium", "fonts-dejavu-core")
 # The page's colours (report_page.STYLE) that only charts and badges use.

@@ -84,6 +84,7 @@ def dreams(ws, now, count: int, revise: bool) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_ten_dreams_without_a_revision_write_no_cache(ws, now):
     rows = dreams(ws, now, 10, revise=False)
     assert sum(row["cache_write_tokens"] or 0 for row in rows) == 0

@@ -14,7 +14,7 @@ from dreamer.support.times import iso
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store(request, tmp_path):
     if request.param == "sqlite":
         opened = open_store(tmp_path / "crystals.db")

@@ -97,6 +97,7 @@ def test_adopt_goes_through_the_guards(reviewed, now, runner):
     assert reviewed.memory_md.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_discard_keeps_the_notes_as_crystals_unless_asked(reviewed, now, runner):
     run(reviewed, now=now)
     before = reviewed.memory_md.read_bytes()

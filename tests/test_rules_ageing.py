@@ -5,19 +5,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dreamer.dream.cycle import run as run_dream
-from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.memory.state import parse
-
-
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
+from dreams import offline_dream
 
 
 def test_a_labelled_carried_line_finds_its_date_and_stays_on_top(ws, now):
     ws.note("The billing API deadline moved from March 20 to March 27.", importance=0.9, at=now)
-    first = _dream(ws, now + timedelta(hours=1))
+    first = offline_dream(ws, now + timedelta(hours=1))
     assert first.body("active_context").startswith(("- Deadline:", "- Friction:", "- Task:"))
     for i, text in enumerate(
         [
@@ -27,6 +20,6 @@ def test_a_labelled_carried_line_finds_its_date_and_stays_on_top(ws, now):
         ]
     ):
         ws.note(text, importance=0.8, at=now + timedelta(days=1, hours=i))
-    later = _dream(ws, now + timedelta(days=1, hours=5))
+    later = offline_dream(ws, now + timedelta(days=1, hours=5))
     top = later.body("active_context").split("\n")[0]
     assert "March 27" in top, later.body("active_context")

@@ -6,12 +6,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
+from dreams import offline_dream
 
 from dreamer.dream import dates
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules import bond
-from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.memory.state import parse
 
 RULES = {
     "never": "Ines's rule: the band is never booked before the venue confirms the date.",
@@ -25,11 +23,6 @@ RULES = {
 }
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
-
-
 def test_every_cue_has_a_case():
     assert set(RULES) == set(bond.STANDING_CUES)
 
@@ -37,17 +30,17 @@ def test_every_cue_has_a_case():
 @pytest.mark.parametrize("cue", sorted(RULES))
 def test_a_standing_rule_stated_once_is_in_the_bond_and_stays(ws, now, cue):
     ws.note(RULES[cue], importance=0.8, type="directive", at=now)
-    first = _dream(ws, now + timedelta(hours=1))
+    first = offline_dream(ws, now + timedelta(hours=1))
     assert RULES[cue].split()[2] in first.body("bond")
     # Ten quiet days later (no note repeats it) it has not faded.
     ws.note("Sorted the inbox by supplier.", importance=0.2, at=now + timedelta(days=10))
-    later = _dream(ws, now + timedelta(days=10, hours=1))
+    later = offline_dream(ws, now + timedelta(days=10, hours=1))
     assert RULES[cue].split()[2] in later.body("bond")
 
 
 def test_a_one_off_instruction_naming_an_errand_is_not_a_standing_rule(ws, now):
     ws.note("Booked the florist for the chapel.", importance=0.7, type="directive", at=now)
-    state = _dream(ws, now + timedelta(hours=1))
+    state = offline_dream(ws, now + timedelta(hours=1))
     assert "florist" not in state.body("bond")
 
 
@@ -64,7 +57,7 @@ def test_a_one_off_instruction_naming_an_errand_is_not_a_standing_rule(ws, now):
 def test_someone_named_once_with_any_role_is_in_the_bond(ws, now, sentence, name):
     ws.note(sentence, importance=0.6, at=now)
     ws.note("Replied to the newsletter.", importance=0.2, at=now + timedelta(days=3))
-    state = _dream(ws, now + timedelta(days=3, hours=1))
+    state = offline_dream(ws, now + timedelta(days=3, hours=1))
     assert name in state.body("bond")
 
 

@@ -9,11 +9,10 @@ import time
 from datetime import timedelta
 
 from claude_code_fixture import build_project
+from dreams import offline_dream
 
 from dreamer.agents.ingest import ingest
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules.captures import established
-from dreamer.dream.synth.offline import OfflineSynthesizer
 
 
 def test_an_ingested_claude_code_session_leaves_no_dialogue_or_tool_marker(ws, tmp_path, now):
@@ -23,7 +22,7 @@ def test_an_ingested_claude_code_session_leaves_no_dialogue_or_tool_marker(ws, t
         os.utime(path, (settled, settled))
     ingest(ws, [project["folder"]], now)
     assert any("[tool:" in c.text for c in ws.store.crystals.select(sources=["sessions"]))
-    run_dream(ws, now=now + timedelta(hours=1), force=True, synthesizer=OfflineSynthesizer())
+    offline_dream(ws, now + timedelta(hours=1))
     memory = ws.memory_md.read_text(encoding="utf-8")
     assert not re.search(r"(?m)\b(User|Assistant|Subagent \w+):", memory), memory
     assert "[tool:" not in memory

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.dream.rules.values import find_changed_words
 from dreamer.memory.state import from_fields
@@ -23,6 +25,7 @@ def test_a_budget_raised_in_other_words_is_a_changed_value():
     assert pair["kind"] == "value"
 
 
+@pytest.mark.slow
 def test_a_budget_raised_in_words_it_shares_with_no_note_is_paired_by_meaning():
     # No content word in common: only the embedder says "spend" and "budget" are one subject.
     older = _item("Renovation budget agreed at £38,000.", "2026-03-01T10:00:00Z")
@@ -49,6 +52,7 @@ def test_amounts_of_other_things_and_unchanged_amounts_are_no_change():
     assert find_changed_words(items) == []
 
 
+@pytest.mark.slow
 def test_the_dream_request_carries_both_changes_as_contradictions(ws, now):
     old = from_fields(
         {"active_context": "- Budget: kitchen £38,000\n- Worktop: oiled oak, from the timber yard"}

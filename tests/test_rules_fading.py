@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dreamer.dream.cycle import run as run_dream
+from dreams import offline_dream
+
 from dreamer.dream.rules.ageing import find_fading
-from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.memory.state import from_fields, parse
+from dreamer.memory.state import from_fields
 
 
 def _old(*lines):
@@ -52,26 +52,21 @@ def test_an_open_decision_and_a_standing_weekly_review_never_fade(ws, now):
     assert [f["line"] for f in fading] == ["- Garden fence repaint"]
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
-
-
 def _on(day, hour):
     return datetime(2026, 3, day, hour, tzinfo=UTC)
 
 
 def test_a_passed_event_leaves_as_a_pointer_saying_what_happened(ws, now):
     ws.note("The building inspector visits the extension on Tuesday March 17 at 10:00.", at=now)
-    _dream(ws, now + timedelta(hours=1))
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note("Cleared the hallway for the building inspector's visit.", at=_on(16, 9))
-    assert "March 17" in _dream(ws, _on(16, 23)).body("active_context")
+    assert "March 17" in offline_dream(ws, _on(16, 23)).body("active_context")
     ws.note(
         "The building inspector signed off the extension's foundations; the roof is next.",
         at=_on(17, 15),
     )
-    assert "March 17" in _dream(ws, _on(17, 23)).body("active_context")  # still today
-    state = _dream(ws, _on(18, 23))
+    assert "March 17" in offline_dream(ws, _on(17, 23)).body("active_context")  # still today
+    state = offline_dream(ws, _on(18, 23))
     assert "March 17" not in state.body("active_context")
     [pointer] = [p for p in state.pointers() if "inspector" in f"{p.topic} {p.keywords}"]
     assert "signed off the extension's foundations" in pointer.topic, pointer
@@ -80,10 +75,10 @@ def test_a_passed_event_leaves_as_a_pointer_saying_what_happened(ws, now):
 
 def test_a_passed_deadline_leaves_the_next_day_even_when_still_mentioned(ws, now):
     ws.note("RSVPs have to be back by Saturday March 14 so the caterer can fix the menu.", at=now)
-    _dream(ws, now + timedelta(hours=1))
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note("Chased the missing RSVPs by phone for the caterer.", at=_on(13, 23))
-    assert "March 14" in _dream(ws, _on(14, 23)).body("active_context")
-    state = _dream(ws, _on(15, 22))  # the chasing note is within two days: it still supports
+    assert "March 14" in offline_dream(ws, _on(14, 23)).body("active_context")
+    state = offline_dream(ws, _on(15, 22))  # the chasing note is within two days: it still supports
     assert "March 14" not in state.body("active_context")
     [pointer] = [p for p in state.pointers() if "RSVPs" in p.topic]
     assert pointer.topic.startswith("RSVPs have to be back by Saturday March 14"), pointer

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+from dreams import offline_dream
+
 from dreamer.dream import insights
-from dreamer.dream.cycle import run as run_dream
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
 
 QUESTION = (
@@ -15,30 +16,26 @@ QUESTION = (
 )
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
-
-
 def test_a_question_answered_in_other_words_closes(ws, now):
     ws.note(QUESTION, importance=0.7, at=now)
-    assert "Medilink" in _dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "Medilink" in offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
     ws.note(
         "Medilink rang back: their van does a pickup every weekday at 15:00, Fridays included.",
         importance=0.6,
         at=now + timedelta(days=2),
     )
     ws.note("Restocked the printer paper.", importance=0.2, at=now + timedelta(days=2, hours=1))
-    state = _dream(ws, now + timedelta(days=2, hours=2))
+    state = offline_dream(ws, now + timedelta(days=2, hours=2))
     assert "Medilink" not in state.body("curiosity_gaps")
 
 
+@pytest.mark.slow
 def test_an_unrelated_later_note_does_not_close_a_question(ws, now):
     ws.note(QUESTION, importance=0.7, at=now)
-    _dream(ws, now + timedelta(hours=1))
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note("Booked the window cleaner for Friday morning.", at=now + timedelta(days=2))
     ws.note("Restocked the printer paper.", importance=0.2, at=now + timedelta(days=2, hours=1))
-    state = _dream(ws, now + timedelta(days=2, hours=2))
+    state = offline_dream(ws, now + timedelta(days=2, hours=2))
     assert "Medilink" in state.body("curiosity_gaps")
 
 
@@ -57,5 +54,5 @@ def test_two_questions_in_one_gap_bullet_are_answered_one_by_one(ws, now):
     assert [a["question"] for a in found.answered_questions] == [
         "Who pays the caterer's deposit of £600?"
     ]
-    gaps = _dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
     assert "generator?" in gaps and "deposit" not in gaps, gaps

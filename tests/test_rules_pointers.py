@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
+from dreams import offline_dream
+
 from dreamer.dream import insights
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.pointers import MAX_POINTERS, _topic, write_pointers
 from dreamer.dream.synth import DreamInputs
-from dreamer.dream.synth.offline import OfflineSynthesizer
-from dreamer.memory.state import Pointer, from_fields, parse, parse_pointers, render_pointers
+from dreamer.memory.state import Pointer, from_fields, parse_pointers, render_pointers
 
 
 def test_a_topic_ends_on_the_newest_value_not_on_the_old_one():
@@ -48,11 +49,7 @@ def test_a_statement_names_the_topic_before_a_question():
     assert topic.startswith("I'm finally filming my own movie"), topic
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-    return parse(ws.memory_md.read_text(encoding="utf-8"))
-
-
+@pytest.mark.slow
 def test_one_task_over_four_days_in_different_words_is_one_pointer(ws, now):
     notes = [
         "Wrote the place cards for tables 1 to 3 in blue ink.",
@@ -62,12 +59,12 @@ def test_one_task_over_four_days_in_different_words_is_one_pointer(ws, now):
     ]
     for day, text in enumerate(notes):
         ws.note(text, importance=0.5, at=now + timedelta(days=day))
-        _dream(ws, now + timedelta(days=day, hours=12))
+        offline_dream(ws, now + timedelta(days=day, hours=12))
     for day in range(4, 12):
         ws.note(
             f"The caterer confirmed menu item {day}.", importance=0.6, at=now + timedelta(days=day)
         )
-        state = _dream(ws, now + timedelta(days=day, hours=12))
+        state = offline_dream(ws, now + timedelta(days=day, hours=12))
     cards = [p for p in state.pointers() if "place card" in f"{p.topic} {p.keywords}".lower()]
     assert len(cards) <= 1, [p.topic for p in cards]
     assert all(p.topic.count("related note") <= 1 for p in state.pointers())
@@ -127,6 +124,7 @@ def test_a_very_old_unimportant_pointer_goes_first(ws, now):
     assert any("receipts" in t for t in topics), topics
 
 
+@pytest.mark.slow
 def test_points_of_one_measured_series_are_one_pointer(ws, now):
     notes = [
         "Tile trial, first sample: 30cm tiles with 2mm grout look too busy in the hall.",
@@ -136,10 +134,10 @@ def test_points_of_one_measured_series_are_one_pointer(ws, now):
     ]
     for day, text in enumerate(notes):
         ws.note(text, importance=0.6, at=now + timedelta(days=day))
-        _dream(ws, now + timedelta(days=day, hours=12))
+        offline_dream(ws, now + timedelta(days=day, hours=12))
     for day in range(4, 12):
         at = now + timedelta(days=day)
         ws.note(f"The plumber confirmed fitting {day}.", importance=0.6, at=at)
-        state = _dream(ws, now + timedelta(days=day, hours=12))
+        state = offline_dream(ws, now + timedelta(days=day, hours=12))
     samples = [p for p in state.pointers() if re.search(r"\d+cm", f"{p.topic} {p.keywords}")]
     assert len(samples) <= 1, [p.topic for p in samples]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dreamer.dream.cycle import run as run_dream
+from dreams import offline_dream
+
 from dreamer.dream.rules.supersession import restated
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
 
 OLDER = "Sara wants every invoice drafted in Google Docs."
@@ -31,15 +31,11 @@ def test_a_newer_statement_with_only_the_new_value_or_a_date_is_left_as_it_is():
     assert restated(dated, OLDER) == dated
 
 
-def _dream(ws, at):
-    run_dream(ws, now=at, force=True, synthesizer=OfflineSynthesizer())
-
-
 def test_the_bond_states_the_new_tool_and_the_old_one_only_as_past(ws, now):
     ws.note(OLDER, importance=0.7, type="directive", at=now)
-    _dream(ws, now + timedelta(hours=1))
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note(NEWER, importance=0.8, type="directive", at=now + timedelta(days=3))
-    _dream(ws, now + timedelta(days=3, hours=1))
+    offline_dream(ws, now + timedelta(days=3, hours=1))
     bond = parse(ws.memory_md.read_text(encoding="utf-8")).body("bond")
     assert "Notion" in bond
     for line in bond.split("\n"):

@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from dreams import offline_dream
 
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules.routine import is_routine
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
 
 
@@ -28,10 +27,11 @@ def test_what_is_routine(text, importance, routine):
     assert is_routine(text, importance) is routine
 
 
+@pytest.mark.slow
 def test_a_plain_step_of_work_is_searchable_but_not_in_the_state(ws, now):
     ws.note("Place cards for tables 4 to 6 are done.", importance=0.5, at=now)
     ws.note("The rehearsal is on June 22 in room 4.31.", importance=0.5, at=now)
-    run_dream(ws, now=now + timedelta(hours=1), force=True, synthesizer=OfflineSynthesizer())
+    offline_dream(ws, now + timedelta(hours=1))
     memory = ws.memory_md.read_text(encoding="utf-8")
     state = parse(memory)
     assert "Place cards" not in memory

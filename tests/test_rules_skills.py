@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from dreamer.dream import insights
 from dreamer.dream.rules import skills
 from dreamer.memory import lifecycle
@@ -47,6 +49,7 @@ def test_a_skill_seen_seven_times_counts_seven_after_its_notes_fade(ws, now):
     assert found[0]["occurrences"] == 7
 
 
+@pytest.mark.slow
 def test_a_chore_written_as_routine_stays_no_skill_after_fading(ws, now):
     for day in range(4):
         ws.note(f"Emptied the kitchen bin {day}.", importance=0.2, at=now + timedelta(days=day))

@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from dreams import offline_dream
 
-from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.rules.values import find_changed_values
-from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.state import parse
 from dreamer.retrieval.embed import embedder_for
 
@@ -23,6 +22,7 @@ def embedder():
     return embedder_for("auto")
 
 
+@pytest.mark.slow
 def test_a_plan_moved_in_other_words_is_superseded(embedder):
     older = _item(
         "Booked Van Dijk Removals; their lorry loads the house on Tuesday October 6.",
@@ -36,6 +36,7 @@ def test_a_plan_moved_in_other_words_is_superseded(embedder):
     assert pair["older"] is older and pair["newer"] is newer
 
 
+@pytest.mark.slow
 def test_a_date_already_passed_is_history_not_a_changed_plan(embedder):
     older = _item("The invoice export deadline moved to March 20.", "2026-03-09T09:10:00Z")
     newer = _item(
@@ -45,6 +46,7 @@ def test_a_date_already_passed_is_history_not_a_changed_plan(embedder):
     assert find_changed_values([older, newer], embedder) == []
 
 
+@pytest.mark.slow
 def test_the_same_words_about_other_people_are_another_subject(embedder):
     older = _item("Dentist check-up for Daan on April 3, the morning slot.", "2026-03-10T09:00:00Z")
     newer = _item(
@@ -75,15 +77,13 @@ def test_after_the_next_dream_the_old_date_is_not_current(ws, now):
         importance=0.8,
         at=now,
     )
-    run_dream(ws, now=now + timedelta(hours=1), force=True, synthesizer=OfflineSynthesizer())
+    offline_dream(ws, now + timedelta(hours=1))
     ws.note(
         "Bad news on the locum: Tomás's registration is held up, so he starts June 8.",
         importance=0.8,
         at=now + timedelta(days=2),
     )
-    run_dream(
-        ws, now=now + timedelta(days=2, hours=1), force=True, synthesizer=OfflineSynthesizer()
-    )
+    offline_dream(ws, now + timedelta(days=2, hours=1))
     state = parse(ws.memory_md.read_text(encoding="utf-8"))
     current = state.body("active_context") + state.body("bond")
     assert "June 8" in current and "June 1" not in current

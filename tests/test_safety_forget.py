@@ -61,6 +61,7 @@ def _rows(ws, sql, params=()):
         db.close()
 
 
+@pytest.mark.slow
 def test_the_note_leaves_the_scratch_file(forgotten):
     ws, _ = forgotten
     data = ws.scratch_path.read_bytes()
@@ -68,6 +69,7 @@ def test_the_note_leaves_the_scratch_file(forgotten):
     assert [n.text for n in ws.scratch.notes()] == OTHERS
 
 
+@pytest.mark.slow
 def test_the_vector_is_gone(forgotten):
     ws, crystal = forgotten
     assert _rows(ws, "SELECT embedding, embedder FROM crystals WHERE id = ?", [crystal.id]) == [
@@ -75,12 +77,14 @@ def test_the_vector_is_gone(forgotten):
     ]
 
 
+@pytest.mark.slow
 def test_the_search_log_forgets_the_query(forgotten):
     ws, _ = forgotten
     queries = [q for (q,) in _rows(ws, "SELECT query FROM searches")]
     assert len(queries) == 2 and not any(WORD in q for q in queries)
 
 
+@pytest.mark.slow
 def test_the_full_text_index_forgets_the_words(forgotten):
     ws, crystal = forgotten
     assert _rows(ws, "SELECT rowid FROM crystals_fts WHERE crystals_fts MATCH ?", [WORD]) == []
@@ -144,6 +148,7 @@ def test_on_postgres_the_tsvector_and_the_rows_forget_too(pg_database, tmp_path,
     assert len(pending) == len(OTHERS) and not any(WORD in t for t in pending)
 
 
+@pytest.mark.slow
 def test_the_audit_keeps_why_and_never_what(forgotten):
     ws, crystal = forgotten
     (entry,) = [e for e in ws.store.records.audit_entries(crystal.id) if e["action"] == "forgotten"]

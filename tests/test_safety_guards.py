@@ -117,6 +117,7 @@ def test_lines_that_do_not_parse_are_counted_in_the_right_section(key):
     assert report.critiques[0].startswith(f"3 line(s) of {title} do not parse")
 
 
+@pytest.mark.slow
 def test_a_section_exactly_at_its_budget_passes_and_one_token_over_does_not():
     section = next(s for s in wm.sections() if s.key == "active_context")
     at = guards.check(make(active_context=body_of(section.budget_tokens)))
@@ -130,6 +131,7 @@ def test_a_section_exactly_at_its_budget_passes_and_one_token_over_does_not():
     )
 
 
+@pytest.mark.slow
 def test_the_whole_state_exactly_at_the_total_budget_passes_and_one_over_does_not():
     keys = [s.key for s in wm.sections()]
     share = wm.total_budget() // len(keys)

@@ -123,6 +123,7 @@ def _calls(path, disk, operation) -> Counter:
     return Counter(event.kind for event in disk.events if event.kind in KINDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_a_kill_at_any_file_call_loses_no_note_and_recovery_doubles_none(
     tmp_path, monkeypatch, operation

@@ -90,6 +90,7 @@ def test_a_dream_by_hand_counts_for_the_schedule(ws, now):
     assert scheduler.last_run(ws, "dream")[1] == "committed"
 
 
+@pytest.mark.slow
 def test_dream_disabled_means_no_dream_job_and_no_dream(tmp_path, now):
     with Workspace.open(tmp_path / "ws", overrides={"dream_enabled": False}) as ws:
         _notes(ws, now)
@@ -270,6 +271,7 @@ def test_status_last_dream_is_a_dream_not_a_forget(ws, now):
 # --- many workspaces -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_many_workspaces_start_spread_over_the_interval_and_keep_their_place(tmp_path, now):
     roots = _workspaces(tmp_path, now, names=[f"w{i:03d}" for i in range(60)])
     service = Service(roots, environ={"DREAM_DREAM_ENABLED": "false"})

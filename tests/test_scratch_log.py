@@ -29,7 +29,7 @@ def _environ(request: pytest.FixtureRequest) -> dict[str, str]:
     return {"DREAM_STORE_URL": request.getfixturevalue("pg_database")}
 
 
-@pytest.fixture(params=["file", "postgres"])
+@pytest.fixture(params=["file", pytest.param("postgres", marks=pytest.mark.postgres)])
 def environ(request):
     """The environment a workspace is opened with: its scratch a file, or rows."""
     return _environ(request)

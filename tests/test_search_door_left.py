@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_search_door import DREAM, NOTES, PROBE, Serve
+from test_search_door import DREAM, NOTES, PROBE, Serve, door_env
 
 from dreamer import Workspace
 from dreamer.config import load_settings
@@ -31,18 +31,8 @@ WAIT = 30.0  # seconds a real process gets to start, answer or leave
 
 @pytest.fixture
 def env(tmp_path) -> dict[str, str]:
-    """Its own home and runtime folder, dreams off, a search leaving a door for a minute."""
-    home = tmp_path / "home"
-    home.mkdir()
-    run = tmp_path / "run"
-    run.mkdir(mode=0o700)
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith("DREAM_")},
-        "HOME": str(home),
-        "XDG_RUNTIME_DIR": str(run),
-        "DREAM_DREAM_ENABLED": "false",
-        "DREAM_SEARCH_WARM_MINUTES": "1",
-    }
+    """A search leaves a door for a minute."""
+    return door_env(tmp_path, "1")
 
 
 @pytest.fixture
@@ -118,6 +108,7 @@ def _logged(root: Path) -> list[str]:
         return ws.store.search.search_queries("")
 
 
+@pytest.mark.slow
 def test_a_search_leaves_a_door_that_answers_the_next_search_as_it_would_itself(
     tmp_path, env, root
 ):
@@ -144,6 +135,7 @@ def test_a_search_leaves_a_door_that_answers_the_next_search_as_it_would_itself(
     assert "search door: open at" in log and "left (asked to stop)" in log
 
 
+@pytest.mark.slow
 def test_a_door_left_holds_no_descriptor_the_search_inherited(tmp_path, env, root):
     """A caller reading a pipe the search inherited to its end must not wait for the door."""
     read, write = os.pipe()
@@ -167,6 +159,7 @@ def test_a_door_left_holds_no_descriptor_the_search_inherited(tmp_path, env, roo
             os.close(write)
 
 
+@pytest.mark.slow
 def test_no_door_is_left_at_zero_warm_minutes_or_beside_a_listening_one(
     tmp_path, env, root, monkeypatch
 ):
@@ -217,12 +210,14 @@ def _left(proc: subprocess.Popen) -> str:
     return err
 
 
+@pytest.mark.slow
 def test_a_door_leaves_when_idle(env, root):
     proc = _door(env, "--idle-minutes", "0.01")
     assert "left (idle for 0.6 s)" in _left(proc)
     assert not _sock(env).exists()
 
 
+@pytest.mark.slow
 def test_a_door_leaves_as_soon_as_another_dreamer_asks(env, root):
     proc = _door(env, "--idle-minutes", "0")
     request = {
@@ -245,6 +240,7 @@ def test_a_door_leaves_as_soon_as_another_dreamer_asks(env, root):
     assert "left (stale: dreamer" in _left(proc)  # the next search starts a current one
 
 
+@pytest.mark.slow
 def test_serve_takes_the_place_of_a_door_a_search_left(env, root):
     proc = _door(env, "--idle-minutes", "0")
     serve = Serve(root, env)
@@ -261,6 +257,7 @@ def test_serve_takes_the_place_of_a_door_a_search_left(env, root):
         serve.stop()
 
 
+@pytest.mark.slow
 def test_a_door_that_cannot_open_says_why_and_exits_1(env, root):
     proc = _door(env, "--idle-minutes", "0")
     try:
@@ -275,6 +272,7 @@ def test_a_door_that_cannot_open_says_why_and_exits_1(env, root):
     assert proc.returncode == 0 and "search door: closed" in err
 
 
+@pytest.mark.slow
 def test_a_recall_hook_is_answered_by_the_door_the_previous_prompt_left(tmp_path, env, root):
     """Recall on every prompt: the first hook searches and leaves a door, the next is answered
     by it without numpy, with the same context."""

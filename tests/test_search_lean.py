@@ -29,6 +29,7 @@ def test_a_matrix_product_on_one_thread_is_the_product():
     assert np.allclose(matvec(matrix.T, other), matrix.T @ other)  # a transposed view too
 
 
+@pytest.mark.slow
 def test_a_search_asks_few_statements_and_stems_each_word_once(ws, now):
     for text in NOTES:
         ws.note(text, at=now)
@@ -142,6 +143,7 @@ def _same(first, second):
         assert all(abs(a - b) <= 1e-6 for (_, a), (_, b) in zip(one, other, strict=True))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kept", ["nothing", "sketches", "vectors"], ids=lambda k: f"kept-{k}")
 @pytest.mark.parametrize("block_rows", [None, 7], ids=["blocks", "small-blocks"])
 def test_candidates_are_reranked_from_the_open_vector_file_with_the_stores_scores(
@@ -182,6 +184,7 @@ def test_candidates_are_reranked_from_the_open_vector_file_with_the_stores_score
         vectors.clear_cache()
 
 
+@pytest.mark.slow
 def test_a_held_vector_file_behind_the_store_is_not_read(tmp_path, now):
     """Another process adds a crystal with a vector; this one's open file lacks it: the search
     reads the candidates' vectors from the store, and finds what a fresh process finds."""
@@ -207,6 +210,7 @@ def test_a_held_vector_file_behind_the_store_is_not_read(tmp_path, now):
         vectors.clear_cache()
 
 
+@pytest.mark.slow
 def test_the_change_mark_moves_with_what_a_search_reads_not_with_the_search_log(ws, now):
     from dreamer.store import open_store
 
@@ -283,6 +287,7 @@ def test_rank_rows_kept_between_searches_follow_every_change(ws, now):
     assert store.search.rank_rows([ids[2]]) == kept
 
 
+@pytest.mark.slow
 def test_a_held_vector_file_another_embedder_replaced_is_not_read(tmp_path, now):
     """A process of another embedder rebuilds the workspace's vector file for its own vectors
     (the store unchanged): this process's held file is gone, and what replaced it is not its."""
@@ -326,6 +331,7 @@ def test_kept_rank_rows_never_show_a_live_crystal_as_forgotten_while_they_are_re
     assert looked_forgotten == []
 
 
+@pytest.mark.slow
 def test_a_search_reads_the_data_version_once_and_still_sees_its_own_writes(ws, now):
     import threading
 

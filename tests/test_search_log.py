@@ -40,6 +40,7 @@ def noted(ws, now):
     return [ws.note(text, at=now - timedelta(minutes=10 - n)) for n, text in enumerate(NOTES)]
 
 
+@pytest.mark.slow
 def test_a_search_writes_nothing_until_a_batch_is_full(ws, noted, now):
     for n in range(SEARCH_BATCH - 1):
         ws.search(f"staging database {n}", now=now)
@@ -48,6 +49,7 @@ def test_a_search_writes_nothing_until_a_batch_is_full(ws, noted, now):
     assert len(_logged(ws)) == SEARCH_BATCH
 
 
+@pytest.mark.slow
 def test_reads_through_the_store_see_the_pending_searches(ws, noted, now):
     target = noted[0]
     for minute in range(3):
@@ -81,6 +83,7 @@ def _run(ws, body: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_clean_exit_loses_no_search_even_unclosed(ws, noted):
     ws.close()
     done = _run(ws, "for n in range(3):\n    ws.search(f'staging host {n}', now=now)\n")
@@ -89,6 +92,7 @@ def test_a_clean_exit_loses_no_search_even_unclosed(ws, noted):
     assert ws.get(noted[0]).access_count == 3
 
 
+@pytest.mark.slow
 def test_a_crash_loses_at_most_one_batch(ws, noted):
     ws.close()
     asked = SEARCH_BATCH + 3
@@ -103,6 +107,7 @@ def test_a_crash_loses_at_most_one_batch(ws, noted):
     assert asked - len(logged) <= SEARCH_BATCH - 1
 
 
+@pytest.mark.slow
 def test_a_forget_drops_a_pending_query_before_a_byte_of_it_is_written(ws, noted, now):
     ws.search("marmalade recipe of the quokka", now=now)  # no note holds these bytes
     ws.search("staging database host", now=now)

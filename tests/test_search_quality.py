@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
+import pytest
 
 from dreamer.retrieval import search as search_module
 from dreamer.retrieval import vectors
@@ -114,6 +115,7 @@ def test_a_misspelt_query_still_finds_the_note_by_its_word_pieces(ws, now):
     assert hits and hits[0].text.startswith("Grandmother's birthday")
 
 
+@pytest.mark.slow
 def test_vector_scores_are_exact_cosines_and_new_notes_join_the_index(ws, now):
     embedder = ws.embedder
     first = ws.note("Prefers oat milk in coffee", at=now)
@@ -147,6 +149,7 @@ def test_a_vector_of_another_size_is_skipped_not_fatal(ws, now):
     assert hits[0].text == "Standup moved to 9:30"
 
 
+@pytest.mark.slow
 def test_in_a_large_store_common_words_only_rank_what_rarer_words_find(ws, now, monkeypatch):
     # The threshold is a size constant; lowering it lets a small store show the large-store
     # behaviour without loading 20,000 crystals.
@@ -238,6 +241,7 @@ def test_hashing_embedder_is_deterministic_unit_length_and_shares_word_pieces():
     assert round(float(a[0][26]), 4) == 0.1362 and round(float(a[0][47]), 4) == -0.1362
 
 
+@pytest.mark.slow
 def test_a_filtered_search_ranks_within_its_own_kind(ws, now):
     sessions = _talk(ws, now, [f"User: the invoice export failed again ({n})" for n in range(12)])
     fact = ws.index(

@@ -229,6 +229,7 @@ def test_redact_is_idempotent(kind, secret, note):
     assert twice.text == once.text and twice.count == 0
 
 
+@pytest.mark.slow
 @given(
     kind=st.from_regex(r"[a-z]{1,12}(-[a-z]{1,8}){0,2}", fullmatch=True),
     digest=st.from_regex(r"[0-9a-f]{4}", fullmatch=True),
@@ -380,6 +381,7 @@ def test_ordinary_notes_are_left_alone(note):
 SECRETS = [secret for _, secret, _ in CASES if len(secret) >= 8]
 
 
+@pytest.mark.slow
 @given(
     parts=st.lists(
         st.one_of(st.sampled_from(BENIGN), st.sampled_from(range(len(CASES)))),
@@ -426,6 +428,7 @@ def test_a_replacement_that_changes_context_is_still_idempotent():
     assert redact(once.text).text == once.text
 
 
+@pytest.mark.slow
 @given(st.text(max_size=300))
 @settings(derandomize=True, max_examples=300, deadline=None)
 def test_any_text_is_redacted_idempotently(text):
@@ -434,6 +437,7 @@ def test_any_text_is_redacted_idempotently(text):
     assert once.count == len(PLACEHOLDER.findall(once.text)) - len(PLACEHOLDER.findall(text))
 
 
+@pytest.mark.slow
 @given(st.text(alphabet=ALNUM + "+/=_-:@. \n", min_size=30, max_size=400))
 @settings(derandomize=True, max_examples=300, deadline=None)
 def test_token_like_noise_is_redacted_idempotently(text):

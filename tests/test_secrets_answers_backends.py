@@ -45,6 +45,7 @@ def _assert_nothing_landed(runner, ws) -> None:
             assert not any(value.encode() in data for value in SECRETS), path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer_format", ["tools", "json_schema"])
 def test_an_openai_compatible_answer_with_keys_lands_as_placeholders(
     dreamt,  # noqa: F811
@@ -67,6 +68,7 @@ def test_an_openai_compatible_answer_with_keys_lands_as_placeholders(
     _assert_nothing_landed(runner, dreamt)
 
 
+@pytest.mark.cli
 def test_a_claude_code_answer_with_keys_lands_as_placeholders(
     dreamt,  # noqa: F811
     runner,

@@ -151,6 +151,7 @@ _HINT_PIECES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(_HINT_PIECES), max_size=12))
 def test_no_prose_pattern_matches_a_text_without_its_detectors_hints(parts):

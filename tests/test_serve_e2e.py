@@ -10,11 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from dreamer import Workspace
 from dreamer.memory import scratch
 from dreamer.memory import state as wm
 from dreamer.store import content_hash
 from dreamer.support.times import utc_now
+
+pytestmark = pytest.mark.slow
 
 DREAM = str(Path(sys.executable).with_name("dream"))
 
@@ -101,12 +105,9 @@ def test_serve_consolidates_dreams_and_stops_cleanly_on_sigterm(tmp_path):
             15,
         ), _runs(root)
     finally:
-        started = time.monotonic()
         server.send_signal(signal.SIGTERM)
-        _, stderr = server.communicate(timeout=15)
-        stopped_in = time.monotonic() - started
+        _, stderr = server.communicate(timeout=15)  # a 5 s grace, then out: a hang fails here
     assert server.returncode == 0, stderr
-    assert stopped_in < 10  # a 5 s grace, then out; a hang would hit the 15 s timeout
     assert "stopped cleanly" in stderr or "interrupted" in stderr
 
     runs = _runs(root)
@@ -193,10 +194,8 @@ def test_sigterm_during_a_slow_dream_stops_within_seconds_and_loses_nothing(tmp_
     try:
         assert _wait_for(rotated.exists, 20)  # the dream is inside its synthesis now
     finally:
-        started = time.monotonic()
         server.send_signal(signal.SIGTERM)
-        _, stderr = server.communicate(timeout=15)
-    assert time.monotonic() - started < 10  # 1 s grace; a hang would hit the 15 s timeout
+        _, stderr = server.communicate(timeout=15)  # a 1 s grace: a hang fails here
     assert server.returncode == 0, stderr
     assert [(r[0], r[1]) for r in _runs(root)] == [
         ("consolidate", "done"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from freezegun import freeze_time
 
 from dreamer import Workspace
@@ -31,6 +32,7 @@ def _workspace(tmp_path, runner, notes=6):
     return path
 
 
+@pytest.mark.slow
 def test_tick_runs_what_is_due_and_then_nothing(tmp_path, runner):
     path = _workspace(tmp_path, runner)
     with freeze_time(T0):
@@ -53,6 +55,7 @@ def test_tick_runs_what_is_due_and_then_nothing(tmp_path, runner):
         assert "only 0 new notes" in due[1]["detail"]
 
 
+@pytest.mark.slow
 def test_tick_while_a_dream_runs_is_not_a_failure(tmp_path, runner):
     path = _workspace(tmp_path, runner)
     with freeze_time(T0), Workspace.open(path) as ws, ws.lock():
@@ -61,6 +64,7 @@ def test_tick_while_a_dream_runs_is_not_a_failure(tmp_path, runner):
     assert "dream: skipped (dream already running" in result.output
 
 
+@pytest.mark.slow
 def test_status_text_and_json_agree(tmp_path, runner):
     path = _workspace(tmp_path, runner)
     with freeze_time(T0):
@@ -90,6 +94,7 @@ def test_status_of_a_workspace_without_dreams(tmp_path, runner):
     assert "dream        disabled" in text and "Last dream: none yet" in text
 
 
+@pytest.mark.slow
 def test_feel_and_hormones(tmp_path, runner):
     path = _workspace(tmp_path, runner, notes=0)
     with freeze_time(T0):
@@ -117,6 +122,7 @@ def test_feel_rejects_bad_input(tmp_path, runner):
     assert big.exit_code == 2 and "Error: delta must be a number from -1 to 1" in big.output
 
 
+@pytest.mark.slow
 def test_consolidate_by_hand_is_a_recorded_run_and_writes_spike_notes(tmp_path, runner):
     path = _workspace(tmp_path, runner, notes=0)
     with freeze_time(T0):

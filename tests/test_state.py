@@ -79,6 +79,7 @@ _text = st.text(
 _body = st.lists(_text.map(lambda t: "- " + t.strip()), max_size=4).map("\n".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     st.dictionaries(st.sampled_from(wm.section_keys()), _body),

@@ -32,7 +32,11 @@ BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Store]] = {
 }
 
 
-@pytest.fixture(params=sorted(BACKENDS))
+# A backend that needs a server puts its tests in that server's tier.
+TIERS = {"postgres": pytest.mark.postgres}
+
+
+@pytest.fixture(params=[pytest.param(name, marks=TIERS.get(name, ())) for name in sorted(BACKENDS)])
 def store(request, tmp_path):
     opened = BACKENDS[request.param](tmp_path, request)
     yield opened

@@ -134,6 +134,7 @@ def test_a_postgres_url_without_psycopg_names_the_extra(runner, tmp_path, monkey
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_the_cli_and_the_sqlite_path_never_import_psycopg():
     code = (
         "import sys, dreamer.cli, dreamer.memory.workspace, dreamer.store;"

@@ -178,6 +178,7 @@ def test_model_is_configurable_per_workspace(fake, now, tmp_path):
     assert fake.last.json["model"] == "claude-haiku-4-5"
 
 
+@pytest.mark.slow
 def test_real_client_is_built_from_the_key_and_honours_the_base_url(fake, now, monkeypatch):
     fake.tool_use(TOOL_NAME, GOOD)
     with fake.serve() as base_url:
@@ -331,6 +332,7 @@ def test_a_timeout_becomes_model_timeout(fake, now):
     assert isinstance(caught.value.__cause__, anthropic.APITimeoutError)
 
 
+@pytest.mark.slow
 def test_a_slow_server_times_out_through_the_real_client(fake, now):
     fake.timeout(delay=1.0)
     with fake.serve() as base_url:

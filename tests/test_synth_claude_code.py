@@ -65,6 +65,7 @@ def install_hooks(runner, ws, home: Path) -> Path:
     return ws.root / "memory" / "hooks.log"
 
 
+@pytest.mark.cli
 def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
     dreamt,  # noqa: F811
     api,
@@ -109,6 +110,7 @@ def test_a_dream_commits_through_the_real_cli_and_is_never_captured(
     assert "claude-code" in row and "4000/900 tok" in row and f"${entry['cost_usd']:.4f}" in row
 
 
+@pytest.mark.cli
 def test_the_same_hooks_do_capture_an_ordinary_claude_run(
     dreamt,  # noqa: F811
     api,
@@ -133,6 +135,7 @@ def test_the_same_hooks_do_capture_an_ordinary_claude_run(
     assert hooks_log.exists()  # SessionEnd ran `dream hook session-end` for this workspace
 
 
+@pytest.mark.cli
 def test_a_revision_round_goes_through_the_cli(dreamt, api, runner, monkeypatch, tmp_path):  # noqa: F811
     monkeypatch.setenv("DREAM_CLAUDE_CLI", cli_path())
     api.structured_output(COLLAPSED)
@@ -149,6 +152,7 @@ def test_a_revision_round_goes_through_the_cli(dreamt, api, runner, monkeypatch,
     assert "Lisbon" in dreamt.memory_md.read_text()
 
 
+@pytest.mark.slow
 def test_a_missing_cli_fails_in_one_line_and_never_dreams_offline(dreamt, runner, monkeypatch):  # noqa: F811
     before = dreamt.memory_md.read_bytes()
     monkeypatch.setenv("DREAM_CLAUDE_CLI", "/nonexistent/bin/claude")
@@ -164,6 +168,7 @@ def test_a_missing_cli_fails_in_one_line_and_never_dreams_offline(dreamt, runner
     )
 
 
+@pytest.mark.cli
 def test_a_cli_without_a_login_fails_in_one_line(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
     monkeypatch.setenv("DREAM_CLAUDE_CLI", cli_path())
     isolate(monkeypatch, tmp_path / "home", None)  # no token, no login in the fresh home
@@ -178,6 +183,7 @@ def test_a_cli_without_a_login_fails_in_one_line(dreamt, runner, monkeypatch, tm
     assert scratch_texts(dreamt) == LATER_NOTES
 
 
+@pytest.mark.cli
 def test_a_slow_answer_times_out_and_says_so(dreamt, api, runner, monkeypatch, tmp_path):  # noqa: F811
     monkeypatch.setenv("DREAM_CLAUDE_CLI", cli_path())
     monkeypatch.setenv("DREAM_TIMEOUT_SECONDS", "4")
@@ -195,6 +201,7 @@ def test_a_slow_answer_times_out_and_says_so(dreamt, api, runner, monkeypatch, t
     assert scratch_texts(dreamt) == LATER_NOTES
 
 
+@pytest.mark.slow
 def test_a_cli_answer_that_is_not_json_fails_in_one_line(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
     fake_cli = tmp_path / "claude"
     fake_cli.write_text('#!/bin/sh\ncat > /dev/null\necho \'{"type": "result", "subt\'\n')
@@ -224,6 +231,7 @@ def test_dreamer_s_hook_does_nothing_inside_a_dream(tmp_path):
     assert not ws_root.exists()  # not even the workspace a session-end would create
 
 
+@pytest.mark.slow
 def test_an_old_cli_without_the_options_says_to_update(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
     old_cli = tmp_path / "claude"
     old_cli.write_text("#!/bin/sh\necho \"error: unknown option '--json-schema'\" >&2\nexit 1\n")

@@ -18,6 +18,8 @@ from test_dream_claude import COLLAPSED, GOOD, LATER_NOTES, dreamt, fake, scratc
 from dreamer.cli import main
 from dreamer.dream.synth.prompt import TOOL_NAME
 
+pytestmark = pytest.mark.slow
+
 GITHUB_TOKEN = "ghp_" + "R8kD2mQ7vX4bN9cL1tY6wH3sJ5pF0gZa8eUq"
 
 

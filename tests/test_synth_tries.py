@@ -8,7 +8,6 @@ for byte what it was, the notes are back in the scratch, and the raw body is in 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 from fake_anthropic import FakeAnthropic
@@ -36,6 +35,7 @@ def one_error(output: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "body",
     [
@@ -66,6 +66,7 @@ def test_a_200_that_is_not_an_answer_fails_in_one_line_with_nothing_lost(
     assert body.decode() in (entry["raw"] or "")  # the body as it came, for the journal
 
 
+@pytest.mark.slow
 def test_a_timed_out_dream_says_how_many_tries_and_how_long_in_all(
     dreamt,  # noqa: F811
     fake: FakeAnthropic,  # noqa: F811
@@ -78,21 +79,20 @@ def test_a_timed_out_dream_says_how_many_tries_and_how_long_in_all(
     monkeypatch.setenv("DREAM_TIMEOUT_SECONDS", "0.5")
     monkeypatch.setenv("DREAM_RETRIES", "1")
     sent = len(fake.requests)  # the first dream's
-    started = time.monotonic()
     with fake.serve() as base_url:
         result = run_cli(runner, dreamt, monkeypatch, base_url, "--force")
-    took = time.monotonic() - started
     assert result.exit_code == 1
     line = one_error(result.output)
     assert "did not answer within 0.5 s" in line
     assert "2 tries took" in line and "memory.dream.retries = 1" in line
     said = float(re.search(r"took (\d+) s in all", line).group(1))
-    assert said <= took + 1  # the time told is the time spent, not one try's limit
+    assert said >= 1  # the two tries' time in all (2 x 0.5 s and the pause), not one try's limit
     assert len(fake.requests) == sent + 2  # the setting, not the SDK's own retries, decides
     assert dreamt.memory_md.read_bytes() == before
     assert scratch_texts(dreamt) == LATER_NOTES
 
 
+@pytest.mark.slow
 def test_retries_zero_makes_one_try(dreamt, fake: FakeAnthropic, runner, monkeypatch):  # noqa: F811
     fake.error(529, retry=True)
     fake.error(529, retry=True)
@@ -104,6 +104,7 @@ def test_retries_zero_makes_one_try(dreamt, fake: FakeAnthropic, runner, monkeyp
     assert len(fake.requests) == sent + 1
 
 
+@pytest.mark.slow
 def test_an_overload_is_tried_again_and_the_dream_commits(
     dreamt,  # noqa: F811
     fake: FakeAnthropic,  # noqa: F811

@@ -96,6 +96,7 @@ def test_project_install_names_no_path_of_the_installing_machine(committed, tmp_
     assert server["command"] == "dream" and server["args"] == ["mcp"]
 
 
+@pytest.mark.slow
 def test_the_hooks_run_the_teammates_dream_found_on_path(committed, tmp_path):
     clone, bin_dir = teammate(tmp_path)
     with Workspace.open(clone.parent / "ws") as ws:
@@ -120,6 +121,7 @@ def test_without_dream_on_path_a_hook_prints_one_hint_and_exits_0(committed, tmp
         assert (done.stderr if event == "SessionStart" else done.stdout) == ""
 
 
+@pytest.mark.slow
 def test_the_mcp_server_starts_from_the_teammates_path(committed, tmp_path):
     clone, bin_dir = teammate(tmp_path)
     server = json.loads((clone / ".mcp.json").read_text())["mcpServers"]["dreamer"]
@@ -289,6 +291,7 @@ def claude_session(clone: Path, path: str, base_url: str) -> list[dict]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+@pytest.mark.cli
 def test_real_claude_code_sessions_in_the_clone_show_no_hook_error(committed, tmp_path):
     claude_cli()  # skip before building anything when the CLI is not here
     clone, bin_dir = teammate(tmp_path)

@@ -49,6 +49,7 @@ def test_definitions_are_a_fresh_copy_each_time():
     assert "cache_control" not in tools.tool_definitions()[0]
 
 
+@pytest.mark.slow
 def test_note_then_search_then_get(ws, now):
     noted = ok(
         call(
@@ -199,6 +200,7 @@ def test_an_unexpected_failure_is_an_error_result_and_is_logged(ws, now, caplog)
     assert "tool memory_search failed" in caplog.text
 
 
+@pytest.mark.slow
 def test_every_successful_result_fits_its_output_schema(ws, now):
     import jsonschema
 

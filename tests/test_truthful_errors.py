@@ -85,6 +85,7 @@ def _fill(ws: Workspace) -> None:
             continue
 
 
+@pytest.mark.slow
 def test_a_dream_whose_disk_fills_after_the_commit_is_reported_committed(tmp_path, now):
     from dreamer.dream import cycle as dream
 
@@ -113,6 +114,7 @@ def _file_size_limit(limit: int):
     return apply
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="sets a limit in the child before exec")
 def test_the_file_size_limit_is_named_with_ulimit_f(tmp_path):
     root = _workspace(tmp_path / "ws", notes=3)
@@ -143,6 +145,7 @@ def _damage(db_path: Path) -> None:
             handle.write(b"\xa5" * PAGE)
 
 
+@pytest.mark.slow
 def test_damaged_pages_are_called_damaged_because_the_integrity_check_says_so(tmp_path):
     root = _workspace(tmp_path / "ws")
     db_path = root / "memory" / "crystals.db"
@@ -212,6 +215,7 @@ def _open_files_limit(limit: int):
     return apply
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="sets a limit in the child before exec")
 def test_the_open_files_limit_is_named_with_ulimit_n_wherever_it_strikes(tmp_path):
     root = _workspace(tmp_path / "ws", notes=1)

@@ -353,6 +353,7 @@ def _open_vector_files(folder_of_workspaces):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 def test_file_descriptors_stay_bounded_across_many_workspaces(tmp_path, now):
     from dreamer.service import consolidation

@@ -16,6 +16,7 @@ from dreamer.retrieval.embed import Embedder, HashingEmbedder, from_blob
 from dreamer.retrieval.reindex import embed_waiting
 
 
+@pytest.mark.slow
 def test_public_api_round_trip(tmp_path, now):
     with Workspace.open(tmp_path / "agent") as ws:
         crystal_id = ws.note(
@@ -192,6 +193,7 @@ def test_ingest_refuses_what_is_not_a_regular_file(ws, now, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_absurd_intervals_name_the_flag_typed(tmp_path, runner):
     from dreamer.cli import main
 
