@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from dreamer.kinds import infer_type
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import to_blob
 from dreamer.store import NewCrystal
+from dreamer.store.kinds import infer_type
 from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)

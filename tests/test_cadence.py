@@ -9,9 +9,9 @@ import pytest
 from freezegun import freeze_time
 
 from dreamer import Workspace
-from dreamer.cadence import crontab_weekdays, parse
 from dreamer.cli import main
 from dreamer.config import load_settings
+from dreamer.config.cadence import crontab_weekdays, parse
 from dreamer.errors import InvalidSetting
 from dreamer.service import schedule as scheduler
 from dreamer.service.serve import Service

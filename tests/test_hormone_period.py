@@ -15,7 +15,7 @@ from freezegun import freeze_time
 
 from dreamer.cli import main
 from dreamer.dream.cycle import run
-from dreamer.memory import hormones, moods
+from dreamer.memory import hormone_summary, hormones
 from dreamer.memory.state import parse
 from dreamer.memory.workspace import Workspace
 
@@ -44,7 +44,7 @@ def _day(ws: Workspace) -> None:
 def test_the_period_names_the_hormone_that_peaked_and_why(ws):
     _day(ws)
     assert hormones.levels(ws, NIGHT)["cortisol"] < 0.05  # decayed back to rest by night
-    period = moods.period(ws, NIGHT - timedelta(days=1), NIGHT)
+    period = hormone_summary.period(ws, NIGHT - timedelta(days=1), NIGHT)
     assert period["dominant"] == "cortisol"
     peak = period["peaks"]["cortisol"]
     assert peak["lift"] >= 0.5

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamer.errors import InvalidStimulus, UsageError
-from dreamer.memory import hormones, moods
+from dreamer.memory import hormone_summary, hormones
 
 
 def test_no_history_means_resting_levels(ws, now):
@@ -131,9 +131,14 @@ def test_auto_notes_do_not_feed_back(ws, now):
 
 
 def test_mood_describes_levels():
-    assert moods.mood({"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.2}) == "steady, calm"
-    assert moods.mood({"dopamine": 0.5, "cortisol": 0.4, "oxytocin": 0.2}) == ("energized, focused")
-    assert moods.mood({"dopamine": 0.9, "cortisol": 0.8, "oxytocin": 0.7}) == (
+    assert (
+        hormone_summary.mood({"dopamine": 0.15, "cortisol": 0.02, "oxytocin": 0.2})
+        == "steady, calm"
+    )
+    assert hormone_summary.mood({"dopamine": 0.5, "cortisol": 0.4, "oxytocin": 0.2}) == (
+        "energized, focused"
+    )
+    assert hormone_summary.mood({"dopamine": 0.9, "cortisol": 0.8, "oxytocin": 0.7}) == (
         "elated, stressed, warmly connected"
     )
 

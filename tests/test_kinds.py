@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreamer import kinds
-from dreamer.kinds import SEMANTIC_TYPES, infer_type
+from dreamer.store import kinds
+from dreamer.store.kinds import SEMANTIC_TYPES, infer_type
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreamer.dream import inputs
-from dreamer.dream.overlap import WordIndex, jaccard
+from dreamer.dream.jaccard import WordIndex, jaccard
 from dreamer.store import Crystal
 from dreamer.support.words import stems
 

@@ -17,7 +17,7 @@ from dreamer.dream import inputs
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.dream.synth.openai_compat import OpenAISynthesizer
-from dreamer.memory import sightings
+from dreamer.memory import repeats
 from dreamer.store import content_hash
 from dreamer.support import tokens
 
@@ -160,7 +160,7 @@ def test_a_repeated_note_ranks_by_when_it_was_last_written(ws, now):
     ws.note(CHORE, importance=0.6, at=now - timedelta(hours=1))  # again, today
     pending = ws.store.crystals.new_crystals(ws.store.crystals.max_crystal_id(), 10)
     room = max(tokens.count(inputs.note_line(c)) for c in pending) + 2  # room for one
-    chosen = inputs.select(pending, room, now, last=sightings.latest(ws.store)).chosen
+    chosen = inputs.select(pending, room, now, last=repeats.latest(ws.store)).chosen
     assert [c.text for c in chosen] == [CHORE]
     # Without its last writing it is the older note, and the other one goes first.
     assert [c.text for c in inputs.select(pending, room, now).chosen] == [OTHERS[0]]

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from dreamer.memory import sightings
+from dreamer.memory import repeats
 from dreamer.store import NewCrystal, open_store
 from dreamer.support.times import iso
 
@@ -54,11 +54,11 @@ def test_repeats_are_counted_with_their_last_time_and_reopen_a_consolidated_crys
     )
     assert store.crystals.count_new() == 1
     for day in (1, 2, 3, 4):
-        sightings.record(store, chore, now + timedelta(days=day))
+        repeats.record(store, chore, now + timedelta(days=day))
     assert store.crystals.count_new() == 2  # pending again, for the next dream
     assert (
         store.crystals.get(chore).lifecycle == "generated"
         and store.crystals.get(chore).consolidated_at is None
     )
-    found = sightings.of(store, [(chore, iso(now)), (once, iso(now))])
-    assert found == {chore: sightings.Sighting(5, iso(now + timedelta(days=4)))}
+    found = repeats.of(store, [(chore, iso(now)), (once, iso(now))])
+    assert found == {chore: repeats.Sighting(5, iso(now + timedelta(days=4)))}

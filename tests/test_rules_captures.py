@@ -12,7 +12,7 @@ from claude_code_fixture import build_project
 from dreams import offline_dream
 
 from dreamer.agents.ingest import ingest
-from dreamer.dream.rules.captures import established
+from dreamer.dream.rules.session_exchanges import established
 
 
 def test_an_ingested_claude_code_session_leaves_no_dialogue_or_tool_marker(ws, tmp_path, now):

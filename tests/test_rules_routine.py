@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from dreams import offline_dream
 
-from dreamer.dream.rules.routine import is_routine
+from dreamer.dream.rules.routine_notes import is_routine
 from dreamer.memory.state import parse
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from dreamer import Workspace
-from dreamer.support import door
+from dreamer.support import search_wire
 
 pytestmark = pytest.mark.slow
 
@@ -219,8 +219,8 @@ def test_the_settings_variables_sent_are_those_dreamer_reads():
     outside = sorted(
         row["env"] for row in describe(Settings()) if not row["env"].startswith("DREAM_")
     )
-    assert outside == sorted(door.OTHER_SETTINGS)
-    sent = door.settings_env(
+    assert outside == sorted(search_wire.OTHER_SETTINGS)
+    sent = search_wire.settings_env(
         {
             "DREAM_MODEL": "m",
             "DREAM_WORKSPACE": "/w",
@@ -238,7 +238,7 @@ def test_another_version_or_copy_of_dreamer_searches_by_itself(tmp_path, env, se
     _dream(["note", NOTES[0], "-w", str(root)], env)
     copy = tmp_path / "copy"
     shutil.copytree(
-        Path(door.__file__).parents[1],
+        Path(search_wire.__file__).parents[1],
         copy / "dreamer",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
@@ -278,7 +278,7 @@ def test_a_killed_serve_leaves_a_stale_socket_that_the_next_one_replaces(tmp_pat
     finally:
         first.proc.kill()
         first.stop()
-    path = door.socket_path(env)
+    path = search_wire.socket_path(env)
     assert stat.S_ISSOCK(os.lstat(path).st_mode)  # left behind
     out, modules = _search(root, ["deploy"], env, tmp_path / "p")
     assert "numpy" in modules and NOTES[0] in out
@@ -306,12 +306,12 @@ def test_a_second_serve_leaves_the_door_to_the_first(tmp_path, env, serving):
         assert "numpy" not in modules and NOTES[1] in out
     finally:
         second.stop()
-    assert door.socket_path(env).exists()  # the second's stop left the first's door alone
+    assert search_wire.socket_path(env).exists()  # the second's stop left the first's door alone
     first.wait_for("search door: answered")
 
 
 def test_the_door_is_only_this_users(tmp_path, env, serving):
-    path = door.socket_path(env)
+    path = search_wire.socket_path(env)
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
     assert stat.S_IMODE(os.lstat(path).st_mode) == 0o600
 
@@ -319,7 +319,7 @@ def test_the_door_is_only_this_users(tmp_path, env, serving):
 def test_a_door_folder_others_could_enter_is_made_owner_only(tmp_path, env):
     root = tmp_path / "a"
     _dream(["init", "-w", str(root)], env)
-    folder = door.socket_path(env).parent
+    folder = search_wire.socket_path(env).parent
     folder.mkdir(mode=0o755)
     folder.chmod(0o755)
     serve = Serve(root, env)
@@ -334,10 +334,10 @@ def _request(root: Path, env: dict[str, str], query: str) -> dict:
     """A request as a fresh `dream search` with ``env`` sends it."""
     memory = os.stat(root / "memory")
     return {
-        "protocol": door.PROTOCOL,
+        "protocol": search_wire.PROTOCOL,
         "version": __import__("dreamer").__version__,
-        "package": door.package_dir(),
-        "env": door.settings_env(env),
+        "package": search_wire.package_dir(),
+        "env": search_wire.settings_env(env),
         "root": str(root),
         "memory": [memory.st_dev, memory.st_ino],
         "query": query,
@@ -350,7 +350,7 @@ def test_a_search_that_never_says_go_is_never_run(tmp_path, env, serving):
     root, serve = serving
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
-        sock.connect(str(door.socket_path(env)))
+        sock.connect(str(search_wire.socket_path(env)))
         sock.sendall(json.dumps(_request(root, env, "deploy")).encode() + b"\n")
         assert json.loads(sock.makefile("rb").readline()) == {"ready": True}
         # ... and the asking process gives up here (its budget ran out): no go
@@ -361,7 +361,7 @@ def test_a_search_that_never_says_go_is_never_run(tmp_path, env, serving):
 
 def test_bad_requests_get_an_answer_and_the_door_stays_open(tmp_path, env, serving):
     root, serve = serving
-    path = str(door.socket_path(env))
+    path = str(search_wire.socket_path(env))
     good = _request(root, env, "deploy")
     kept_in_postgres = tmp_path / "pg"
     _dream(["init", "-w", str(kept_in_postgres)], env)  # made as SQLite, then pointed away
@@ -411,7 +411,7 @@ def test_serve_without_a_door(tmp_path, env):
     serve = Serve(root, env, "--no-door")
     try:
         serve.wait_for("dream serve: 1 workspace(s)")
-        assert not door.socket_path(env).exists()
+        assert not search_wire.socket_path(env).exists()
         assert "search door" not in serve.log()
     finally:
         serve.stop()
@@ -437,7 +437,7 @@ def test_a_serve_whose_code_changed_on_disk_lets_searches_run_by_themselves(tmp_
     # e.g. dreamer upgraded in place, or a checkout edited, while serve runs the old code
     copy = tmp_path / "copy"
     shutil.copytree(
-        Path(door.__file__).parents[1],
+        Path(search_wire.__file__).parents[1],
         copy / "dreamer",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
@@ -467,7 +467,7 @@ def test_a_door_that_dies_after_go_leaves_the_search_to_the_process(tmp_path, en
     root = tmp_path / "a"
     _dream(["init", "-w", str(root)], env)
     _dream(["note", NOTES[0], "-w", str(root)], env)
-    path = door.socket_path(env)
+    path = search_wire.socket_path(env)
     path.parent.mkdir(mode=0o700)
     heard: list[bytes] = []
 

@@ -22,8 +22,8 @@ from test_search_door import DREAM, NOTES, PROBE, Serve, door_env
 from dreamer import Workspace
 from dreamer.config import load_settings
 from dreamer.errors import InvalidSetting
-from dreamer.memory import door as knock
-from dreamer.support import door
+from dreamer.memory import search_client as knock
+from dreamer.support import search_wire
 from dreamer.support.version import __version__
 
 WAIT = 30.0  # seconds a real process gets to start, answer or leave
@@ -51,12 +51,12 @@ def root(tmp_path, env) -> Path:
 
 
 def _sock(env: dict[str, str]) -> Path:
-    return door.socket_path(env)
+    return search_wire.socket_path(env)
 
 
 def _door_pid(env: dict[str, str]) -> int | None:
     try:
-        return int((_sock(env).parent / door.LOCK_NAME).read_text())
+        return int((_sock(env).parent / search_wire.LOCK_NAME).read_text())
     except (OSError, ValueError):
         return None
 
@@ -221,9 +221,9 @@ def test_a_door_leaves_when_idle(env, root):
 def test_a_door_leaves_as_soon_as_another_dreamer_asks(env, root):
     proc = _door(env, "--idle-minutes", "0")
     request = {
-        "protocol": door.PROTOCOL,
+        "protocol": search_wire.PROTOCOL,
         "version": __version__ + ".other",
-        "package": door.package_dir(),
+        "package": search_wire.package_dir(),
         "env": {},
         "root": str(root),
         "memory": [0, 0],

@@ -23,7 +23,7 @@ What dreamer does:
   the turn), then starts a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context, found by a search door when one is open (``dream serve``'s,
-  or the one the previous prompt's search left: ``dreamer.memory.door``).
+  or the one the previous prompt's search left: ``dreamer.memory.search_client``).
 
 A dream written through the ``claude-code`` synthesizer is itself a Claude Code run; it sets
 ``DREAM_HOOKS_DISABLED=1`` for the CLI (and turns hooks off with ``disableAllHooks``), and a hook
@@ -52,7 +52,7 @@ from dreamer.agents import hook_log
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
-from dreamer.memory import door, location
+from dreamer.memory import location, search_client
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import iso
 
@@ -191,12 +191,12 @@ def _recall(root: Path, prompt: str, now: datetime) -> dict[str, Any] | None:
     otherwise this process searches and leaves one for the next prompt."""
     if not prompt.strip():
         return None
-    hits = door.ask(str(root), prompt, RECALL_HITS, "both")
+    hits = search_client.ask(str(root), prompt, RECALL_HITS, "both")
     if hits is None:
         with Workspace.open(root, create=False) as ws:
             hits = [hit.to_dict() for hit in ws.search(prompt, limit=RECALL_HITS, now=now)]
             minutes = ws.settings.search_warm_minutes
-        door.leave_open(root, minutes)
+        search_client.leave_open(root, minutes)
     kept = [hit for hit in hits if hit["score"] >= RECALL_MIN_SCORE]
     if not kept:
         return None

@@ -25,9 +25,9 @@ from typing import Any
 import jsonschema
 
 from dreamer.errors import CrystalNotFound, DreamError, InvalidToolInput
-from dreamer.kinds import DEFAULT_IMPORTANCE
 from dreamer.memory import forget_search, hormones
 from dreamer.memory.workspace import Workspace
+from dreamer.store.kinds import DEFAULT_IMPORTANCE
 from dreamer.support.bounds import shown
 from dreamer.support.resources import schema
 from dreamer.support.times import as_utc, utc_now

@@ -9,8 +9,8 @@ import click
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.config import describe
 from dreamer.errors import InvalidNote
-from dreamer.kinds import DEFAULT_IMPORTANCE, MAX_SEARCH_LIMIT, SEARCH_TYPES, SEMANTIC_TYPES
-from dreamer.memory import door
+from dreamer.memory import search_client
+from dreamer.store.kinds import DEFAULT_IMPORTANCE, MAX_SEARCH_LIMIT, SEARCH_TYPES, SEMANTIC_TYPES
 from dreamer.support.bounds import shown
 
 DEFAULT_LIMIT = 6
@@ -161,13 +161,14 @@ def search(query: str, limit: int, search_type: str, as_json: bool, workspace: s
     """
     # A running search door (serve's, or one an earlier search left) answers without loading
     # numpy, the embedder or the store in this process.
-    hits = door.ask(workspace, query, limit, search_type)
+    hits = search_client.ask(workspace, query, limit, search_type)
     if hits is None:
         with open_workspace(workspace, create=False) as ws:
             found = ws.search(query, limit=limit, search_type=search_type)
             hits = [hit.to_dict() for hit in found]
             if not ws.settings.store_url:  # a door declines a PostgreSQL workspace
-                door.leave_open(ws.root, ws.settings.search_warm_minutes)  # for the next search
+                # for the next search
+                search_client.leave_open(ws.root, ws.settings.search_warm_minutes)
     if as_json:
         emit_json(hits)
         return

@@ -19,11 +19,11 @@ from dreamer.cli.common import (
 from dreamer.config import DEFAULT_WARM_MINUTES, HORMONES, MAX_WARM_MINUTES
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import EXIT_OK, exit_code
+from dreamer.memory import hormone_summary
 from dreamer.memory import hormones as hormone_levels
-from dreamer.memory import moods
 from dreamer.service import schedule as scheduler
 from dreamer.service.serve import Service
-from dreamer.support import door
+from dreamer.support import search_wire
 from dreamer.support.times import utc_now
 
 
@@ -133,7 +133,7 @@ def serve(
         overrides=overrides,
         report_every=report_every,
         workers=workers,
-        door=None if no_door else door.socket_path(),
+        door=None if no_door else search_wire.socket_path(),
     )
     sys.exit(service.serve())
 
@@ -179,9 +179,9 @@ def door_command(
       dream door --stop
       DREAM_SEARCH_WARM_MINUTES=0 dream search "editor theme"   (leaves no door)
     """
-    from dreamer.service import door as search_door
+    from dreamer.service import search_server as search_door
 
-    path = door.socket_path()
+    path = search_wire.socket_path()
     if stop:
         said = search_door.stop(path)
         click.echo(said[0].upper() + said[1:] + ".")
@@ -388,11 +388,11 @@ def hormones_command(limit: int, as_json: bool, workspace: str | None) -> None:
         levels = hormone_levels.levels(ws, now)
         recent = hormone_levels.history(ws, limit, stimuli_only=True)
     if as_json:
-        emit_json({"levels": levels, "mood": moods.mood(levels), "history": recent})
+        emit_json({"levels": levels, "mood": hormone_summary.mood(levels), "history": recent})
         return
     for name in HORMONES:
         click.echo(f"{name:<9} {levels[name]:.2f} {'#' * round(levels[name] * 20)}")
-    click.echo(f"mood: {moods.mood(levels)}")
+    click.echo(f"mood: {hormone_summary.mood(levels)}")
     for row in recent:
         click.echo(
             f"  {row['at']}  {row['hormone']} {row['delta']:+.2f}  ({row['source']}) "
@@ -418,5 +418,5 @@ def feel(hormone: str, delta: float, reason: str, workspace: str | None) -> None
         levels = hormone_levels.feel(ws, hormone, delta, reason, utc_now(), source="cli")
     click.echo(
         ", ".join(f"{name} {level:.2f}" for name, level in levels.items())
-        + f" ({moods.mood(levels)})"
+        + f" ({hormone_summary.mood(levels)})"
     )

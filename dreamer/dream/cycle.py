@@ -35,8 +35,8 @@ from dreamer.dream import (
     guards,
     hand_edits,
     insights,
-    keep_rules,
-    overflow,
+    keep_instructions,
+    oversized_sections,
     pins,
     review,
 )
@@ -54,7 +54,7 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormones, moods, scratch, sightings
+from dreamer.memory import hormone_summary, hormones, repeats, scratch
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules
@@ -359,14 +359,16 @@ class _Dream:
 
     def _trim(self, old: wm.WorkingMemory, *, write: bool) -> wm.WorkingMemory:
         """The state within its budgets; lines past them become crystals and a pointer."""
-        trimmed, cut = overflow.trim(old)
+        trimmed, cut = oversized_sections.trim(old)
         if not cut:
             return old
         titles = {s.key: s.title for s in wm.sections()}
         pointers = [
-            p for key, lines in cut.items() if (p := overflow.pointer_for(titles[key], lines))
+            p
+            for key, lines in cut.items()
+            if (p := oversized_sections.pointer_for(titles[key], lines))
         ]
-        trimmed, more = overflow.trim(overflow.with_pointers(trimmed, pointers))
+        trimmed, more = oversized_sections.trim(oversized_sections.with_pointers(trimmed, pointers))
         for key, lines in more.items():
             cut[key] = cut.get(key, []) + lines
         if write:
@@ -393,7 +395,7 @@ class _Dream:
     ) -> tuple[DreamInputs, list[int]]:
         ws, store = self.ws, self.ws.store
         budget = ws.settings.input_tokens
-        self.audit_mark = sightings.mark(store)
+        self.audit_mark = repeats.mark(store)
         pool = store.crystals.new_crystals(watermark, bounded.POOL)
         beyond = max(0, store.crystals.count_new() - len(pool))
         if store.records.get_meta(SEED_FLAG) == "1":
@@ -408,7 +410,7 @@ class _Dream:
         evidence = [c for c, ask in zip(pool, asks, strict=True) if not ask]
         levels = hormones.levels(ws, self.now)
         instructions = pins.instructions(ws, _read(ws.dream_md)) or None
-        period = moods.period(ws, self._since(), self.now)
+        period = hormone_summary.period(ws, self._since(), self.now)
         probe = DreamInputs(
             now=self.now,
             old=old,
@@ -416,7 +418,7 @@ class _Dream:
             crystals=[],
             insights=None,
             hormones=levels,
-            mood=moods.mood(levels),
+            mood=hormone_summary.mood(levels),
             niche=_niche(ws),
             instructions=instructions,
             period=period,
@@ -425,7 +427,7 @@ class _Dream:
         used = bounded.measure({k: v for k, v in fixed.items() if k not in ("notes", "insights")})
         room = max(0, budget - used["total"] - int(budget * bounded.INSIGHTS_SHARE))
         chosen = bounded.select(
-            evidence, room, self.now, old.substance().split("\n"), last=sightings.latest(store)
+            evidence, room, self.now, old.substance().split("\n"), last=repeats.latest(store)
         )
         hashes = {c.content_hash for c in chosen.chosen}
         given = [
@@ -445,7 +447,7 @@ class _Dream:
             insights=found,
             left=bounded.left_summary(chosen.left, beyond),
             causes=_causes(period, chosen.chosen),
-            seen=sightings.of(store, [(c.id, c.created_at) for c in chosen.chosen]),
+            seen=repeats.of(store, [(c.id, c.created_at) for c in chosen.chosen]),
             revision_rate=revision_rate(store, self.synth.name),
         )
         inputs.blocks = bounded.blocks_for(inputs, budget)
@@ -481,7 +483,7 @@ class _Dream:
         """Draft, check, and revise on critique (at most settings.max_revisions times)."""
         self.step("synthesize")
         draft = self._call(inputs, None, None)
-        rules = keep_rules.parse(inputs.instructions or "")
+        rules = keep_instructions.parse(inputs.instructions or "")
         context = guards.Context(
             evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
         )
@@ -493,7 +495,7 @@ class _Dream:
             reported.update(new)
             self.result.pointer_fixes.extend(new)
             forget_requests.silence(state, self.silenced, [])
-            keep_rules.silence(state, rules)
+            keep_instructions.silence(state, rules)
             self.step("guards")
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
@@ -575,7 +577,7 @@ class _Dream:
         """The bookkeeping after the commit: journal, consumed crystals, the scratch."""
         ws, store, text = self.ws, self.ws.store, state_text
         # A note written again while the model worked stays pending: the next dream counts it.
-        again = sightings.since(store, self.result.consumed, self.audit_mark)
+        again = repeats.since(store, self.result.consumed, self.audit_mark)
         self.result.consumed = [i for i in self.result.consumed if i not in again]
         self.step("journal")
         with store.transaction():

@@ -15,8 +15,8 @@ A candidate passes when:
   longer" true) is not drift when the new Bond is what the notes and the old Bond say.
 
 The mass-drop guard measures against what the budgets allow: a hand-edited state larger than
-its section budgets counts only as much as fits them (``overflow.trim``; the cycle moves the
-rest into crystals), so such a workspace can commit instead of failing forever.
+its section budgets counts only as much as fits them (``oversized_sections.trim``; the cycle
+moves the rest into crystals), so such a workspace can commit instead of failing forever.
 
 No hand edit of MEMORY.md can trip a guard for ever, because a synthesizer builds on the old
 state as the cycle mends it first (``dreamer.dream.hand_edits``, then ``overflow``):
@@ -44,7 +44,7 @@ from typing import Any
 
 import jsonschema
 
-from dreamer.dream import overflow
+from dreamer.dream import oversized_sections
 from dreamer.memory.state import WorkingMemory, render, sections, total_budget
 from dreamer.support import tokens
 from dreamer.support.resources import schema
@@ -202,7 +202,7 @@ def _budgets(candidate: WorkingMemory, report: GuardReport) -> None:
 
 def _mass(candidate: WorkingMemory, old: WorkingMemory, report: GuardReport) -> None:
     # Against what the budgets allow: lines past a section's budget cannot be written back.
-    before, after = state_chars(overflow.trim(old)[0]), state_chars(candidate)
+    before, after = state_chars(oversized_sections.trim(old)[0]), state_chars(candidate)
     report.measures["chars"] = {"old": before, "new": after}
     if before >= MASS_FLOOR_CHARS and after < MASS_DROP_RATIO * before:
         report.add(

@@ -14,7 +14,7 @@ A person may write anything into MEMORY.md between dreams. Before a dream reads 
 - ``cap_pointers`` keeps at most ``MAX_POINTERS`` pointers: the last ones are moved into
   crystals behind one pointer.
 
-Sections past their budgets are trimmed afterwards by ``dreamer.dream.overflow``.
+Sections past their budgets are trimmed afterwards by ``dreamer.dream.oversized_sections``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 
-from dreamer.dream import overflow
+from dreamer.dream import oversized_sections
 from dreamer.dream.guards import MAX_POINTERS, rarity
 from dreamer.dream.rules.words import LABELS
 from dreamer.dream.seed import COMMITTED_OUTCOMES, FIRST_DREAM_MARKER
@@ -167,7 +167,7 @@ def cap_pointers(state: wm.WorkingMemory) -> Mended:
     if len(wm.parse_pointers("\n".join(lines))) <= MAX_POINTERS:
         return Mended(state)
     extra = lines[MAX_POINTERS - 1 :]
-    pointer = overflow.pointer_for("Crystal Pointers", [text_of(line) for line in extra])
+    pointer = oversized_sections.pointer_for("Crystal Pointers", [text_of(line) for line in extra])
     kept = lines[: MAX_POINTERS - 1] + ([pointer.render()] if pointer else [])
     bodies = dict(state.bodies)
     bodies["crystal_pointers"] = "\n".join(kept)

@@ -26,8 +26,8 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.insights import Insights
-from dreamer.dream.overlap import WordIndex
-from dreamer.memory.sightings import Sighting
+from dreamer.dream.jaccard import WordIndex
+from dreamer.memory.repeats import Sighting
 from dreamer.memory.state import WorkingMemory, render, sections
 from dreamer.store import Crystal
 from dreamer.support import tokens

@@ -54,8 +54,8 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.rules.ageing import Written, find_fading, find_upcoming, weigh_pointers
-from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import find_gaps
+from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.people import find_people
 from dreamer.dream.rules.replaces import find_replaced, find_same_about
 from dreamer.dream.rules.skills import find_skills, task_action, task_pattern

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
-from dreamer.kinds import STIMULUS_SOURCES
+from dreamer.store.kinds import STIMULUS_SOURCES
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 

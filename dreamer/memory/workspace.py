@@ -30,15 +30,15 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.kinds import (
+from dreamer.memory import hormones, location
+from dreamer.store import NewCrystal, content_hash, open_store
+from dreamer.store.kinds import (
     CRYSTAL_SOURCES,
     DEFAULT_IMPORTANCE,
     MAX_SEARCH_LIMIT,
     SEMANTIC_TYPES,
     infer_type,
 )
-from dreamer.memory import hormones, location
-from dreamer.store import NewCrystal, content_hash, open_store
 from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
@@ -356,9 +356,9 @@ class Workspace:
             embed=embed,
         )
         if again is not None:
-            from dreamer.memory import sightings  # here: only a note seen before is a sighting
+            from dreamer.memory import repeats  # here: only a note seen before is a sighting
 
-            sightings.record(self.store, again, moment)
+            repeats.record(self.store, again, moment)
         return crystal_id
 
     def index(self, crystal: NewCrystal, *, embed: bool = True) -> int:

@@ -65,11 +65,11 @@ import numpy as np
 
 from dreamer.config import Settings
 from dreamer.errors import UsageError
-from dreamer.kinds import SEARCH_TYPES
 from dreamer.retrieval.embed import Embedder, embed_texts
 from dreamer.retrieval.vectors import cosines, index_for, nearest
 from dreamer.store import Store
 from dreamer.store.base import PairedMatch, RankRow
+from dreamer.store.kinds import SEARCH_TYPES
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc
 from dreamer.support.words import QUERY_STOP_WORDS, WORD

@@ -28,7 +28,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.config import HORMONES
-from dreamer.memory import hormones, lifecycle, moods
+from dreamer.memory import hormone_summary, hormones, lifecycle
 from dreamer.memory.hormones import SPIKE_THRESHOLD
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval import vectors
@@ -84,7 +84,7 @@ def tick(ws: Workspace, now: datetime) -> ConsolidationReport:
     now = as_utc(now).replace(microsecond=0)
     with _tick_lock(ws):
         levels = hormones.record(ws, now)
-        report = ConsolidationReport(now, levels, moods.mood(levels))
+        report = ConsolidationReport(now, levels, hormone_summary.mood(levels))
         for hormone, peak, peak_at in detect_spikes(ws, now):
             text = spike_text(ws, hormone, peak, peak_at, now)
             crystal_id = ws.note(text, importance=SPIKE_IMPORTANCE, at=now, source="auto")

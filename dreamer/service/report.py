@@ -30,8 +30,7 @@ from dreamer.config import HORMONES
 from dreamer.dream import cycle as dream_cycle
 from dreamer.dream import health, journal
 from dreamer.errors import UsageError
-from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones, moods
+from dreamer.memory import hormone_summary, hormones
 from dreamer.memory import state as working_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.service import report_page, schedule
@@ -42,6 +41,7 @@ from dreamer.service.report_data import (
     ReportData,
     StimulusMark,
 )
+from dreamer.store.kinds import LIFECYCLES
 from dreamer.support.files import atomic_write, write_chosen
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -97,7 +97,7 @@ def gather(ws: Workspace, now: datetime, since: datetime | None = None) -> Repor
         totals=dict(store.journal.dream_totals()),
         removed=store.history.audit_action_counts(REMOVED_ACTIONS),
         levels=levels,
-        mood=moods.mood(levels),
+        mood=hormone_summary.mood(levels),
         hormone_series=series,
         stimuli=stimuli,
         strongest=strongest,

@@ -4,8 +4,8 @@
 Two jobs per workspace: ``consolidate`` (every ``memory.consolidation.intervalMinutes``, 30 by
 default) and ``dream`` (every ``memory.dream.intervalMinutes``, 120; none at all when
 ``memory.dream.enabled`` is false). Intervals may be fractions of a minute (for testing). A
-``schedule`` setting (``memory.dream.schedule = "0 3 * * *"``, see ``dreamer.cadence``) replaces
-the interval: the job is then due at the first cron time after its last start (after the
+``schedule`` setting (``memory.dream.schedule = "0 3 * * *"``, see ``dreamer.config.cadence``)
+replaces the interval: the job is then due at the first cron time after its last start (after the
 workspace's first activity when it never ran), never at once and never early.
 
 **The schedule lives in the journal**, not in the process: an interval job is due ``interval``
@@ -34,15 +34,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.cadence import Cadence
+from dreamer.config.cadence import Cadence
 from dreamer.dream import budget, health
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamDeferred, DreamError, DreamRejected, LockHeld, UsageError
-from dreamer.kinds import LIFECYCLES
-from dreamer.memory import hormones, moods
+from dreamer.memory import hormone_summary, hormones
 from dreamer.memory.workspace import Workspace
 from dreamer.service import consolidation as consolidate
+from dreamer.store.kinds import LIFECYCLES
 from dreamer.support import failures
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
@@ -222,7 +222,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
             stage: ws.store.crystals.count_by_lifecycle().get(stage, 0) for stage in LIFECYCLES
         },
         "hormones": levels,
-        "mood": moods.mood(levels),
+        "mood": hormone_summary.mood(levels),
         "last_dream": last[0] if last else None,
         # Every outcome of the last day, so a failure or an overrun is seen even after a
         # later run went well.

@@ -24,7 +24,7 @@ Built for hundreds of workspaces on one machine:
   the schedule says so instead of a log line alone.
 - **A search door.** With ``door`` (the CLI's default), serve also answers a fresh
   ``dream search`` of the same user over a Unix socket, with its embedder already loaded
-  (``dreamer.service.door``); closed first on a stop. A door a search left open (without a
+  (``dreamer.service.search_server``); closed first on a stop. A door a search left open (without a
   serve) is asked to leave, and serve's opens in its place.
 """
 
@@ -50,7 +50,6 @@ from apscheduler.triggers.interval import IntervalTrigger
 from dreamer.dream.synth import Synthesizer
 from dreamer.errors import DreamError
 from dreamer.memory.workspace import Workspace
-from dreamer.service.door import Door
 from dreamer.service.schedule import (
     Clock,
     RunRecord,
@@ -60,6 +59,7 @@ from dreamer.service.schedule import (
     next_due,
     run_if_due,
 )
+from dreamer.service.search_server import Door
 from dreamer.store import open_store
 from dreamer.support.times import as_utc, iso, utc_now
 
@@ -111,7 +111,7 @@ class Service:
         door: Path | None = None,
     ):
         self.roots = [Path(root) for root in roots]
-        # Where to open the search door (dreamer.service.door); None: no door.
+        # Where to open the search door (dreamer.service.search_server); None: no door.
         self.door = door
         # Rewrite <workspace>/memory/report.html after every this many dreams (0: never).
         self.report_every = report_every

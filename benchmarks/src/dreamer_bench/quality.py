@@ -34,12 +34,12 @@ from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
-from dreamer.kinds import SEMANTIC_TYPES
 from dreamer.memory.hormones import feel
 from dreamer.memory.state import WorkingMemory, parse, section_keys
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.search import search as search_crystals
 from dreamer.service.consolidation import tick as consolidation_tick
+from dreamer.store.kinds import SEMANTIC_TYPES
 from dreamer.support.times import as_utc, iso, parse_iso
 from dreamer.support.words import stems
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from dreamer.dream import keep_rules
+from dreamer.dream import keep_instructions
 from dreamer.dream.rules.bond import SELF, is_bond
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
@@ -105,7 +105,7 @@ def write_active(
         and i.get("hint") != "past"
         and (i.get("hint") or not SELF.match(i["text"]))
         and not questions(i["text"])
-        and not keep_rules.dropped(i["text"], ctx.rules)
+        and not keep_instructions.dropped(i["text"], ctx.rules)
     ]
     fixes = [(i["at"], stems(i["text"])) for i in fresh if _label(i["text"]) == "Breakthrough"]
     resolved = [
@@ -124,7 +124,7 @@ def write_active(
         if line.strip() not in fading
         and (conservative or not same(line, ctx.superseded))
         and not same(line, ctx.answered)
-        and not keep_rules.dropped(line, ctx.rules)
+        and not keep_instructions.dropped(line, ctx.rules)
     ]
     stale = [
         line
@@ -137,7 +137,7 @@ def write_active(
 
     def tier(line: str, item: dict[str, Any] | None) -> tuple[int, str]:
         date = ctx.date_of(item["text"] if item else line)
-        if keep_rules.pinned(line, ctx.rules):
+        if keep_instructions.pinned(line, ctx.rules):
             return 0, date or ""
         if date:
             return 1, date

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream import keep_rules
-from dreamer.dream.rules.findings import Insights
+from dreamer.dream import keep_instructions
+from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.lines import LABEL_PREFIX, clip, norm
 from dreamer.dream.synth import DreamInputs
 
@@ -22,7 +22,7 @@ class Context:
     superseded: set[str]
     answered: set[str]
     ahead: dict[str, str]  # normalised text -> ISO date still ahead
-    rules: list[keep_rules.Rule]
+    rules: list[keep_instructions.Rule]
     causes: dict[int, str]  # crystal id -> the hormone it lifted
     people: list[dict[str, Any]]
     replaced: dict[str, str] = field(default_factory=dict)  # newer text -> the older it replaced
@@ -36,7 +36,7 @@ class Context:
             superseded={norm(c["older"]["text"]) for c in ins.contradictions},
             answered={norm(q["question"]) for q in ins.answered_questions},
             ahead={line_key(u["text"]): u["date"] for u in ins.upcoming},
-            rules=keep_rules.parse(inputs.instructions or ""),
+            rules=keep_instructions.parse(inputs.instructions or ""),
             causes=causes,
             people=list(ins.people),
             replaced={norm(c["newer"]["text"]): c["older"]["text"] for c in ins.contradictions},

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.dream.rules.context import Context
-from dreamer.dream.rules.findings import Insights
+from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.lines import fit, same
 from dreamer.dream.rules.words import context_lines, is_capture
 from dreamer.memory.scratch import Note

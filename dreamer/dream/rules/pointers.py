@@ -6,7 +6,7 @@ import re
 from datetime import date
 from typing import Any
 
-from dreamer.dream import dates, keep_rules
+from dreamer.dream import dates, keep_instructions
 from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit
 from dreamer.dream.rules.skills import task_action
@@ -272,7 +272,7 @@ def write_pointers(
     lines that left by their ``line_key`` (the new notes'); ``ctx.weights`` the old pointers
     and the fading lines."""
     sources = [f["line"] for f in fading] + [
-        line for line in overflow if not keep_rules.dropped(line, ctx.rules)
+        line for line in overflow if not keep_instructions.dropped(line, ctx.rules)
     ]
     passed = {f["line"]: f for f in fading if f.get("passed")}
     fresh: list[tuple[Pointer, str]] = []

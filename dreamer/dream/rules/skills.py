@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from dreamer.dream.rules.findings import Insights
+from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.lines import fit
 from dreamer.dream.rules.words import nameable
-from dreamer.memory.sightings import SEEN
+from dreamer.memory.repeats import SEEN
 from dreamer.memory.state import Skill, WorkingMemory, parse_skills
 from dreamer.store import Crystal, Store
 from dreamer.support.bounds import head

@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from dreamer.errors import SynthesisError
+from dreamer.memory.repeats import Sighting
 from dreamer.memory.scratch import Note
-from dreamer.memory.sightings import Sighting
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal
 

@@ -25,17 +25,17 @@ import json
 import re
 from typing import Any
 
-from dreamer.dream import forget_requests, keep_rules
+from dreamer.dream import forget_requests, keep_instructions
 from dreamer.dream.rules.active import write_active
 from dreamer.dream.rules.bond import SELF, write_bond
-from dreamer.dream.rules.captures import established
 from dreamer.dream.rules.context import Context, line_key
-from dreamer.dream.rules.findings import Insights
 from dreamer.dream.rules.gaps import write_gaps
+from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.lines import bullet, clip, fit, norm
 from dreamer.dream.rules.people import linked
 from dreamer.dream.rules.pointers import past_pointers, write_pointers
-from dreamer.dream.rules.routine import is_routine
+from dreamer.dream.rules.routine_notes import is_routine
+from dreamer.dream.rules.session_exchanges import established
 from dreamer.dream.rules.skills import write_skills
 from dreamer.dream.rules.supersession import current, restated
 from dreamer.dream.rules.words import context_lines
@@ -96,7 +96,9 @@ class OfflineSynthesizer:
         # Old Active Context lines come newest first, so the older half is the tail.
         fade_from = {0: 0, 1: (len(ins.fading_topics) + 1) // 2}.get(level, len(ins.fading_topics))
         fading = [
-            f for f in ins.fading_topics[fade_from:] if not keep_rules.pinned(f["line"], ctx.rules)
+            f
+            for f in ins.fading_topics[fade_from:]
+            if not keep_instructions.pinned(f["line"], ctx.rules)
         ]
         bond = write_bond(old, evidence, ctx, budgets["bond"], level)
         phenotype = _phenotype(inputs, evidence, ins, budgets["phenotype"])
@@ -129,7 +131,7 @@ class OfflineSynthesizer:
             preamble=old.preamble,
             extra=list(old.extra),
         )
-        keep_rules.silence(state, ctx.rules)
+        keep_instructions.silence(state, ctx.rules)
         raw = json.dumps(
             {"revision": level, "fields": state.to_fields()}, ensure_ascii=False, indent=1
         )
@@ -202,7 +204,7 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
         item["routine"] = (
             is_routine(item["text"], item["importance"])
             and not item.get("hint")
-            and not keep_rules.pinned(item["text"], ctx.rules)
+            and not keep_instructions.pinned(item["text"], ctx.rules)
         )
         if item["routine"]:
             item["cause"] = None

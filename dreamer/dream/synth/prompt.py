@@ -22,7 +22,7 @@ from dreamer.config import Settings
 from dreamer.dream import inputs as data
 from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.errors import ModelOutputInvalid
-from dreamer.memory.moods import DOMINANCE
+from dreamer.memory.hormone_summary import DOMINANCE
 from dreamer.memory.state import (
     WorkingMemory,
     from_fields,

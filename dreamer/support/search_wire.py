@@ -1,8 +1,8 @@
 """The search door's address and what both of its sides must agree on.
 
-``dream serve`` opens the door (``dreamer.service.door``); a fresh ``dream search`` knocks
-(``dreamer.memory.door``). This module is what they share, and it stays cheap to import: the
-knocking process must not pay for what the door saves it.
+``dream serve`` opens the door (``dreamer.service.search_server``); a fresh ``dream search``
+knocks (``dreamer.memory.search_client``). This module is what they share, and it stays cheap to
+import: the knocking process must not pay for what the door saves it.
 
 The exchange, one JSON line each way at each step::
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.errors import InvalidSetting
 
 if TYPE_CHECKING:  # loaded when a schedule is set or read: a note never needs it
-    from dreamer.cadence import Cadence
+    from dreamer.config.cadence import Cadence
 
 HORMONES = ("dopamine", "cortisol", "oxytocin")
 # Set for the claude CLI a dream runs: dreamer's own hook then does nothing. Named here, not in
@@ -98,7 +98,7 @@ class Settings:
     openai_input_price: float = 0.0  # USD per million tokens; 0 for a local model
     openai_output_price: float = 0.0
     consolidation_interval_minutes: float = 30.0
-    # A cron expression or interval (dreamer.cadence); None: every ``*_interval_minutes``.
+    # A cron expression or interval (dreamer.config.cadence); None: every ``*_interval_minutes``.
     dream_schedule: Cadence | None = None
     consolidation_schedule: Cadence | None = None
     search_sources: list[str] = field(default_factory=lambda: list(SEARCH_SOURCES))
@@ -158,7 +158,7 @@ class Settings:
 
     def cadence(self, job: str) -> Cadence:
         """When ``job`` (consolidate or dream) runs: its schedule, else its interval."""
-        from dreamer.cadence import every_minutes
+        from dreamer.config.cadence import every_minutes
 
         if job == "dream":
             return self.dream_schedule or every_minutes(self.dream_interval_minutes)
@@ -319,7 +319,7 @@ def _to_text(value: Any, where: str) -> str:
 
 
 def _to_schedule(value: Any, where: str) -> Cadence:
-    from dreamer.cadence import parse
+    from dreamer.config.cadence import parse
 
     return parse(value, where)
 
@@ -682,7 +682,7 @@ def load_settings(
 
 def describe(settings: Settings) -> list[dict[str, Any]]:
     """Rows of (key, env, value, source) for `dream config`; the API key is masked."""
-    from dreamer.cadence import Cadence
+    from dreamer.config.cadence import Cadence
 
     rows = []
     for spec in _SPECS:

@@ -2,16 +2,16 @@
 
 A fresh ``dream search`` spends most of its time importing numpy and loading the embedder
 before it can embed one query. A running serve has both loaded already, so it listens on a
-Unix socket (``dreamer.support.door.socket_path``: ``$XDG_RUNTIME_DIR/dreamer/search.sock``,
+Unix socket (``dreamer.support.search_wire.socket_path``: ``$XDG_RUNTIME_DIR/dreamer/search.sock``,
 else ``door/search.sock`` in dreamer's cache folder) and searches for the process that asks.
 For each request it opens the workspace the request names (``Workspace.open``, as the CLI
 does), runs ``ws.search`` (which embeds waiting notes and logs the search, as the CLI's does),
 closes it (the search log is written then) and answers the hits as dicts. The exchange and
-why it has a ``go`` step are in ``dreamer.support.door``.
+why it has a ``go`` step are in ``dreamer.support.search_wire``.
 
 The door answers only what the asking process would have answered itself. It opens the
 workspace with the asker's settings variables (``DREAM_*``, and the few others
-``dreamer.config`` reads, keys masked: ``dreamer.support.door.settings_env``), not serve's
+``dreamer.config`` reads, keys masked: ``dreamer.support.search_wire.settings_env``), not serve's
 own, and declines anything else (the process then searches by itself, with the same
 output): another door protocol, another dreamer version or copy of the package, dreamer's
 code changed on disk since serve loaded it, a workspace folder that is not the same folder
@@ -25,8 +25,8 @@ the asking process can still search by itself within its budget.
 
 The door a search leaves open (``keep_open``, the ``dream door`` command): without a serve,
 a ``dream search`` that searched by itself starts a door of its own in the background
-(``dreamer.memory.door.leave_open``), so the searches after it are answered warm. That door is
-the same one serve opens, with three differences: it leaves after ``idle`` seconds without
+(``dreamer.memory.search_client.leave_open``), so the searches after it are answered warm. That
+door is the same one serve opens, with three differences: it leaves after ``idle`` seconds without
 a request; it leaves as soon as it cannot answer a request because it is stale (another
 dreamer version or copy asked, or its code changed on disk), so the next search starts a
 current one; and it leaves when asked to (``{"stop": true}``: ``dream door --stop``, or a
@@ -51,10 +51,12 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.errors import DreamError, LockHeld
-from dreamer.kinds import SEARCH_TYPES
 from dreamer.memory.workspace import MAX_SEARCH_LIMIT, Workspace
+from dreamer.store.kinds import SEARCH_TYPES
 from dreamer.store.sqlite.store import SQLiteStore
-from dreamer.support.door import (
+from dreamer.support.files import DIR_MODE, FILE_MODE
+from dreamer.support.locks import hold
+from dreamer.support.search_wire import (
     LOCK_NAME,
     MAX_REQUEST_BYTES,
     PROTOCOL,
@@ -63,8 +65,6 @@ from dreamer.support.door import (
     package_dir,
     too_long,
 )
-from dreamer.support.files import DIR_MODE, FILE_MODE
-from dreamer.support.locks import hold
 from dreamer.support.version import __version__
 
 LOCK_WAIT = 2.0  # seconds a request waits for its turn; under the asking side's BUDGET

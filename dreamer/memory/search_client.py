@@ -5,8 +5,8 @@ loaded; this process then needs neither, nor the store or the search code: it re
 workspace as the CLI does, hands the query over a Unix socket, and ``dream search`` prints
 the hits as it prints its own (``dreamer.agents.hooks`` turns them into recalled context).
 Whenever the door is not there or cannot answer exactly as this process would
-(``dreamer.service.door`` says when it declines), ``ask`` returns None and the caller
-searches by itself: same output, only slower. The exchange is in ``dreamer.support.door``.
+(``dreamer.service.search_server`` says when it declines), ``ask`` returns None and the caller
+searches by itself: same output, only slower. The exchange is in ``dreamer.support.search_wire``.
 
 When no door listens (no serve), a search that ran by itself leaves one open in the
 background (``leave_open``: ``dream door``, for ``memory.search.warmMinutes``), so the
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.memory import location
-from dreamer.support import door
+from dreamer.support import search_wire
 from dreamer.support.version import __version__
 
 
@@ -33,10 +33,10 @@ def ask(
     workspace: str | None, query: str, limit: int, search_type: str
 ) -> list[dict[str, Any]] | None:
     """The hits (as ``Hit.to_dict``) a running serve found; None when it did not answer."""
-    if not door.available():
+    if not search_wire.available():
         return None
-    path = door.socket_path()
-    if door.too_long(path):
+    path = search_wire.socket_path()
+    if search_wire.too_long(path):
         return None
     try:
         root = location.resolve(workspace)[0]
@@ -47,10 +47,10 @@ def ask(
     if folder.st_uid != os.geteuid() or folder.st_mode & 0o077:
         return None  # not a folder only this user can enter: not our door
     request = {
-        "protocol": door.PROTOCOL,
+        "protocol": search_wire.PROTOCOL,
         "version": __version__,
-        "package": door.package_dir(),
-        "env": door.settings_env(os.environ),
+        "package": search_wire.package_dir(),
+        "env": search_wire.settings_env(os.environ),
         "root": str(root),
         "memory": [memory.st_dev, memory.st_ino],
         "query": query,
@@ -58,13 +58,13 @@ def ask(
         "search_type": search_type,
     }
     line = json.dumps(request).encode("ascii") + b"\n"  # ASCII escapes keep any str exact
-    if len(line) > door.MAX_REQUEST_BYTES:
+    if len(line) > search_wire.MAX_REQUEST_BYTES:
         return None
-    deadline = time.monotonic() + door.BUDGET
+    deadline = time.monotonic() + search_wire.BUDGET
     try:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            sock.settimeout(door.BUDGET)
+            sock.settimeout(search_wire.BUDGET)
             sock.connect(str(path))
             if not _same_user(sock):
                 return None
@@ -93,10 +93,10 @@ def leave_open(root: Path, minutes: float) -> bool:
     to answer this user's searches for ``minutes`` after the last, unless a door listens
     already (one that declined this search, e.g. another dreamer version's) or ``minutes``
     is 0. Whether one was started; it never fails the search, which is answered already."""
-    if minutes <= 0 or not door.available() or not sys.executable:
+    if minutes <= 0 or not search_wire.available() or not sys.executable:
         return False
-    path = door.socket_path()
-    if door.too_long(path) or not _can_open_at(path.parent) or _listening(path):
+    path = search_wire.socket_path()
+    if search_wire.too_long(path) or not _can_open_at(path.parent) or _listening(path):
         return False
     argv = [
         sys.executable,
@@ -144,7 +144,7 @@ def _listening(path: Path) -> bool:
     """Whether a process accepts connections at the socket ``path``."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.settimeout(door.BUDGET)
+        sock.settimeout(search_wire.BUDGET)
         sock.connect(str(path))
     except OSError:
         return False
