@@ -4,7 +4,7 @@ Run from the repository root: ``python benchmarks/huge_crystal.py``. Every step 
 a crystal by its head, also the crystals a search touched (the fading check once stemmed a
 10 MB crystal whole at every later dream). The dream measured follows a first dream and a search
 that touched every crystal; the promise is that the huge workspace's dream costs a small
-multiple of the plain one's (it was moved here from tests/test_bounded_inputs.py: tests assert
+multiple of the plain one's (it was moved here from tests/dream/test_bounded_inputs.py: tests assert
 behaviour, not wall-clock time).
 """
 

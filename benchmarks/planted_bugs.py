@@ -20,11 +20,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mutation import _copy  # noqa: E402  (benchmarks/ is not a package)
 
-S = "tests/test_safety_scratch.py::"
-F = "tests/test_safety_forget.py::"
-G = "tests/test_safety_guards.py::"
-R = "tests/test_safety_redaction.py::"
-L = "tests/test_safety_leases.py::"
+S = "tests/safety/test_safety_scratch.py::"
+F = "tests/safety/test_safety_forget.py::"
+G = "tests/safety/test_safety_guards.py::"
+R = "tests/safety/test_safety_redaction.py::"
+L = "tests/safety/test_safety_leases.py::"
 FORGET_UPDATE = (
     "\"UPDATE crystals SET text = '', embedding = NULL, embedder = NULL, origin = NULL,\""
 )
@@ -72,7 +72,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
                 "        except Exception as e:\n            self._fail(e)",
             )
         ],
-        ["tests/test_safety_cycle.py"],
+        ["tests/safety/test_safety_cycle.py"],
     ),
     (
         "5",
@@ -173,7 +173,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         "atomic writes without fsync",
         "dreamer/support/files.py",
         [("        write_all(fd, data)\n        os.fsync(fd)\n", "        write_all(fd, data)\n")],
-        ["tests/test_safety_files.py"],
+        ["tests/safety/test_safety_files.py"],
     ),
     (
         "15",
@@ -185,7 +185,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
                 "temp = path",
             )
         ],
-        ["tests/test_safety_files.py"],
+        ["tests/safety/test_safety_files.py"],
     ),
     (
         "16",

@@ -44,7 +44,7 @@ def _transcript(size: int) -> str:
     rng = random.Random(7)
     lines = [
         '{"role": "user", "content": "Why does test_dream_crash fail on CI?"}',
-        '{"role": "assistant", "content": "Reading tests/test_dream_crash.py and dream.py."}',
+        '{"role": "assistant", "content": "Reading tests/dream/test_dream_crash.py and dream.py."}',
         "def rotate(scratch: Path, now: datetime) -> Path:\n    return scratch.with_suffix('.x')",
         "$ git log --oneline -3\n8876cf5 Offline dream\n510a398 Journal cost\na5b567b README",
         "token = get_token(session); password = getpass.getpass(); api_key = cfg['api_key']",

@@ -19,13 +19,10 @@ POSTGRES_FIXTURES = frozenset({"postgres_server", "postgres_url", "pg_database"}
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put every test that uses the suite's PostgreSQL in the `postgres` tier, whatever its file
     (a test that asks for the database through `request.getfixturevalue` carries the mark
-    itself), and the tests of `dream bench` (tests/test_bench*.py, test_dream_bench_*) in the
-    `benchmark` tier."""
+    itself). The tests of `dream bench` live with the benchmarks (benchmarks/tests/)."""
     for item in items:
         if POSTGRES_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.postgres)
-        if item.path.name.startswith("test_bench") or item.name.startswith("test_dream_bench"):
-            item.add_marker(pytest.mark.benchmark)
 
 
 @pytest.fixture(autouse=True)
@@ -52,7 +49,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     # A search door per test: a `dream serve` one test starts never answers another's search.
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("run")))
     # A `dream search` a test runs leaves no door behind it (a process that outlives the
-    # test); tests/test_search_door_left.py sets it where that door is what it tests.
+    # test); tests/service/test_search_door_left.py sets it where that door is what it tests.
     monkeypatch.setenv("DREAM_SEARCH_WARM_MINUTES", "0")
 
 

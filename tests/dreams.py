@@ -1,6 +1,6 @@
 """A forced offline dream for the tests, and the MEMORY.md it leaves.
 
-The rules tests (tests/test_rules_*.py) write notes, dream at a given time with the offline
+The rules tests (tests/dream/test_rules_*.py) write notes, dream at a given time with the offline
 synthesizer, and read a section of the new state::
 
     from dreams import offline_dream

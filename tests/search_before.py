@@ -4,8 +4,8 @@ The body of ``dreamer.retrieval.search.search`` and the steps it ran (reading th
 rows, the kinds of vector matches, the fusion and the boost in numpy, the candidates' cosines,
 the vector scan), kept as they were, without the search log, with the weights as they were
 (copied here, not imported). The steps the cuts left as they were (the word step, the frequency
-look-up) and the context sweep (compared with its dense form by ``tests/test_search_context.py``)
-are imported. ``tests/test_search_identical.py``
+look-up) and the context sweep (compared with its dense form by ``tests/retrieval/test_search_context.py``)
+are imported. ``tests/retrieval/test_search_identical.py``
 checks the search gives the very ids and scores this gives.
 """
 
@@ -43,7 +43,7 @@ from dreamer.store import Store
 from dreamer.store.base import RankRow
 
 # The weights as they were, written out here rather than imported from the search: a weight
-# changed there makes tests/test_search_identical.py fail instead of moving both sides.
+# changed there makes tests/retrieval/test_search_identical.py fail instead of moving both sides.
 IMPORTANCE_BOOST = 0.3
 RECENCY_BOOST = 0.1
 RECENCY_HALF_LIFE_DAYS = 30.0

@@ -5,7 +5,7 @@ Deterministic (seeded with ``random.Random(7)``), so the file is reproducible by
     python benchmarks/paraphrase/make_distractors.py benchmarks/paraphrase/distractors.txt
 
 With no path it writes to standard output. Either way the bytes are the same on every platform
-(UTF-8, ``\\n`` line endings), so tests/test_paraphrase_probe.py can compare them exactly.
+(UTF-8, ``\\n`` line endings), so tests/retrieval/test_paraphrase_probe.py can compare them exactly.
 """
 
 from __future__ import annotations

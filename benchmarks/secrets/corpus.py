@@ -9,7 +9,7 @@ life that hold no secret (hashes, digests, uuids, ids, code, URLs, file names, v
 placeholder code, IBANs quoted from documentation, passwords talked about with no value) and
 must come through unchanged.
 
-Used by tests/test_secrets_corpus.py (every kind redacted at every door) and by
+Used by tests/support/test_secrets_corpus.py (every kind redacted at every door) and by
 benchmarks/secrets/measure.py (the figures in docs/contributing/secrets-ruleset.md).
 """
 

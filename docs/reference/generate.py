@@ -4,7 +4,7 @@
     python docs/reference/generate.py           # rewrite the two pages
     python docs/reference/generate.py --check   # exit 1 with a diff when a page is stale
 
-tests/test_docs_reference.py runs the check, so the pages cannot drift from the code.
+tests/project/test_docs_reference.py runs the check, so the pages cannot drift from the code.
 The output does not depend on the terminal: the help is laid out at a fixed width and the
 commands are walked in sorted order.
 """

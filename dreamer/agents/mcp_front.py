@@ -36,7 +36,7 @@ SCRATCH_URI = "dreamer://scratch.md"
 BOOTSTRAP_PROMPT = "bootstrap"
 CRYSTAL_TEMPLATE = "dreamer://crystal/{id}"
 # The revisions reachable through the initialize handshake, oldest first (the SDK's list:
-# tests/test_mcp_front.py checks it); an unknown request is answered with the newest.
+# tests/agents/test_mcp_front.py checks it); an unknown request is answered with the newest.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 # What the SDK server declares with NotificationOptions(resources_changed=True).
 CAPABILITIES = {

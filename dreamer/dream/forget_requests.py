@@ -66,7 +66,7 @@ class ForgetRequest:
     direct: bool = True  # False: said in other words; its target is found by meaning
 
 
-# Cues of a request said in other words. Each entry has a test in tests/test_forget_requests.py.
+# Cues of a request said in other words. Each entry has a test in tests/memory/test_forget_requests.py.
 CUES: dict[str, str] = {
     "a removal verb on what was said": r"\b(?:forget|drop|scrap|remove|delete|erase|purge|wipe|"
     r"discard)\s+(?:what|the bit|everything|all of (?:it|that)|that|it)\b",
@@ -77,7 +77,7 @@ CUES: dict[str, str] = {
 }
 _CUE = re.compile("|".join(f"(?:{cue})" for cue in CUES.values()), re.IGNORECASE)
 # An indirect request refers to what was said or kept (so "we don't keep bread overnight" is not
-# one). Each entry has a test in tests/test_forget_requests.py.
+# one). Each entry has a test in tests/memory/test_forget_requests.py.
 REFERENCES = (
     "told",
     "said",

@@ -5,7 +5,7 @@ Its int8 ONNX export stores each weight matrix as int8 with a float scale per ou
 (per row for the embedding tables), turned into float32 by ``Cast`` and ``Mul`` before every
 ``MatMul``; activations stay float32. So the same arithmetic in numpy (float32 matrices, exact
 GELU, LayerNorm, softmax attention) gives onnxruntime's output to rounding (cosine ≥ 0.9999,
-checked by ``tests/test_minilm.py``), without importing onnxruntime (slow to import).
+checked by ``tests/retrieval/test_minilm.py``), without importing onnxruntime (slow to import).
 
 The weights are read from the ONNX file once (``onnx_weights``), dequantized, and written to
 the user's cache folder as two ``.npy`` files (the float32 matrices, 42 MB, and the int8 word

@@ -1,7 +1,7 @@
 """BERT's uncased WordPiece tokenizer in plain Python: what all-MiniLM-L6-v2 reads.
 
 The same steps as the ``tokenizers`` package's ``BertWordPieceTokenizer(lowercase=True)``,
-whose output ``tests/test_minilm.py`` checks this against: clean the text (drop control
+whose output ``tests/retrieval/test_minilm.py`` checks this against: clean the text (drop control
 characters, every whitespace a space), put spaces around CJK ideographs, strip accents (NFD,
 combining marks dropped), lower-case; split on whitespace and around each punctuation mark;
 then each word greedily into the longest vocabulary pieces ("##" marking a continuation), a

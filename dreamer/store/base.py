@@ -5,7 +5,7 @@ key/value table, the audit log, the dream journal, hormone history, the search l
 gaps and scheduled runs. Each role is its own small protocol (``Crystals``, ``Forgetting``,
 ``Vectors``, ``Search``, ``Records``, ``Hormones``, ``Journal``, ``History``); ``Store`` holds
 the connection's life and one property per role, so a caller is checked against the role it
-uses (``store.crystals.get(id)``). ``tests/test_store_contract.py`` runs the same contract
+uses (``store.crystals.get(id)``). ``tests/store/test_store_contract.py`` runs the same contract
 tests over every implementation.
 """
 

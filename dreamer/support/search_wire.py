@@ -33,7 +33,7 @@ LOCK_NAME = "search.lock"
 BUDGET = 3.0
 # A request's longest line: a query given on a command line is at most 128 KiB on Linux.
 MAX_REQUEST_BYTES = 1 << 20
-# The settings read from variables outside DREAM_* (tests/test_search_door.py keeps the list
+# The settings read from variables outside DREAM_* (tests/service/test_search_door.py keeps the list
 # in step with dreamer.config), and which of them are keys.
 OTHER_SETTINGS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 API_KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")

@@ -225,7 +225,7 @@ def _shape(
 
 
 # Shapes the ruleset misses or reads narrower than real keys are written, kept as a supplement.
-# Each is here because a case in tests/test_secrets.py or benchmarks/secrets/ shows the gap.
+# Each is here because a case in tests/support/test_secrets.py or benchmarks/secrets/ shows the gap.
 _HEX_KEY = Lazy(r"[0-9a-f]{32,}")
 _AWS_KEY_ID = _shape(
     "aws-access-key",

@@ -141,7 +141,7 @@ BARE_KEY_HINTS = ("key", "token", "secret", "pass", "pwd")
 
 # Issue 36: the data of the detectors for secrets no rule names (`secrets_unnamed`) and for
 # passwords said in a sentence in any language (`secrets_sentences`). Each entry has a case in
-# tests/test_secrets_unnamed.py or tests/test_secrets_words.py.
+# tests/support/test_secrets_unnamed.py or tests/support/test_secrets_words.py.
 
 # The word for a password, by language (lowercase, as it occurs in the lowercased text).
 PASSWORD_CUES: dict[str, tuple[str, ...]] = {

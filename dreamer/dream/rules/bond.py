@@ -54,7 +54,7 @@ _RULE = re.compile(r"\b(never|always|from now on|every time|no longer|any more|a
 
 
 # A rule is about every case, not one errand: "nothing gets booked until...", "no calls before
-# 10:00", "any budget line above...". Each entry has a test in tests/test_rules_bond.py.
+# 10:00", "any budget line above...". Each entry has a test in tests/dream/test_rules_bond.py.
 STANDING_CUES = ("never", "always", "nothing", "no", "any", "every", "whenever", "rule")
 STANDING = re.compile(r"\b(" + "|".join(STANDING_CUES) + r")\b", re.IGNORECASE)
 

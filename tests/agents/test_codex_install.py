@@ -1,0 +1,196 @@
+"""`dream codex install|status|uninstall` in a temporary HOME and project."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+
+import pytest
+
+from dreamer.agents import codex_settings as xs
+from dreamer.cli import main
+
+
+@pytest.fixture
+def place(tmp_path, monkeypatch):
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.chdir(project)
+    return home, project
+
+
+# A config.toml as people write it: comments, odd spacing, no final newline, other servers.
+CONFIG = """# my codex setup
+model = "gpt-5.5"   # the fast one
+approval_policy="on-request"
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "docs-mcp"]
+
+[profiles.deep]
+model_reasoning_effort = 'high'"""
+# Laid out by hand, as hooks.json files are (no serializer writes this): it comes back as is.
+HOOKS = (
+    '{\n    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}\n}'
+)
+
+
+def _ours(hooks: dict) -> dict[str, list[str]]:
+    return {
+        event: [h["command"] for g in groups for h in g["hooks"] if " hook " in h["command"]]
+        for event, groups in hooks["hooks"].items()
+    }
+
+
+def test_user_scope_install_shows_a_diff_and_uninstall_restores_bytes(place, runner, tmp_path):
+    home, _ = place
+    folder = home / ".codex"
+    folder.mkdir()
+    (folder / "config.toml").write_text(CONFIG)
+    (folder / "hooks.json").write_text(HOOKS)
+    ws = tmp_path / "ws"
+
+    dry = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(ws), "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "+[mcp_servers.dreamer]" in dry.output and "Would install" in dry.output
+    assert (folder / "config.toml").read_text() == CONFIG
+    assert (folder / "hooks.json").read_text() == HOOKS
+
+    done = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(ws)])
+    assert done.exit_code == 0, done.output
+    assert "/hooks" in done.output  # the person is told to trust the new hooks
+    config = tomllib.loads((folder / "config.toml").read_text())
+    assert config["mcp_servers"]["docs"] == {"command": "npx", "args": ["-y", "docs-mcp"]}
+    server = config["mcp_servers"]["dreamer"]
+    assert server["args"] == ["mcp", "-w", str(ws.absolute())]
+    assert server["command"].endswith("dream")
+    assert config["profiles"]["deep"] == {"model_reasoning_effort": "high"}
+    hooks = json.loads((folder / "hooks.json").read_text())
+    assert hooks["hooks"]["Stop"][0]["hooks"][0]["command"] == "notify-send done"  # theirs first
+    ours = _ours(hooks)
+    assert [c.split(" hook ", 1)[1].split()[0] for e in xs.HOOK_EVENTS for c in ours[e]] == [
+        "session-start",
+        "pre-compact",
+        "stop",
+    ]
+    assert (folder / "hooks.json").read_text().startswith('{\n    "hooks"')  # its indent kept
+
+    again = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(ws)])
+    assert "Already installed" in again.output
+
+    status = runner.invoke(main, ["codex", "status", "--json"])
+    scopes = json.loads(status.output)["scopes"]
+    assert scopes["user"]["hooks"] == list(xs.HOOK_EVENTS) and scopes["user"]["mcp"] is True
+    assert scopes["project"] == {**scopes["project"], "hooks": [], "mcp": False}
+
+    gone = runner.invoke(main, ["codex", "uninstall", "--scope", "user"])
+    assert gone.exit_code == 0, gone.output
+    assert (folder / "config.toml").read_text() == CONFIG
+    assert (folder / "hooks.json").read_text() == HOOKS
+
+
+def test_uninstall_keeps_what_codex_wrote_after_the_install(place, runner):
+    """Codex appends its own tables (project trust, hook trust) to config.toml later."""
+    home, _ = place
+    folder = home / ".codex"
+    folder.mkdir()
+    (folder / "config.toml").write_text(CONFIG + "\n")
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    later = '\n[projects."/src/app"]\ntrust_level = "trusted"\n'
+    with (folder / "config.toml").open("a") as handle:
+        handle.write(later)
+    assert runner.invoke(main, ["codex", "uninstall", "--scope", "user"]).exit_code == 0
+    assert (folder / "config.toml").read_text() == CONFIG + "\n" + later
+
+
+def test_project_scope_is_portable_and_files_it_made_go_away(place, runner):
+    _, project = place
+    done = runner.invoke(main, ["codex", "install"])
+    assert done.exit_code == 0, done.output
+    hooks = json.loads((project / ".codex" / "hooks.json").read_text())
+    config = tomllib.loads((project / ".codex" / "config.toml").read_text())
+    assert config["mcp_servers"]["dreamer"] == {"command": "dream", "args": ["mcp"]}
+    commands = [c for cs_ in _ours(hooks).values() for c in cs_]
+    assert len(commands) == 3
+    assert all(c.startswith("command -v dream ") for c in commands)  # found on each PATH
+    for local in (str(project), sys.prefix):  # no path of this machine
+        assert local not in json.dumps(hooks) + str(config)
+    assert (project / ".codex" / "hooks.json").stat().st_mode & 0o777 == 0o644  # shared
+
+    pinned = runner.invoke(main, ["codex", "install", "-w", "/tmp/x"])
+    assert pinned.exit_code != 0 and pinned.output.count("Error:") == 1
+
+    gone = runner.invoke(main, ["codex", "uninstall"])
+    assert gone.exit_code == 0, gone.output
+    assert not (project / ".codex" / "hooks.json").exists()
+    assert not (project / ".codex" / "config.toml").exists()
+    assert "Nothing to remove" in runner.invoke(main, ["codex", "uninstall"]).output
+
+
+def test_a_broken_config_is_one_error_and_nothing_changes(place, runner):
+    home, _ = place
+    folder = home / ".codex"
+    folder.mkdir()
+    (folder / "config.toml").write_text("model = [unclosed\n")
+    result = runner.invoke(main, ["codex", "install", "--scope", "user"])
+    assert result.exit_code != 0
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "config.toml is not valid TOML" in errors[0]
+    assert (folder / "config.toml").read_text() == "model = [unclosed\n"
+    assert not (folder / "hooks.json").exists()
+
+
+def test_codex_home_moves_the_user_scope(place, runner, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "codex-home"
+    monkeypatch.setenv("CODEX_HOME", str(elsewhere))
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    assert (elsewhere / "hooks.json").is_file() and (elsewhere / "config.toml").is_file()
+    assert (elsewhere / "config.toml").stat().st_mode & 0o777 == 0o600  # a new user file: private
+    assert not (place[0] / ".codex").exists()
+
+
+def test_the_documented_config_table_is_what_install_writes():
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "codex.md").read_text()
+    shown = docs.split("```toml\n[mcp_servers.dreamer]", 1)[1].split("```", 1)[0]
+    written = xs.server_block("/home/ada/.venv/bin/dream", Path("/home/ada/agents/ada"))
+    assert "[mcp_servers.dreamer]" + shown == written
+
+
+def test_a_file_edited_after_install_loses_only_dreamers_entries(place, runner):
+    home, _ = place
+    folder = home / ".codex"
+    folder.mkdir()
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}}
+    (folder / "hooks.json").write_text(json.dumps(theirs, indent=2) + "\n")
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    data = json.loads((folder / "hooks.json").read_text())
+    data["hooks"]["PostToolUse"] = [{"hooks": [{"type": "command", "command": "lint"}]}]
+    (folder / "hooks.json").write_text(json.dumps(data, indent=2) + "\n")  # their edit
+    assert runner.invoke(main, ["codex", "uninstall", "--scope", "user"]).exit_code == 0
+    after = json.loads((folder / "hooks.json").read_text())
+    assert after == {"hooks": {**theirs["hooks"], "PostToolUse": data["hooks"]["PostToolUse"]}}
+    assert not (folder / "config.toml").exists()  # made by install, untouched since: removed
+
+
+def test_status_says_what_is_installed_and_what_was_captured(place, runner, tmp_path, now):
+    from pathlib import Path
+
+    from dreamer import Workspace
+    from dreamer.agents.ingest import ingest
+
+    ws_path = tmp_path / "ws"
+    with Workspace.open(ws_path) as ws:
+        ingest(ws, [Path(__file__).resolve().parents[1] / "codex_rollout.jsonl"], now)
+    assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
+    shown = runner.invoke(main, ["codex", "status", "-w", str(ws_path)])
+    assert shown.exit_code == 0, shown.output
+    assert "user     hooks: SessionStart, PreCompact, Stop; MCP server: yes" in shown.output
+    assert "project  hooks: none; MCP server: no" in shown.output
+    assert "captured codex_rollout.jsonl: up to 2026-" in shown.output
