@@ -50,7 +50,11 @@ TARGETS = (
     Target(
         "files",
         "dreamer/support/files.py",
-        ("tests/support/test_files.py", "tests/safety/test_safety_files.py", "tests/memory/test_scratch_log.py"),
+        (
+            "tests/support/test_files.py",
+            "tests/safety/test_safety_files.py",
+            "tests/memory/test_scratch_log.py",
+        ),
         why="atomic writes (temp file, fsync, rename), durable appends, file stamps",
     ),
     Target(
@@ -133,7 +137,11 @@ TARGETS = (
     Target(
         "forgetting",
         "dreamer/memory/forgetting.py",
-        ("tests/memory/test_forget.py", "tests/safety/test_safety_forget.py", "tests/memory/test_forget_edges.py"),
+        (
+            "tests/memory/test_forget.py",
+            "tests/safety/test_safety_forget.py",
+            "tests/memory/test_forget_edges.py",
+        ),
         why="explicit forgetting everywhere",
     ),
     Target(

@@ -4,8 +4,8 @@ The body of ``dreamer.retrieval.search.search`` and the steps it ran (reading th
 rows, the kinds of vector matches, the fusion and the boost in numpy, the candidates' cosines,
 the vector scan), kept as they were, without the search log, with the weights as they were
 (copied here, not imported). The steps the cuts left as they were (the word step, the frequency
-look-up) and the context sweep (compared with its dense form by ``tests/retrieval/test_search_context.py``)
-are imported. ``tests/retrieval/test_search_identical.py``
+look-up) and the context sweep (compared with its dense form by
+``tests/retrieval/test_search_context.py``) are imported. ``tests/retrieval/test_search_identical.py``
 checks the search gives the very ids and scores this gives.
 """
 

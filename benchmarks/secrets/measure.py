@@ -9,7 +9,8 @@ whose value is found in MEMORY.md, in the database files (crystals.db and its WA
 bootstrap, in report.html, and the ordinary notes that were altered. Then the cost: redact()
 p50/p95 per corpus note, and a cold import.
 
-tests/support/test_secrets_corpus.py runs the same doors and asserts no leak and few false positives.
+tests/support/test_secrets_corpus.py runs the same doors and asserts no leak and few false
+positives.
 """
 
 from __future__ import annotations

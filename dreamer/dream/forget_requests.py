@@ -66,7 +66,8 @@ class ForgetRequest:
     direct: bool = True  # False: said in other words; its target is found by meaning
 
 
-# Cues of a request said in other words. Each entry has a test in tests/memory/test_forget_requests.py.
+# Cues of a request said in other words. Each entry has a test in
+# tests/memory/test_forget_requests.py.
 CUES: dict[str, str] = {
     "a removal verb on what was said": r"\b(?:forget|drop|scrap|remove|delete|erase|purge|wipe|"
     r"discard)\s+(?:what|the bit|everything|all of (?:it|that)|that|it)\b",

@@ -10,8 +10,8 @@ table (``TokenTable``), built once from the tokenizer file into the user's cache
 
 Texts outside that shape (newlines, tabs, runs of spaces, leading or trailing spaces, a
 character that is no token of its own and needs byte fallback) get ``None``, and the caller
-uses the real tokenizer. ``tests/retrieval/test_bpe.py`` checks the two agree on every vocabulary token
-as a word and on real sentences.
+uses the real tokenizer. ``tests/retrieval/test_bpe.py`` checks the two agree on every
+vocabulary token as a word and on real sentences.
 """
 
 from __future__ import annotations

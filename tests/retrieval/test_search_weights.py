@@ -16,7 +16,8 @@ What each test pins (the search's names):
 - vectors.MIN_SIMILARITY: below it a vector match is no candidate.
 - GAP_SIMILARITY: a search nothing answers is logged as a curiosity gap.
 - CONTEXT_WEIGHTS, EPISODE_WEIGHT, EPISODE_SECONDS: what a session turn shares with its
-  neighbours and its episode (tests/retrieval/test_search_context.py's reference writes them out too).
+  neighbours and its episode (tests/retrieval/test_search_context.py's reference writes them
+  out too).
 - COMMON_MIN_CRYSTALS, COMMON_SHARE, COMMON_MAX: when a word is too common to find.
 FILTER_WIDTH is not here: it decides how much a filtered search reads, not what it finds (a
 filtered search that the wider list leaves short ranks the filtered matches exactly).

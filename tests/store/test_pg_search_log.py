@@ -1,6 +1,6 @@
 """The search log and access counts on PostgreSQL, written in batches off the search's path as
-on SQLite (``tests/retrieval/test_search_log.py``): a search alone writes nothing; a clean exit (closed
-or not) loses no search; a crash loses at most ``SEARCH_BATCH - 1``; reads through the store
+on SQLite (``tests/retrieval/test_search_log.py``): a search alone writes nothing; a clean exit
+(closed or not) loses no search; a crash loses at most ``SEARCH_BATCH - 1``; reads through the store
 see what is pending; a rolled-back transaction keeps it pending; a forget drops a pending
 query before it is written; and writing a batch leaves the change mark where it was."""
 
