@@ -6,7 +6,8 @@ the vector scan), kept as they were, without the search log, with the weights as
 (copied here, not imported). The steps the cuts left as they were (the word step, the frequency
 look-up) and the context sweep (compared with its dense form by
 ``tests/retrieval/test_search_context.py``) are imported.
-``tests/retrieval/test_search_identical.py`` checks the search gives the very ids and scores this gives.
+``tests/retrieval/test_search_identical.py`` checks the search gives the very ids and scores
+this gives.
 """
 
 from __future__ import annotations
