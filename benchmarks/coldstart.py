@@ -61,7 +61,9 @@ SHIPPED = ("dreamer", "prompts", "schemas", "plugin")  # and pyproject.toml, for
 # The bar: a command's p50 over bare Python's p50, in each mode.
 LEFT = "dream search (door left by a search)"  # answered by the door an earlier one left
 SERVED = "dream search (serve running)"  # the one command a running serve's door answers
-TARGETS = {"dream note": 6.0, "dream search": 8.0, LEFT: 8.0, SERVED: 8.0}
+# The budgets users feel, on CPU against bare Python's start (docs/performance.md): the
+# SessionStart hook runs before every session; a note has a looser bound.
+TARGETS = {"dream hook session-start": 10.0, "dream note": 15.0}
 PARTS = ("import filelock", "import numpy", "import click")
 
 
@@ -119,7 +121,7 @@ def _commands(note_ws: str, search_ws: str, home: str) -> dict[str, tuple[list[s
         SERVED: ([*cli, "search", "-w", search_ws, "when is the deploy"], ""),
         "dream hook session-start": ([*cli, "hook", "session-start", "-w", search_ws], start),
         # What is left of them, for scale: the lock library of every write, the vector maths
-        # of every search, the CLI framework (which the fast path skips).
+        # of every search, the CLI framework.
         "import filelock": (["-c", "import filelock"], ""),
         "import numpy": (["-c", "import numpy"], ""),
         FLOOR: (["-c", FLOOR_CODE], ""),
@@ -369,8 +371,8 @@ def main() -> None:
             target = TARGETS.get(name)
             verdict = ""
             if target is not None:
-                ok = row["ratio"] <= target
-                verdict = f"  (target <= {target:g}x: {'met' if ok else 'NOT met'})"
+                ok = row["cpu_ratio"] <= target
+                verdict = f"  (budget CPU <= {target:g}x: {'met' if ok else 'NOT met'})"
                 if not ok and not mode.endswith("before"):
                     failed.append(f"{name} [{mode}]")
             print(
