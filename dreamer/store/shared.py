@@ -15,17 +15,26 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
+from dreamer.errors import CrystalNotFound
 from dreamer.store.records import REWRITTEN
+from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
 
 if TYPE_CHECKING:
-    from dreamer.store.rows import Crystal
+    from dreamer.store.rows import Crystal, FadeRow
 
 # Searches logged in memory before one transaction writes them (with their access counts): a
 # crash (kill -9, power loss) loses at most SEARCH_BATCH - 1 of them; a clean exit none.
 SEARCH_BATCH = 16
 # (at, redacted query, search type, result ids, top score, gap)
 PendingSearch = tuple[str, str, str, tuple[int, ...], float | None, bool]
+
+NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
+LIVE = "lifecycle != 'forgotten'"
+TOMBSTONE_COLUMNS = (
+    "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
+    " t.forgotten_at, t.reason"
+)  # a forgotten crystal is an emptied row: never read as memory
 
 # Crystal fields ``update_crystal`` may change (the rest are its identity and provenance).
 CHANGEABLE = frozenset(
@@ -50,8 +59,6 @@ class SharedTables:
         def transaction(self) -> AbstractContextManager[None]: ...
 
         def settle(self) -> None: ...
-
-        def get(self, crystal_id: int) -> Crystal: ...
 
     # --- the dialect hooks ------------------------------------------------------------------
 
@@ -85,6 +92,132 @@ class SharedTables:
         row = self._owned(row)
         marks = ", ".join("?" * len(row))
         self._write(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", list(row.values()))
+
+    def _count(self, table: str, where: str = "1 = 1", params: Sequence[Any] = ()) -> int:
+        """How many of this store's rows of ``table`` meet ``where``."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT count(*) FROM {table} WHERE {mine} AND {where}", [*owner, *params]
+        )
+        return int(rows[0][0])
+
+    def _select(
+        self, where: str, params: Sequence[Any], order: str, limit: int | None = None
+    ) -> list[Crystal]:
+        """This store's crystals meeting ``where``, in ``order``, at most ``limit``."""
+        from dreamer.store.rows import Crystal
+
+        self.settle()  # access counts as the searches logged so far left them
+        mine, owner = self._mine()
+        sql = f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE {mine} AND {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [Crystal(*row) for row in self._rows(sql, [*owner, *params])]
+
+    def get(self, crystal_id: int) -> Crystal:
+        """One crystal by id, or CrystalNotFound."""
+        in_range = 0 < crystal_id < 2**63  # neither database can bind a larger integer
+        found = self._select("id = ?", [crystal_id], "id") if in_range else []
+        if not found:
+            raise CrystalNotFound(
+                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
+            )
+        crystal = found[0]
+        if crystal.lifecycle == "forgotten":
+            raise CrystalNotFound(
+                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
+                "its text is gone by request"
+            )
+        return crystal
+
+    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
+        """The newest live crystals whose ``about`` is this (any case), newest first."""
+        where = f"lower(about) = lower(?) AND {LIVE}"
+        return self._select(where, [about], "created_at DESC, id DESC", limit)
+
+    def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
+        """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
+        return self._select(f"{NEW} AND id <= ?", [up_to_id], "id DESC", limit)
+
+    def count_new(self) -> int:
+        """How many crystals wait for a dream."""
+        return self._count("crystals", NEW)
+
+    def crystal_count(self) -> int:
+        """How many crystals there are."""
+        return self._count("crystals")
+
+    def tombstone_count(self) -> int:
+        """How many crystals were forgotten."""
+        return self._count("tombstones")
+
+    def count_by_lifecycle(self) -> dict[str, int]:
+        """How many crystals are in each lifecycle stage."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT lifecycle, count(*) FROM crystals WHERE {mine} GROUP BY lifecycle", owner
+        )
+        return {row[0]: int(row[1]) for row in rows}
+
+    def latest_text(self, source: str, until: str) -> str | None:
+        """The text of the newest crystal of ``source`` created at or before ``until``."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT text FROM crystals WHERE {mine} AND source = ? AND created_at <= ?"
+            f" AND {LIVE} ORDER BY created_at DESC, id DESC LIMIT 1",
+            [*owner, source, until],
+        )
+        return rows[0][0] if rows else None
+
+    def audit_entries(
+        self, crystal_id: int | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
+        mine, params = self._mine()
+        if crystal_id is not None:
+            mine, params = f"{mine} AND crystal_id = ?", [*params, crystal_id]
+        rows = self._rows(
+            f"SELECT id, at, crystal_id, action, detail FROM audit WHERE {mine}"
+            " ORDER BY id DESC LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [
+            {
+                "id": row[0],
+                "at": row[1],
+                "crystal_id": row[2],
+                "action": row[3],
+                "detail": json.loads(row[4]) if row[4] else None,
+            }
+            for row in rows
+        ]
+
+    def fade_candidates(self, due_before: str) -> list[FadeRow]:
+        """Active crystals unchanged since ``due_before`` or used since their last change."""
+        from dreamer.store.rows import FadeRow
+
+        self.settle()  # accesses count: they keep a crystal from fading
+        mine, owner = self._mine()
+        rows = self._rows(
+            "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
+            f" access_count, dopamine, cortisol, oxytocin FROM crystals WHERE {mine}"
+            " AND lifecycle IN ('generated', 'consolidated')"
+            " AND (updated_at <= ? OR last_accessed_at > updated_at) ORDER BY updated_at, id",
+            [*owner, due_before],
+        )
+        return [
+            FadeRow(
+                id=row[0],
+                importance=row[1],
+                semantic_type=row[2],
+                created_at=row[3],
+                updated_at=row[4],
+                last_accessed_at=row[5],
+                access_count=row[6],
+                levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]},
+            )
+            for row in rows
+        ]
 
     def audit(
         self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
