@@ -21,6 +21,16 @@ from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
 
 if TYPE_CHECKING:
+    from dreamer.store.base import (
+        Crystals,
+        Forgetting,
+        History,
+        Hormones,
+        Journal,
+        Records,
+        Search,
+        Vectors,
+    )
     from dreamer.store.rows import Crystal, FadeRow
 
 # Searches logged in memory before one transaction writes them (with their access counts): a
@@ -328,3 +338,51 @@ class SharedTables:
                         self._write(f"UPDATE {table} SET {sets} WHERE id = ?", [*new, row[0]])
                         changed += 1
         return changed
+
+
+class Roles:
+    """A store that is each of its roles itself: ``store.crystals`` is the store.
+
+    Mixed into each backend's store class, which has every role's methods (hence the ignores:
+    this mixin alone is none of the roles).
+    """
+
+    @property
+    def crystals(self) -> Crystals:
+        """This store, as its Crystals role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def forgetting(self) -> Forgetting:
+        """This store, as its Forgetting role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def vectors(self) -> Vectors:
+        """This store, as its Vectors role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def search(self) -> Search:
+        """This store, as its Search role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def records(self) -> Records:
+        """This store, as its Records role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def hormones(self) -> Hormones:
+        """This store, as its Hormones role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def journal(self) -> Journal:
+        """This store, as its Journal role."""
+        return self  # type: ignore[return-value]
+
+    @property
+    def history(self) -> History:
+        """This store, as its History role."""
+        return self  # type: ignore[return-value]
