@@ -3,6 +3,9 @@ history, the texts a forget rewrites, the report's lifecycle events."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 # Journal fields stored as JSON text.
 JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
 SUMMARY_FIELDS = (
@@ -50,3 +53,11 @@ DREAM_ROW_FIELDS = (
     "revisions",
     "has_text",
 )
+
+
+def decode(row: dict[str, Any]) -> dict[str, Any]:
+    """A journal row with its JSON fields decoded."""
+    for key in JSON_FIELDS:
+        if row.get(key):
+            row[key] = json.loads(row[key])
+    return row

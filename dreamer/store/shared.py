@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import CrystalNotFound
-from dreamer.store.records import REWRITTEN
+from dreamer.store.records import HISTORY_FIELDS, REWRITTEN, SUMMARY_FIELDS, decode
 from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         Crystals,
         Forgetting,
         History,
+        HormoneRow,
         Hormones,
         Journal,
         Records,
@@ -228,6 +229,148 @@ class SharedTables:
             )
             for row in rows
         ]
+
+    # --- meta, hormones, the journal and scheduled runs ---------------------------------------
+
+    def get_meta(self, key: str, default: str | None = None) -> str | None:
+        """A value from the meta table."""
+        mine, owner = self._mine()
+        rows = self._rows(f"SELECT value FROM meta WHERE {mine} AND key = ?", [*owner, key])
+        return rows[0][0] if rows else default
+
+    def _levels(self, where: str, value: Any) -> HormoneRow | None:
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE {mine} AND {where}"
+            " ORDER BY at DESC, id DESC LIMIT 1",
+            [*owner, value],
+        )
+        return tuple(rows[0]) if rows else None
+
+    def hormones_at(self, until: str) -> HormoneRow | None:
+        """The newest stored levels at or before ``until``."""
+        return self._levels("at <= ?", until)
+
+    def hormones_at_row(self, row_id: int) -> HormoneRow | None:
+        """The newest stored levels among rows with id at most ``row_id``."""
+        return self._levels("id <= ?", row_id)
+
+    def hormone_rows_after(
+        self, after_id: int, until: str
+    ) -> list[tuple[int, str, float, float, float]]:
+        """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE {mine}"
+            " AND id > ? AND at <= ? ORDER BY at, id",
+            [*owner, after_id, until],
+        )
+        return [tuple(row) for row in rows]
+
+    def _history(self, where: str, params: Sequence[Any], order: str) -> list[dict[str, Any]]:
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE {mine}{where}"
+            f" ORDER BY {order}",
+            [*owner, *params],
+        )
+        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
+
+    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
+        """The newest history rows, newest first."""
+        where = " AND hormone IS NOT NULL" if stimuli_only else ""
+        return self._history(where, [int(limit)], "at DESC, id DESC LIMIT ?")
+
+    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
+        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
+        return self._history(
+            " AND hormone IS NOT NULL AND at > ? AND at <= ?",
+            [since, until, int(limit)],
+            "at, id LIMIT ?",
+        )
+
+    def hormone_rows_between(self, since: str, until: str) -> list[dict[str, Any]]:
+        """Hormone history rows (stimuli, decay snapshots) in [since, until], oldest first."""
+        return self._history(" AND at >= ? AND at <= ?", [since, until], "at, id")
+
+    def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
+        """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT reason FROM hormones WHERE {mine} AND hormone = ? AND delta > 0"
+            " AND at <= ? AND reason != '' ORDER BY at DESC, id DESC LIMIT ?",
+            [*owner, hormone, until, limit],
+        )
+        return [row[0] for row in rows]
+
+    def dream_entries(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest dreams first: summary fields, consumed and critique counts."""
+        fields = [*SUMMARY_FIELDS, "consumed", "critiques"]
+        mine, owner = self._mine()
+        out = []
+        for values in self._rows(
+            f"SELECT {', '.join(fields)} FROM dreams WHERE {mine} ORDER BY id DESC LIMIT ?",
+            [*owner, int(limit)],
+        ):
+            row = decode(dict(zip(fields, values, strict=True)))
+            row["consumed"] = len(row["consumed"] or [])
+            row["critiques"] = sum(len(c) for c in row["critiques"] or [])
+            out.append(row)
+        return out
+
+    def newest_dream(self) -> tuple[str, str, str | None] | None:
+        """(started_at, outcome, reason) of the newest dream."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT started_at, outcome, reason FROM dreams WHERE {mine}"
+            " AND outcome != 'forgotten' ORDER BY started_at DESC, id DESC LIMIT 1",
+            owner,
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def record_run(
+        self, job: str, started_at: str, finished_at: str, outcome: str, detail: str | None
+    ) -> None:
+        """Store one scheduled job run."""
+        with self.transaction():
+            self._insert(
+                "runs",
+                {
+                    "job": job,
+                    "started_at": started_at,
+                    "finished_at": finished_at,
+                    "outcome": outcome,
+                    "detail": detail,
+                },
+            )
+
+    def last_run(self, job: str) -> tuple[str, str, str | None] | None:
+        """(started_at, outcome, detail) of the newest run of ``job``."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT started_at, outcome, detail FROM runs WHERE {mine} AND job = ?"
+            " ORDER BY started_at DESC, id DESC LIMIT 1",
+            [*owner, job],
+        )
+        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
+        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
+        mine, owner = self._mine()
+        counts: dict[str, dict[str, int]] = {}
+        for job, outcome, n in self._rows(
+            f"SELECT job, outcome, count(*) FROM runs WHERE {mine} AND started_at >= ?"
+            " GROUP BY job, outcome ORDER BY job, outcome",
+            [*owner, since],
+        ):
+            counts.setdefault(job, {})[outcome] = int(n)
+        return counts
+
+    def run_outcomes(self) -> list[tuple[str, str]]:
+        """(job, outcome) of every recorded run, oldest first."""
+        mine, owner = self._mine()
+        rows = self._rows(f"SELECT job, outcome FROM runs WHERE {mine} ORDER BY id", owner)
+        return [(row[0], row[1]) for row in rows]
 
     def audit(
         self, crystal_id: int | None, action: str, detail: Mapping[str, Any], at: datetime
