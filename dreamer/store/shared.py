@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
 from dreamer.errors import CrystalNotFound
+from dreamer.store.identity import content_hash
 from dreamer.store.records import HISTORY_FIELDS, REWRITTEN, SUMMARY_FIELDS, decode
 from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
@@ -140,6 +141,25 @@ class SharedTables:
                 "its text is gone by request"
             )
         return crystal
+
+    def find_by_hash(self, digest: str) -> int | None:
+        """The id of the crystal with this content hash, if any."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT id FROM crystals WHERE {mine} AND content_hash = ?", [*owner, digest]
+        )
+        return rows[0][0] if rows else None
+
+    def _unique_hash(self, text: str, crystal_id: int) -> str:
+        """The content hash of text, or a per-crystal variant if another crystal says the same."""
+        digest = content_hash(text)
+        other = self.find_by_hash(digest)
+        return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"
+
+    def _tombstone(self, crystal_id: int, kept: Mapping[str, Any]) -> None:
+        """Insert a crystal's tombstone; ``kept`` holds its hash, source, dates and reason."""
+        columns = ("content_hash", "source", "created_at", "forgotten_at", "reason")
+        self._insert("tombstones", {"crystal_id": crystal_id, **{c: kept[c] for c in columns}})
 
     def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
         """The newest live crystals whose ``about`` is this (any case), newest first."""
@@ -459,6 +479,17 @@ class SharedTables:
                 self._kept_first()
             if len(self._pending) >= SEARCH_BATCH:
                 self.settle()
+
+    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
+        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
+        self.settle()
+        mine, owner = self._mine()
+        found = " AND result_ids != '[]'" if found_only else ""
+        rows = self._rows(
+            f"SELECT query FROM searches WHERE {mine} AND at >= ?{found} ORDER BY id",
+            [*owner, since],
+        )
+        return [row[0] for row in rows]
 
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows.

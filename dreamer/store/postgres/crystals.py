@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dreamer.store.base import Crystal, VectorRow, content_hash
+from dreamer.store.base import Crystal, VectorRow
 from dreamer.store.crystal import NewCrystal
 from dreamer.store.postgres.base import (
     Connected,
@@ -91,12 +91,6 @@ class CrystalTables(Connected):
                 [count, self.ws],
             )
 
-    def find_by_hash(self, digest: str) -> int | None:
-        """The id of the crystal with this content hash, if any."""
-        return self._one(
-            "SELECT id FROM crystals WHERE workspace = %s AND content_hash = %s", [self.ws, digest]
-        )
-
     def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
         """The crystals with these ids (missing ids are left out), by id."""
         if not ids:
@@ -134,18 +128,8 @@ class CrystalTables(Connected):
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
         with self.transaction():
             crystal = self.get(crystal_id)
-            self._run(
-                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    crystal.id,
-                    crystal.content_hash,
-                    crystal.source,
-                    crystal.created_at,
-                    iso(at),
-                    reason,
-                ],
+            self._tombstone(
+                crystal.id, {**crystal.to_dict(), "forgotten_at": iso(at), "reason": reason}
             )
             length = self._doc_len(crystal.id)
             self._count_terms(crystal.id, -1)
@@ -237,12 +221,6 @@ class CrystalTables(Connected):
             )
         )
 
-    def _unique_hash(self, text: str, crystal_id: int) -> str:
-        """The content hash of text, or a per-crystal variant if another crystal says the same."""
-        digest = content_hash(text)
-        other = self.find_by_hash(digest)
-        return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"
-
     def tombstones(self) -> list[dict[str, Any]]:
         """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
         names = [column.split(".")[1] for column in TOMBSTONE_COLUMNS.split(", ")]
@@ -279,19 +257,7 @@ class CrystalTables(Connected):
                     f"forgotten:{crystal_id}",
                 ],
             )
-            self._run(
-                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    crystal_id,
-                    row["content_hash"],
-                    row["source"],
-                    row["created_at"],
-                    row["forgotten_at"],
-                    row["reason"],
-                ],
-            )
+            self._tombstone(crystal_id, row)
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
 

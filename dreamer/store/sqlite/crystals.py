@@ -7,7 +7,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
 from dreamer.errors import LockHeld
-from dreamer.store.identity import content_hash
 from dreamer.store.shared import LIVE, TOMBSTONE_COLUMNS
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
@@ -42,10 +41,6 @@ class CrystalTables(Connected):
             detail = {"source": crystal.source, "lifecycle": crystal.lifecycle}
             self.audit(crystal_id, "created", detail, crystal.at)
             return crystal_id, True
-
-    def find_by_hash(self, digest: str) -> int | None:
-        """The id of the crystal with this content hash, if any."""
-        return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
 
     def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
         """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
@@ -92,17 +87,8 @@ class CrystalTables(Connected):
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
         with self.transaction():
             crystal = self.get(crystal_id)
-            self.db.execute(
-                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    crystal.id,
-                    crystal.content_hash,
-                    crystal.source,
-                    crystal.created_at,
-                    iso(at),
-                    reason,
-                ],
+            self._tombstone(
+                crystal.id, {**crystal.to_dict(), "forgotten_at": iso(at), "reason": reason}
             )
             # The hash column must stay unique: the same words may be noted again later.
             self.db.execute(
@@ -132,7 +118,7 @@ class CrystalTables(Connected):
                 " updated_at = ? WHERE id = ?",
                 [
                     text,
-                    _unique_hash(self, text, crystal_id),
+                    self._unique_hash(text, crystal_id),
                     embedding,
                     embedder if embedding else None,
                     iso(at),
@@ -192,18 +178,7 @@ class CrystalTables(Connected):
                     f"forgotten:{crystal_id}",
                 ],
             )
-            self.db.execute(
-                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    crystal_id,
-                    row["content_hash"],
-                    row["source"],
-                    row["created_at"],
-                    row["forgotten_at"],
-                    row["reason"],
-                ],
-            )
+            self._tombstone(crystal_id, row)
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
 
@@ -318,10 +293,3 @@ class CrystalTables(Connected):
                 " WHERE id = ? AND lifecycle != 'forgotten'",
                 [(blob, embedder, crystal_id) for crystal_id, blob in vectors],
             )
-
-
-def _unique_hash(tables: Connected, text: str, crystal_id: int) -> str:
-    """The content hash of text, or a per-crystal variant if another crystal says the same."""
-    digest = content_hash(text)
-    other = tables._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
-    return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"

@@ -385,17 +385,6 @@ class SearchTables(Connected):
                 [(iso(at), crystal_id) for crystal_id in ids],
             )
 
-    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
-        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
-        self.settle()
-        found = " AND result_ids != '[]'" if found_only else ""
-        return [
-            row[0]
-            for row in self.db.execute(
-                f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since]
-            ).fetchall()
-        ]
-
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
         with self._write_lock:
