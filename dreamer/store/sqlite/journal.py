@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from dreamer.errors import DreamNotFound
 from dreamer.store.records import JSON_FIELDS, decode
 from dreamer.store.sqlite.base import Connected, marks
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class JournalTables(Connected):
