@@ -62,6 +62,21 @@ CHANGEABLE = frozenset(
 )
 
 
+def access_counts(batch: Sequence[PendingSearch]) -> dict[int, list[Any]]:
+    """{crystal id: [searches that returned it, the latest's time]} of a batch of searches.
+
+    Each crystal once: its count goes up by the searches that returned it, and its last access
+    is the latest of them (the batch is in order).
+    """
+    counts: dict[int, list[Any]] = {}
+    for at, _, _, ids, _, _ in batch:
+        for crystal_id in ids:
+            entry = counts.setdefault(crystal_id, [0, at])
+            entry[0] += 1
+            entry[1] = at
+    return counts
+
+
 class SharedTables:
     """The statements both dialects share, over the hooks each backend's ``Connected`` gives."""
 
@@ -199,6 +214,22 @@ class SharedTables:
             [*owner, source, until],
         )
         return rows[0][0] if rows else None
+
+    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
+        """(id, text) of live crystals whose vector another embedder made, or that have none."""
+        mine, owner = self._mine()
+        rows = self._rows(
+            f"SELECT id, text FROM crystals WHERE {mine} AND {LIVE}"
+            " AND (embedder IS NULL OR embedder != ?) ORDER BY id LIMIT ?",
+            [*owner, embedder, limit],
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def count_stale_vectors(self, embedder: str) -> int:
+        """How many live crystals need a vector from ``embedder``."""
+        return self._count(
+            "crystals", f"{LIVE} AND (embedder IS NULL OR embedder != ?)", [embedder]
+        )
 
     def audit_entries(
         self, crystal_id: int | None = None, limit: int = 100

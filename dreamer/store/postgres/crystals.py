@@ -355,25 +355,6 @@ class CrystalTables(Connected):
             kept[asked] = True
         return [(row[0], row[1], row[2]) for row in rows]
 
-    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
-        """(id, text) of live crystals whose vector another embedder made, or that have none."""
-        rows = self._all(
-            f"SELECT id, text FROM crystals WHERE workspace = %s AND {LIVE}"
-            " AND (embedder IS NULL OR embedder != %s) ORDER BY id LIMIT %s",
-            [self.ws, embedder, limit],
-        )
-        return [(row[0], row[1]) for row in rows]
-
-    def count_stale_vectors(self, embedder: str) -> int:
-        """How many live crystals need a vector from ``embedder``."""
-        return int(
-            self._one(
-                f"SELECT count(*) FROM crystals WHERE workspace = %s AND {LIVE}"
-                " AND (embedder IS NULL OR embedder != %s)",
-                [self.ws, embedder],
-            )
-        )
-
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
         with self.transaction(), reported(), self.conn.cursor() as cursor:

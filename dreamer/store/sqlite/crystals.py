@@ -262,27 +262,6 @@ class CrystalTables(Connected):
         ).fetchall()
         return [(row[0], row[1], row[2]) for row in rows]
 
-    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
-        """(id, text) of live crystals whose vector another embedder made, or that have none."""
-        return [
-            (row[0], row[1])
-            for row in self.db.execute(
-                f"SELECT id, text FROM crystals WHERE {LIVE}"
-                " AND (embedder IS NULL OR embedder != ?) ORDER BY id LIMIT ?",
-                [embedder, limit],
-            )
-        ]
-
-    def count_stale_vectors(self, embedder: str) -> int:
-        """How many live crystals need a vector from ``embedder``."""
-        return int(
-            self._one(
-                f"SELECT count(*) FROM crystals WHERE {LIVE}"
-                " AND (embedder IS NULL OR embedder != ?)",
-                [embedder],
-            )
-        )
-
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
         with self.transaction():
