@@ -85,8 +85,6 @@ class SharedTables:
 
         def transaction(self) -> AbstractContextManager[None]: ...
 
-        def settle(self) -> None: ...
-
     # --- the dialect hooks ------------------------------------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
@@ -113,6 +111,15 @@ class SharedTables:
         """Called when a first search is kept in memory (e.g. to have it written at exit)."""
 
     # --- shared bodies ----------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Write the searches logged since the last write (one transaction)."""
+        if not self._pending:
+            return  # the common case: a read need not wait for another thread's transaction
+        with self._turns():
+            if self._pending:
+                with self.transaction():
+                    pass  # a transaction writes the pending searches first
 
     def _insert(self, table: str, row: dict[str, Any]) -> None:
         """Insert one row of this store's (columns by name)."""

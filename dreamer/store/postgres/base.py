@@ -203,15 +203,6 @@ class Connected(SharedTables):
                 _open_stores.discard(self)
                 self.conn.close()
 
-    def settle(self) -> None:
-        """Write the searches logged since the last write (one transaction)."""
-        if not self._pending:
-            return  # the common case: a read need not wait for another thread's transaction
-        with self._lock:
-            if self._pending:
-                with self.transaction():
-                    pass  # a transaction writes the pending searches first
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A write transaction holding this workspace's lock, as SQLite's BEGIN IMMEDIATE does.

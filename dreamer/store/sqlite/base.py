@@ -44,15 +44,6 @@ class Connected(SharedTables):
                 _unwritten.discard(self)
                 self.db.close()
 
-    def settle(self) -> None:
-        """Write the searches logged since the last write (one transaction)."""
-        if not self._pending:
-            return  # the common case: a read need not wait for another thread's transaction
-        with self._write_lock:
-            if self._pending:
-                with self.transaction():
-                    pass  # a transaction writes the pending searches first
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A write transaction that takes SQLite's write lock up front (BEGIN IMMEDIATE).
