@@ -48,6 +48,16 @@ TOMBSTONE_COLUMNS = (
     " t.forgotten_at, t.reason"
 )  # a forgotten crystal is an emptied row: never read as memory
 
+# What ``dream_totals`` sums, in its query's order.
+TOTALS = (
+    "dreams",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+)
+
 # Crystal fields ``update_crystal`` may change (the rest are its identity and provenance).
 CHANGEABLE = frozenset(
     {
@@ -385,6 +395,69 @@ class SharedTables:
             owner,
         )
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def dream_totals(self) -> dict[str, float | int]:
+        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
+        mine, owner = self._mine()
+        row = self._rows(
+            # A forget that rewrote MEMORY.md is journaled too, but it is no dream.
+            "SELECT coalesce(sum(CASE WHEN outcome != 'forgotten' THEN 1 ELSE 0 END), 0),"
+            " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+            " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
+            f" coalesce(sum(cost_usd), 0.0) FROM dreams WHERE {mine}",
+            owner,
+        )[0]
+        totals: dict[str, float | int] = {
+            key: int(value) for key, value in zip(TOTALS[:-1], row, strict=False)
+        }
+        totals["cost_usd"] = float(row[-1])
+        return totals
+
+    def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
+        """The id of the newest dream with one of these outcomes."""
+        mine, owner = self._mine()
+        marks = ", ".join("?" * len(outcomes))
+        rows = self._rows(
+            f"SELECT max(id) FROM dreams WHERE {mine} AND outcome IN ({marks})",
+            [*owner, *outcomes],
+        )
+        return rows[0][0] if rows else None
+
+    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
+        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
+        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
+        wanted = [int(i) for i in ids if 0 < int(i) < 2**63]
+        mine, owner = self._mine()
+        out = []
+        for start in range(0, len(wanted), 500):  # SQLite caps how many values one query binds
+            chunk = wanted[start : start + 500]
+            for values in self._rows(
+                f"SELECT {', '.join(fields)} FROM dreams WHERE {mine}"
+                f" AND id IN ({', '.join('?' * len(chunk))})",
+                [*owner, *chunk],
+            ):
+                row = dict(zip(fields, values, strict=True))
+                row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
+                out.append(row)
+        return sorted(out, key=lambda row: row["id"])
+
+    def audit_action_counts(
+        self, actions: Sequence[str], since: str | None = None
+    ) -> dict[str, int]:
+        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
+        if not actions:
+            return {}
+        mine, params = self._mine()
+        where = f"{mine} AND action IN ({', '.join('?' * len(actions))})"
+        params = [*params, *actions]
+        if since:
+            where, params = f"{where} AND at >= ?", [*params, since]
+        counts = dict.fromkeys(actions, 0)
+        for action, count in self._rows(
+            f"SELECT action, count(*) FROM audit WHERE {where} GROUP BY action", params
+        ):
+            counts[action] = int(count)
+        return counts
 
     def record_run(
         self, job: str, started_at: str, finished_at: str, outcome: str, detail: str | None

@@ -4,7 +4,7 @@ scheduled runs, and the read-only history reports draw. One workspace's rows at 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dreamer.errors import DreamNotFound
@@ -108,34 +108,6 @@ class RecordTables(Connected):
             raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
         return decode(dict(zip(DREAM_COLUMNS, rows[0], strict=True)))
 
-    def dream_totals(self) -> dict[str, float | int]:
-        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
-        row = self._all(
-            # A forget that rewrote MEMORY.md is journaled too, but it is no dream.
-            "SELECT count(*) FILTER (WHERE outcome != 'forgotten'),"
-            " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
-            " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
-            " coalesce(sum(cost_usd), 0.0) FROM dreams WHERE workspace = %s",
-            [self.ws],
-        )[0]
-        keys = (
-            "dreams",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-        )
-        totals: dict[str, float | int] = {key: int(v) for key, v in zip(keys, row, strict=False)}
-        totals["cost_usd"] = float(row[5])
-        return totals
-
-    def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
-        """The id of the newest dream with one of these outcomes."""
-        return self._one(
-            "SELECT max(id) FROM dreams WHERE workspace = %s AND outcome = ANY(%s)",
-            [self.ws, list(outcomes)],
-        )
-
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows
         (MEMORY.md's committed state, a row on PostgreSQL, included)."""
@@ -192,22 +164,6 @@ class RecordTables(Connected):
                 add(at[:10], stage, 1)
         return dict(sorted(out.items()))
 
-    def audit_action_counts(
-        self, actions: Sequence[str], since: str | None = None
-    ) -> dict[str, int]:
-        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
-        if not actions:
-            return {}
-        where = " AND at >= %s" if since else ""
-        counts = dict.fromkeys(actions, 0)
-        for action, count in self._all(
-            "SELECT action, count(*) FROM audit WHERE workspace = %s AND action = ANY(%s)"
-            f"{where} GROUP BY action",
-            [self.ws, list(actions), *([since] if since else [])],
-        ):
-            counts[action] = int(count)
-        return counts
-
     def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
         """Journal rows started in [since, until], oldest first, with tokens, cost and counts."""
         rows = self._all(
@@ -226,20 +182,4 @@ class RecordTables(Connected):
             values = [*row[:12], consumed, critique_count, revisions]
             values.append(int(bool(row[15]) or revisions > 0))
             out.append(dict(zip(DREAM_ROW_FIELDS, values, strict=True)))
-        return out
-
-    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
-        if not ids:
-            return []
-        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
-        out = []
-        for values in self._all(
-            f"SELECT {', '.join(fields)} FROM dreams WHERE workspace = %s AND id = ANY(%s)"
-            " ORDER BY id",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
-        ):
-            row = dict(zip(fields, values, strict=True))
-            row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
-            out.append(row)
         return out

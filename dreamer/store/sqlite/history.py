@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
 from typing import Any
 
 from dreamer.store.records import DREAM_ROW_FIELDS, LIFECYCLE_EVENTS
-from dreamer.store.sqlite.base import Connected, marks
+from dreamer.store.sqlite.base import Connected
 
 
 class HistoryTables(Connected):
@@ -61,21 +59,6 @@ class HistoryTables(Connected):
                 add(day, stage, count)
         return dict(sorted(out.items()))
 
-    def audit_action_counts(
-        self, actions: Sequence[str], since: str | None = None
-    ) -> dict[str, int]:
-        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
-        if not actions:
-            return {}
-        where = f"action IN ({marks(actions)})" + (" AND at >= ?" if since else "")
-        params = [*actions, *([since] if since else [])]
-        counts = dict.fromkeys(actions, 0)
-        for action, count in self.db.execute(
-            f"SELECT action, count(*) FROM audit WHERE {where} GROUP BY action", params
-        ):
-            counts[action] = count
-        return counts
-
     def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
         """Journal rows started in [since, until], oldest first: outcome, tokens, cost, and the
         counts of consumed crystals, critiques and revisions (no states: see ``dream_states``).
@@ -94,19 +77,3 @@ class HistoryTables(Connected):
             [since, until],
         ).fetchall()
         return [dict(zip(DREAM_ROW_FIELDS, row, strict=True)) for row in rows]
-
-    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
-        if not ids:
-            return []
-        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
-        out = []
-        for start in range(0, len(ids), 500):  # SQLite caps how many values one query binds
-            chunk = [int(i) for i in ids[start : start + 500]]
-            for values in self.db.execute(
-                f"SELECT {', '.join(fields)} FROM dreams WHERE id IN ({marks(chunk)})", chunk
-            ):
-                row = dict(zip(fields, values, strict=True))
-                row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
-                out.append(row)
-        return sorted(out, key=lambda row: row["id"])
