@@ -20,6 +20,30 @@ SUMMARY_FIELDS = (
     "output_tokens",
     "cost_usd",
 )
+# Every column of the journal's ``dreams`` table, in its order.
+DREAM_COLUMNS = (
+    "id",
+    "started_at",
+    "finished_at",
+    "outcome",
+    "reason",
+    "synthesizer",
+    "model",
+    "inputs",
+    "old_state",
+    "new_state",
+    "draft",
+    "critiques",
+    "revisions",
+    "consumed",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "error",
+    "raw",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
 # Text columns that may quote a memory, by table (rewrite_texts).
 REWRITTEN = {
     "dreams": (

@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dreamer.config import HORMONES
-from dreamer.errors import CrystalNotFound
+from dreamer.errors import CrystalNotFound, DreamNotFound
 from dreamer.store.identity import content_hash
-from dreamer.store.records import HISTORY_FIELDS, REWRITTEN, SUMMARY_FIELDS, decode
+from dreamer.store.records import DREAM_COLUMNS, HISTORY_FIELDS, REWRITTEN, SUMMARY_FIELDS, decode
 from dreamer.store.rows import CRYSTAL_COLUMNS
 from dreamer.support.times import iso
 
@@ -395,6 +395,21 @@ class SharedTables:
             owner,
         )
         return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
+
+    def get_dream(self, dream_id: int) -> dict[str, Any]:
+        """One dream, every field (JSON fields decoded), or DreamNotFound."""
+        mine, owner = self._mine()
+        rows = (
+            self._rows(
+                f"SELECT {', '.join(DREAM_COLUMNS)} FROM dreams WHERE {mine} AND id = ?",
+                [*owner, int(dream_id)],
+            )
+            if 0 < int(dream_id) < 2**63
+            else []
+        )
+        if not rows:
+            raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
+        return decode(dict(zip(DREAM_COLUMNS, rows[0], strict=True)))
 
     def dream_totals(self) -> dict[str, float | int]:
         """What every dream together used: dreams, input/output/cache tokens, cost in USD."""

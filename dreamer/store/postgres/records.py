@@ -7,37 +7,12 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dreamer.errors import DreamNotFound
 from dreamer.store.postgres.base import Connected
 from dreamer.store.records import (
+    DREAM_COLUMNS,
     DREAM_ROW_FIELDS,
     JSON_FIELDS,
     LIFECYCLE_EVENTS,
-    decode,
-)
-
-DREAM_COLUMNS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "inputs",
-    "old_state",
-    "new_state",
-    "draft",
-    "critiques",
-    "revisions",
-    "consumed",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "error",
-    "raw",
-    "cache_read_tokens",
-    "cache_write_tokens",
 )
 
 
@@ -93,20 +68,6 @@ class RecordTables(Connected):
                     [self.ws, *values.values()],
                 )
             )
-
-    def get_dream(self, dream_id: int) -> dict[str, Any]:
-        """One dream, every field (JSON fields decoded), or DreamNotFound."""
-        rows = (
-            self._all(
-                f"SELECT {', '.join(DREAM_COLUMNS)} FROM dreams WHERE workspace = %s AND id = %s",
-                [self.ws, int(dream_id)],
-            )
-            if 0 < int(dream_id) < 2**63
-            else []
-        )
-        if not rows:
-            raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
-        return decode(dict(zip(DREAM_COLUMNS, rows[0], strict=True)))
 
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows

@@ -6,8 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from dreamer.errors import DreamNotFound
-from dreamer.store.records import JSON_FIELDS, decode
+from dreamer.store.records import JSON_FIELDS
 from dreamer.store.sqlite.base import Connected, marks
 
 
@@ -30,11 +29,3 @@ class JournalTables(Connected):
                 list(values.values()),
             )
             return int(cursor.lastrowid or 0)
-
-    def get_dream(self, dream_id: int) -> dict[str, Any]:
-        """One dream, every field (JSON fields decoded), or DreamNotFound."""
-        cursor = self.db.execute("SELECT * FROM dreams WHERE id = ?", [int(dream_id)])
-        values = cursor.fetchone()
-        if values is None:
-            raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
-        return decode(dict(zip([d[0] for d in cursor.description], values, strict=True)))
