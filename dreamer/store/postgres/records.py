@@ -14,6 +14,7 @@ from dreamer.store.records import (
     JSON_FIELDS,
     LIFECYCLE_EVENTS,
 )
+from dreamer.store.shared_records import SharedRecords
 
 
 def _length(value: str | None) -> int:
@@ -21,7 +22,7 @@ def _length(value: str | None) -> int:
     return len(json.loads(value)) if value else 0
 
 
-class RecordTables(Connected):
+class RecordTables(Connected, SharedRecords):
     """The ``meta``, ``hormones``, ``dreams`` and ``runs`` tables, and their history."""
 
     # --- meta -------------------------------------------------------------------------------
@@ -83,19 +84,6 @@ class RecordTables(Connected):
         return changed
 
     # --- history, for reports (read-only) ---------------------------------------------------
-
-    def activity_span(self) -> tuple[str, str] | None:
-        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
-        row = self._all(
-            "SELECT min(first), max(last) FROM ("
-            " SELECT min(created_at) AS first, max(created_at) AS last FROM crystals"
-            " WHERE workspace = %s"
-            " UNION ALL SELECT min(at), max(at) FROM hormones WHERE workspace = %s"
-            " UNION ALL SELECT min(started_at), max(started_at) FROM dreams WHERE workspace = %s"
-            ") spans",
-            [self.ws] * 3,
-        )[0]
-        return (row[0], row[1]) if row and row[0] else None
 
     def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
         """Per UTC day in [since, until]: crystals created, consolidated, archived, frozen."""

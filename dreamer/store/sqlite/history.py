@@ -5,21 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from dreamer.store.records import DREAM_ROW_FIELDS, LIFECYCLE_EVENTS
+from dreamer.store.shared_records import SharedRecords
 from dreamer.store.sqlite.base import Connected
 
 
-class HistoryTables(Connected):
+class HistoryTables(Connected, SharedRecords):
     """Hormone, crystal-lifecycle, audit and journal history, read back."""
-
-    def activity_span(self) -> tuple[str, str] | None:
-        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
-        row = self.db.execute(
-            "SELECT min(first), max(last) FROM ("
-            " SELECT min(created_at) AS first, max(created_at) AS last FROM crystals"
-            " UNION ALL SELECT min(at), max(at) FROM hormones"
-            " UNION ALL SELECT min(started_at), max(started_at) FROM dreams)"
-        ).fetchone()
-        return (row[0], row[1]) if row and row[0] else None
 
     def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
         """Per UTC day (``YYYY-MM-DD``) in [since, until]: crystals created, consolidated,

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from dreamer.store.records import JSON_FIELDS
+from dreamer.store.shared_records import SharedRecords
 from dreamer.store.sqlite.base import Connected, marks
 
 
-class JournalTables(Connected):
+class JournalTables(Connected, SharedRecords):
     """The ``dreams`` and ``runs`` tables, and the rewrite of every text beside the crystals."""
 
     def record_dream(self, row: Mapping[str, Any]) -> int:

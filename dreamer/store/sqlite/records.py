@@ -1,14 +1,15 @@
 """SQLite's meta table: the writes and prefix reads whose SQL is its own.
 
-Hormone rows, their history read back, and a meta value by key are the shared bodies
-(``dreamer.store.shared``); the dream journal is ``journal.py``, reports' history ``history.py``."""
+Hormone rows, their history read back, and a meta value by key are shared bodies
+(``dreamer.store.shared_records``); the journal is ``journal.py``, history ``history.py``."""
 
 from __future__ import annotations
 
+from dreamer.store.shared_records import SharedRecords
 from dreamer.store.sqlite.base import Connected
 
 
-class RecordTables(Connected):
+class RecordTables(Connected, SharedRecords):
     """The ``meta`` table."""
 
     def set_meta(self, key: str, value: str) -> None:
