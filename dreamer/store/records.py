@@ -8,18 +8,6 @@ from typing import Any
 
 # Journal fields stored as JSON text.
 JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
-SUMMARY_FIELDS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-)
 # Every column of the journal's ``dreams`` table, in its order.
 DREAM_COLUMNS = (
     "id",
@@ -44,6 +32,8 @@ DREAM_COLUMNS = (
     "cache_read_tokens",
     "cache_write_tokens",
 )
+# A dream as ``dream_entries`` sums it up: who, when, how it ended, and what it cost.
+SUMMARY_FIELDS = (*DREAM_COLUMNS[:7], "input_tokens", "output_tokens", "cost_usd")
 # Text columns that may quote a memory, by table (rewrite_texts).
 REWRITTEN = {
     "dreams": (
