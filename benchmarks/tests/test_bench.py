@@ -270,8 +270,9 @@ def test_cli_scale_table_names_the_fts5_reference(runner, tmp_path):
 def test_raw_fts_reference_ranks_the_words_as_the_store_does(ws, now):
     import random
 
+    from dreamer_bench.raw_fts import RawFTS
+
     from dreamer.retrieval.search import query_terms
-    from dreamer.store.sqlite.reference import RawFTS
 
     ws.init()
     scale.bulk_load(ws, 400, random.Random(4), now)

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dreamer.dream.insights import Insights
 from dreamer.dream.jaccard import WordIndex
 from dreamer.memory.repeats import Sighting
 from dreamer.memory.state import WorkingMemory, render, sections
@@ -382,11 +381,6 @@ def measure(blocks: dict[str, str]) -> dict[str, int]:
     out = {name: tokens.count(text) for name, text in blocks.items()}
     out["total"] = sum(out.values())
     return out
-
-
-def ensure_insights(value: Any) -> Insights:
-    """The insights object whatever a caller passed (None becomes empty insights)."""
-    return value if isinstance(value, Insights) else Insights()
 
 
 def _loose_notes(di: Any) -> list[str]:

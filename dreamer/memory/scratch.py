@@ -296,15 +296,6 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", errors="surrogateescape")
 
 
-def discard_rotated(path: Path) -> None:
-    """Delete the rotated scratch once a dream has committed."""
-    aside = rotated_path(path)
-    with locked(path):
-        if aside.exists():
-            aside.unlink()
-            fsync_dir(path.parent)
-
-
 def settle(path: Path, keep: Callable[[Note], bool]) -> int:
     """After a committed dream: put back the rotated notes ``keep`` picks, drop the rest.
 

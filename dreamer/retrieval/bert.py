@@ -22,7 +22,6 @@ tables filled in one call where Linux allows (``MAP_POPULATE``), instead of a pa
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import threading
@@ -234,22 +233,6 @@ def _mapped(path: Path, populate: bool) -> np.ndarray:
             raise ValueError(f"{path} is cut short")
         mapped = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED | flag, prot=mmap.PROT_READ)
     return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
-
-
-def weights_for(model: Path, cache: Path | None) -> Weights:
-    """The weights of the ONNX file ``model``: from ``cache`` (a folder) when it holds them,
-    else read from the file and saved there for the next process."""
-    if cache is not None:
-        found = load(cache)
-        if found is not None:
-            return found
-    from dreamer.retrieval.onnx_weights import read_graph
-
-    weights = from_graph(read_graph(model.read_bytes()))
-    if cache is not None:
-        with contextlib.suppress(OSError):
-            save(weights, cache)
-    return weights
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:

@@ -220,12 +220,6 @@ class VectorFile:
             ):
                 self._write(data, self._offset(block, section, index, width))
 
-    def set_flags(self, rows: list[int], flag: int) -> None:
-        """Set the flag of these rows (their vectors written before)."""
-        for row in rows:
-            block, index = self._block(row)
-            self._write(bytes([flag]), self._offset(block, self.at_flags, index, 1))
-
     def head(
         self, block: int, rows: int, buffer: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

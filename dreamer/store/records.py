@@ -3,9 +3,13 @@ history, the texts a forget rewrites, the report's lifecycle events."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 # Journal fields stored as JSON text.
 JSON_FIELDS = ("inputs", "critiques", "revisions", "consumed")
-SUMMARY_FIELDS = (
+# Every column of the journal's ``dreams`` table, in its order.
+DREAM_COLUMNS = (
     "id",
     "started_at",
     "finished_at",
@@ -13,10 +17,23 @@ SUMMARY_FIELDS = (
     "reason",
     "synthesizer",
     "model",
+    "inputs",
+    "old_state",
+    "new_state",
+    "draft",
+    "critiques",
+    "revisions",
+    "consumed",
     "input_tokens",
     "output_tokens",
     "cost_usd",
+    "error",
+    "raw",
+    "cache_read_tokens",
+    "cache_write_tokens",
 )
+# A dream as ``dream_entries`` sums it up: who, when, how it ended, and what it cost.
+SUMMARY_FIELDS = (*DREAM_COLUMNS[:7], "input_tokens", "output_tokens", "cost_usd")
 # Text columns that may quote a memory, by table (rewrite_texts).
 REWRITTEN = {
     "dreams": (
@@ -50,3 +67,11 @@ DREAM_ROW_FIELDS = (
     "revisions",
     "has_text",
 )
+
+
+def decode(row: dict[str, Any]) -> dict[str, Any]:
+    """A journal row with its JSON fields decoded."""
+    for key in JSON_FIELDS:
+        if row.get(key):
+            row[key] = json.loads(row[key])
+    return row

@@ -205,7 +205,7 @@ def test_notes_after_rotate_land_in_the_fresh_file(path):
     scratch.append(path, "during the dream", AT, 0.5)
     assert texts(scratch.parse(path)) == ["during the dream"]
     assert texts(scratch.parse(scratch.rotated_path(path))) == ["before one", "before two"]
-    scratch.discard_rotated(path)
+    scratch.settle(path, lambda note: False)
     assert not scratch.rotated_path(path).exists()
     assert texts(scratch.parse(path)) == ["during the dream"]
 

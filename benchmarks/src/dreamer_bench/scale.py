@@ -60,7 +60,7 @@ from dreamer.retrieval import vectors
 from dreamer.retrieval.search import query_terms
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
-from dreamer.store.sqlite.reference import RawFTS
+from dreamer_bench.raw_fts import RawFTS
 from dreamer_bench.synthetic import (
     NOW,
     bulk_load,

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
-from dreamer.dream.synth import Draft, Usage
+from dreamer.dream.synth import Draft, DreamInputs, Usage
 from dreamer.errors import ModelOverloaded, ModelRateLimited, ModelTimeout, SynthesisError
 
 TRANSIENT = (ModelTimeout, ModelOverloaded, ModelRateLimited)
@@ -81,3 +82,47 @@ def _final(
         f"{timeout:g}, memory.dream.retries = {retries})"
     )
     return type(error)(message, error.raw, spent)
+
+
+class Backend:
+    """A model backend's ``synthesize``: its request, without secrets, tried through ``attempt``.
+
+    Each backend gives ``request`` (what it sends for a draft or a revision), ``without_secrets``
+    (that request with every secret replaced: whatever storage kept, for memory.secrets.redact
+    may be off) and ``_call`` (one try: send it, read the answer into a draft).
+    """
+
+    timeout: float
+    retries: int
+
+    def request(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Any:
+        """What this backend sends for a draft, or with critique and previous a revision."""
+        raise NotImplementedError
+
+    def without_secrets(self, request: Any) -> Any:
+        """The request with every secret replaced by its placeholder."""
+        raise NotImplementedError
+
+    def _call(self, request: Any, inputs: DreamInputs, previous: Draft | None) -> Draft:
+        raise NotImplementedError
+
+    def synthesize(
+        self,
+        inputs: DreamInputs,
+        *,
+        critique: list[str] | None = None,
+        previous: Draft | None = None,
+    ) -> Draft:
+        """Return a draft; with critique and previous, a revision of previous that answers it."""
+        request = self.without_secrets(self.request(inputs, critique=critique, previous=previous))
+        return attempt(
+            lambda: self._call(request, inputs, previous),
+            timeout=self.timeout,
+            retries=self.retries,
+        )

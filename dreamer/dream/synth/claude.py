@@ -42,7 +42,7 @@ import anthropic
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
-from dreamer.dream.synth.calls import attempt
+from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     MAX_TOKENS,
     TOOL_DESCRIPTION,
@@ -241,7 +241,7 @@ def cache_marks(
     }
 
 
-class ClaudeSynthesizer:
+class ClaudeSynthesizer(Backend):
     """Writes the candidate state with Claude through a forced ``write_working_memory`` call."""
 
     name = "claude"
@@ -329,22 +329,9 @@ class ClaudeSynthesizer:
             "messages": messages,
         }
 
-    def synthesize(
-        self,
-        inputs: DreamInputs,
-        *,
-        critique: list[str] | None = None,
-        previous: Draft | None = None,
-    ) -> Draft:
-        """Return a draft; with critique and previous, a revision of previous that answers it."""
-        kwargs = self.request(inputs, critique=critique, previous=previous)
-        # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
-        kwargs["messages"] = redacted(kwargs["messages"])
-        return attempt(
-            lambda: self._call(kwargs, inputs, previous),
-            timeout=self.timeout,
-            retries=self.retries,
-        )
+    def without_secrets(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments with every secret in the messages replaced."""
+        return {**request, "messages": redacted(request["messages"])}
 
     def _call(self, kwargs: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
         try:

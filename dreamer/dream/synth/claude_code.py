@@ -44,7 +44,7 @@ from typing import Any
 
 from dreamer.config import HOOKS_DISABLED, Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
-from dreamer.dream.synth.calls import attempt
+from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     as_raw,
     draft_changes,
@@ -89,7 +89,7 @@ def find_cli(setting: str | None, environ: Mapping[str, str] | None = None) -> s
     )
 
 
-class ClaudeCodeSynthesizer:
+class ClaudeCodeSynthesizer(Backend):
     """Writes the candidate state with the user's ``claude`` CLI and its login."""
 
     name = "claude-code"
@@ -129,7 +129,7 @@ class ClaudeCodeSynthesizer:
             NO_MCP,
         ]
 
-    def prompt(
+    def request(
         self,
         inputs: DreamInputs,
         *,
@@ -146,19 +146,9 @@ class ClaudeCodeSynthesizer:
         replay = prompts.render("dream_replay", tool_name=TOOL, draft=draft)
         return "\n\n".join([first, replay, revise_prompt(critique or [], previous, TOOL)])
 
-    def synthesize(
-        self,
-        inputs: DreamInputs,
-        *,
-        critique: list[str] | None = None,
-        previous: Draft | None = None,
-    ) -> Draft:
-        """Return a draft; with critique and previous, a revision of previous that answers it."""
-        # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
-        text = redacted(self.prompt(inputs, critique=critique, previous=previous))
-        return attempt(
-            lambda: self._call(text, inputs, previous), timeout=self.timeout, retries=self.retries
-        )
+    def without_secrets(self, request: str) -> str:
+        """The message with every secret replaced."""
+        return redacted(request)
 
     def _call(self, text: str, inputs: DreamInputs, previous: Draft | None) -> Draft:
         code, out, err = self._run(text)

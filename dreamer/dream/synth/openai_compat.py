@@ -33,7 +33,7 @@ import httpx2
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
-from dreamer.dream.synth.calls import attempt
+from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     MAX_TOKENS,
     TOOL_DESCRIPTION,
@@ -62,7 +62,7 @@ from dreamer.support import prompts
 CALL_ID = "call_previous_draft"
 
 
-class OpenAISynthesizer:
+class OpenAISynthesizer(Backend):
     """Writes the candidate state through an OpenAI-compatible chat-completions endpoint."""
 
     name = "openai"
@@ -143,20 +143,9 @@ class OpenAISynthesizer:
             }
         return body
 
-    def synthesize(
-        self,
-        inputs: DreamInputs,
-        *,
-        critique: list[str] | None = None,
-        previous: Draft | None = None,
-    ) -> Draft:
-        """Return a draft; with critique and previous, a revision of previous that answers it."""
-        body = self.request(inputs, critique=critique, previous=previous)
-        # Whatever storage kept (memory.secrets.redact may be off), no secret leaves.
-        body["messages"] = redacted(body["messages"])
-        return attempt(
-            lambda: self._call(body, inputs, previous), timeout=self.timeout, retries=self.retries
-        )
+    def without_secrets(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The request body with every secret in the messages replaced."""
+        return {**request, "messages": redacted(request["messages"])}
 
     def _call(self, body: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
         response = self._post(body)

@@ -24,7 +24,7 @@ from psycopg.types import TypeInfo
 
 from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.postgres.schema import MIGRATIONS
-from dreamer.store.shared import PendingSearch, SharedTables
+from dreamer.store.shared import PendingSearch, SharedTables, access_counts
 from dreamer.support.times import iso
 
 Params = Sequence[Any] | Mapping[str, Any]
@@ -203,15 +203,6 @@ class Connected(SharedTables):
                 _open_stores.discard(self)
                 self.conn.close()
 
-    def settle(self) -> None:
-        """Write the searches logged since the last write (one transaction)."""
-        if not self._pending:
-            return  # the common case: a read need not wait for another thread's transaction
-        with self._lock:
-            if self._pending:
-                with self.transaction():
-                    pass  # a transaction writes the pending searches first
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A write transaction holding this workspace's lock, as SQLite's BEGIN IMMEDIATE does.
@@ -276,14 +267,7 @@ class Connected(SharedTables):
                     " AS g(at, query, top, n) ORDER BY n",
                     [self.ws, *([row[n] for row in gaps] for n in range(3))],
                 )
-            # Each crystal once: its count goes up by the searches that returned it, and its
-            # last access is the latest of them (the batch is in order).
-            counts: dict[int, list[Any]] = {}
-            for at, _, _, ids, _, _ in batch:
-                for crystal_id in ids:
-                    entry = counts.setdefault(crystal_id, [0, at])
-                    entry[0] += 1
-                    entry[1] = at
+            counts = access_counts(batch)
             if counts:
                 self.conn.execute(
                     "WITH quiet AS (SELECT set_config('dreamer.access_only', 'on', true))"

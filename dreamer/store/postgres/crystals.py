@@ -8,8 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from dreamer.errors import CrystalNotFound
-from dreamer.store.base import Crystal, FadeRow, VectorRow, content_hash
+from dreamer.store.base import Crystal, VectorRow
 from dreamer.store.crystal import NewCrystal
 from dreamer.store.postgres.base import (
     Connected,
@@ -18,15 +17,9 @@ from dreamer.store.postgres.base import (
     reported,
     vector,
 )
-from dreamer.store.rows import CRYSTAL_COLUMNS
+from dreamer.store.shared import LIVE, TOMBSTONE_COLUMNS
 from dreamer.support.times import iso
 
-NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
-LIVE = "lifecycle != 'forgotten'"
-TOMBSTONE_COLUMNS = (
-    "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
-    " t.forgotten_at, t.reason"
-)
 # A text's index entry and its length in tokens (BM25's document length), from one parameter.
 INDEXED = (
     "(SELECT v FROM to_tsvector('dreamer', %s) v)",
@@ -98,57 +91,11 @@ class CrystalTables(Connected):
                 [count, self.ws],
             )
 
-    def find_by_hash(self, digest: str) -> int | None:
-        """The id of the crystal with this content hash, if any."""
-        return self._one(
-            "SELECT id FROM crystals WHERE workspace = %s AND content_hash = %s", [self.ws, digest]
-        )
-
-    def get(self, crystal_id: int) -> Crystal:
-        """One crystal by id, or CrystalNotFound."""
-        self.settle()  # access counts as the searches logged so far left them
-        rows = (
-            self._all(
-                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND id = %s",
-                [self.ws, crystal_id],
-            )
-            if 0 < crystal_id < 2**63
-            else []
-        )
-        if not rows:
-            raise CrystalNotFound(
-                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
-            )
-        crystal = Crystal(*rows[0])
-        if crystal.lifecycle == "forgotten":
-            raise CrystalNotFound(
-                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
-                "its text is gone by request"
-            )
-        return crystal
-
-    def _select(
-        self, where: str, params: list[Any], order: str, limit: int | None = None
-    ) -> list[Crystal]:
-        self.settle()  # access counts as the searches logged so far left them
-        sql = (
-            f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE workspace = %s AND {where}"
-            f" ORDER BY {order}"
-        )
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [Crystal(*row) for row in self._all(sql, [self.ws, *params])]
-
     def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
         """The crystals with these ids (missing ids are left out), by id."""
         if not ids:
             return []
-        return self._select(f"id = ANY(%s) AND {LIVE}", [_ids(ids)], "id")
-
-    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
-        """The newest live crystals whose ``about`` is this (any case), newest first."""
-        where = f"lower(about) = lower(%s) AND {LIVE}"
-        return self._select(where, [about], "created_at DESC, id DESC", limit)
+        return self._select(f"id = ANY(?) AND {LIVE}", [_ids(ids)], "id")
 
     def select(
         self,
@@ -161,56 +108,28 @@ class CrystalTables(Connected):
         """Crystals filtered by source and lifecycle, by id (oldest first unless asked)."""
         where, params = [LIVE], []
         if sources is not None:
-            where.append("source = ANY(%s)")
+            where.append("source = ANY(?)")
             params.append(list(sources))
         if lifecycles is not None:
-            where.append("lifecycle = ANY(%s)")
+            where.append("lifecycle = ANY(?)")
             params.append(list(lifecycles))
         return self._select(" AND ".join(where), params, "id DESC" if newest_first else "id", limit)
-
-    def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
-        """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
-        return self._select(f"{NEW} AND id <= %s", [up_to_id], "id DESC", limit)
-
-    def count_new(self) -> int:
-        """How many crystals wait for a dream."""
-        return int(
-            self._one(f"SELECT count(*) FROM crystals WHERE workspace = %s AND {NEW}", [self.ws])
-        )
 
     def touched_since(self, since: str, limit: int) -> list[Crystal]:
         """Crystals created or found by a search since ``since``, newest first."""
         return self._select(
-            f"(created_at >= %s OR last_accessed_at >= %s) AND {LIVE}",
+            f"(created_at >= ? OR last_accessed_at >= ?) AND {LIVE}",
             [since, since],
             "id DESC",
             limit,
-        )
-
-    def latest_text(self, source: str, until: str) -> str | None:
-        """The text of the newest crystal of ``source`` created at or before ``until``."""
-        return self._one(
-            "SELECT text FROM crystals WHERE workspace = %s AND source = %s AND created_at <= %s"
-            f" AND {LIVE} ORDER BY created_at DESC, id DESC LIMIT 1",
-            [self.ws, source, until],
         )
 
     def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
         with self.transaction():
             crystal = self.get(crystal_id)
-            self._run(
-                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    crystal.id,
-                    crystal.content_hash,
-                    crystal.source,
-                    crystal.created_at,
-                    iso(at),
-                    reason,
-                ],
+            self._tombstone(
+                crystal.id, {**crystal.to_dict(), "forgotten_at": iso(at), "reason": reason}
             )
             length = self._doc_len(crystal.id)
             self._count_terms(crystal.id, -1)
@@ -302,16 +221,6 @@ class CrystalTables(Connected):
             )
         )
 
-    def _unique_hash(self, text: str, crystal_id: int) -> str:
-        """The content hash of text, or a per-crystal variant if another crystal says the same."""
-        digest = content_hash(text)
-        other = self.find_by_hash(digest)
-        return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"
-
-    def tombstone_count(self) -> int:
-        """How many crystals were forgotten."""
-        return int(self._one("SELECT count(*) FROM tombstones WHERE workspace = %s", [self.ws]))
-
     def tombstones(self) -> list[dict[str, Any]]:
         """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
         names = [column.split(".")[1] for column in TOMBSTONE_COLUMNS.split(", ")]
@@ -348,33 +257,9 @@ class CrystalTables(Connected):
                     f"forgotten:{crystal_id}",
                 ],
             )
-            self._run(
-                "INSERT INTO tombstones (workspace, crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [
-                    self.ws,
-                    crystal_id,
-                    row["content_hash"],
-                    row["source"],
-                    row["created_at"],
-                    row["forgotten_at"],
-                    row["reason"],
-                ],
-            )
+            self._tombstone(crystal_id, row)
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
-
-    def count_by_lifecycle(self) -> dict[str, int]:
-        """How many crystals are in each lifecycle stage."""
-        rows = self._all(
-            "SELECT lifecycle, count(*) FROM crystals WHERE workspace = %s GROUP BY lifecycle",
-            [self.ws],
-        )
-        return {row[0]: int(row[1]) for row in rows}
-
-    def crystal_count(self) -> int:
-        """How many crystals there are."""
-        return int(self._one("SELECT count(*) FROM crystals WHERE workspace = %s", [self.ws]))
 
     def max_crystal_id(self) -> int:
         """The highest crystal id (0 when empty): ids only grow, so it is a watermark. Inside
@@ -383,29 +268,6 @@ class CrystalTables(Connected):
         if mark is not None:
             return mark[1]
         return int(self._one("SELECT crystal_seq FROM workspaces WHERE id = %s", [self.ws]))
-
-    def audit_entries(
-        self, crystal_id: int | None = None, limit: int = 100
-    ) -> list[dict[str, Any]]:
-        """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
-        where, params = (
-            ("AND crystal_id = %s", [crystal_id]) if crystal_id is not None else ("", [])
-        )
-        rows = self._all(
-            f"SELECT id, at, crystal_id, action, detail FROM audit WHERE workspace = %s {where}"
-            " ORDER BY id DESC LIMIT %s",
-            [self.ws, *params, int(limit)],
-        )
-        return [
-            {
-                "id": row[0],
-                "at": row[1],
-                "crystal_id": row[2],
-                "action": row[3],
-                "detail": json.loads(row[4]) if row[4] else None,
-            }
-            for row in rows
-        ]
 
     def latest_actions(self, action: str, rows: int) -> dict[int, str]:
         """For each crystal with an ``action`` row among the newest ``rows`` audit rows: the
@@ -419,30 +281,6 @@ class CrystalTables(Connected):
         return {int(crystal_id): at for crystal_id, at in found}
 
     # --- lifecycle and vectors --------------------------------------------------------------
-
-    def fade_candidates(self, due_before: str) -> list[FadeRow]:
-        """Active crystals unchanged since ``due_before`` or used since their last change."""
-        self.settle()  # accesses count: they keep a crystal from fading
-        rows = self._all(
-            "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
-            " access_count, dopamine, cortisol, oxytocin FROM crystals WHERE workspace = %s"
-            " AND lifecycle IN ('generated', 'consolidated')"
-            " AND (updated_at <= %s OR last_accessed_at > updated_at) ORDER BY updated_at, id",
-            [self.ws, due_before],
-        )
-        return [
-            FadeRow(
-                id=row[0],
-                importance=row[1],
-                semantic_type=row[2],
-                created_at=row[3],
-                updated_at=row[4],
-                last_accessed_at=row[5],
-                access_count=row[6],
-                levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]},
-            )
-            for row in rows
-        ]
 
     def _vector_rows(self, where: str, params: list[Any], limit: int) -> list[VectorRow]:
         rows = self._all(
@@ -516,25 +354,6 @@ class CrystalTables(Connected):
         if kept is not None and not rows:
             kept[asked] = True
         return [(row[0], row[1], row[2]) for row in rows]
-
-    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
-        """(id, text) of live crystals whose vector another embedder made, or that have none."""
-        rows = self._all(
-            f"SELECT id, text FROM crystals WHERE workspace = %s AND {LIVE}"
-            " AND (embedder IS NULL OR embedder != %s) ORDER BY id LIMIT %s",
-            [self.ws, embedder, limit],
-        )
-        return [(row[0], row[1]) for row in rows]
-
-    def count_stale_vectors(self, embedder: str) -> int:
-        """How many live crystals need a vector from ``embedder``."""
-        return int(
-            self._one(
-                f"SELECT count(*) FROM crystals WHERE workspace = %s AND {LIVE}"
-                " AND (embedder IS NULL OR embedder != %s)",
-                [self.ws, embedder],
-            )
-        )
 
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""

@@ -4,50 +4,17 @@ scheduled runs, and the read-only history reports draw. One workspace's rows at 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from dreamer.errors import DreamNotFound
-from dreamer.store.base import HormoneRow
 from dreamer.store.postgres.base import Connected
 from dreamer.store.records import (
+    DREAM_COLUMNS,
     DREAM_ROW_FIELDS,
-    HISTORY_FIELDS,
     JSON_FIELDS,
     LIFECYCLE_EVENTS,
-    SUMMARY_FIELDS,
 )
-
-DREAM_COLUMNS = (
-    "id",
-    "started_at",
-    "finished_at",
-    "outcome",
-    "reason",
-    "synthesizer",
-    "model",
-    "inputs",
-    "old_state",
-    "new_state",
-    "draft",
-    "critiques",
-    "revisions",
-    "consumed",
-    "input_tokens",
-    "output_tokens",
-    "cost_usd",
-    "error",
-    "raw",
-    "cache_read_tokens",
-    "cache_write_tokens",
-)
-
-
-def _decode(row: dict[str, Any]) -> dict[str, Any]:
-    for key in JSON_FIELDS:
-        if row.get(key):
-            row[key] = json.loads(row[key])
-    return row
+from dreamer.store.shared_records import SharedRecords
 
 
 def _length(value: str | None) -> int:
@@ -55,15 +22,10 @@ def _length(value: str | None) -> int:
     return len(json.loads(value)) if value else 0
 
 
-class RecordTables(Connected):
+class RecordTables(Connected, SharedRecords):
     """The ``meta``, ``hormones``, ``dreams`` and ``runs`` tables, and their history."""
 
     # --- meta -------------------------------------------------------------------------------
-
-    def get_meta(self, key: str, default: str | None = None) -> str | None:
-        """A value from the meta table."""
-        rows = self._all("SELECT value FROM meta WHERE workspace = %s AND key = %s", [self.ws, key])
-        return rows[0][0] if rows else default
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a value in the meta table."""
@@ -82,69 +44,6 @@ class RecordTables(Connected):
             [self.ws, len(prefix), prefix],
         )
         return [(row[0], row[1]) for row in rows]
-
-    # --- hormones ---------------------------------------------------------------------------
-
-    def _levels(self, where: str, value: Any) -> HormoneRow | None:
-        rows = self._all(
-            "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE workspace = %s"
-            f" AND {where} ORDER BY at DESC, id DESC LIMIT 1",
-            [self.ws, value],
-        )
-        return tuple(rows[0]) if rows else None
-
-    def hormones_at(self, until: str) -> HormoneRow | None:
-        """The newest stored levels at or before ``until``."""
-        return self._levels("at <= %s", until)
-
-    def hormones_at_row(self, row_id: int) -> HormoneRow | None:
-        """The newest stored levels among rows with id at most ``row_id``."""
-        return self._levels("id <= %s", row_id)
-
-    def hormone_rows_after(
-        self, after_id: int, until: str
-    ) -> list[tuple[int, str, float, float, float]]:
-        """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
-        rows = self._all(
-            "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE workspace = %s"
-            " AND id > %s AND at <= %s ORDER BY at, id",
-            [self.ws, after_id, until],
-        )
-        return [tuple(row) for row in rows]
-
-    def _history(self, where: str, params: list[Any], order: str) -> list[dict[str, Any]]:
-        rows = self._all(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE workspace = %s{where}"
-            f" ORDER BY {order}",
-            [self.ws, *params],
-        )
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
-
-    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
-        """The newest history rows, newest first."""
-        where = " AND hormone IS NOT NULL" if stimuli_only else ""
-        return self._history(where, [], f"at DESC, id DESC LIMIT {int(limit)}")
-
-    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
-        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
-        return self._history(
-            " AND hormone IS NOT NULL AND at > %s AND at <= %s",
-            [since, until],
-            f"at, id LIMIT {int(limit)}",
-        )
-
-    def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
-        """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
-        rows = self._all(
-            "SELECT reason FROM hormones WHERE workspace = %s AND hormone = %s AND delta > 0"
-            " AND at <= %s AND reason != '' ORDER BY at DESC, id DESC LIMIT %s",
-            [self.ws, hormone, until, limit],
-        )
-        return [row[0] for row in rows]
-
-    def hormone_rows_between(self, since: str, until: str) -> list[dict[str, Any]]:
-        """Hormone history rows (stimuli, decay snapshots) in [since, until], oldest first."""
-        return self._history(" AND at >= %s AND at <= %s", [since, until], "at, id")
 
     # --- the dream journal ------------------------------------------------------------------
 
@@ -171,72 +70,6 @@ class RecordTables(Connected):
                 )
             )
 
-    def dream_entries(self, limit: int = 20) -> list[dict[str, Any]]:
-        """The newest dreams first: summary fields, consumed and critique counts."""
-        fields = [*SUMMARY_FIELDS, "consumed", "critiques"]
-        out = []
-        for values in self._all(
-            f"SELECT {', '.join(fields)} FROM dreams WHERE workspace = %s ORDER BY id DESC"
-            " LIMIT %s",
-            [self.ws, int(limit)],
-        ):
-            row = _decode(dict(zip(fields, values, strict=True)))
-            row["consumed"] = len(row["consumed"] or [])
-            row["critiques"] = sum(len(c) for c in row["critiques"] or [])
-            out.append(row)
-        return out
-
-    def get_dream(self, dream_id: int) -> dict[str, Any]:
-        """One dream, every field (JSON fields decoded), or DreamNotFound."""
-        rows = (
-            self._all(
-                f"SELECT {', '.join(DREAM_COLUMNS)} FROM dreams WHERE workspace = %s AND id = %s",
-                [self.ws, int(dream_id)],
-            )
-            if 0 < int(dream_id) < 2**63
-            else []
-        )
-        if not rows:
-            raise DreamNotFound(f"no dream with id {dream_id}; list them with 'dream log'")
-        return _decode(dict(zip(DREAM_COLUMNS, rows[0], strict=True)))
-
-    def dream_totals(self) -> dict[str, float | int]:
-        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
-        row = self._all(
-            # A forget that rewrote MEMORY.md is journaled too, but it is no dream.
-            "SELECT count(*) FILTER (WHERE outcome != 'forgotten'),"
-            " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
-            " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
-            " coalesce(sum(cost_usd), 0.0) FROM dreams WHERE workspace = %s",
-            [self.ws],
-        )[0]
-        keys = (
-            "dreams",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-        )
-        totals: dict[str, float | int] = {key: int(v) for key, v in zip(keys, row, strict=False)}
-        totals["cost_usd"] = float(row[5])
-        return totals
-
-    def latest_dream_id(self, outcomes: Sequence[str] = ("committed", "restored")) -> int | None:
-        """The id of the newest dream with one of these outcomes."""
-        return self._one(
-            "SELECT max(id) FROM dreams WHERE workspace = %s AND outcome = ANY(%s)",
-            [self.ws, list(outcomes)],
-        )
-
-    def newest_dream(self) -> tuple[str, str, str | None] | None:
-        """(started_at, outcome, reason) of the newest dream."""
-        rows = self._all(
-            "SELECT started_at, outcome, reason FROM dreams WHERE workspace = %s"
-            " AND outcome != 'forgotten' ORDER BY started_at DESC, id DESC LIMIT 1",
-            [self.ws],
-        )
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
-
     def rewrite_texts(self, transform: Callable[[str], str]) -> int:
         """Apply ``transform`` to every stored text outside the crystals; count changed rows
         (MEMORY.md's committed state, a row on PostgreSQL, included)."""
@@ -250,60 +83,7 @@ class RecordTables(Connected):
                 changed += 1
         return changed
 
-    # --- scheduled runs ---------------------------------------------------------------------
-
-    def record_run(
-        self, job: str, started_at: str, finished_at: str, outcome: str, detail: str | None
-    ) -> None:
-        """Store one scheduled job run."""
-        with self.transaction():
-            self._run(
-                "INSERT INTO runs (workspace, job, started_at, finished_at, outcome, detail)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
-                [self.ws, job, started_at, finished_at, outcome, detail],
-            )
-
-    def last_run(self, job: str) -> tuple[str, str, str | None] | None:
-        """(started_at, outcome, detail) of the newest run of ``job``."""
-        rows = self._all(
-            "SELECT started_at, outcome, detail FROM runs WHERE workspace = %s AND job = %s"
-            " ORDER BY started_at DESC, id DESC LIMIT 1",
-            [self.ws, job],
-        )
-        return (rows[0][0], rows[0][1], rows[0][2]) if rows else None
-
-    def run_counts(self, since: str) -> dict[str, dict[str, int]]:
-        """{job: {outcome: how many runs}} of the runs started at or after ``since``."""
-        counts: dict[str, dict[str, int]] = {}
-        for job, outcome, n in self._all(
-            "SELECT job, outcome, count(*) FROM runs WHERE workspace = %s AND started_at >= %s"
-            " GROUP BY job, outcome ORDER BY job, outcome",
-            [self.ws, since],
-        ):
-            counts.setdefault(job, {})[outcome] = int(n)
-        return counts
-
-    def run_outcomes(self) -> list[tuple[str, str]]:
-        """(job, outcome) of every recorded run, oldest first."""
-        rows = self._all(
-            "SELECT job, outcome FROM runs WHERE workspace = %s ORDER BY id", [self.ws]
-        )
-        return [(row[0], row[1]) for row in rows]
-
     # --- history, for reports (read-only) ---------------------------------------------------
-
-    def activity_span(self) -> tuple[str, str] | None:
-        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
-        row = self._all(
-            "SELECT min(first), max(last) FROM ("
-            " SELECT min(created_at) AS first, max(created_at) AS last FROM crystals"
-            " WHERE workspace = %s"
-            " UNION ALL SELECT min(at), max(at) FROM hormones WHERE workspace = %s"
-            " UNION ALL SELECT min(started_at), max(started_at) FROM dreams WHERE workspace = %s"
-            ") spans",
-            [self.ws] * 3,
-        )[0]
-        return (row[0], row[1]) if row and row[0] else None
 
     def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
         """Per UTC day in [since, until]: crystals created, consolidated, archived, frozen."""
@@ -333,22 +113,6 @@ class RecordTables(Connected):
                 add(at[:10], stage, 1)
         return dict(sorted(out.items()))
 
-    def audit_action_counts(
-        self, actions: Sequence[str], since: str | None = None
-    ) -> dict[str, int]:
-        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
-        if not actions:
-            return {}
-        where = " AND at >= %s" if since else ""
-        counts = dict.fromkeys(actions, 0)
-        for action, count in self._all(
-            "SELECT action, count(*) FROM audit WHERE workspace = %s AND action = ANY(%s)"
-            f"{where} GROUP BY action",
-            [self.ws, list(actions), *([since] if since else [])],
-        ):
-            counts[action] = int(count)
-        return counts
-
     def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
         """Journal rows started in [since, until], oldest first, with tokens, cost and counts."""
         rows = self._all(
@@ -367,20 +131,4 @@ class RecordTables(Connected):
             values = [*row[:12], consumed, critique_count, revisions]
             values.append(int(bool(row[15]) or revisions > 0))
             out.append(dict(zip(DREAM_ROW_FIELDS, values, strict=True)))
-        return out
-
-    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
-        if not ids:
-            return []
-        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
-        out = []
-        for values in self._all(
-            f"SELECT {', '.join(fields)} FROM dreams WHERE workspace = %s AND id = ANY(%s)"
-            " ORDER BY id",
-            [self.ws, [int(i) for i in ids if 0 < int(i) < 2**63]],
-        ):
-            row = dict(zip(fields, values, strict=True))
-            row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
-            out.append(row)
         return out

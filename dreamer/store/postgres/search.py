@@ -527,16 +527,6 @@ class SearchTables(Connected):
             kept["day"] = day
         return day
 
-    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
-        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
-        self.settle()
-        found = " AND result_ids != '[]'" if found_only else ""
-        rows = self._all(
-            f"SELECT query FROM searches WHERE workspace = %s AND at >= %s{found} ORDER BY id",
-            [self.ws, since],
-        )
-        return [row[0] for row in rows]
-
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
         with self._lock:

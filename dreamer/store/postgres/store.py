@@ -12,7 +12,6 @@ loads it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dreamer.store.postgres.base import connect
 from dreamer.store.postgres.bulk import BulkTables
@@ -21,22 +20,11 @@ from dreamer.store.postgres.leases import LeaseTables
 from dreamer.store.postgres.records import RecordTables
 from dreamer.store.postgres.scratch import ScratchTables
 from dreamer.store.postgres.search import SearchTables
-
-if TYPE_CHECKING:
-    from dreamer.store.base import (
-        Crystals,
-        Forgetting,
-        History,
-        Hormones,
-        Journal,
-        Records,
-        Search,
-        Vectors,
-    )
+from dreamer.store.shared import Roles
 
 
 class PostgresStore(
-    CrystalTables, BulkTables, SearchTables, RecordTables, LeaseTables, ScratchTables
+    Roles, CrystalTables, BulkTables, SearchTables, RecordTables, LeaseTables, ScratchTables
 ):
     """One workspace's rows in a PostgreSQL database: the ``Store`` interface on Postgres."""
 
@@ -47,43 +35,3 @@ class PostgresStore(
         except BaseException:
             conn.close()
             raise
-
-    @property
-    def crystals(self) -> Crystals:
-        """This store, as its Crystals role."""
-        return self
-
-    @property
-    def forgetting(self) -> Forgetting:
-        """This store, as its Forgetting role."""
-        return self
-
-    @property
-    def vectors(self) -> Vectors:
-        """This store, as its Vectors role."""
-        return self
-
-    @property
-    def search(self) -> Search:
-        """This store, as its Search role."""
-        return self
-
-    @property
-    def records(self) -> Records:
-        """This store, as its Records role."""
-        return self
-
-    @property
-    def hormones(self) -> Hormones:
-        """This store, as its Hormones role."""
-        return self
-
-    @property
-    def journal(self) -> Journal:
-        """This store, as its Journal role."""
-        return self
-
-    @property
-    def history(self) -> History:
-        """This store, as its History role."""
-        return self

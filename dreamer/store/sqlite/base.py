@@ -6,16 +6,13 @@ import atexit
 import contextlib
 import sys
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from dreamer.store.shared import PendingSearch, SharedTables
 from dreamer.store.sqlite.db import Database
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
-    from weakref import WeakSet
 
 
 class Connected(SharedTables):
@@ -44,18 +41,8 @@ class Connected(SharedTables):
             try:
                 self.settle()
             finally:
-                if _unwritten is not None:
-                    _unwritten.discard(self)
+                _unwritten.discard(self)
                 self.db.close()
-
-    def settle(self) -> None:
-        """Write the searches logged since the last write (one transaction)."""
-        if not self._pending:
-            return  # the common case: a read need not wait for another thread's transaction
-        with self._write_lock:
-            if self._pending:
-                with self.transaction():
-                    pass  # a transaction writes the pending searches first
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -129,25 +116,19 @@ class Connected(SharedTables):
 
 
 # Stores that kept searches in memory, whose searches a clean exit writes if nothing wrote
-# them first (held weakly, so a store nobody holds may go). Made by the first search kept:
-# importing weakref costs a fresh note, which keeps none, ~1 ms.
-_unwritten: WeakSet[Connected] | None = None
+# them first (held weakly, so a store nobody holds may go).
+_unwritten: weakref.WeakSet[Connected] = weakref.WeakSet()
 
 
 def write_at_exit(store: Connected) -> None:
     """Have ``store``'s pending searches written at a clean exit, if nothing writes them first."""
-    global _unwritten
-    if _unwritten is None:
-        from weakref import WeakSet
-
-        _unwritten = WeakSet()
     _unwritten.add(store)
 
 
 @atexit.register
 def _settle_at_exit() -> None:
     """At a clean exit, write what open stores still hold (a store left unclosed included)."""
-    for store in list(_unwritten or ()):
+    for store in list(_unwritten):
         try:
             store.settle()
         except Exception as e:  # noqa: BLE001  (one line per store, then the next store)

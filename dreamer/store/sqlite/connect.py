@@ -14,6 +14,7 @@ import sqlite3
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dreamer.errors import StorageIOError, StoreCorrupt, WorkspaceError
 from dreamer.store.sqlite import db as sqlite_db
@@ -21,15 +22,12 @@ from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, refuse_link
 from dreamer.support.locks import hold
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.errors import DreamError
 
 BUSY_SECONDS = 30.0  # how long a connection waits for another process's lock
 # The crystals table is there and its first page reads. Not count(*): that reads every page of
-# an index, ~10 ms at a million crystals with the file cached and most of a second without.
+# an index, slow on a large store.
 _READABLE = "SELECT 1 FROM crystals LIMIT 1"
 
 
@@ -149,13 +147,13 @@ def _switch_to_wal(conn: sqlite3.Connection) -> str:
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
-    # Here only: sqlite-utils and the migrations cost ~45 ms to import (see db.py).
+    # Here only: a store whose migrations are all applied never imports sqlite-utils.
     import sqlite_utils
 
     from dreamer.store.sqlite.schema import migrations
 
-    # No sqlite-utils plugins: loading them scans every installed package's entry points
-    # (~70 ms), and dreamer's schema must not depend on what else is installed.
+    # No sqlite-utils plugins: loading them scans every installed package's entry points,
+    # and dreamer's schema must not depend on what else is installed.
     db = sqlite_utils.Database(conn, execute_plugins=False)
     numbered = migrations()
     if not numbered.pending(db):

@@ -3,29 +3,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from dreamer.errors import CrystalNotFound, LockHeld
-from dreamer.store.identity import content_hash
-from dreamer.store.rows import CRYSTAL_COLUMNS
+from dreamer.errors import LockHeld
+from dreamer.store.shared import LIVE, TOMBSTONE_COLUMNS
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.support.times import iso
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:  # the row classes load with the first row read (dream note reads none)
-    from typing import Any
-
     from dreamer.store.crystal import NewCrystal
-    from dreamer.store.rows import Crystal, FadeRow, VectorRow
+    from dreamer.store.rows import Crystal, VectorRow
 
-NEW = "lifecycle = 'generated' AND consolidated_at IS NULL AND source != 'insight'"
-LIVE = "lifecycle != 'forgotten'"
-TOMBSTONE_COLUMNS = (
-    "t.crystal_id, t.content_hash, t.source, c.semantic_type, c.importance, t.created_at,"
-    " t.forgotten_at, t.reason"
-)  # a forgotten crystal is an emptied row: never read as memory
 PURGE_ATTEMPTS = 2  # TRUNCATE checkpoints, each waiting up to the busy timeout for readers
 
 
@@ -50,61 +40,16 @@ class CrystalTables(Connected):
             self.audit(crystal_id, "created", detail, crystal.at)
             return crystal_id, True
 
-    def find_by_hash(self, digest: str) -> int | None:
-        """The id of the crystal with this content hash, if any."""
-        return self._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
-
     def add_crystals(self, crystals: Sequence[NewCrystal]) -> list[tuple[int, bool]]:
         """``add_crystal`` for each, in one transaction; (id, created) of each, in order."""
         with self.transaction():
             return [self.add_crystal(crystal) for crystal in crystals]
-
-    def get(self, crystal_id: int) -> Crystal:
-        """One crystal by id, or CrystalNotFound."""
-        in_range = 0 < crystal_id < 2**63  # SQLite cannot even bind a larger integer
-        self.settle()
-        row = (
-            self.db.execute(
-                f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE id = ?", [crystal_id]
-            ).fetchone()
-            if in_range
-            else None
-        )
-        if row is None:
-            raise CrystalNotFound(
-                f"no crystal with id {crystal_id}; find ids with 'dream search QUERY'"
-            )
-        from dreamer.store.rows import Crystal
-
-        crystal = Crystal(*row)
-        if crystal.lifecycle == "forgotten":
-            raise CrystalNotFound(
-                f"crystal {crystal_id} was forgotten at {crystal.updated_at}; "
-                "its text is gone by request"
-            )
-        return crystal
-
-    def _select(
-        self, where: str, params: list[Any], order: str, limit: int | None = None
-    ) -> list[Crystal]:
-        from dreamer.store.rows import Crystal
-
-        self.settle()  # access counts as the searches logged so far left them
-        sql = f"SELECT {CRYSTAL_COLUMNS} FROM crystals WHERE {where} ORDER BY {order}"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [Crystal(*row) for row in self.db.execute(sql, params).fetchall()]
 
     def crystals_by_id(self, ids: Sequence[int]) -> list[Crystal]:
         """The crystals with these ids (missing ids are left out), by id."""
         if not ids:
             return []
         return self._select(f"id IN ({marks(ids)}) AND {LIVE}", list(ids), "id")
-
-    def crystals_about(self, about: str, limit: int = 20) -> list[Crystal]:
-        """The newest live crystals whose ``about`` is this (any case), newest first."""
-        where = f"lower(about) = lower(?) AND {LIVE}"
-        return self._select(where, [about], "created_at DESC, id DESC", limit)
 
     def select(
         self,
@@ -124,14 +69,6 @@ class CrystalTables(Connected):
             params += list(lifecycles)
         return self._select(" AND ".join(where), params, "id DESC" if newest_first else "id", limit)
 
-    def new_crystals(self, up_to_id: int, limit: int) -> list[Crystal]:
-        """Crystals waiting for a dream (generated, unconsolidated, no insight), newest first."""
-        return self._select(f"{NEW} AND id <= ?", [up_to_id], "id DESC", limit)
-
-    def count_new(self) -> int:
-        """How many crystals wait for a dream."""
-        return int(self._one(f"SELECT count(*) FROM crystals WHERE {NEW}"))
-
     def touched_since(self, since: str, limit: int) -> list[Crystal]:
         """Crystals created or found by a search since ``since``, newest first."""
         # Each by its index, then sorted: scanning by id until ``limit`` match read every
@@ -144,29 +81,12 @@ class CrystalTables(Connected):
             limit,
         )
 
-    def latest_text(self, source: str, until: str) -> str | None:
-        """The text of the newest crystal of ``source`` created at or before ``until``."""
-        return self._one(
-            f"SELECT text FROM crystals WHERE source = ? AND created_at <= ? AND {LIVE}"
-            " ORDER BY created_at DESC, id DESC LIMIT 1",
-            [source, until],
-        )
-
     def forget_crystal(self, crystal_id: int, *, reason: str, at: datetime) -> Crystal:
         """Empty a crystal (text, vector) for good, keep a tombstone; return it as it was."""
         with self.transaction():
             crystal = self.get(crystal_id)
-            self.db.execute(
-                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    crystal.id,
-                    crystal.content_hash,
-                    crystal.source,
-                    crystal.created_at,
-                    iso(at),
-                    reason,
-                ],
+            self._tombstone(
+                crystal.id, {**crystal.to_dict(), "forgotten_at": iso(at), "reason": reason}
             )
             # The hash column must stay unique: the same words may be noted again later.
             self.db.execute(
@@ -196,7 +116,7 @@ class CrystalTables(Connected):
                 " updated_at = ? WHERE id = ?",
                 [
                     text,
-                    _unique_hash(self, text, crystal_id),
+                    self._unique_hash(text, crystal_id),
                     embedding,
                     embedder if embedding else None,
                     iso(at),
@@ -229,10 +149,6 @@ class CrystalTables(Connected):
             "'dream redact --scan' to purge again"
         )
 
-    def tombstone_count(self) -> int:
-        """How many crystals were forgotten."""
-        return int(self._one("SELECT count(*) FROM tombstones"))
-
     def tombstones(self) -> list[dict[str, Any]]:
         """Every tombstone, by id: what a forget keeps (no text), with the row's kind."""
         cursor = self.db.execute(
@@ -260,56 +176,13 @@ class CrystalTables(Connected):
                     f"forgotten:{crystal_id}",
                 ],
             )
-            self.db.execute(
-                "INSERT INTO tombstones (crystal_id, content_hash, source, created_at,"
-                " forgotten_at, reason) VALUES (?, ?, ?, ?, ?, ?)",
-                [
-                    crystal_id,
-                    row["content_hash"],
-                    row["source"],
-                    row["created_at"],
-                    row["forgotten_at"],
-                    row["reason"],
-                ],
-            )
+            self._tombstone(crystal_id, row)
             self.audit(crystal_id, "imported", {"lifecycle": "forgotten"}, at)
         return crystal_id
-
-    def count_by_lifecycle(self) -> dict[str, int]:
-        """How many crystals are in each lifecycle stage."""
-        rows = self.db.execute("SELECT lifecycle, count(*) FROM crystals GROUP BY lifecycle")
-        return dict(rows.fetchall())
-
-    def crystal_count(self) -> int:
-        """How many crystals there are."""
-        return int(self._one("SELECT count(*) FROM crystals"))
 
     def max_crystal_id(self) -> int:
         """The highest crystal id (0 when empty): ids only grow, so it is a watermark."""
         return int(self._one("SELECT coalesce(max(id), 0) FROM crystals"))
-
-    def audit_entries(
-        self, crystal_id: int | None = None, limit: int = 100
-    ) -> list[dict[str, Any]]:
-        """The newest audit rows (of one crystal, if given), newest first, detail decoded."""
-        where, params = (
-            ("WHERE crystal_id = ?", [crystal_id]) if crystal_id is not None else ("", [])
-        )
-        rows = self.db.execute(
-            f"SELECT id, at, crystal_id, action, detail FROM audit {where}"
-            " ORDER BY id DESC LIMIT ?",
-            [*params, int(limit)],
-        ).fetchall()
-        return [
-            {
-                "id": row[0],
-                "at": row[1],
-                "crystal_id": row[2],
-                "action": row[3],
-                "detail": json.loads(row[4]) if row[4] else None,
-            }
-            for row in rows
-        ]
 
     def latest_actions(self, action: str, rows: int) -> dict[int, str]:
         """For each crystal with an ``action`` row among the newest ``rows`` audit rows: the
@@ -324,32 +197,6 @@ class CrystalTables(Connected):
         )
 
     # --- lifecycle and vectors --------------------------------------------------------------
-
-    def fade_candidates(self, due_before: str) -> list[FadeRow]:
-        """Active crystals unchanged since ``due_before`` or used since their last change."""
-        from dreamer.store.rows import FadeRow
-
-        self.settle()
-        rows = self.db.execute(
-            "SELECT id, importance, semantic_type, created_at, updated_at, last_accessed_at,"
-            " access_count, dopamine, cortisol, oxytocin FROM crystals"
-            " WHERE lifecycle IN ('generated', 'consolidated')"
-            " AND (updated_at <= ? OR last_accessed_at > updated_at) ORDER BY updated_at",
-            [due_before],
-        ).fetchall()
-        return [
-            FadeRow(
-                id=row[0],
-                importance=row[1],
-                semantic_type=row[2],
-                created_at=row[3],
-                updated_at=row[4],
-                last_accessed_at=row[5],
-                access_count=row[6],
-                levels={"dopamine": row[7], "cortisol": row[8], "oxytocin": row[9]},
-            )
-            for row in rows
-        ]
 
     def vectors_after(self, after_id: int, limit: int) -> list[VectorRow]:
         """Crystals above ``after_id`` (by id, at most ``limit``), with their vectors if any."""
@@ -415,27 +262,6 @@ class CrystalTables(Connected):
         ).fetchall()
         return [(row[0], row[1], row[2]) for row in rows]
 
-    def stale_vectors(self, embedder: str, limit: int) -> list[tuple[int, str]]:
-        """(id, text) of live crystals whose vector another embedder made, or that have none."""
-        return [
-            (row[0], row[1])
-            for row in self.db.execute(
-                f"SELECT id, text FROM crystals WHERE {LIVE}"
-                " AND (embedder IS NULL OR embedder != ?) ORDER BY id LIMIT ?",
-                [embedder, limit],
-            )
-        ]
-
-    def count_stale_vectors(self, embedder: str) -> int:
-        """How many live crystals need a vector from ``embedder``."""
-        return int(
-            self._one(
-                f"SELECT count(*) FROM crystals WHERE {LIVE}"
-                " AND (embedder IS NULL OR embedder != ?)",
-                [embedder],
-            )
-        )
-
     def set_vectors(self, vectors: Sequence[tuple[int, bytes]], embedder: str) -> None:
         """Store new vectors made by ``embedder`` (a re-embedding: the memory is unchanged)."""
         with self.transaction():
@@ -444,10 +270,3 @@ class CrystalTables(Connected):
                 " WHERE id = ? AND lifecycle != 'forgotten'",
                 [(blob, embedder, crystal_id) for crystal_id, blob in vectors],
             )
-
-
-def _unique_hash(tables: Connected, text: str, crystal_id: int) -> str:
-    """The content hash of text, or a per-crystal variant if another crystal says the same."""
-    digest = content_hash(text)
-    other = tables._one("SELECT id FROM crystals WHERE content_hash = ?", [digest])
-    return digest if other in (None, crystal_id) else f"{digest}:{crystal_id}"

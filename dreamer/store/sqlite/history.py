@@ -2,40 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from typing import Any
 
-from dreamer.store.records import DREAM_ROW_FIELDS, HISTORY_FIELDS, LIFECYCLE_EVENTS
-from dreamer.store.sqlite.base import Connected, marks
-
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:
-    from typing import Any
-
-    from dreamer.store.base import HormoneRow
+from dreamer.store.records import DREAM_ROW_FIELDS, LIFECYCLE_EVENTS
+from dreamer.store.shared_records import SharedRecords
+from dreamer.store.sqlite.base import Connected
 
 
-class HistoryTables(Connected):
+class HistoryTables(Connected, SharedRecords):
     """Hormone, crystal-lifecycle, audit and journal history, read back."""
-
-    def activity_span(self) -> tuple[str, str] | None:
-        """(first, last) time anything was recorded: a crystal, a hormone row or a dream."""
-        row = self.db.execute(
-            "SELECT min(first), max(last) FROM ("
-            " SELECT min(created_at) AS first, max(created_at) AS last FROM crystals"
-            " UNION ALL SELECT min(at), max(at) FROM hormones"
-            " UNION ALL SELECT min(started_at), max(started_at) FROM dreams)"
-        ).fetchone()
-        return (row[0], row[1]) if row and row[0] else None
-
-    def hormone_rows_between(self, since: str, until: str) -> list[dict[str, Any]]:
-        """Hormone history rows (stimuli, decay snapshots) in [since, until], oldest first."""
-        rows = self.db.execute(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE at >= ? AND at <= ?"
-            " ORDER BY at, id",
-            [since, until],
-        ).fetchall()
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
 
     def lifecycle_by_day(self, since: str, until: str) -> dict[str, dict[str, int]]:
         """Per UTC day (``YYYY-MM-DD``) in [since, until]: crystals created, consolidated,
@@ -75,21 +50,6 @@ class HistoryTables(Connected):
                 add(day, stage, count)
         return dict(sorted(out.items()))
 
-    def audit_action_counts(
-        self, actions: Sequence[str], since: str | None = None
-    ) -> dict[str, int]:
-        """How many audit rows each of ``actions`` has (since ``since``, if given); 0 if none."""
-        if not actions:
-            return {}
-        where = f"action IN ({marks(actions)})" + (" AND at >= ?" if since else "")
-        params = [*actions, *([since] if since else [])]
-        counts = dict.fromkeys(actions, 0)
-        for action, count in self.db.execute(
-            f"SELECT action, count(*) FROM audit WHERE {where} GROUP BY action", params
-        ):
-            counts[action] = count
-        return counts
-
     def dream_rows(self, since: str, until: str) -> list[dict[str, Any]]:
         """Journal rows started in [since, until], oldest first: outcome, tokens, cost, and the
         counts of consumed crystals, critiques and revisions (no states: see ``dream_states``).
@@ -108,73 +68,3 @@ class HistoryTables(Connected):
             [since, until],
         ).fetchall()
         return [dict(zip(DREAM_ROW_FIELDS, row, strict=True)) for row in rows]
-
-    def dream_states(self, ids: Sequence[int]) -> list[dict[str, Any]]:
-        """id, outcome, old_state, new_state, draft and revisions (decoded) of these dreams."""
-        if not ids:
-            return []
-        fields = ("id", "outcome", "old_state", "new_state", "draft", "revisions")
-        out = []
-        for start in range(0, len(ids), 500):  # SQLite caps how many values one query binds
-            chunk = [int(i) for i in ids[start : start + 500]]
-            for values in self.db.execute(
-                f"SELECT {', '.join(fields)} FROM dreams WHERE id IN ({marks(chunk)})", chunk
-            ):
-                row = dict(zip(fields, values, strict=True))
-                row["revisions"] = json.loads(row["revisions"]) if row["revisions"] else []
-                out.append(row)
-        return sorted(out, key=lambda row: row["id"])
-
-    # --- hormones ---------------------------------------------------------------------------
-
-    def hormones_at_row(self, row_id: int) -> HormoneRow | None:
-        """The newest stored levels among rows with id at most ``row_id``."""
-        row = self.db.execute(
-            "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE id <= ?"
-            " ORDER BY at DESC, id DESC LIMIT 1",
-            [row_id],
-        ).fetchone()
-        return tuple(row) if row else None
-
-    def hormone_rows_after(
-        self, after_id: int, until: str
-    ) -> list[tuple[int, str, float, float, float]]:
-        """(id, at, dopamine, cortisol, oxytocin) of rows after ``after_id`` up to ``until``."""
-        return [
-            tuple(row)
-            for row in self.db.execute(
-                "SELECT id, at, dopamine, cortisol, oxytocin FROM hormones WHERE id > ? AND at <= ?"
-                " ORDER BY at, id",
-                [after_id, until],
-            )
-        ]
-
-    def hormone_history(self, limit: int, *, stimuli_only: bool = False) -> list[dict[str, Any]]:
-        """The newest history rows, newest first."""
-        where = "WHERE hormone IS NOT NULL" if stimuli_only else ""
-        rows = self.db.execute(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones {where}"
-            " ORDER BY at DESC, id DESC LIMIT ?",
-            [int(limit)],
-        ).fetchall()
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
-
-    def stimuli_between(self, since: str, until: str, limit: int) -> list[dict[str, Any]]:
-        """Stimuli (rows with a hormone) after ``since`` up to ``until``, oldest first."""
-        rows = self.db.execute(
-            f"SELECT {', '.join(HISTORY_FIELDS)} FROM hormones WHERE hormone IS NOT NULL"
-            " AND at > ? AND at <= ? ORDER BY at, id LIMIT ?",
-            [since, until, int(limit)],
-        ).fetchall()
-        return [dict(zip(HISTORY_FIELDS, row, strict=True)) for row in rows]
-
-    def stimulus_reasons(self, hormone: str, until: str, limit: int) -> list[str]:
-        """Reasons of the newest positive stimuli of ``hormone`` up to ``until`` (non-empty)."""
-        return [
-            row[0]
-            for row in self.db.execute(
-                "SELECT reason FROM hormones WHERE hormone = ? AND delta > 0 AND at <= ?"
-                " AND reason != '' ORDER BY at DESC, id DESC LIMIT ?",
-                [hormone, until, limit],
-            )
-        ]

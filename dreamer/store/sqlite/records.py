@@ -1,26 +1,16 @@
-"""What SQLite keeps beside the crystals that a note writes too: meta and hormone rows.
+"""SQLite's meta table: the writes and prefix reads whose SQL is its own.
 
-Reading the hormone history back (for the tick, the dream and reports) is ``history.py``; the
-dream journal and scheduled runs are ``journal.py``."""
+Hormone rows, their history read back, and a meta value by key are shared bodies
+(``dreamer.store.shared_records``); the journal is ``journal.py``, history ``history.py``."""
 
 from __future__ import annotations
 
+from dreamer.store.shared_records import SharedRecords
 from dreamer.store.sqlite.base import Connected
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
-if TYPE_CHECKING:  # the contract: a note loads none of it
-    from dreamer.store.base import HormoneRow
 
-
-class RecordTables(Connected):
-    """The ``meta`` and ``hormones`` tables."""
-
-    # --- meta -------------------------------------------------------------------------------
-
-    def get_meta(self, key: str, default: str | None = None) -> str | None:
-        """A value from the meta table."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
-        return row[0] if row else default
+class RecordTables(Connected, SharedRecords):
+    """The ``meta`` table."""
 
     def set_meta(self, key: str, value: str) -> None:
         """Set a value in the meta table."""
@@ -38,14 +28,3 @@ class RecordTables(Connected):
             [len(prefix), prefix],
         ).fetchall()
         return [(row[0], row[1]) for row in rows]
-
-    # --- hormones ---------------------------------------------------------------------------
-
-    def hormones_at(self, until: str) -> HormoneRow | None:
-        """The newest stored levels at or before ``until``."""
-        row = self.db.execute(
-            "SELECT at, dopamine, cortisol, oxytocin FROM hormones WHERE at <= ?"
-            " ORDER BY at DESC, id DESC LIMIT 1",
-            [until],
-        ).fetchone()
-        return tuple(row) if row else None

@@ -6,16 +6,14 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
-from dreamer.store.shared import PendingSearch
+from dreamer.store.shared import PendingSearch, access_counts
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.store.sqlite.schema import FTS_TOKENIZER
 from dreamer.support.times import iso
 
-TYPE_CHECKING = False  # as typing's, without importing typing (~2 ms of a fresh note)
 if TYPE_CHECKING:
-    from typing import Any
-
     from dreamer.store.base import HitRow, RankRow
 
 
@@ -359,14 +357,7 @@ class SearchTables(Connected):
         gaps = [(at, query, top) for at, query, _, _, top, gap in batch if gap]
         if gaps:
             conn.executemany("INSERT INTO gaps (at, query, top_score) VALUES (?, ?, ?)", gaps)
-        # Each crystal once: its count goes up by the searches that returned it, and its last
-        # access is the latest of them (the batch is in order).
-        counts: dict[int, list[Any]] = {}
-        for at, _, _, ids, _, _ in batch:
-            for crystal_id in ids:
-                entry = counts.setdefault(crystal_id, [0, at])
-                entry[0] += 1
-                entry[1] = at
+        counts = access_counts(batch)
         if counts:
             conn.executemany(
                 "UPDATE crystals SET access_count = access_count + ?, last_accessed_at = ?"
@@ -384,17 +375,6 @@ class SearchTables(Connected):
                 " WHERE id = ?",
                 [(iso(at), crystal_id) for crystal_id in ids],
             )
-
-    def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
-        """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
-        self.settle()
-        found = " AND result_ids != '[]'" if found_only else ""
-        return [
-            row[0]
-            for row in self.db.execute(
-                f"SELECT query FROM searches WHERE at >= ?{found} ORDER BY id", [since]
-            ).fetchall()
-        ]
 
     def drop_searches(self, names: Callable[[str], bool]) -> int:
         """Delete the searches and gaps whose query ``names`` accepts; count the rows."""
