@@ -1,4 +1,4 @@
-"""The default embedder: static token vectors whose weights ship inside a PyPI wheel, offline.
+"""The fallback embedder: static token vectors whose weights ship inside a PyPI wheel, offline.
 
 The weights are WordLlama's ``l2_supercat`` codebook at 256 dimensions (16 MB of float16, in
 the ``wordllama`` wheel, MIT): a vector per token of the Llama 2 vocabulary, trained to embed
@@ -7,7 +7,7 @@ same arithmetic as ``WordLlama.embed(norm=True)``, checked by the tests.
 
 dreamer reads the two files straight from the installed package (the safetensors file by its
 documented layout, the tokenizer with ``tokenizers``) instead of importing ``wordllama``: that
-import takes ~0.4 s, pulls in ``requests`` and ``huggingface_hub``, and replaces the root
+import is slow, pulls in ``requests`` and ``huggingface_hub``, and replaces the root
 logger's handlers. Nothing is ever downloaded; when the package is missing ``available()`` is
 False and dreamer falls back to the hashing embedder.
 
@@ -25,9 +25,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dreamer.retrieval import bpe
-from dreamer.support.places import cache_dir
-
 if TYPE_CHECKING:  # imported when the weights are read: `dream note` never needs numpy
     import numpy as np
 
@@ -36,9 +33,6 @@ MODEL = "l2_supercat"
 DIM = 256
 _WEIGHTS = f"weights/{MODEL}_{DIM}.safetensors"
 _TOKENIZER = f"tokenizers/{MODEL}_tokenizer_config.json"
-FAST_BATCH = (
-    16  # up to this many texts go through the BPE table; a bigger batch loads the tokenizer
-)
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -114,8 +108,6 @@ class StaticEmbedder:
         self._lock = threading.Lock()
         self._table: np.ndarray | None = None
         self._tokenizer: Any = None
-        self._bpe: bpe.TokenTable | None = None
-        self._bpe_tried = False
 
     def _weights(self) -> np.ndarray:
         with self._lock:
@@ -134,33 +126,10 @@ class StaticEmbedder:
                 self._tokenizer = tokenizer
             return self._tokenizer
 
-    def _token_table(self) -> bpe.TokenTable | None:
-        """The SQLite BPE table (``dreamer.retrieval.bpe``), built in the cache on first use."""
-        with self._lock:
-            if not self._bpe_tried:
-                self._bpe_tried = True
-                name = f"{PACKAGE}-{MODEL}-{self.version}-bpe.sqlite3"
-                self._bpe = bpe.open_table(self._folder / _TOKENIZER, cache_dir() / name)
-            return self._bpe
-
     def token_ids(self, texts: list[str]) -> list[list[int]]:
-        """Each text's token ids, as the WordLlama tokenizer gives them (no special tokens).
-
-        A few plain texts (a query, a note) are tokenized through the SQLite BPE table, so a
-        fresh process need not build the tokenizer; the rest, and big batches, by it.
-        """
-        found: list[list[int] | None] = [None] * len(texts)
-        table = self._token_table() if len(texts) <= FAST_BATCH else None
-        if table is not None:
-            found = [table.ids(text) for text in texts]
-        rest = [i for i, ids in enumerate(found) if ids is None]
-        if rest:
-            encoded = self._full_tokenizer().encode_batch(
-                [texts[i] for i in rest], add_special_tokens=False
-            )
-            for i, encoding in zip(rest, encoded, strict=True):
-                found[i] = list(encoding.ids)
-        return [ids or [] for ids in found]
+        """Each text's token ids, as the WordLlama tokenizer gives them (no special tokens)."""
+        encoded = self._full_tokenizer().encode_batch(texts, add_special_tokens=False)
+        return [list(encoding.ids) for encoding in encoded]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed texts as unit vectors (a text with no token gives a zero row)."""

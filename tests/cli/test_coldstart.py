@@ -55,7 +55,7 @@ def test_a_plain_query_builds_no_tokenizer(tmp_path):
     modules_loaded("init", "-w", workspace)
     modules_loaded("note", "the kiln keys are in the blue drawer", "-w", workspace)
     modules = modules_loaded("search", "where are the kiln keys", "-w", workspace)
-    assert "tokenizers" not in modules  # the BPE table answered (dreamer.retrieval.bpe)
+    assert "tokenizers" not in modules  # the sentence model tokenizes with its own WordPiece
     # A search writes nothing: no lock, no scratch, no forgetting code.
     writers = ("filelock", "dreamer.memory.scratch", "dreamer.memory.forgetting")
     assert [m for m in writers if m in modules] == []
