@@ -30,7 +30,7 @@ from dreamer.errors import (
     UsageError,
     WorkspaceError,
 )
-from dreamer.memory import hormones, location
+from dreamer.memory import location
 from dreamer.store import NewCrystal, content_hash, open_store
 from dreamer.store.kinds import (
     CRYSTAL_SOURCES,
@@ -43,7 +43,6 @@ from dreamer.support import failures
 from dreamer.support.bounds import head
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
-from dreamer.support.secrets import Redaction, redact
 from dreamer.support.times import as_utc, parse_iso, utc_now
 
 if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs, not a note
@@ -54,6 +53,7 @@ if TYPE_CHECKING:  # the search module loads numpy: imported when a search runs,
     from dreamer.retrieval.search import Hit
     from dreamer.store import Store
     from dreamer.store.rows import Crystal
+    from dreamer.support.secrets import Redaction
 
 # A shared (PostgreSQL) store's workspace lease: renewed every third of it while held.
 LEASE_TTL = timedelta(minutes=2)
@@ -337,6 +337,8 @@ class Workspace:
         self.store  # noqa: B018 - opening it is the check
         self._appender().append(text, moment, importance, about, replaces)
         if source == "scratch":
+            from dreamer.memory import hormones
+
             # An agent's own words move its hormones (auto/seed notes must not feed back).
             for hormone, delta, reason in hormones.stimuli_from_text(
                 text, hormones.load_lexicon(self)
@@ -377,6 +379,8 @@ class Workspace:
             from dreamer.retrieval.embed import embed_texts, to_blob
 
             blob = to_blob(embed_texts(self.embedder, [text])[0])
+        from dreamer.memory import hormones
+
         crystal_id, _created = self.store.crystals.add_crystal(
             replace(
                 crystal,
@@ -391,6 +395,9 @@ class Workspace:
 
     def redact(self, text: str) -> Redaction:
         """Text as it may be stored: secrets replaced, unless memory.secrets.redact is off."""
+        # Imported here: what only reads the memory (a session's start, a search) never redacts.
+        from dreamer.support.secrets import Redaction, redact
+
         return redact(text) if self.settings.redact_secrets else Redaction(text, ())
 
     def forget(
