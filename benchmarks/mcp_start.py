@@ -5,7 +5,10 @@
 Part 1: ``--runs`` fresh ``dream mcp`` processes; each is sent ``initialize`` at once, then
 ``tools/list``: the time from the process's start to each answer (p50, p90), beside bare
 Python's start (``python -c pass``) and the time to import the MCP SDK server module (what
-``dream mcp`` no longer waits for).
+``dream mcp`` no longer waits for). CPU time too: the server's own (user + system, read from
+``/proc`` when its answer arrives, on Linux) against bare Python's. ``--before DIR`` runs a
+second checkout's ``dreamer`` (a folder holding ``dreamer/``, ``prompts/`` and ``schemas/``)
+in the same rounds, one process of each in turn, so that both see the same load.
 
 Part 2 (needs the Claude Code CLI: ``--claude`` or DREAM_CLAUDE_CLI): ``--sessions`` fresh
 headless sessions (``claude -p``, each in a new home) with ``dream mcp`` as their only MCP
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,8 +62,20 @@ def _show(name: str, times: list[float]) -> None:
     )
 
 
-def starts(ws: str, runs: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
-    """Milliseconds from spawning ``dream mcp`` to its initialize and tools/list answers."""
+def _cpu_ms(pid: int) -> float | None:
+    """A running process's CPU time so far (user + system), where /proc tells it."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def starts(
+    ws: str, runs: int, env: dict[str, str], cpu: list[float] | None = None
+) -> tuple[list[float], list[float]]:
+    """Milliseconds from spawning ``dream mcp`` to its initialize and tools/list answers (and,
+    into ``cpu``, the server's CPU time when initialize was answered)."""
     ready, listed = [], []
     for _ in range(runs):
         start = time.perf_counter()
@@ -75,6 +91,9 @@ def starts(ws: str, runs: int, env: dict[str, str]) -> tuple[list[float], list[f
         proc.stdin.flush()
         answer = json.loads(proc.stdout.readline())
         ready.append((time.perf_counter() - start) * 1000)
+        used = _cpu_ms(proc.pid)
+        if cpu is not None and used is not None:
+            cpu.append(used)
         assert answer["result"]["serverInfo"]["name"] == "dreamer", answer
         proc.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         proc.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
@@ -87,12 +106,20 @@ def starts(ws: str, runs: int, env: dict[str, str]) -> tuple[list[float], list[f
     return ready, listed
 
 
-def python_starts(code: str, runs: int, env: dict[str, str]) -> list[float]:
+def python_starts(
+    code: str, runs: int, env: dict[str, str], cpu: list[float] | None = None
+) -> list[float]:
+    """Wall milliseconds of ``python -c code`` (and its CPU time, into ``cpu``)."""
     times = []
     for _ in range(runs):
         start = time.perf_counter()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-c", code], env=env, check=True)
         times.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            spent = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+            cpu.append(spent * 1000)
     return times
 
 
@@ -150,6 +177,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--claude", default=os.environ.get("DREAM_CLAUDE_CLI"))
+    parser.add_argument("--before", type=Path, help="another checkout, measured alongside")
     opts = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     print(
@@ -164,10 +192,30 @@ def main() -> None:
             check=True,
             capture_output=True,
         )
-        ready, listed = starts(ws, opts.runs, env)
-        _show("python -c pass", python_starts("pass", opts.runs, env))
-        _show("dream mcp: initialize answered", ready)
-        _show("dream mcp: tools/list answered", listed)
+        versions = {"": env}
+        if opts.before:
+            versions[" (before)"] = {**os.environ, "PYTHONPATH": str(opts.before.resolve())}
+        bare, bare_cpu = [], []
+        walls: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in versions}
+        cpus: dict[str, list[float]] = {k: [] for k in versions}
+        for _ in range(opts.runs):  # one of each per round: the same load for all
+            bare += python_starts("pass", 1, env, bare_cpu)
+            for tag, version_env in versions.items():
+                ready, listed = starts(ws, 1, version_env, cpus[tag])
+                walls[tag][0].extend(ready)
+                walls[tag][1].extend(listed)
+        _show("python -c pass", bare)
+        floor = statistics.median(bare_cpu)
+        print(f"{'python -c pass, CPU':<34} p50 {floor:5.0f} ms")
+        for tag, (ready, listed) in walls.items():
+            _show(f"dream mcp: initialize answered{tag}", ready)
+            _show(f"dream mcp: tools/list answered{tag}", listed)
+            if cpus[tag]:
+                used = statistics.median(cpus[tag])
+                print(
+                    f"{'dream mcp: CPU at initialize' + tag:<34} p50 {used:5.0f} ms"
+                    f"  {used / floor:4.1f}x bare Python's CPU"
+                )
         _show(
             "import dreamer.agents.mcp (the SDK)",
             python_starts("import dreamer.agents.mcp", opts.runs, env),
