@@ -59,7 +59,6 @@ from dreamer.support.times import iso
 if TYPE_CHECKING:
     from dreamer.agents.ingest import IngestReport
 
-EVENTS = ("session-start", "pre-compact", "session-end", "stop", "user-prompt-submit")
 STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
 CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}

@@ -125,10 +125,6 @@ class Settings:
         }
         return dataclasses.replace(self, **{**copies, **changes})
 
-    def uses_claude(self) -> bool:
-        """True when dreams should be written by Claude through the API rather than offline."""
-        return self.synthesis()[0] == "claude"
-
     def synthesis(self) -> tuple[str, str]:
         """(backend, why): which synthesizer writes the next dream, and the reason in words.
 

@@ -110,13 +110,6 @@ def to_blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float16).tobytes()
 
 
-def from_blob(blob: bytes) -> np.ndarray:
-    """Read a vector stored by ``to_blob``."""
-    import numpy as np
-
-    return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
-
-
 _made: dict[str, Embedder] = {}
 _made_lock = threading.Lock()
 

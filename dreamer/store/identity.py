@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-
-from dreamer.support.sha import sha256
+from hashlib import sha256
 
 
 def content_hash(text: str) -> str:

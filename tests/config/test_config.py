@@ -30,7 +30,7 @@ def test_defaults_are_the_seeds(tmp_path):
     assert settings.search_sources == ["memory", "sessions"]
     assert settings.session_memory is True
     assert settings.sessions_searchable()
-    assert settings.api_key is None and not settings.uses_claude()
+    assert settings.api_key is None and settings.synthesis()[0] != "claude"
     assert set(settings.sources.values()) == {"default"}
     assert Settings() == load_settings(None, environ={})
 
@@ -118,7 +118,7 @@ def test_environment_values_are_parsed(tmp_path):
     assert settings.search_sources == ["memory", "sessions"]
     assert settings.session_memory is False and not settings.sessions_searchable()
     assert settings.hormone_rest["dopamine"] == 0.3
-    assert settings.synthesizer == "offline" and not settings.uses_claude()
+    assert settings.synthesizer == "offline" and settings.synthesis()[0] != "claude"
     assert settings.dream_interval_minutes == 120  # an empty variable counts as unset
     masked = {row["key"]: row["value"] for row in describe(settings)}["memory.dream.apiKey"]
     assert "secret" not in masked

@@ -12,7 +12,7 @@ import pytest
 from dreamer import Crystal, Workspace
 from dreamer.errors import InvalidNote, LockHeld, WorkspaceError
 from dreamer.memory import scratch
-from dreamer.retrieval.embed import Embedder, HashingEmbedder, from_blob
+from dreamer.retrieval.embed import Embedder, HashingEmbedder
 from dreamer.retrieval.reindex import embed_waiting
 
 
@@ -61,7 +61,7 @@ def test_vector_is_stored_with_the_crystal(ws, now):
     blob = ws.store.db.execute(
         "SELECT embedding FROM crystals WHERE id = ?", [crystal_id]
     ).fetchone()[0]
-    stored = from_blob(blob)
+    stored = np.frombuffer(blob, dtype=np.float16).astype(np.float32)  # as to_blob stored it
     assert stored.shape == (ws.embedder.dim,)
     assert np.allclose(stored, ws.embedder.embed([text])[0], atol=2e-3)
     assert isinstance(ws.embedder, Embedder)

@@ -78,7 +78,9 @@ def test_design_columns_exist(store):
         "parent_id",
         "embedding",
     } <= columns
-    tables = set(store.db.table_names())
+    tables = {
+        row[0] for row in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    }
     assert {
         "crystals",
         "crystals_fts",

@@ -32,11 +32,6 @@ class Database:
         """Close the connection."""
         self.conn.close()
 
-    def table_names(self) -> list[str]:
-        """The names of the tables (for tests and tools)."""
-        rows = self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        return [row[0] for row in rows.fetchall()]
-
 
 def is_current(conn: sqlite3.Connection) -> bool:
     """True when every migration in ``MIGRATIONS`` is applied (no sqlite-utils needed)."""
