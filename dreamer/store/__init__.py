@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 from dreamer.config import STORE_SCHEMES
 from dreamer.errors import StoreUnavailable, UsageError
+from dreamer.store.base import Store
 from dreamer.store.crystal import NewCrystal
 from dreamer.store.identity import content_hash
+from dreamer.store.rows import Crystal
 
 if TYPE_CHECKING:  # psycopg loads only when a PostgreSQL URL is used
-    from dreamer.store.base import Store
     from dreamer.store.postgres.jobs import JobQueue
-    from dreamer.store.rows import Crystal
 
 __all__ = [
     "Crystal",
@@ -31,20 +31,6 @@ __all__ = [
 
 
 POSTGRES_EXTRA = "pip install 'dreamer-memory[postgres]'"
-
-
-def __getattr__(name: str) -> type:
-    # Loaded when first named: Crystal is a dataclass (dreamer.store.rows), Store the role
-    # contract every backend meets; a fresh `dream note` needs neither.
-    if name == "Crystal":
-        from dreamer.store.rows import Crystal
-
-        return Crystal
-    if name == "Store":
-        from dreamer.store.base import Store
-
-        return Store
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def is_postgres(url: str | None) -> bool:

@@ -1,8 +1,7 @@
 """The rows a store returns as objects: crystals, and what ageing and vector search read.
 
 Both backends build them (``dreamer.store.base`` names them too); dataclasses, so a dream can
-``dataclasses.replace`` one. Kept apart from the Protocol so that a command that reads no row
-(``dream note``) never imports ``dataclasses``.
+``dataclasses.replace`` one.
 """
 
 from __future__ import annotations
