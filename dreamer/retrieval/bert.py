@@ -11,7 +11,7 @@ The weights are read from the ONNX file once (``onnx_weights``), dequantized, an
 the user's cache folder as two ``.npy`` files (the float32 matrices, 42 MB, and the int8 word
 table with its scales, 12 MB), which every later process memory-maps: a fresh ``dream search``
 reads the pages it touches from the page cache instead of parsing 23 MB of protobuf. A cache
-that cannot be written (a read-only home) only costs each process the parse (~0.3 s).
+that cannot be written (a read-only home) only costs each process the parse.
 
 The float32 matrices are kept in the dtype the forward pass multiplies in: a query reads all
 42 MB of them, which bounds its time (float16 would halve the bytes but cost more to widen

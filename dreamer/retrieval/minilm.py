@@ -113,7 +113,7 @@ class MiniLMEmbedder:
         try:
             bert.save(weights, cache)
         except OSError:
-            pass  # a read-only cache: every process reads the model file instead (~0.3 s)
+            pass  # a read-only cache: every process reads the model file instead
         return weights
 
     def token_ids(self, text: str) -> list[int]:

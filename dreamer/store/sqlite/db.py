@@ -1,8 +1,8 @@
 """The connection wrapper the SQLite backend uses at run time, and the schema it expects.
 
 sqlite-utils runs dreamer's numbered migrations (``dreamer.store.sqlite.schema``), but importing it
-costs a fresh process ~45 ms (and numpy, dateutil and a regex-heavy SQL parser come with it),
-which ``dream note`` and ``dream search`` pay for nothing once the schema is current. So a
+brings numpy, dateutil and a regex-heavy SQL parser, which ``dream note`` and ``dream search``
+would pay for nothing once the schema is current. So a
 connection is wrapped in this ``Database`` (the two methods of sqlite-utils' that the store
 uses), and sqlite-utils is imported only when a migration is pending: ``is_current`` compares
 the names of ``schema.MIGRATIONS`` with the ones the database has applied.
