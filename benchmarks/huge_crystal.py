@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from dreamer import Workspace  # noqa: E402
+from dreamer import Workspace
 from dreamer.dream.cycle import run  # noqa: E402
+from dreamer.memory.scratch import Note  # noqa: E402
 from dreamer.store import NewCrystal  # noqa: E402
 
 TEN_MB = "A pasted build log. " + "compile step ok " * 655_360
@@ -41,7 +42,7 @@ def later_dream_seconds(root: Path, *, huge: bool) -> float:
                     at=NOW,
                 )
             )
-            ws.scratch.append("Second paste. " + TEN_MB, NOW, 0.9)
+            ws.scratch.append(Note(text="Second paste. " + TEN_MB, at=NOW, importance=0.9))
         for i in range(5):
             ws.note(f"Deploy {i} of the billing service went out", at=NOW + timedelta(minutes=i))
     with Workspace.open(root, environ=HASHING) as ws:

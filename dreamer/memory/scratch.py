@@ -47,6 +47,7 @@ from dreamer.errors import ScratchError
 from dreamer.memory.scratch_file import CONTINUATION as CONTINUATION
 from dreamer.memory.scratch_file import HEADER as HEADER
 from dreamer.memory.scratch_file import FileAppender
+from dreamer.memory.scratch_file import Note as Note
 from dreamer.memory.scratch_file import append as append
 from dreamer.memory.scratch_file import format_importance as format_importance
 from dreamer.memory.scratch_file import locked as locked
@@ -63,18 +64,6 @@ _ENTRY = re.compile(
 _FIELD = re.compile(r'(?P<key>about|replaces): (?P<value>"(?:[^"\\]|\\.)*")')
 # Undecodable bytes are read as lone surrogates (surrogateescape) and written back unchanged.
 _RAW_BYTE = re.compile("[\udc80-\udcff]")
-
-
-@dataclass(frozen=True)
-class Note:
-    """One entry of the scratch log."""
-
-    at: datetime
-    importance: float
-    text: str
-    line: int = 0  # 1-based line of the entry in the file it was parsed from (a row: its seq)
-    about: str | None = None  # what the note is about, as its writer named it
-    replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
 
 
 @dataclass(frozen=True)
@@ -370,14 +359,7 @@ class ScratchLog(Protocol):
         """Create the log if it does not exist yet."""
         ...
 
-    def append(
-        self,
-        text: str,
-        at: datetime,
-        importance: float,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> None:
+    def append(self, note: Note) -> None:
         """Append one note durably before returning."""
         ...
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -22,6 +23,18 @@ from dreamer.support.times import iso
 
 HEADER = "# Scratch Buffer (Working Memory WAL)\n"
 CONTINUATION = "  "
+
+
+@dataclass(frozen=True)
+class Note:
+    """One entry of the scratch log."""
+
+    at: datetime
+    importance: float
+    text: str
+    line: int = 0  # 1-based line of the entry in the file it was parsed from (a row: its seq)
+    about: str | None = None  # what the note is about, as its writer named it
+    replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
 
 
 def format_importance(importance: float) -> str:
@@ -95,17 +108,11 @@ def _append_unlocked(path: Path, chunk: str) -> None:
         os.close(fd)
 
 
-def append(
-    path: Path,
-    text: str,
-    at: datetime,
-    importance: float,
-    about: str | None = None,
-    replaces: str | None = None,
-) -> None:
+def append(path: Path, note: Note) -> None:
     """Append one note durably (locked, one write, fsync) before returning."""
+    line = render_note(note.text, note.at, note.importance, note.about, note.replaces)
     with locked(path):
-        _append_unlocked(path, render_note(text, at, importance, about, replaces))
+        _append_unlocked(path, line)
 
 
 class FileAppender:
@@ -120,12 +127,5 @@ class FileAppender:
             if not self.path.exists():
                 atomic_write(self.path, HEADER + "\n")
 
-    def append(
-        self,
-        text: str,
-        at: datetime,
-        importance: float,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> None:
-        append(self.path, text, at, importance, about, replaces)
+    def append(self, note: Note) -> None:
+        append(self.path, note)

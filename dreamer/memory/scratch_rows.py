@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
 from dreamer.errors import ScratchError
@@ -47,15 +46,10 @@ class RowScratch:
     def init(self) -> None:
         self.adopt_file()
 
-    def append(
-        self,
-        text: str,
-        at: datetime,
-        importance: float,
-        about: str | None = None,
-        replaces: str | None = None,
-    ) -> None:
-        self.store.scratch_append(text, at, importance, about=about, replaces=replaces)
+    def append(self, note: Note) -> None:
+        self.store.scratch_append(
+            note.text, note.at, note.importance, about=note.about, replaces=note.replaces
+        )
 
     def notes(self) -> list[Note]:
         return [_note(row) for row in self.store.scratch_rows(rotated=False)]

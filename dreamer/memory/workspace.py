@@ -31,6 +31,7 @@ from dreamer.errors import (
     WorkspaceError,
 )
 from dreamer.memory import location
+from dreamer.memory.scratch_file import Note
 from dreamer.store import NewCrystal, content_hash, open_store
 from dreamer.store.kinds import (
     CRYSTAL_SOURCES,
@@ -335,7 +336,9 @@ class Workspace:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
         # An unreadable database must fail before the scratch changes.
         self.store  # noqa: B018 - opening it is the check
-        self._appender().append(text, moment, importance, about, replaces)
+        self._appender().append(
+            Note(at=moment, importance=importance, text=text, about=about, replaces=replaces)
+        )
         if source == "scratch":
             from dreamer.memory import hormones
 

@@ -20,6 +20,7 @@ from dreamer.cli import main
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
 from dreamer.memory import scratch
+from dreamer.memory.scratch import Note
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal
 from dreamer.support import tokens
@@ -52,7 +53,7 @@ def test_a_backlog_and_a_huge_note_fit_the_budget_and_wait_their_turn(tmp_path, 
         # Far past a note's limit today: written the way older versions (or a store import)
         # could, straight to the scratch and the store.
         moment = now - timedelta(minutes=5)
-        ws.scratch.append(huge, moment, 0.9)
+        ws.scratch.append(Note(text=huge, at=moment, importance=0.9))
         ws.index(NewCrystal(huge, importance=0.9, at=moment, source="scratch"))
         assert ws.store.crystals.count_new() == 1001
         budget = ws.settings.input_tokens

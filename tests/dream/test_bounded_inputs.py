@@ -31,6 +31,7 @@ from dreamer.dream.cycle import run
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import InvalidSetting, NoteTooLarge
 from dreamer.memory import scratch
+from dreamer.memory.scratch import Note
 from dreamer.retrieval.embed import EMBED_MAX_CHARS, HashingEmbedder
 from dreamer.store import NewCrystal
 from dreamer.support.bounds import READ_MAX_CHARS
@@ -208,7 +209,7 @@ def _with_huge_crystal(root: Path, now) -> None:
                 hormones={},
             )
         )
-        ws.scratch.append("Second paste. " + TEN_MB, now, 0.9)
+        ws.scratch.append(Note(text="Second paste. " + TEN_MB, at=now, importance=0.9))
         for i in range(5):
             ws.note(f"Deploy {i} of the billing service went out", at=now + timedelta(minutes=i))
 

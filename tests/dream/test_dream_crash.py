@@ -51,7 +51,9 @@ def prepare(ws, now):
     dream.run(ws, now=now - timedelta(hours=4))
     for i, text in enumerate(SECOND):
         ws.note(text, at=now - timedelta(hours=3 - i * 0.1))
-    scratch.append(ws.scratch_path, RAW_ONLY, now - timedelta(minutes=5), 0.6)
+    scratch.append(
+        ws.scratch_path, scratch.Note(text=RAW_ONLY, at=now - timedelta(minutes=5), importance=0.6)
+    )
     return ws.memory_md.read_bytes()
 
 

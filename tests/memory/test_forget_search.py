@@ -183,7 +183,7 @@ def test_the_cli_checks_ids_with_one_error_line(tmp_path, now, bad):
 @pytest.mark.slow
 def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
     from mcp import ClientSession
-    from test_mcp import run_session, text_of
+    from mcp_session import run_session, text_of
 
     parents = "Ada's parents kept her first address in Porto"
     root = notes(tmp_path, now, [*ADA, parents])

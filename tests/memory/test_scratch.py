@@ -31,9 +31,11 @@ def texts(parsed: scratch.Parsed) -> list[str]:
 
 
 def test_seed_format_byte_for_byte(path):
-    scratch.append(path, "User prefers dark mode", AT, 0.8)
-    scratch.append(path, "Deadline moved", AT + timedelta(minutes=5), 0.75)
-    scratch.append(path, "Pinned", AT + timedelta(hours=1), 1.0)
+    scratch.append(path, scratch.Note(text="User prefers dark mode", at=AT, importance=0.8))
+    scratch.append(
+        path, scratch.Note(text="Deadline moved", at=AT + timedelta(minutes=5), importance=0.75)
+    )
+    scratch.append(path, scratch.Note(text="Pinned", at=AT + timedelta(hours=1), importance=1.0))
     assert path.read_bytes() == (
         b"# Scratch Buffer (Working Memory WAL)\n"
         b"\n"
@@ -58,7 +60,9 @@ def test_seed_file_written_by_hand_parses(path):
 
 
 def test_multi_line_note_is_indented(path):
-    scratch.append(path, "line one\nline two\n\nafter a blank", AT, 0.5)
+    scratch.append(
+        path, scratch.Note(text="line one\nline two\n\nafter a blank", at=AT, importance=0.5)
+    )
     assert path.read_text(encoding="utf-8").endswith(
         "- [2026-03-12T14:30:00Z] (importance: 0.5) line one\n  line two\n  \n  after a blank\n"
     )
@@ -106,8 +110,8 @@ note_text = (
 def test_any_text_round_trips_exactly(tmp_path, first, second):
     path = tmp_path / "roundtrip.md"
     path.unlink(missing_ok=True)
-    scratch.append(path, first, AT, 0.3)
-    scratch.append(path, second, AT, 0.9)
+    scratch.append(path, scratch.Note(text=first, at=AT, importance=0.3))
+    scratch.append(path, scratch.Note(text=second, at=AT, importance=0.9))
     parsed = scratch.parse(path)
     assert texts(parsed) == [first, second]
     assert parsed.stray == []
@@ -121,10 +125,10 @@ def test_render_then_parse_text_is_identity(text):
 
 
 def test_human_lines_are_kept_and_reported(path):
-    scratch.append(path, "first note", AT, 0.8)
+    scratch.append(path, scratch.Note(text="first note", at=AT, importance=0.8))
     with path.open("a", encoding="utf-8") as handle:
         handle.write("a line a human typed\n- [yesterday] (importance: high) mangled entry\n")
-    scratch.append(path, "second note", AT, 0.6)
+    scratch.append(path, scratch.Note(text="second note", at=AT, importance=0.6))
     parsed = scratch.parse(path)
     assert texts(parsed) == ["first note", "second note"]
     assert parsed.stray == [
@@ -152,12 +156,12 @@ def test_hand_edit_without_trailing_newline_is_not_merged(path):
     path.write_text(
         HEADER + "\n- [2026-03-12T14:30:00Z] (importance: 0.8) typed by hand", encoding="utf-8"
     )
-    scratch.append(path, "appended", AT, 0.5)
+    scratch.append(path, scratch.Note(text="appended", at=AT, importance=0.5))
     parsed = scratch.parse(path)
     assert texts(parsed) == ["typed by hand", "appended"]
     with path.open("a", encoding="utf-8") as handle:
         handle.write("a stray with no newline")
-    scratch.append(path, "third", AT, 0.5)
+    scratch.append(path, scratch.Note(text="third", at=AT, importance=0.5))
     parsed = scratch.parse(path)
     assert texts(parsed) == ["typed by hand", "appended", "third"]
     assert parsed.stray == [(5, "a stray with no newline")]
@@ -165,12 +169,12 @@ def test_hand_edit_without_trailing_newline_is_not_merged(path):
 
 def test_torn_append_never_swallows_the_next_note(path):
     """A crash mid-write leaves part of an entry, cut inside a UTF-8 character."""
-    scratch.append(path, "safe", AT, 0.5)
+    scratch.append(path, scratch.Note(text="safe", at=AT, importance=0.5))
     torn = scratch.render_note("cut in the middle of é and more", AT, 0.5).encode("utf-8")
     cut = torn.index("é".encode()) + 1
     with path.open("ab") as handle:
         handle.write(torn[:cut])
-    scratch.append(path, "after the crash", AT, 0.5)
+    scratch.append(path, scratch.Note(text="after the crash", at=AT, importance=0.5))
     parsed = scratch.parse(path)  # does not raise on the broken byte
     assert texts(parsed) == ["safe", "after the crash"]
     assert [number for number, _ in parsed.stray] == [4]
@@ -190,19 +194,19 @@ def test_missing_file_is_an_empty_scratch(path):
 def test_scratch_that_is_a_folder_raises_scratch_error(path):
     path.mkdir()
     with pytest.raises(ScratchError, match="cannot"):
-        scratch.append(path, "x", AT, 0.5)
+        scratch.append(path, scratch.Note(text="x", at=AT, importance=0.5))
 
 
 # --- rotate / restore ------------------------------------------------------------------------
 
 
 def test_notes_after_rotate_land_in_the_fresh_file(path):
-    scratch.append(path, "before one", AT, 0.5)
-    scratch.append(path, "before two", AT, 0.5)
+    scratch.append(path, scratch.Note(text="before one", at=AT, importance=0.5))
+    scratch.append(path, scratch.Note(text="before two", at=AT, importance=0.5))
     moved = scratch.rotate(path)
     assert texts(moved) == ["before one", "before two"]
     assert path.read_text(encoding="utf-8") == HEADER + "\n"
-    scratch.append(path, "during the dream", AT, 0.5)
+    scratch.append(path, scratch.Note(text="during the dream", at=AT, importance=0.5))
     assert texts(scratch.parse(path)) == ["during the dream"]
     assert texts(scratch.parse(scratch.rotated_path(path))) == ["before one", "before two"]
     scratch.settle(path, lambda note: False)
@@ -212,10 +216,15 @@ def test_notes_after_rotate_land_in_the_fresh_file(path):
 
 def test_restore_puts_rotated_notes_back_in_front_in_order(path):
     for i in range(3):
-        scratch.append(path, f"old {i}\nsecond line {i}", AT + timedelta(minutes=i), 0.5)
+        scratch.append(
+            path,
+            scratch.Note(
+                text=f"old {i}\nsecond line {i}", at=AT + timedelta(minutes=i), importance=0.5
+            ),
+        )
     scratch.rotate(path)
-    scratch.append(path, "new 0", AT, 0.5)
-    scratch.append(path, "new 1", AT, 0.5)
+    scratch.append(path, scratch.Note(text="new 0", at=AT, importance=0.5))
+    scratch.append(path, scratch.Note(text="new 1", at=AT, importance=0.5))
     assert scratch.restore(path) == 3
     assert texts(scratch.parse(path)) == [
         "old 0\nsecond line 0",
@@ -229,9 +238,9 @@ def test_restore_puts_rotated_notes_back_in_front_in_order(path):
 
 
 def test_rotate_refuses_to_overwrite_an_earlier_rotation(path):
-    scratch.append(path, "one", AT, 0.5)
+    scratch.append(path, scratch.Note(text="one", at=AT, importance=0.5))
     scratch.rotate(path)
-    scratch.append(path, "two", AT, 0.5)
+    scratch.append(path, scratch.Note(text="two", at=AT, importance=0.5))
     with pytest.raises(ScratchError, match="interrupted dream"):
         scratch.rotate(path)
     assert texts(scratch.parse(path)) == ["two"]
@@ -240,7 +249,7 @@ def test_rotate_refuses_to_overwrite_an_earlier_rotation(path):
 
 def test_stray_lines_survive_rotate_and_restore(path):
     path.write_text(HEADER + "\n  an indented line a human typed\n", encoding="utf-8")
-    scratch.append(path, "note one", AT, 0.5)
+    scratch.append(path, scratch.Note(text="note one", at=AT, importance=0.5))
     with path.open("a", encoding="utf-8") as handle:
         handle.write("human remark\n")
     moved = scratch.rotate(path)
@@ -248,7 +257,7 @@ def test_stray_lines_survive_rotate_and_restore(path):
     # The dream never consumes a human's lines: they stay in the fresh scratch.
     fresh = scratch.parse(path)
     assert [line for _, line in fresh.stray] == ["  an indented line a human typed", "human remark"]
-    scratch.append(path, "note two", AT, 0.5)
+    scratch.append(path, scratch.Note(text="note two", at=AT, importance=0.5))
     scratch.restore(path)
     parsed = scratch.parse(path)
     assert texts(parsed) == ["note one", "note two"]
@@ -260,10 +269,10 @@ def test_stray_lines_survive_rotate_and_restore(path):
 
 def test_crash_after_rotate_copied_loses_and_doubles_nothing(path):
     """rotate copies the scratch aside before emptying it; a crash in between is recovered."""
-    scratch.append(path, "one", AT, 0.5)
+    scratch.append(path, scratch.Note(text="one", at=AT, importance=0.5))
     with path.open("a", encoding="utf-8") as handle:
         handle.write("human line\n")
-    scratch.append(path, "two", AT, 0.5)
+    scratch.append(path, scratch.Note(text="two", at=AT, importance=0.5))
     before = path.read_bytes()
     scratch.rotated_path(path).write_bytes(before)  # the state right after the copy
     assert scratch.restore(path) == 0
@@ -273,9 +282,9 @@ def test_crash_after_rotate_copied_loses_and_doubles_nothing(path):
 
 
 def test_crash_after_restore_wrote_does_not_double_notes(path):
-    scratch.append(path, "one", AT, 0.5)
+    scratch.append(path, scratch.Note(text="one", at=AT, importance=0.5))
     scratch.rotate(path)
-    scratch.append(path, "two", AT, 0.5)
+    scratch.append(path, scratch.Note(text="two", at=AT, importance=0.5))
     aside = scratch.rotated_path(path).read_bytes()
     scratch.restore(path)
     scratch.rotated_path(path).write_bytes(aside)  # the copy was not deleted yet
@@ -284,8 +293,8 @@ def test_crash_after_restore_wrote_does_not_double_notes(path):
 
 
 def test_identical_notes_are_all_restored(path):
-    scratch.append(path, "same", AT, 0.5)
-    scratch.append(path, "same", AT, 0.5)
+    scratch.append(path, scratch.Note(text="same", at=AT, importance=0.5))
+    scratch.append(path, scratch.Note(text="same", at=AT, importance=0.5))
     scratch.rotate(path)
     assert scratch.restore(path) == 2
     assert texts(scratch.parse(path)) == ["same", "same"]
@@ -362,7 +371,7 @@ def test_entry_with_importance_above_one_is_stray(path):
 
 def test_failed_append_takes_back_what_it_wrote(path):
     """The disk fills up mid-note (a file-size limit stands in for a full disk)."""
-    scratch.append(path, "already here", AT, 0.5)
+    scratch.append(path, scratch.Note(text="already here", at=AT, importance=0.5))
     before = path.read_bytes()
     script = textwrap.dedent(
         f"""
@@ -374,7 +383,7 @@ def test_failed_append_takes_back_what_it_wrote(path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # get EFBIG instead of being killed
         resource.setrlimit(resource.RLIMIT_FSIZE, ({len(before)} + 100, resource.RLIM_INFINITY))
         try:
-            scratch.append(Path(sys.argv[1]), "x" * 5000, datetime.now(UTC), 0.5)
+            scratch.append(Path(sys.argv[1]), scratch.Note(datetime.now(UTC), 0.5, "x" * 5000))
         except ScratchError as e:
             print("refused:", e)
         """
@@ -384,7 +393,7 @@ def test_failed_append_takes_back_what_it_wrote(path):
     )
     assert result.stdout.startswith("refused: cannot append"), result.stderr
     assert path.read_bytes() == before
-    scratch.append(path, "after the failure", AT, 0.5)
+    scratch.append(path, scratch.Note(text="after the failure", at=AT, importance=0.5))
     assert texts(scratch.parse(path)) == ["already here", "after the failure"]
 
 
@@ -424,7 +433,7 @@ def test_rotate_then_restore_keeps_every_note_and_line(tmp_path, before, during)
     scratch.rotated_path(path).unlink(missing_ok=True)
     for kind, text in before:
         if kind == "note":
-            scratch.append(path, text, AT, 0.5)
+            scratch.append(path, scratch.Note(text=text, at=AT, importance=0.5))
         else:
             with path.open("a", encoding="utf-8", newline="") as handle:
                 handle.write(text + "\n")
@@ -432,7 +441,7 @@ def test_rotate_then_restore_keeps_every_note_and_line(tmp_path, before, during)
     moved = scratch.rotate(path)
     assert texts(moved) == texts(original)
     for text in during:
-        scratch.append(path, text, AT + timedelta(hours=1), 0.5)
+        scratch.append(path, scratch.Note(text=text, at=AT + timedelta(hours=1), importance=0.5))
     assert scratch.restore(path) == len(original.notes)
     final = scratch.parse(path)
     assert texts(final) == texts(original) + during

@@ -14,6 +14,7 @@ import pytest
 from dreamer import Workspace, run_dream
 from dreamer.errors import ScratchError
 from dreamer.memory import scratch
+from dreamer.memory.scratch import Note
 from dreamer.service import worker as workers
 from dreamer.store import content_hash, open_jobs, open_store
 from dreamer.support.times import utc_now
@@ -52,9 +53,21 @@ def test_the_kind_of_log_follows_the_store(ws, environ):
 
 
 def test_notes_come_back_in_order_and_render_as_the_file_does(ws, now):
-    ws.scratch.append("first", now, 0.8)
-    ws.scratch.append("second line one\nline two: ünïcode ✓", now + timedelta(minutes=1), 0.5)
-    ws.scratch.append("- [2026-01-01T00:00:00Z] (importance: 0.9) looks like an entry", now, 1.0)
+    ws.scratch.append(Note(text="first", at=now, importance=0.8))
+    ws.scratch.append(
+        Note(
+            text="second line one\nline two: ünïcode ✓",
+            at=now + timedelta(minutes=1),
+            importance=0.5,
+        )
+    )
+    ws.scratch.append(
+        Note(
+            text="- [2026-01-01T00:00:00Z] (importance: 0.9) looks like an entry",
+            at=now,
+            importance=1.0,
+        )
+    )
     notes = ws.scratch.notes()
     assert texts(notes) == [
         "first",
@@ -76,10 +89,10 @@ def test_notes_come_back_in_order_and_render_as_the_file_does(ws, now):
 
 def test_a_note_appended_during_a_dream_waits_for_the_next_one(ws, now):
     for number in range(3):
-        ws.scratch.append(f"before {number}", now, 0.5)
+        ws.scratch.append(Note(text=f"before {number}", at=now, importance=0.5))
     with ws.lock():
         taken = ws.scratch.rotate()
-        ws.scratch.append("during", now, 0.5)
+        ws.scratch.append(Note(text="during", at=now, importance=0.5))
         assert texts(taken) == ["before 0", "before 1", "before 2"]
         assert texts(ws.scratch.notes()) == ["during"]
         assert sorted(texts(ws.scratch.waiting())) == ["before 0", "before 1", "before 2", "during"]
@@ -91,10 +104,10 @@ def test_a_note_appended_during_a_dream_waits_for_the_next_one(ws, now):
 
 def test_a_committed_dream_keeps_only_the_notes_it_could_not_take(ws, now):
     for text in ("taken", "left for later", "taken too"):
-        ws.scratch.append(text, now, 0.5)
+        ws.scratch.append(Note(text=text, at=now, importance=0.5))
     with ws.lock():
         ws.scratch.rotate()
-        ws.scratch.append("during", now, 0.5)
+        ws.scratch.append(Note(text="during", at=now, importance=0.5))
         back = ws.scratch.settle(lambda note: note.text == "left for later")
     assert back == 1
     assert texts(ws.scratch.notes()) == ["left for later", "during"]
@@ -103,10 +116,10 @@ def test_a_committed_dream_keeps_only_the_notes_it_could_not_take(ws, now):
 
 def test_a_rewrite_reaches_pending_and_rotated_notes_and_a_dry_run_changes_nothing(ws, now):
     for text in ("keep me", "token sk-live-123", "drop me"):
-        ws.scratch.append(text, now, 0.5)
+        ws.scratch.append(Note(text=text, at=now, importance=0.5))
     with ws.lock():
         ws.scratch.rotate()
-        ws.scratch.append("another sk-live-123", now, 0.5)
+        ws.scratch.append(Note(text="another sk-live-123", at=now, importance=0.5))
 
         def change(text: str) -> str | None:
             return None if text == "drop me" else text.replace("sk-live-123", "[SECRET]")
@@ -121,7 +134,7 @@ def test_a_rewrite_reaches_pending_and_rotated_notes_and_a_dry_run_changes_nothi
 
 def test_the_stamp_moves_when_the_notes_do(ws, now):
     first = ws.scratch.stamp()
-    ws.scratch.append("one", now, 0.5)
+    ws.scratch.append(Note(text="one", at=now, importance=0.5))
     second = ws.scratch.stamp()
     assert second != first and ws.scratch.modified() is not None
     ws.scratch.rewrite(lambda text: text + " (edited)")
@@ -179,7 +192,7 @@ def test_the_rows_are_the_log_and_no_file_is_written(pg_ws, now):
 
 
 def test_a_dream_takes_the_scratch_only_under_the_lock(pg_ws, now):
-    pg_ws.scratch.append("one", now, 0.5)
+    pg_ws.scratch.append(Note(text="one", at=now, importance=0.5))
     with pytest.raises(ScratchError, match="workspace lock"):
         pg_ws.scratch.rotate()
     with pytest.raises(ScratchError, match="workspace lock"):
@@ -206,7 +219,7 @@ def test_a_worker_whose_lease_passed_on_never_touches_the_new_holder_s_notes(
             assert pg_ws.scratch.settle(lambda note: False) == 0
             assert len(other.scratch_rows(pending=False)) == 3
             # A note written meanwhile stays pending for whoever dreams next.
-            pg_ws.scratch.append("during", now, 0.5)
+            pg_ws.scratch.append(Note(text="during", at=now, importance=0.5))
             assert texts(pg_ws.scratch.notes()) == ["during"]
         assert other.scratch_settle(token, []) == 0  # the new holder committed
     finally:

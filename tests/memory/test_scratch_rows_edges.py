@@ -14,6 +14,7 @@ import pytest
 from dreamer import Workspace
 from dreamer.errors import ScratchError
 from dreamer.memory import scratch
+from dreamer.memory.scratch import Note
 from dreamer.support.times import iso
 
 pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
@@ -27,7 +28,15 @@ def ws(pg_database, tmp_path):
 
 
 def test_a_note_keeps_what_it_is_about_and_what_it_replaces(ws, now):
-    ws.scratch.append("Maya moved to Lisbon", now, 0.8, about="#12", replaces="lives in Porto")
+    ws.scratch.append(
+        Note(
+            text="Maya moved to Lisbon",
+            at=now,
+            importance=0.8,
+            about="#12",
+            replaces="lives in Porto",
+        )
+    )
     (note,) = ws.scratch.notes()
     assert (note.text, note.about, note.replaces) == (
         "Maya moved to Lisbon",
@@ -38,14 +47,14 @@ def test_a_note_keeps_what_it_is_about_and_what_it_replaces(ws, now):
 
 def test_an_empty_scratch_has_no_time_of_last_change_and_a_full_one_its_newest_note(ws, now):
     assert ws.scratch.modified() is None
-    ws.scratch.append("later", now + timedelta(minutes=5), 0.5)
-    ws.scratch.append("earlier", now, 0.5)
+    ws.scratch.append(Note(text="later", at=now + timedelta(minutes=5), importance=0.5))
+    ws.scratch.append(Note(text="earlier", at=now, importance=0.5))
     assert ws.scratch.modified() == iso(now + timedelta(minutes=5))
 
 
 def test_a_rewrite_reaches_the_local_file_and_a_dry_run_changes_nothing(ws, now):
-    ws.scratch.append("quokka row note", now, 0.5)
-    ws.scratch.append("a note to keep", now, 0.5)
+    ws.scratch.append(Note(text="quokka row note", at=now, importance=0.5))
+    ws.scratch.append(Note(text="a note to keep", at=now, importance=0.5))
     legacy = ws.scratch_path  # written by hand after the move: not in the rows yet
     legacy.write_text(
         scratch.HEADER
@@ -74,7 +83,9 @@ def test_a_rewrite_reaches_the_local_file_and_a_dry_run_changes_nothing(ws, now)
 
 
 def test_a_scratch_file_from_before_the_move_is_carried_over_once_with_all_it_says(ws, now):
-    ws.scratch.append("held already", now, 0.5)  # the rows hold one copy of this note
+    ws.scratch.append(
+        Note(text="held already", at=now, importance=0.5)
+    )  # the rows hold one copy of this note
     legacy = ws.scratch_path
     rotated = scratch.rotated_path(legacy)
     rotated.write_text(

@@ -19,6 +19,7 @@ from filelock import FileLock, Timeout
 
 from dreamer.errors import ScratchError
 from dreamer.memory import scratch
+from dreamer.memory.scratch import Note
 from dreamer.support import failures
 
 AT = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
@@ -39,7 +40,7 @@ def disk(monkeypatch):
 
 def fill(path, notes=NOTES):
     for n, text in enumerate(notes):
-        scratch.append(path, text, AT + timedelta(minutes=n), 0.5)
+        scratch.append(path, scratch.Note(text=text, at=AT + timedelta(minutes=n), importance=0.5))
 
 
 def everything(path) -> Counter:
@@ -60,7 +61,9 @@ def test_an_append_is_synced_before_it_returns(path, disk, fresh):
     if not fresh:
         fill(path)
         disk.reset()
-    scratch.append(path, "the note that must survive a power cut", AT, 0.8)
+    scratch.append(
+        path, scratch.Note(text="the note that must survive a power cut", at=AT, importance=0.8)
+    )
     assert any(e.kind == "write" and e.path == str(path.resolve()) for e in disk.events)
     assert disk.unsynced() == set()
     if fresh:  # a new file's name is made durable too
@@ -82,7 +85,10 @@ def test_every_change_to_the_scratch_files_is_made_under_the_scratch_lock(path, 
     fill(path)
     scratch.FileScratch(path).init()
     scratch.rotate(path)
-    scratch.append(path, "written during the dream", AT + timedelta(hours=1), 0.5)
+    scratch.append(
+        path,
+        scratch.Note(text="written during the dream", at=AT + timedelta(hours=1), importance=0.5),
+    )
     scratch.rewrite(path, lambda text: text.replace("Thursday", "Friday"))
     scratch.restore(path)
     scratch.rotate(path)
@@ -113,7 +119,12 @@ def _prepare(path, operation):
     fill(path)
     if operation != "rotate":
         scratch.rotate(path)
-        scratch.append(path, "written during the dream", AT + timedelta(hours=1), 0.5)
+        scratch.append(
+            path,
+            scratch.Note(
+                text="written during the dream", at=AT + timedelta(hours=1), importance=0.5
+            ),
+        )
 
 
 def _calls(path, disk, operation) -> Counter:
@@ -230,11 +241,11 @@ def test_file_scratch_reads_and_changes_through_the_module(path):
     log.init()
     assert path.read_text(encoding="utf-8") == HEAD + "\n"
     before = log.stamp()
-    log.append("first note", AT, 0.5)
+    log.append(Note(text="first note", at=AT, importance=0.5))
     assert log.stamp() != before and log.modified() is not None
     assert [n.text for n in log.notes()] == ["first note"]
     assert [n.text for n in log.rotate()] == ["first note"]
-    log.append("during the dream", AT, 0.5)
+    log.append(Note(text="during the dream", at=AT, importance=0.5))
     assert [n.text for n in log.waiting()] == ["during the dream", "first note"]
     assert log.rewrite(lambda text: text + "!", dry_run=True) == 2
     assert log.rewrite(lambda text: text + "!") == 2
@@ -266,12 +277,14 @@ def test_an_importance_above_one_is_a_stray_line_however_small_the_excess():
 
 
 def test_a_fresh_scratch_made_by_an_append_is_owner_only(path):
-    scratch.append(path, "first", AT, 0.5)
+    scratch.append(path, scratch.Note(text="first", at=AT, importance=0.5))
     assert path.stat().st_mode & 0o777 == 0o600
 
 
 def test_text_that_is_not_utf8_goes_back_byte_for_byte(path):
-    scratch.append(path, "torn \udcff byte", AT, 0.5)  # what undecodable input decodes to
+    scratch.append(
+        path, scratch.Note(text="torn \udcff byte", at=AT, importance=0.5)
+    )  # what undecodable input decodes to
     assert b"torn \xff byte" in path.read_bytes()
 
 
@@ -306,7 +319,7 @@ def test_a_failed_append_names_the_cause_and_takes_back_what_it_wrote(
 
     monkeypatch.setattr(os, where, failing)
     with pytest.raises(ScratchError) as caught:
-        scratch.append(path, "never half there", AT, 0.5)
+        scratch.append(path, scratch.Note(text="never half there", at=AT, importance=0.5))
     monkeypatch.undo()
     known = failures.explain_os_error(OSError(error, os.strerror(error)), path)
     message = str(caught.value)
@@ -357,7 +370,7 @@ def test_settle_puts_back_exactly_the_kept_notes_in_order(path):
     assert scratch.settle(path, lambda note: True) == 0  # nothing rotated
     fill(path, NOTES[:4])
     scratch.rotate(path)
-    scratch.append(path, "during", AT + timedelta(hours=1), 0.5)
+    scratch.append(path, scratch.Note(text="during", at=AT + timedelta(hours=1), importance=0.5))
     kept = {NOTES[1], NOTES[3]}
     assert scratch.settle(path, lambda note: note.text in kept) == 2
     assert path.read_text(encoding="utf-8") == (
