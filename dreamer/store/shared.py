@@ -375,6 +375,19 @@ class SharedTables:
             if len(self._pending) >= SEARCH_BATCH:
                 self.settle()
 
+    def record_access(self, ids: Sequence[int], at: datetime) -> None:
+        """Count a search hit as an access of each crystal."""
+        if not ids:
+            return
+        mine, owner = self._mine()
+        marks = ", ".join("?" * len(ids))
+        with self.transaction():
+            self._write(
+                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = ?"
+                f" WHERE {mine} AND id IN ({marks})",
+                [iso(at), *owner, *(int(i) for i in ids)],
+            )
+
     def search_queries(self, since: str, *, found_only: bool = False) -> list[str]:
         """The queries searched since ``since``, oldest first (with ``found_only``, hits only)."""
         self.settle()

@@ -12,7 +12,6 @@ import threading
 import unicodedata
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,7 +24,6 @@ from psycopg.types import TypeInfo
 from dreamer.errors import StoreUnavailable, UsageError
 from dreamer.store.postgres.schema import MIGRATIONS
 from dreamer.store.shared import PendingSearch, SharedTables, access_counts
-from dreamer.support.times import iso
 
 Params = Sequence[Any] | Mapping[str, Any]
 # pg_advisory_xact_lock(LOCK_CLASS, n): n is a workspace id, or 0 for the migrations.
@@ -319,17 +317,6 @@ class Connected(SharedTables):
         with self._lock, reported():
             row = self.conn.execute(sql, list(params)).fetchone()
         return row[0] if row else None
-
-    def record_access(self, ids: Sequence[int], at: datetime) -> None:
-        """Count a search hit as an access of each crystal."""
-        if not ids:
-            return
-        with self.transaction():
-            self._run(
-                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = %s"
-                " WHERE workspace = %s AND id = ANY(%s)",
-                [iso(at), self.ws, [int(i) for i in ids]],
-            )
 
     def purge(self) -> None:
         """Reclaim the space of deleted and rewritten rows (VACUUM), as far as Postgres can.

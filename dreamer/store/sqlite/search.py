@@ -5,13 +5,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dreamer.store.shared import PendingSearch, access_counts
 from dreamer.store.sqlite.base import Connected, marks
 from dreamer.store.sqlite.schema import FTS_TOKENIZER
-from dreamer.support.times import iso
 
 if TYPE_CHECKING:
     from dreamer.store.base import HitRow, RankRow
@@ -363,17 +361,6 @@ class SearchTables(Connected):
                 "UPDATE crystals SET access_count = access_count + ?, last_accessed_at = ?"
                 " WHERE id = ?",
                 [(count, at, crystal_id) for crystal_id, (count, at) in counts.items()],
-            )
-
-    def record_access(self, ids: Sequence[int], at: datetime) -> None:
-        """Count a search hit as an access of each crystal."""
-        if not ids:
-            return
-        with self.transaction():
-            self.db.conn.executemany(
-                "UPDATE crystals SET access_count = access_count + 1, last_accessed_at = ?"
-                " WHERE id = ?",
-                [(iso(at), crystal_id) for crystal_id in ids],
             )
 
     def drop_searches(self, names: Callable[[str], bool]) -> int:
