@@ -18,6 +18,11 @@ from dreamer.errors import DreamError, LockHeld, WorkspaceError
 from dreamer.support import failures
 from dreamer.support.files import FILE_MODE, open_no_follow, refuse_link
 
+if os.name != "nt":
+    # At import, not at the first lock: a process out of file descriptors cannot load a module
+    # any more, and must still be able to say so.
+    import fcntl
+
 
 @contextlib.contextmanager
 def hold(
@@ -61,8 +66,6 @@ def _acquire(path: Path, wait: bool) -> Callable[[], None]:
         except Timeout:
             raise _Busy from None
         return lock.release
-    import fcntl
-
     fd = open_no_follow(path, os.O_RDWR | os.O_CREAT)
     try:
         if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
