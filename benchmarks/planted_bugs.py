@@ -49,8 +49,8 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         "dreamer/memory/scratch_file.py",
         [
             (
-                "    with locked(path):\n        _append_unlocked(path, render_note(",
-                "    if True:\n        _append_unlocked(path, render_note(",
+                "    with locked(path):\n        _append_unlocked(path, line)",
+                "    if True:\n        _append_unlocked(path, line)",
             )
         ],
         [S + "test_every_change_to_the_scratch_files_is_made_under_the_scratch_lock"],
@@ -98,8 +98,8 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
                 "        raw, text = text, self.redact(text).text\n        about =",
             ),
             (
-                "self._appender().append(text, moment, importance, about, replaces)",
-                "self._appender().append(raw, moment, importance, about, replaces)",
+                "Note(at=moment, importance=importance, text=text, about=about, replaces=replaces)",
+                "Note(at=moment, importance=importance, text=raw, about=about, replaces=replaces)",
             ),
         ],
         [R + "test_a_note_reaches_the_scratch_file_redacted"],
@@ -112,9 +112,9 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         [
             [
                 (
-                    'kwargs["messages"] = redacted(kwargs["messages"])',
-                    'kwargs["messages"] = redacted(kwargs["messages"][:1])'
-                    ' + kwargs["messages"][1:]',
+                    'return {**request, "messages": redacted(request["messages"])}',
+                    'return {**request, "messages": redacted(request["messages"][:1])'
+                    ' + request["messages"][1:]}',
                 )
             ],
             [
@@ -181,7 +181,7 @@ BUGS: list[tuple[str, str, Any, list[Any], list[str]]] = [
         "dreamer/support/files.py",
         [
             (
-                'temp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")',
+                'temp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")',
                 "temp = path",
             )
         ],
