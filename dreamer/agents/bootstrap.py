@@ -108,7 +108,9 @@ def bootstrap(
     budget = budget_for(context_window)
     state_text = _read_state(ws)
     notes = ws.scratch.notes()
-    rendered_notes = [scratch.render_note(n.text, n.at, n.importance).rstrip("\n") for n in notes]
+    rendered_notes = [
+        scratch.render_note(scratch.Note(n.at, n.importance, n.text)).rstrip("\n") for n in notes
+    ]
     state_full = state_text.strip("\n") if state_text.strip() else NO_STATE
     notes_full = "\n".join(rendered_notes) if notes else NO_NOTES
     room = budget - len(render("bootstrap", state="", notes=""))

@@ -35,7 +35,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -203,15 +203,7 @@ def restore(path: Path) -> int:
         body = current[len(HEADER) :].lstrip("\n") if current.startswith(HEADER) else current
         if body.startswith(CONTINUATION):
             body = "\n" + body  # a blank line keeps an indented stray line out of the last note
-        merged = (
-            HEADER
-            + "\n"
-            + "".join(
-                render_note(note.text, note.at, note.importance, note.about, note.replaces)
-                for note in back
-            )
-            + body
-        )
+        merged = HEADER + "\n" + "".join(render_note(note) for note in back) + body
         atomic_write(path, _encode(merged))
         aside.unlink()
         fsync_dir(path.parent)
@@ -268,11 +260,7 @@ def _rewritten(
         if text != entry.text:
             changed += 1
         if text is not None:
-            out.append(
-                render_note(text, entry.at, entry.importance, entry.about, entry.replaces).rstrip(
-                    "\n"
-                )
-            )
+            out.append(render_note(replace(entry, text=text)).rstrip("\n"))
         number += entry.text.count("\n") + 1
     return "\n".join(out) + ("\n" if ending else ""), changed
 
@@ -301,10 +289,7 @@ def settle(path: Path, keep: Callable[[Note], bool]) -> int:
             aside.unlink()
             fsync_dir(path.parent)
             return 0
-        body = "".join(
-            render_note(note.text, note.at, note.importance, note.about, note.replaces)
-            for note in back
-        )
+        body = "".join(render_note(note) for note in back)
         atomic_write(aside, _encode(HEADER + "\n" + body))
     return restore(path)
 

@@ -43,24 +43,19 @@ def format_importance(importance: float) -> str:
     return text + "0" if text.endswith(".") else text
 
 
-def render_note(
-    text: str,
-    at: datetime,
-    importance: float,
-    about: str | None = None,
-    replaces: str | None = None,
-) -> str:
+def render_note(note: Note) -> str:
     """The bytes (as text) one note adds to the scratch, ending in a newline."""
-    first, *rest = text.split("\n")
-    if about is not None or replaces is not None:
+    first, *rest = note.text.split("\n")
+    if note.about is not None or note.replaces is not None:
         import json  # here: most notes have neither field
 
     fields = "".join(
         f", {key}: {json.dumps(value, ensure_ascii=False)}"
-        for key, value in (("about", about), ("replaces", replaces))
+        for key, value in (("about", note.about), ("replaces", note.replaces))
         if value is not None
     )
-    lines = [f"- [{iso(at)}] (importance: {format_importance(importance)}{fields}) {first}"]
+    importance = format_importance(note.importance)
+    lines = [f"- [{iso(note.at)}] (importance: {importance}{fields}) {first}"]
     lines.extend(CONTINUATION + line for line in rest)
     return "\n".join(lines) + "\n"
 
@@ -110,7 +105,7 @@ def _append_unlocked(path: Path, chunk: str) -> None:
 
 def append(path: Path, note: Note) -> None:
     """Append one note durably (locked, one write, fsync) before returning."""
-    line = render_note(note.text, note.at, note.importance, note.about, note.replaces)
+    line = render_note(note)
     with locked(path):
         _append_unlocked(path, line)
 

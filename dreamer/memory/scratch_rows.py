@@ -61,7 +61,7 @@ class RowScratch:
         return (
             HEADER
             + "\n"
-            + "".join(scratch.render_note(n.text, n.at, n.importance) for n in self.notes())
+            + "".join(scratch.render_note(Note(n.at, n.importance, n.text)) for n in self.notes())
         )
 
     def stamp(self) -> object:

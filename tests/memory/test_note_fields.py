@@ -29,7 +29,15 @@ pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's 
     ],
 )
 def test_the_scratch_line_round_trips_about_and_replaces(about, replaces, now):
-    rendered = scratch.render_note("Launch is July 3\nsecond line", now, 0.8, about, replaces)
+    rendered = scratch.render_note(
+        scratch.Note(
+            text="Launch is July 3\nsecond line",
+            at=now,
+            importance=0.8,
+            about=about,
+            replaces=replaces,
+        )
+    )
     (note,) = scratch.parse_text(scratch.HEADER + "\n" + rendered).notes
     assert (note.text, note.importance, note.about, note.replaces) == (
         "Launch is July 3\nsecond line",

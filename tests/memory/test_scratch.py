@@ -120,7 +120,9 @@ def test_any_text_round_trips_exactly(tmp_path, first, second):
 @settings(max_examples=100, deadline=None)
 @given(text=note_text)
 def test_render_then_parse_text_is_identity(text):
-    parsed = scratch.parse_text(HEADER + "\n" + scratch.render_note(text, AT, 0.7))
+    parsed = scratch.parse_text(
+        HEADER + "\n" + scratch.render_note(scratch.Note(text=text, at=AT, importance=0.7))
+    )
     assert texts(parsed) == [text] and parsed.stray == []
 
 
@@ -170,7 +172,9 @@ def test_hand_edit_without_trailing_newline_is_not_merged(path):
 def test_torn_append_never_swallows_the_next_note(path):
     """A crash mid-write leaves part of an entry, cut inside a UTF-8 character."""
     scratch.append(path, scratch.Note(text="safe", at=AT, importance=0.5))
-    torn = scratch.render_note("cut in the middle of é and more", AT, 0.5).encode("utf-8")
+    torn = scratch.render_note(
+        scratch.Note(text="cut in the middle of é and more", at=AT, importance=0.5)
+    ).encode("utf-8")
     cut = torn.index("é".encode()) + 1
     with path.open("ab") as handle:
         handle.write(torn[:cut])
@@ -350,7 +354,9 @@ def test_workspace_note_is_in_scratch_and_a_crystal_before_returning(ws):
     importance=st.floats(min_value=0.0, max_value=1.0),
 )
 def test_time_and_importance_round_trip(at, importance):
-    note = scratch.parse_text(scratch.render_note("x", at, importance)).notes[0]
+    note = scratch.parse_text(
+        scratch.render_note(scratch.Note(text="x", at=at, importance=importance))
+    ).notes[0]
     assert note.at == at.replace(microsecond=0)
     assert note.importance == pytest.approx(importance, abs=0.0005)
 

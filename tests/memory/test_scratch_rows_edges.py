@@ -59,7 +59,7 @@ def test_a_rewrite_reaches_the_local_file_and_a_dry_run_changes_nothing(ws, now)
     legacy.write_text(
         scratch.HEADER
         + "\n"
-        + scratch.render_note("quokka note in the file", now, 0.4)
+        + scratch.render_note(scratch.Note(text="quokka note in the file", at=now, importance=0.4))
         + "a hand-written quokka line\n"
         + "keep me\n",
         encoding="utf-8",
@@ -89,17 +89,27 @@ def test_a_scratch_file_from_before_the_move_is_carried_over_once_with_all_it_sa
     legacy = ws.scratch_path
     rotated = scratch.rotated_path(legacy)
     rotated.write_text(
-        scratch.HEADER + "\n" + scratch.render_note("from a killed dream", now, 0.6),
+        scratch.HEADER
+        + "\n"
+        + scratch.render_note(scratch.Note(text="from a killed dream", at=now, importance=0.6)),
         encoding="utf-8",
     )
-    twice = scratch.render_note("held already", now, 0.5)
+    twice = scratch.render_note(scratch.Note(text="held already", at=now, importance=0.5))
     legacy.write_bytes(
         (
             scratch.HEADER
             + "\n"
             + twice
             + twice  # written twice by hand: one copy is new
-            + scratch.render_note("Lisbon now", now, 0.7, about="#12", replaces="lives in Porto")
+            + scratch.render_note(
+                scratch.Note(
+                    text="Lisbon now",
+                    at=now,
+                    importance=0.7,
+                    about="#12",
+                    replaces="lives in Porto",
+                )
+            )
         ).encode()
         + b"caf\xe9 hand-written\n"  # a stray line, not UTF-8
         + b"second stray line\n"
@@ -120,14 +130,20 @@ def test_a_scratch_file_from_before_the_move_is_carried_over_once_with_all_it_sa
     assert ws.scratch.adopt_file() == 0  # once
     # Notes only, no stray line: the file goes back to its header
     legacy.write_text(
-        scratch.HEADER + "\n" + scratch.render_note("late note", now, 0.5), encoding="utf-8"
+        scratch.HEADER
+        + "\n"
+        + scratch.render_note(scratch.Note(text="late note", at=now, importance=0.5)),
+        encoding="utf-8",
     )
     assert ws.scratch.restore() == 1  # what restore puts back includes the carried notes
     assert legacy.read_bytes() == header
     # A rotated copy alone is carried over too
     legacy.unlink()
     rotated.write_text(
-        scratch.HEADER + "\n" + scratch.render_note("only rotated", now, 0.5), encoding="utf-8"
+        scratch.HEADER
+        + "\n"
+        + scratch.render_note(scratch.Note(text="only rotated", at=now, importance=0.5)),
+        encoding="utf-8",
     )
     assert ws.scratch.adopt_file() == 1
     assert ws.scratch.notes()[-1].text == "only rotated" and not rotated.exists()

@@ -181,7 +181,9 @@ HEAD = scratch.HEADER
 
 
 def _entry(text, minutes, importance=0.5):
-    return scratch.render_note(text, AT + timedelta(minutes=minutes), importance)
+    return scratch.render_note(
+        scratch.Note(text=text, at=AT + timedelta(minutes=minutes), importance=importance)
+    )
 
 
 def test_a_rewrite_changes_exactly_what_it_is_asked_and_counts_it(path):

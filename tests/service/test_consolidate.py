@@ -41,7 +41,7 @@ def test_spike_writes_one_auto_note_in_the_seed_form(ws, now):
     crystal = ws.get(report.spikes[0]["crystal_id"])
     assert crystal.source == "auto" and crystal.text == note.text
     # the seed's line format, byte for byte
-    line = scratch.render_note(note.text, tick_at, 0.8)
+    line = scratch.render_note(scratch.Note(text=note.text, at=tick_at, importance=0.8))
     assert line.startswith("- [2026-03-12T14:35:00Z] (importance: 0.8) [AUTO] Hormonal event:")
     assert line in ws.scratch_path.read_text()
 
