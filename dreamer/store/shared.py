@@ -8,7 +8,10 @@ shared PostgreSQL database) and which columns an insert adds to say so.
 
 from __future__ import annotations
 
+import atexit
 import json
+import sys
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
@@ -107,7 +110,12 @@ class SharedTables:
         raise NotImplementedError
 
     def _kept_first(self) -> None:
-        """Called when a first search is kept in memory (e.g. to have it written at exit)."""
+        """Have the searches kept in memory written at a clean exit if nothing writes them."""
+        _unwritten.add(self)
+
+    def _closed(self) -> None:
+        """This store is closed: nothing is left for an exit to write."""
+        _unwritten.discard(self)
 
     # --- shared bodies ----------------------------------------------------------------------
 
@@ -468,3 +476,18 @@ class Roles:
     def history(self) -> History:
         """This store, as its History role."""
         return self  # type: ignore[return-value]
+
+
+# Stores that kept searches in memory, whose searches a clean exit writes if nothing wrote
+# them first (held weakly, so a store nobody holds may go).
+_unwritten: weakref.WeakSet[SharedTables] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    """At a clean exit, write what open stores still hold (a store left unclosed included)."""
+    for store in list(_unwritten):
+        try:
+            store.settle()
+        except Exception as e:  # noqa: BLE001  (one line per store, then the next store)
+            print(f"dreamer: {len(store._pending)} searches were not logged: {e}", file=sys.stderr)

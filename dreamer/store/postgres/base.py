@@ -3,14 +3,11 @@ migrations, and how a float16 vector travels as a pgvector ``vector``."""
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import struct
-import sys
 import threading
 import unicodedata
-import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -138,7 +135,6 @@ class Connected(SharedTables):
         # store writes them first, and so do close, interpreter exit and every read of the log
         # or of access counts through this store.
         self._pending: list[PendingSearch] = []
-        _open_stores.add(self)
 
     # --- the change mark ------------------------------------------------------------------------
 
@@ -198,7 +194,7 @@ class Connected(SharedTables):
                 if not self.conn.closed:
                     self.settle()
             finally:
-                _open_stores.discard(self)
+                self._closed()
                 self.conn.close()
 
     @contextlib.contextmanager
@@ -353,20 +349,6 @@ def reported() -> Iterator[None]:
             f"the PostgreSQL store failed ({_first_line(e)}); check the server behind "
             "memory.store.url (DREAM_STORE_URL), then retry"
         ) from e
-
-
-_open_stores: weakref.WeakSet[Connected] = weakref.WeakSet()
-
-
-@atexit.register
-def _settle_at_exit() -> None:
-    """At a clean exit, write what open stores still hold (a store left unclosed included)."""
-    for store in list(_open_stores):
-        try:
-            if not store.conn.closed:
-                store.settle()
-        except Exception as e:  # noqa: BLE001  (one line per store, then the next store)
-            print(f"dreamer: {len(store._pending)} searches were not logged: {e}", file=sys.stderr)
 
 
 def _first_line(error: BaseException) -> str:

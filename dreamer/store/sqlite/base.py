@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import sys
 import threading
-import weakref
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +38,7 @@ class Connected(SharedTables):
             try:
                 self.settle()
             finally:
-                _unwritten.discard(self)
+                self._closed()
                 self.db.close()
 
     @contextlib.contextmanager
@@ -105,34 +102,10 @@ class Connected(SharedTables):
         """The lock write transactions take turns with."""
         return self._write_lock
 
-    def _kept_first(self) -> None:
-        """Have the searches kept in memory written at a clean exit."""
-        write_at_exit(self)
-
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> Any:
         """The first column of the first row, or None."""
         row = self.db.execute(sql, list(params)).fetchone()
         return row[0] if row else None
-
-
-# Stores that kept searches in memory, whose searches a clean exit writes if nothing wrote
-# them first (held weakly, so a store nobody holds may go).
-_unwritten: weakref.WeakSet[Connected] = weakref.WeakSet()
-
-
-def write_at_exit(store: Connected) -> None:
-    """Have ``store``'s pending searches written at a clean exit, if nothing writes them first."""
-    _unwritten.add(store)
-
-
-@atexit.register
-def _settle_at_exit() -> None:
-    """At a clean exit, write what open stores still hold (a store left unclosed included)."""
-    for store in list(_unwritten):
-        try:
-            store.settle()
-        except Exception as e:  # noqa: BLE001  (one line per store, then the next store)
-            print(f"dreamer: {len(store._pending)} searches were not logged: {e}", file=sys.stderr)
 
 
 def marks(values: Any) -> str:
