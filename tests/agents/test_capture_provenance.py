@@ -146,3 +146,23 @@ def test_instructions_a_tool_returned_and_their_echoes_are_held(captured):
     assert not any("API keys" in text for text in live)
     # The agent's own note that repeats nothing it read stays trusted.
     assert "Cart totals are computed in cents." in live
+
+
+def test_a_forget_request_said_in_a_session_is_carried_out_like_a_note(ws, tmp_path):
+    from dreams import offline_dream
+
+    ws.note("Dana's gym schedule is Tuesdays at 7.", at=datetime(2026, 3, 1, 8, tzinfo=UTC))
+    asked = [
+        _line("user", "u9", "2026-03-02T10:00:00.000Z",
+              {"role": "user", "content": "Please forget Dana's gym schedule."}),
+        _assistant("a9", "2026-03-02T10:00:02.000Z",
+                   [{"type": "text", "text": "Understood."}], stop="end_turn"),
+    ]  # fmt: skip
+    path = Path(tmp_path) / f"{SESSION}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in asked))
+    ingest(ws, [path], datetime(2026, 3, 2, 12, 0, tzinfo=UTC))
+    offline_dream(ws, datetime(2026, 3, 2, 13, 0, tzinfo=UTC))
+    live = "\n".join(c.text for c in ws.store.crystals.select())
+    assert "Tuesdays at 7" not in live
+    assert "gym" not in ws.memory_md.read_text(encoding="utf-8")
+    assert ws.store.forgetting.tombstone_count() == 1
