@@ -8,8 +8,9 @@ One exchange of a Claude Code session or a Codex rollout becomes:
   call kept only with its outcome ("Bash "pytest -q": 3 failed"), never a dump (``assistant``;
   a subagent's answer ``subagent``);
 - held: every instruction-shaped sentence of a tool's output (a README, a fetched page, a
-  subagent's report), and each sentence of the answer that only repeats one (the assistant
-  steered by what it read).
+  subagent's report) or of a document the person pasted (a fenced or quoted block: the person
+  passed it on, they did not say it), and each sentence of the answer that only repeats one
+  (the assistant steered by what it read).
 
 Machine paths (the project's folder, the user's home) are made relative on the way.
 """
@@ -25,6 +26,7 @@ from dreamer.memory.provenance import echoes, instructions, sentences
 from dreamer.store.kinds import infer_type
 
 _TOOL_LINE = re.compile(r"^\[tool: ([^\]\s\"]+)(?: \"(.*)\")?\]$")
+_PASTED = re.compile(r"```[^\n]*\n.*?(?:```|\Z)|(?:^>[^\n]*(?:\n|\Z))+", re.DOTALL | re.MULTILINE)
 _SUBAGENT_TOOLS = ("Task", "Agent")
 HELD_CHARS = 400
 CHATTER_WORDS = 4  # a prompt this short establishes nothing on its own ("ok, do it")
@@ -50,13 +52,20 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
     cwd = exchange.cwd
     asker, answerer = ("assistant", "subagent") if exchange.subagent else ("user", "assistant")
     out: list[Said] = []
+    held: list[tuple[str, str]] = []
     prompt = harness.clean(exchange.user, cwd)
+    for block in _PASTED.findall(prompt):
+        passed_on = instructions(block.strip("`> \n"))
+        if passed_on:
+            read.extend(passed_on)
+            held.extend(("tool", f"From a pasted document: {s}"[:HELD_CHARS]) for s in passed_on)
+            prompt = prompt.replace(block, "\n".join(_without(block, passed_on)))
+    prompt = prompt.strip()
     if prompt:
         kind = infer_type(prompt)
         chatter = len(prompt.split()) < CHATTER_WORDS and kind != "directive"
         weight = CHATTER_IMPORTANCE if chatter else IMPORTANCE[kind]
         out.append(Said(prompt, asker, "", kind, weight))
-    held: list[tuple[str, str]] = []
     outcomes: list[str] = []
     for call, output, failed in exchange.results:
         name, argument = _call(call)
@@ -86,6 +95,17 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
     for number, (speaker, text) in enumerate(dict.fromkeys(held), start=1):
         out.append(Said(text, speaker, f"h{number}", "directive", 0.5, held=True))
     return out
+
+
+def _without(block: str, taken: list[str]) -> list[str]:
+    """The lines of a pasted block, without the sentences held from it."""
+    lines = []
+    for line in block.split("\n"):
+        for sentence in taken:
+            line = line.replace(sentence, "")
+        if line.strip("`> "):
+            lines.append(line)
+    return lines
 
 
 def _call(line: str) -> tuple[str, str]:
