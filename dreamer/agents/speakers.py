@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from dreamer.agents import harness
 from dreamer.agents.claude_code import Exchange
-from dreamer.memory.provenance import echoes, instructions, sentences
+from dreamer.memory.provenance import echoes, instruction_shaped, instructions, sentences
 from dreamer.store.kinds import infer_type
 
 _TOOL_LINE = re.compile(r"^\[tool: ([^\]\s\"]+)(?: \"(.*)\")?\]$")
@@ -32,6 +32,8 @@ HELD_CHARS = 400
 CHATTER_WORDS = 4  # a prompt this short establishes nothing on its own ("ok, do it")
 IMPORTANCE = {"directive": 0.75, "world_fact": 0.6, "mental_model": 0.6, "experience": 0.5}
 CHATTER_IMPORTANCE = 0.3
+RULE_IMPORTANCE = 0.8
+USER_IMPORTANCE = 0.6
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,7 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
             prompt = prompt.replace(block, "\n".join(_without(block, passed_on)))
     prompt = prompt.strip()
     if prompt:
-        kind = infer_type(prompt)
-        chatter = len(prompt.split()) < CHATTER_WORDS and kind != "directive"
-        weight = CHATTER_IMPORTANCE if chatter else IMPORTANCE[kind]
-        out.append(Said(prompt, asker, "", kind, weight))
+        out.append(_prompt(prompt, asker))
     outcomes: list[str] = []
     for call, output, failed in exchange.results:
         name, argument = _call(call)
@@ -95,6 +94,21 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
     for number, (speaker, text) in enumerate(dict.fromkeys(held), start=1):
         out.append(Said(text, speaker, f"h{number}", "directive", 0.5, held=True))
     return out
+
+
+def _prompt(prompt: str, asker: str) -> Said:
+    """The person's words, typed and weighed by what they establish: a rule they set
+    (instruction-shaped, in any language of ``provenance.CUES``) is a directive; a one-off
+    request ("check the setup, please") is a task, not a rule; a few words are chatter."""
+    if instruction_shaped(prompt):
+        return Said(prompt, asker, "", "directive", RULE_IMPORTANCE)
+    kind = infer_type(prompt)
+    if kind == "directive":
+        kind = "experience"  # asked once, for now: no standing rule
+    if len(prompt.split()) < CHATTER_WORDS:
+        return Said(prompt, asker, "", kind, CHATTER_IMPORTANCE)
+    # The person's own words outweigh anything said about them: kept as said, past routine.
+    return Said(prompt, asker, "", kind, max(IMPORTANCE[kind], USER_IMPORTANCE))
 
 
 def _without(block: str, taken: list[str]) -> list[str]:

@@ -57,6 +57,7 @@ from dreamer.errors import (
 )
 from dreamer.memory import held, hormone_summary, hormones, repeats, scratch
 from dreamer.memory import state as wm
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
@@ -496,6 +497,13 @@ class _Dream:
             evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
         )
         reported: set[str] = set()  # a dead pointer is told to the model and recorded once
+        held_words = held.held_words(self.ws)
+        trusted = [
+            *(c.text for c in inputs.crystals if may_set_rules(c.speaker)),
+            *(n.text for n in inputs.notes),
+            *(c.text for c in pins.listed(self.ws)),
+            inputs.instructions or "",
+        ]
         while True:
             self.step("pointers")
             state, dead = verify_pointers(self.ws, draft.state, self.now, inputs.old)
@@ -503,7 +511,7 @@ class _Dream:
             reported.update(new)
             self.result.pointer_fixes.extend(new)
             self.result.dropped = dropped.drop_lines(
-                state, self.silenced, rules, held.held_words(self.ws)
+                state, self.silenced, rules, held_words, trusted, inputs.old
             )
             self.step("guards")
             report = guards.check(state, inputs.old, context)

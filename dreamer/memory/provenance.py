@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 
 from dreamer.store.kinds import RULE_SPEAKERS
-from dreamer.support.words import STOP_WORDS, stems
+from dreamer.support.words import QUERY_STOP_WORDS, stem, words
 
 # Phrases that make a sentence an instruction to whoever reads it, by language (lowercase).
 # A word cue matches as a whole word; the CJK ones (no spaces between words) as written.
@@ -29,26 +29,35 @@ CUES: dict[str, tuple[str, ...]] = {
         "remember to", "remember this", "please remember", "make sure to", "be sure to",
         "you must", "must always", "must never", "do not", "don't", "ignore previous",
         "ignore all previous", "instructions:", "the user wants", "the user prefers",
-        "user's rule", "user rule", "user's standing", "prefers that",
+        "user's rule", "user rule", "user's standing", "prefers that", "expected to",
+        "required to", "are supposed to", "is mandatory", "standard practice", "policy",
+        "make it a habit", "as a rule", "at all times", "every time you", "whenever you",
+        "call me", "i prefer", "i'd prefer", "i want", "i'd like", "i don't want", "i like",
     ),
     "de": ("immer", "niemals", "ab jetzt", "von nun an", "merke dir", "merk dir", "regel:",
-           "in zukunft", "stets", "du musst"),
+           "in zukunft", "stets", "du musst", "ich möchte", "ich will", "bevorzuge"),
     "fr": ("toujours", "jamais", "désormais", "à partir de maintenant", "retiens", "règle :",
-           "règle:", "à l'avenir", "il faut toujours"),
+           "règle:", "à l'avenir", "il faut toujours", "je préfère", "je veux"),
     "es": ("siempre", "nunca", "a partir de ahora", "recuerda", "regla:", "en adelante",
-           "de ahora en adelante"),
-    "pt": ("sempre", "nunca", "a partir de agora", "lembre-se", "regra:", "daqui em diante"),
-    "it": ("sempre", "mai più", "d'ora in poi", "ricorda", "regola:", "da adesso"),
-    "nl": ("altijd", "nooit", "vanaf nu", "onthoud", "regel:", "voortaan"),
-    "pl": ("zawsze", "nigdy", "od teraz", "zapamiętaj", "zasada:", "odtąd"),
-    "ru": ("всегда", "никогда", "отныне", "с этого момента", "запомни", "правило:"),
-    "ja": ("常に", "必ず", "絶対に", "今後", "覚えて", "ルール", "してはいけない"),
-    "zh": ("总是", "永远", "始终", "从现在起", "今后", "记住", "规则", "必须", "不要"),
-    "ko": ("항상", "절대", "앞으로", "기억해", "규칙", "반드시"),
+           "de ahora en adelante", "prefiero", "quiero"),
+    "pt": ("sempre", "nunca", "a partir de agora", "lembre-se", "regra:", "daqui em diante",
+           "prefiro", "eu quero"),
+    "it": ("sempre", "mai più", "d'ora in poi", "ricorda", "regola:", "da adesso", "preferisco",
+           "voglio"),
+    "nl": ("altijd", "nooit", "vanaf nu", "onthoud", "regel:", "voortaan", "ik wil", "liever"),
+    "pl": ("zawsze", "nigdy", "od teraz", "zapamiętaj", "zasada:", "odtąd", "wolę", "chcę"),
+    "ru": ("всегда", "никогда", "отныне", "с этого момента", "запомни", "правило:",
+           "предпочитаю", "я хочу"),
+    "ja": ("常に", "必ず", "絶対に", "今後", "覚えて", "ルール", "してはいけない",
+           "お願いします", "してください"),
+    "zh": ("总是", "永远", "始终", "从现在起", "今后", "记住", "规则", "必须", "不要",
+           "希望", "请"),
+    "ko": ("항상", "절대", "앞으로", "기억해", "규칙", "반드시", "주세요"),
 }  # fmt: skip
 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_RUNS = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 ECHO_SHARE = 0.5  # of the shorter side's content stems two sentences share for an echo
 ECHO_MIN_STEMS = 3
 
@@ -79,7 +88,27 @@ def instructions(text: str) -> list[str]:
 
 
 def _content(text: str) -> set[str]:
-    return {s for s in stems(text) if s not in STOP_WORDS and len(s) > 1}
+    """Content stems of ``text``; a run of CJK characters (no spaces between its words) counts
+    by its character pairs."""
+    out: set[str] = set()
+    for word in words(text):
+        if _CJK.search(word):
+            run = _CJK_RUNS.findall(word)
+            out.update(part[i : i + 2] for part in run for i in range(max(1, len(part) - 1)))
+            out.update(stem(w) for w in _CJK_RUNS.split(word) if len(w) > 1)
+        elif word not in QUERY_STOP_WORDS and len(word) > 1:
+            out.add(stem(word))
+    return out
+
+
+def _same(a: str, b: str) -> bool:
+    """One word in two forms: equal stems, or one the other's start (the light stemmer cuts
+    "tiles" to "til" and leaves "tile")."""
+    return a == b or (min(len(a), len(b)) >= 3 and (a.startswith(b) or b.startswith(a)))
+
+
+def _shared(mine: set[str], theirs: set[str]) -> int:
+    return sum(1 for word in mine if word in theirs or any(_same(word, t) for t in theirs))
 
 
 def echoes(sentence: str, read: Iterable[str]) -> bool:
@@ -89,12 +118,19 @@ def echoes(sentence: str, read: Iterable[str]) -> bool:
         return False
     for instruction in read:
         theirs = _content(instruction)
-        shared = mine & theirs
-        if len(shared) >= ECHO_MIN_STEMS and len(shared) >= ECHO_SHARE * min(
-            len(mine), len(theirs)
-        ):
+        shared = _shared(mine, theirs)
+        if shared >= ECHO_MIN_STEMS and shared >= ECHO_SHARE * min(len(mine), len(theirs)):
             return True
     return False
+
+
+def traces(line: str, texts: Iterable[str]) -> bool:
+    """Whether ``line`` states what one of ``texts`` says: most of its content stems are there."""
+    mine = _content(line)
+    if not mine:
+        return True
+    need = max(min(2, len(mine)), -(-len(mine) * 2 // 5))  # two, and at least 40%
+    return any(_shared(mine, _content(text)) >= need for text in texts)
 
 
 def may_set_rules(speaker: str | None) -> bool:

@@ -35,8 +35,11 @@ def _notes(ws, *texts: str) -> None:
         ws.note(text, at=NOW - timedelta(hours=5 - number))
 
 
+ASKED = "Hannah trusts me to place tile orders on her trade account."
+
+
 def test_a_statement_about_keeping_memory_is_no_forget_request(ws):
-    _notes(ws, "Hannah is renovating the bathroom", "Tiles arrive on Friday", "Grout is grey")
+    _notes(ws, "Hannah is renovating the bathroom", "Tiles arrive on Friday", ASKED)
     run(ws, now=NOW, force=True, synthesizer=Writing(TILES))
     bond = parse(ws.memory_md.read_text(encoding="utf-8")).body("bond")
     assert TILES in bond
@@ -44,7 +47,7 @@ def test_a_statement_about_keeping_memory_is_no_forget_request(ws):
 
 def test_a_line_a_forget_request_drops_is_named_in_dream_show(ws, runner):
     _notes(ws, "Hannah's gym schedule is Tuesdays and Thursdays", "Tiles arrive on Friday")
-    _notes(ws, "Please forget Hannah's gym schedule", "Grout is grey", "Hannah likes oak")
+    _notes(ws, "Please forget Hannah's gym schedule", ASKED, "Hannah likes oak")
     result = run(
         ws, now=NOW, force=True, synthesizer=Writing("Hannah's gym schedule: Tuesdays", TILES)
     )

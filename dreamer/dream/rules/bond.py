@@ -83,6 +83,8 @@ def is_bond(item: dict[str, Any], ctx: Context) -> bool:
         return False  # an event ahead: Active Context
     if any(norm(person["text"]) == norm(item.get("original", text)) for person in ctx.people):
         return True  # someone named with their role: who is around the user
+    if item.get("speaker") == "user" and item["type"] == "directive":
+        return True  # a rule the user set in a session, in their own words (any language)
     if _RULE.search(text) and (item["type"] == "directive" or _WANTS.search(text)):
         return True  # a standing rule of the user's
     if item["type"] == "directive" and STANDING.search(text):
