@@ -106,6 +106,7 @@ def _reads() -> dict[str, Route]:
 
 def _changes() -> dict[str, Route]:
     from dreamer.dream import pins, review
+    from dreamer.memory import held
     from dreamer.service import ui_actions
 
     def adopt(r: Request) -> dict[str, Any]:
@@ -127,6 +128,7 @@ def _changes() -> dict[str, Route]:
             r.ws, r.body.get("ids"), r.body.get("query")
         ),
         "/api/forget": lambda r: ui_actions.forget(r.ws, r.body.get("ids") or [], r.now),
+        "/api/held/accept": lambda r: held.accept(r.ws, r.number("id"), now=r.now).to_dict(),
         "/api/adopt": adopt,
         "/api/discard": discard,
     }

@@ -3,7 +3,8 @@
 Pin, unpin, adopt and discard are ``dreamer.dream.pins`` and ``dreamer.dream.review`` as they
 are; a forget is ``Workspace.forget`` (the workspace lock, the tombstones, the journal row, the
 purge) after a preview of exactly what it removes; a held item is accepted through
-``dreamer.memory.held``. Two pieces live here because no command does them:
+``dreamer.memory.held`` (forgetting one is the ordinary forget, as ``dream held forget``).
+Two pieces live here because no command does them:
 
 - ``edit_line`` is a hand edit, made as a person makes one in an editor: no workspace lock
   (a person takes none; a dream that read the file before it changed defers, and the next

@@ -17,7 +17,7 @@ from typing import Any
 from dreamer.dream import pins, review
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import NoCandidate, UsageError
-from dreamer.memory import forget_search
+from dreamer.memory import forget_search, held
 from dreamer.memory.workspace import Workspace
 
 RECENT_DREAMS = 8  # journal rows the page explains
@@ -140,6 +140,7 @@ def overview(ws: Workspace, now: datetime) -> dict[str, Any]:
         "pins": pinned(ws),
         "candidate": candidate(ws),
         "journal": journal(ws),
+        "held": [item.to_dict() for item in held.held_items(ws)],
         "forget_requests": forget_requests(ws),
         "health": health(ws, now),
         "sources_note": SOURCES_NOTE,

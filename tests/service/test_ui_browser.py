@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_ui import LOCKER, reviewed_workspace
+from test_ui import HELD, LOCKER, reviewed_workspace
 
 from dreamer import Workspace
 from dreamer.dream import pins
+from dreamer.memory import held
 from dreamer.support.locks import hold
 
 pytestmark = [pytest.mark.slow, pytest.mark.cli]
@@ -225,6 +226,18 @@ def test_the_page_acts_on_the_memory_in_a_browser(served, browser):
     assert (root / "MEMORY.md").read_text(encoding="utf-8") == candidate
     browser.until("document.getElementById('candidate-body').innerText.includes('None waits')")
 
+    # Edit a line of MEMORY.md, as a person would in an editor.
+    browser.click_on("#memory-lines li", "Lisbon", "edit")
+    browser.evaluate(
+        "(() => { const i = document.querySelector('#memory-lines input');"
+        " i.value = i.value.replace('Lisbon', 'Porto'); })()"
+    )
+    browser.click("#memory-lines [data-action=save]")
+    browser.until("document.getElementById('message').innerText.startsWith('Line edited')")
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert memory == candidate.replace("Lisbon", "Porto", 1)
+    browser.until("document.getElementById('memory-lines').innerText.includes('Porto')")
+
     # Pin a search result.
     browser.evaluate("document.getElementById('search-query').value = 'Lisbon tea'")
     browser.click("#search-form button[type=submit]")
@@ -249,6 +262,15 @@ def test_the_page_acts_on_the_memory_in_a_browser(served, browser):
     browser.until("!document.body.innerText.includes('Zorbulax')")
     assert b"Zorbulax" not in (root / "MEMORY.md").read_bytes()
     assert b"Zorbulax" not in (root / "memory" / "crystals.db").read_bytes()
+
+    # Accept a held item: the user's own word now.
+    browser.click_on("#held-list li", HELD, "accept")
+    browser.until("document.getElementById('message').innerText.startsWith('Accepted')")
+    browser.until("document.getElementById('held-list').innerText.includes('nothing held')")
+    with Workspace.open(root, create=False) as ws:
+        assert held.count(ws) == 0
+        accepted = [c for c in ws.store.crystals.select() if c.text == HELD]
+        assert [(c.lifecycle, c.speaker) for c in accepted] == [("generated", "user")]
 
     # The page's calls without the token are refused too.
     status = browser.evaluate(

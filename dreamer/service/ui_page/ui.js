@@ -299,7 +299,7 @@ async function load() {
     document.getElementById("pin-list").append(el("li", { class: "meta", text: "no pins" }));
   }
   renderCandidate(data.candidate);
-  if (data.held !== undefined) renderHeld(data.held);
+  renderHeld(data.held);
   renderRequests(data.forget_requests);
   renderJournal(data.journal);
   renderHealth(data.health);
