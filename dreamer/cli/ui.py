@@ -47,10 +47,15 @@ def ui(port: int, open_browser: bool | None, workspace: str | None) -> None:
     from dreamer.service import ui as page_server  # the web server: only for this command
 
     page = page_server.MemoryPage(root, port=port, clock=utc_now)
-    click.echo(f"The memory page of {root} is at:\n  {page.url}\nCtrl-C stops it.")
-    if open_browser if open_browser is not None else sys.stdout.isatty():
-        import webbrowser
+    try:  # from here on, Ctrl-C stops the page cleanly, whenever it comes
+        click.echo(f"The memory page of {root} is at:\n  {page.url}\nCtrl-C stops it.")
+        if open_browser if open_browser is not None else sys.stdout.isatty():
+            import webbrowser
 
-        webbrowser.open(page.url)
-    page_server.serve(page)
+            webbrowser.open(page.url)
+        page.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        page.stop()
     click.echo("Stopped.")

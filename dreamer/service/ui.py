@@ -137,8 +137,9 @@ def _changes() -> dict[str, Route]:
 class MemoryPage(ThreadingHTTPServer):
     """The running page: one workspace, one token, requests answered one at a time."""
 
-    daemon_threads = False  # closing waits for a change in progress to finish
-    block_on_close = True
+    # An idle connection (a browser's spare one) must not hold Ctrl-C up; a request in
+    # progress is waited for by ``stop``.
+    daemon_threads = True
 
     def __init__(
         self,
@@ -152,7 +153,7 @@ class MemoryPage(ThreadingHTTPServer):
         self.clock = clock
         self.token = token or secrets.token_urlsafe(32)
         self.turn = threading.Lock()
-        self.embedder: Any = None  # loaded by the first search, kept for the next ones
+        self.embedder: Any = None  # see answer
         self.reads, self.changes = _reads(), _changes()
         try:
             super().__init__((HOST, port), Handler)
@@ -181,12 +182,17 @@ class MemoryPage(ThreadingHTTPServer):
         with self.turn:
             ws = Workspace.open(self.root, create=False, embedder=self.embedder)
             try:
-                result = route(Request(ws, body, query, self.clock()))
-                if ws._embedder is not None:
-                    self.embedder = ws._embedder
-                return result
+                # Loaded once, by the first request, and lent to every later one: a search
+                # from the page never waits for the embedder again.
+                self.embedder = ws.embedder
+                return route(Request(ws, body, query, self.clock()))
             finally:
                 ws.close()
+
+    def stop(self) -> None:
+        """Stop listening, and let a request in progress finish first."""
+        self.server_close()
+        self.turn.acquire()  # held for good: no request starts after this
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -323,13 +329,3 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
-
-
-def serve(page: MemoryPage) -> None:
-    """Answer requests until Ctrl-C; a change in progress finishes before it returns."""
-    try:
-        page.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        page.server_close()

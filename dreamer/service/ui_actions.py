@@ -72,8 +72,8 @@ def preview(
         if not chosen:
             raise UsageError(f"no crystal holds every word of {query!r}; nothing would go")
     else:
-        checked = forgetting.crystal_ids(ids)
-        chosen = [(ws.store.crystals.get(i), ws.store.crystals.get(i).text) for i in checked]
+        crystals = [ws.store.crystals.get(i) for i in forgetting.crystal_ids(ids)]
+        chosen = [(crystal, crystal.text) for crystal in crystals]
     texts = [crystal.text for crystal, _ in chosen]
     hashes = {content_hash(text) for text in texts}
     memory = ws.read_memory(errors="replace")
@@ -95,7 +95,10 @@ def preview(
 def forget(ws: Workspace, ids: Sequence[int], now: datetime) -> dict[str, Any]:
     """Forget these crystals as ``dream forget`` does, the report page drawn again if there was
     one; what went, by place."""
-    report = ws.forget(forgetting.crystal_ids(ids), reason="from the memory page", now=now)
+    checked = forgetting.crystal_ids(ids)
+    if not checked:
+        raise UsageError("name the crystals to forget; the preview lists them")
+    report = ws.forget(checked, reason="from the memory page", now=now)
     if report.report_removed:  # drawn before with the text: drawn again without it
         from dreamer.service import report as memory_report
 

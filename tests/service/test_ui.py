@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import signal
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -261,6 +264,8 @@ def test_forget_previews_exactly_what_goes_then_removes_it_everywhere(page, root
     assert "Zorbulax" not in json.dumps(call(page, "GET", "/api/overview")[2])
     status, _, answer = call(page, "POST", "/api/forget", {"ids": "12"})
     assert status == 400 and "list of whole numbers" in answer["error"]
+    status, _, answer = call(page, "POST", "/api/forget", {"ids": []})
+    assert status == 400 and "name the crystals" in answer["error"]
 
 
 def test_adopt_commits_the_candidate(page, root):
@@ -341,6 +346,29 @@ def test_ui_on_a_port_in_use_says_so_in_one_line(runner, root):
     assert result.output.startswith("Error: cannot listen on 127.0.0.1:") and "--port 0" in (
         result.output
     )
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_dream_ui_at_once_even_with_a_browser_connection_open(root):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dreamer.cli", "ui", "-w", str(root), "--no-open"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = next(line.strip() for line in process.stdout if line.strip().startswith("http://"))
+    port = int(url.split(":")[2].split("/")[0])
+    with socket.create_connection(("127.0.0.1", port)):  # a spare connection, idle
+        # Accepted in turn: once a later connection is answered, the idle one is being read.
+        later = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        later.request("GET", "/ui.css")
+        assert later.getresponse().status == 200
+        later.close()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 0, err
+    assert out.strip().endswith("Stopped.") and "Traceback" not in err
 
 
 def test_ui_needs_a_workspace(runner, tmp_path):
