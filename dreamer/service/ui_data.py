@@ -11,6 +11,7 @@ as a search, and the page says so.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Any
 
@@ -23,19 +24,27 @@ from dreamer.memory.workspace import Workspace
 RECENT_DREAMS = 8  # journal rows the page explains
 REQUEST_DREAMS = 50  # journal rows searched for forget requests that wait for the user
 SOURCES = 3  # nearest crystals shown for a line
+STAMP = re.compile(r"^_Last dream:.*_$")  # as dreamer.dream.hand_edits reads it
 SOURCES_NOTE = (
     "Dreams do not record which crystal each line came from: these are the crystals nearest "
     "to the line by search."
 )
 
 
+def kind(line: str) -> str:
+    """What a MEMORY.md line is: ``blank``, ``heading``, ``stamp`` (the last dream's line, which
+    each dream rewrites) or ``text``."""
+    if not line.strip():
+        return "blank"
+    if line.startswith("#"):
+        return "heading"
+    return "stamp" if STAMP.match(line.strip()) else "text"
+
+
 def memory_lines(ws: Workspace) -> list[dict[str, Any]]:
-    """MEMORY.md as numbered lines, each marked heading, text or blank."""
-    out = []
-    for number, line in enumerate(ws.read_memory(errors="replace").split("\n")):
-        kind = "blank" if not line.strip() else "heading" if line.startswith("#") else "text"
-        out.append({"n": number, "text": line, "kind": kind})
-    return out
+    """MEMORY.md as numbered lines, each with its kind."""
+    lines = ws.read_memory(errors="replace").split("\n")
+    return [{"n": number, "text": line, "kind": kind(line)} for number, line in enumerate(lines)]
 
 
 def pinned(ws: Workspace) -> list[dict[str, Any]]:
@@ -70,7 +79,7 @@ def _removed(entry: dict[str, Any]) -> list[str]:
     return [
         line.strip()
         for line in before.split("\n")
-        if line.strip() and not line.startswith("#") and line.strip() not in kept
+        if kind(line) == "text" and line.strip() not in kept
     ]
 
 

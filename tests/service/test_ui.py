@@ -197,6 +197,11 @@ def test_the_overview_shows_memory_pins_candidate_journal_and_health(page, root)
     assert data["candidate"]["diff"].startswith("--- MEMORY.md\n+++ memory/MEMORY.candidate.md")
     assert not data["candidate"]["stale"]
     assert [d["outcome"] for d in data["journal"]][:2] == ["candidate", "committed"]
+    # The line each dream rewrites is no line of memory: no edit, no sources, never "removed".
+    assert {line["kind"] for line in data["memory"] if line["text"].startswith("_Last")} == {
+        "stamp"
+    }
+    assert not [line for d in data["journal"] for line in d["removed"] if "Last dream" in line]
     assert data["health"]["crystals"] and "synthesizer" in data["health"]
     assert "nearest to the line by search" in data["sources_note"]
 

@@ -194,10 +194,13 @@ function renderCandidate(candidate) {
     return;
   }
   const back = el("input", { type: "checkbox", id: "return-notes" });
-  body.replaceChildren(
-    el("p", { text: "Written by dream #" + candidate.dream_id + " at " + candidate.written_at }),
-    candidate.stale ? el("p", { class: "error", text:
-      "MEMORY.md changed since this candidate was written: adopting it is refused." }) : null,
+  body.replaceChildren(el("p", { text: "Written by dream #" + candidate.dream_id + " at " +
+    candidate.written_at }));
+  if (candidate.stale) {
+    body.append(el("p", { class: "error", text:
+      "MEMORY.md changed since this candidate was written: adopting it is refused." }));
+  }
+  body.append(
     diffBlock(candidate.diff || "(no difference)"),
     el("p", {},
       button("Adopt", "adopt", () => act("/api/adopt", {}, (v) =>
