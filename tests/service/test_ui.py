@@ -219,6 +219,34 @@ def test_search_finds_what_the_cli_finds(page, root):
     assert status == 200 and hits[0]["text"] == LOCKER
 
 
+def test_an_unclear_forget_request_waits_on_the_page_with_what_it_would_select(tmp_path, now):
+    root = tmp_path / "asked"
+    root.mkdir()
+    (root / "dreamer.toml").write_text(settings(review=False), encoding="utf-8")
+    with Workspace.open(root) as ws:
+        for i in range(5):
+            ws.note(f"Deploy note {i}: the deploy checklist step {i} is done", at=now)
+        ws.note("forget the deploy checklist", at=now + timedelta(minutes=5))
+        assert run(ws, now=now + timedelta(hours=1), force=True).committed
+    server = MemoryPage(root, port=0, clock=lambda: now + timedelta(hours=2), token=TOKEN)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        [waiting] = call(server, "GET", "/api/overview")[2]["forget_requests"]
+        # The five notes, and the request itself: it holds the words too.
+        assert waiting["target"] == "the deploy checklist" and waiting["matches"] == 6
+        status, _, shown = call(server, "POST", "/api/forget/preview", {"query": waiting["target"]})
+        assert status == 200 and len(shown["crystals"]) == 6 and shown["many"]
+        assert waiting["note_id"] in [c["id"] for c in shown["crystals"]]
+        ids = [c["id"] for c in shown["crystals"]]
+        assert call(server, "POST", "/api/forget", {"ids": ids})[0] == 200
+        # Done: the request no longer waits.
+        assert call(server, "GET", "/api/overview")[2]["forget_requests"] == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 # --- what it changes ------------------------------------------------------------------------
 
 
