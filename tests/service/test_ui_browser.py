@@ -205,6 +205,8 @@ def test_the_page_acts_on_the_memory_in_a_browser(served, browser):
     browser.open(url)
     browser.until("document.body.dataset.loaded")
     assert "Zorbulax" in browser.text() and "Candidate" in browser.text()
+    health = browser.evaluate("document.getElementById('health-body').innerText")
+    assert "offline: set in dreamer.toml" in health and "LLM to date" in health
 
     # Search.
     browser.evaluate("document.getElementById('search-query').value = 'locker code'")

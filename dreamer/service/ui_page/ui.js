@@ -272,6 +272,16 @@ function renderHealth(info) {
     ["Last dream", info.last_dream ? "#" + info.last_dream.id + " " + info.last_dream.outcome +
       " at " + info.last_dream.started_at + " (" + info.last_dream.reason + ")" : "none yet"],
     ["Mood", info.mood]];
+  for (const [period, spend] of Object.entries(info.spending || {})) {
+    const caps = [];
+    if (spend.usd_cap !== null) caps.push("$" + spend.usd_cap);
+    if (spend.tokens_cap !== null) caps.push(spend.tokens_cap + " tokens");
+    rows.push(["Spending this " + period, "$" + spend.usd.toFixed(4) + ", " + spend.tokens +
+      " tokens; cap " + (caps.join(" and ") || "none") + " (resets " + spend.resets_at + ")"]);
+  }
+  const spent = info.llm_to_date;
+  rows.push(["LLM to date", "$" + spent.cost_usd.toFixed(4) + " over " + spent.dreams +
+    " dreams (" + spent.input_tokens + " input, " + spent.output_tokens + " output tokens)"]);
   for (const [job, state] of Object.entries(info.jobs)) {
     rows.push([job, state.enabled ? "last " + (state.last_at || "never") +
       (state.last_outcome ? " (" + state.last_outcome + ")" : "") : "disabled"]);
