@@ -277,6 +277,11 @@ def test_editing_a_line_rewrites_that_line_alone_redacted_and_only_once(page, ro
     status, _, answer = call(page, "POST", "/api/edit", {**edit, "after": "- other"})
     assert status == 400 and "reload the page" in answer["error"]
     assert (root / "MEMORY.md").read_text(encoding="utf-8").split("\n") == written
+    # A hand edit like any other: the next dream makes the line a crystal of its own.
+    assert call(page, "POST", "/api/discard", {})[0] == 200
+    with Workspace.open(root, create=False) as ws:
+        run(ws, now=now + timedelta(hours=2), force=True)
+        assert [c.text for c in ws.search("Porto", limit=1)] == [written[number][2:]]
 
 
 def test_forget_previews_exactly_what_goes_then_removes_it_everywhere(page, root):
