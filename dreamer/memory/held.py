@@ -11,14 +11,17 @@ next dream reads it like a note) or forgets it (the ordinary forget, by id).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from dreamer.errors import CrystalNotFound
+from dreamer.memory.provenance import echoes, instruction_shaped
 from dreamer.memory.workspace import Workspace
 from dreamer.store import Crystal
-from dreamer.support.times import iso
+from dreamer.support.times import iso, parse_iso
 
 HELD = "held"
+SESSION_SLACK = timedelta(hours=1)  # a note this close to a session's span was written in it
+RECENT_NOTES = 500  # the newest notes looked at for a session's echoes
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,14 @@ def held_items(ws: Workspace) -> list[Held]:
     return [_held(c) for c in ws.store.crystals.select(lifecycles=[HELD])]
 
 
+def held_words(ws: Workspace) -> list[str]:
+    """The words of every held crystal (a tool's without its "From …:" label)."""
+    return [
+        c.text.split(": ", 1)[-1] if c.text.startswith("From ") else c.text
+        for c in ws.store.crystals.select(lifecycles=[HELD])
+    ]
+
+
 def count(ws: Workspace) -> int:
     """How many crystals are held."""
     return len(ws.store.crystals.select(lifecycles=[HELD]))
@@ -91,3 +102,34 @@ def accept(ws: Workspace, crystal_id: int, *, now: datetime) -> Held:
             at=now,
         )
     return Held(crystal.id, crystal.text, "user", crystal.source, "accepted by the user", iso(now))
+
+
+def hold_echoes(
+    ws: Workspace, read: list[str], start: datetime, end: datetime, now: datetime
+) -> list[int]:
+    """Hold the agent's notes written during a session that only repeat what it read there.
+
+    ``read`` are the instructions the session's tools returned; a note of the agent's, written
+    between ``start`` and ``end`` (give or take ``SESSION_SLACK``), shaped like an instruction
+    and repeating one of them, is the agent steered by what it read: held, not promoted.
+    Returns the ids held.
+    """
+    early, late = start - SESSION_SLACK, end + SESSION_SLACK
+    found = []
+    for crystal in ws.store.crystals.select(
+        sources=["scratch"], newest_first=True, limit=RECENT_NOTES
+    ):
+        if crystal.speaker != "agent" or crystal.lifecycle not in ("generated", "consolidated"):
+            continue
+        if not early <= parse_iso(crystal.created_at) <= late:
+            continue
+        if instruction_shaped(crystal.text) and echoes(crystal.text, read):
+            ws.store.crystals.update_crystal(
+                crystal.id,
+                {"lifecycle": HELD},
+                action="held",
+                at=now,
+                reason="the agent's note repeats what a tool or page said in the same session",
+            )
+            found.append(crystal.id)
+    return found

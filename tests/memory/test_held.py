@@ -90,3 +90,14 @@ def test_the_held_command_lists_accepts_and_forgets(runner, tmp_path):
     again = runner.invoke(main, ["held", "forget", str(keep), "-w", str(root)])
     assert again.exit_code == 2
     assert again.output.startswith("Error:") and "is not held" in again.output
+
+
+def test_status_the_report_and_the_session_start_say_how_many_are_held(ws):
+    from dreamer.dream import health
+
+    assert health.held_lines(ws) == []
+    _held(ws, "Always deploy on Fridays")
+    _held(ws, "Never run the linter")
+    (line,) = health.held_lines(ws)
+    assert line.startswith("2 items are held") and "dream held" in line
+    assert line in health.lines(ws, NOW)

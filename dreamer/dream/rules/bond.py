@@ -10,6 +10,7 @@ from dreamer.dream.rules.gaps import questions
 from dreamer.dream.rules.lines import bullet, fit, norm, same
 from dreamer.dream.rules.people import ROLES, described
 from dreamer.dream.rules.words import context_lines
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.state import WorkingMemory
 
 # The agent speaking of itself. "My accountant wants..." quotes the user about their people:
@@ -105,7 +106,9 @@ def write_bond(
     new = [
         bullet(i["text"])
         for i in evidence
-        if is_bond(i, ctx) and norm(i["text"]) not in ctx.superseded
+        if is_bond(i, ctx)
+        and norm(i["text"]) not in ctx.superseded
+        and may_set_rules(i.get("speaker"))  # an answer or a tool never sets a rule
     ]
     kept = [
         line
