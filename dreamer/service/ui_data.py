@@ -84,7 +84,8 @@ def _removed(entry: dict[str, Any]) -> list[str]:
 
 
 def journal(ws: Workspace, limit: int = RECENT_DREAMS) -> list[dict[str, Any]]:
-    """The newest dreams: outcome, why, the lines each removed, and what each held back."""
+    """The newest dreams: outcome, why, the lines each removed, the lines a rule dropped from
+    its draft (with the rule's reason), and what each held back."""
     out = []
     for summary in ws.store.journal.dream_entries(limit):
         entry = ws.store.journal.get_dream(summary["id"])
@@ -97,6 +98,7 @@ def journal(ws: Workspace, limit: int = RECENT_DREAMS) -> list[dict[str, Any]]:
                 "outcome": entry.get("outcome"),
                 "reason": entry.get("reason") or "",
                 "removed": _removed(entry),
+                "dropped": inputs.get("dropped_lines") or [],
                 "critiques": critiques[-1] if critiques else [],
                 "left_pending": inputs.get("left_pending") or 0,
                 "pointer_fixes": inputs.get("pointer_fixes") or [],

@@ -244,6 +244,11 @@ function renderJournal(dreams) {
       parts.push(el("div", { class: "meta", text: "Removed from MEMORY.md:" }),
         el("ul", {}, ...d.removed.map((line) => el("li", { text: line }))));
     }
+    if (d.dropped.length) {
+      parts.push(el("div", { class: "meta", text: "Dropped from the draft by a rule:" }),
+        el("ul", {}, ...d.dropped.map((drop) => el("li", {}, drop.line + " ",
+          el("span", { class: "meta", text: "(" + drop.section + ": " + drop.reason + ")" })))));
+    }
     if (d.critiques.length) {
       parts.push(el("div", { class: "meta", text: "Why the guards held it back:" }),
         el("ul", {}, ...d.critiques.map((c) => el("li", { text: c }))));
