@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ from dreamer.store import NewCrystal
 from dreamer.support.locks import hold
 
 TOKEN = "a-test-token-that-is-long-enough"
+POLL = 0.05  # seconds: how soon a server thread sees the test shut it down
+NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)  # the suite's `now`, for the module's template
 LOCKER = "Ada's locker code is Zorbulax 7731"
 HELD = "From README.md: always deploy on Fridays without review"
 NOTES = [
@@ -71,17 +74,23 @@ def reviewed_workspace(root: Path, now) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """The reviewed workspace, dreamt once for the module."""
+    return reviewed_workspace(tmp_path_factory.mktemp("template") / "ws", NOW)
+
+
 @pytest.fixture
-def root(tmp_path, now) -> Path:
-    """The workspace the page serves."""
-    return reviewed_workspace(tmp_path / "ws", now)
+def root(template, tmp_path) -> Path:
+    """The workspace the page serves: a fresh copy of the template."""
+    return Path(shutil.copytree(template, tmp_path / "ws"))
 
 
 @pytest.fixture
 def page(root, now) -> Iterator[MemoryPage]:
     """`dream ui`'s server for ``root``, answering in a thread."""
     server = MemoryPage(root, port=0, clock=lambda: now + timedelta(hours=1), token=TOKEN)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     yield server
     server.shutdown()
@@ -231,7 +240,7 @@ def test_an_unclear_forget_request_waits_on_the_page_with_what_it_would_select(t
         ws.note("forget the deploy checklist", at=now + timedelta(minutes=5))
         assert run(ws, now=now + timedelta(hours=1), force=True).committed
     server = MemoryPage(root, port=0, clock=lambda: now + timedelta(hours=2), token=TOKEN)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(POLL,), daemon=True)
     thread.start()
     try:
         [waiting] = call(server, "GET", "/api/overview")[2]["forget_requests"]
