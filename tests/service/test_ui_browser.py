@@ -66,6 +66,7 @@ class Browser:
         os.close(from_browser)
         self._next = 0
         self._buffer = b""
+        self.errors: list[dict[str, Any]] = []  # uncaught exceptions of the page's script
         self.session = ""
         target = self.send("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)[
@@ -74,7 +75,8 @@ class Browser:
         self.send("Runtime.enable")
 
     def send(self, method: str, **params: Any) -> dict[str, Any]:
-        """One DevTools command; its result (events on the way are skipped)."""
+        """One DevTools command; its result (events on the way are skipped, but for the page's
+        uncaught exceptions, kept in ``errors``)."""
         self._next += 1
         message: dict[str, Any] = {"id": self._next, "method": method, "params": params}
         if self.session and not method.startswith("Target."):
@@ -87,6 +89,8 @@ class Browser:
                 self._buffer += chunk
             raw, self._buffer = self._buffer.split(b"\0", 1)
             answer = json.loads(raw)
+            if answer.get("method") == "Runtime.exceptionThrown":
+                self.errors.append(answer["params"]["exceptionDetails"])
             if answer.get("id") == self._next:
                 assert "error" not in answer, answer["error"]
                 return answer["result"]
@@ -280,3 +284,4 @@ def test_the_page_acts_on_the_memory_in_a_browser(served, browser):
         " body: JSON.stringify({text: 'Sky is green'})}).then((r) => r.status)"
     )
     assert status == 403
+    assert browser.errors == []
