@@ -93,8 +93,7 @@ def preview(
 
 
 def forget(ws: Workspace, ids: Sequence[int], now: datetime) -> dict[str, Any]:
-    """Forget these crystals as ``dream forget`` does, the report page drawn again if there was
-    one; what went, by place."""
+    """Forget these crystals as ``dream forget`` does; what went, by place."""
     checked = forgetting.crystal_ids(ids)
     if not checked:
         raise UsageError("name the crystals to forget; the preview lists them")

@@ -32,8 +32,7 @@ SOURCES_NOTE = (
 
 
 def kind(line: str) -> str:
-    """What a MEMORY.md line is: ``blank``, ``heading``, ``stamp`` (the last dream's line, which
-    each dream rewrites) or ``text``."""
+    """A MEMORY.md line's kind: blank, heading, stamp (the last-dream line) or text."""
     if not line.strip():
         return "blank"
     if line.startswith("#"):
@@ -84,8 +83,7 @@ def _removed(entry: dict[str, Any]) -> list[str]:
 
 
 def journal(ws: Workspace, limit: int = RECENT_DREAMS) -> list[dict[str, Any]]:
-    """The newest dreams: outcome, why, the lines each removed, the lines a rule dropped from
-    its draft (with the rule's reason), and what each held back."""
+    """The newest dreams: outcome, reason, lines removed, lines a rule dropped, what waits."""
     out = []
     for summary in ws.store.journal.dream_entries(limit):
         entry = ws.store.journal.get_dream(summary["id"])

@@ -29,6 +29,7 @@ from dreamer.dream import pins, review
 from dreamer.dream.cycle import run
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory import held
+from dreamer.service import report as memory_report
 from dreamer.service.ui import MemoryPage
 from dreamer.store import NewCrystal
 from dreamer.support.locks import hold
@@ -327,8 +328,11 @@ def test_editing_a_line_rewrites_that_line_alone_redacted_and_only_once(page, ro
         assert [c.text for c in ws.search("Porto", limit=1)] == [written[number][2:]]
 
 
-def test_forget_previews_exactly_what_goes_then_removes_it_everywhere(page, root):
+def test_forget_previews_exactly_what_goes_then_removes_it_everywhere(page, root, now):
     target = crystal_id(root, LOCKER)
+    with Workspace.open(root, create=False) as ws:
+        memory_report.write(ws, now)  # a report page drawn with the text
+    assert "Zorbulax" in (root / "memory" / "report.html").read_text(encoding="utf-8")
     status, _, shown = call(page, "POST", "/api/forget/preview", {"query": "Zorbulax"})
     assert status == 200, shown
     assert [c["id"] for c in shown["crystals"]] == [target]
@@ -342,6 +346,7 @@ def test_forget_previews_exactly_what_goes_then_removes_it_everywhere(page, root
     assert b"Zorbulax" not in (root / "MEMORY.md").read_bytes()
     assert b"Zorbulax" not in (root / "memory" / "crystals.db").read_bytes()
     assert b"Zorbulax" not in (root / "memory" / "MEMORY.candidate.md").read_bytes()
+    assert "Zorbulax" not in (root / "memory" / "report.html").read_text(encoding="utf-8")
     assert "Zorbulax" not in json.dumps(call(page, "GET", "/api/overview")[2])
     status, _, answer = call(page, "POST", "/api/forget", {"ids": "12"})
     assert status == 400 and "list of whole numbers" in answer["error"]
