@@ -59,6 +59,7 @@ COMMANDS = {
     "claude": "claude:claude",
     "codex": "codex:codex",
     "worker": "worker:worker",
+    "ui": "ui:ui",
 }
 
 
