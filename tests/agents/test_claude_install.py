@@ -71,6 +71,7 @@ def test_install_status_uninstall_round_trip_in_project_scope(place, runner):
         "settings": str(home / ".claude" / "settings.json"),
         "hooks": [],
         "mcp": False,
+        "plugin": [],
     }
     assert report["workspace"]["chosen_by"] == "default"
 
@@ -206,7 +207,6 @@ def _one_error(output: str) -> str:
         ("local", "~/.claude.json", {"projects": 7}, '"projects" is a number (7)'),
     ],
 )
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_settings_file_of_the_wrong_shape_is_one_error_and_nothing_changes(
     place, runner, scope, file, content, named
 ):
@@ -229,7 +229,6 @@ def test_a_settings_file_of_the_wrong_shape_is_one_error_and_nothing_changes(
 
 
 @pytest.mark.parametrize("scope", cs.SCOPES)
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_home_that_is_a_file_is_named_as_home(place, runner, monkeypatch, tmp_path, scope):
     _, project = place
     not_a_folder = tmp_path / "home-file"
@@ -243,7 +242,6 @@ def test_home_that_is_a_file_is_named_as_home(place, runner, monkeypatch, tmp_pa
     assert _snapshot(project) == before and not_a_folder.read_text() == "x"
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_dream_status_answers_right_after_a_user_scope_install(place, runner):
     done = runner.invoke(main, ["claude", "install", "--scope", "user"])
     assert done.exit_code == 0, done.output
@@ -252,7 +250,6 @@ def test_dream_status_answers_right_after_a_user_scope_install(place, runner):
     assert "claude-code" in shown.output  # the synthesizer install set, read back
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_project_install_with_dream_workspace_exported_names_the_variable(
     place, runner, monkeypatch, tmp_path
 ):
@@ -284,7 +281,6 @@ def _record_plugin(home, project, scope: str, enabled: bool) -> None:
     settings.write_text(json.dumps({"enabledPlugins": {"dreamer@dreamer": enabled}}))
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_status_shows_a_plugin_install_and_whether_it_is_on(place, runner):
     home, project = place
     _record_plugin(home, project, "project", enabled=False)

@@ -215,7 +215,6 @@ def _trust(codex_home, hooks_file, hashes: dict[str, str]) -> None:
     config.write_text(config.read_text() + "\n" + "\n".join(lines))
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_status_says_memory_is_off_until_the_hooks_are_trusted(place, runner, tmp_path):
     home, _ = place
     codex_home = home / ".codex"
@@ -242,7 +241,6 @@ def test_status_says_memory_is_off_until_the_hooks_are_trusted(place, runner, tm
     assert report["memory"].startswith("off: the hooks changed since you trusted them")
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_project_install_is_off_until_codex_trusts_the_project(place, runner):
     home, project = place
     assert runner.invoke(main, ["codex", "install", "--scope", "project"]).exit_code == 0
@@ -260,7 +258,6 @@ def test_a_project_install_is_off_until_codex_trusts_the_project(place, runner):
     ].startswith("on")
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_codex_install_errors_name_their_file_key_or_variable(place, runner, monkeypatch, tmp_path):
     home, project = place
     folder = home / ".codex"
@@ -284,7 +281,6 @@ def test_codex_install_errors_name_their_file_key_or_variable(place, runner, mon
     assert result.exit_code == 2 and "HOME is" in result.output and "Traceback" not in result.output
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_dream_status_answers_right_after_a_codex_install(place, runner):
     assert runner.invoke(main, ["codex", "install", "--scope", "user"]).exit_code == 0
     shown = runner.invoke(main, ["status"])
@@ -292,7 +288,6 @@ def test_dream_status_answers_right_after_a_codex_install(place, runner):
 
 
 @pytest.mark.cli
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_the_trust_hash_is_the_one_the_real_codex_computes(place, runner, monkeypatch):
     """Codex's own `hooks/list` (its app server) names each hook's key, current hash and trust:
     dreamer's reading of the same files agrees, before and after the hooks are trusted."""
