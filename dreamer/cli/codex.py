@@ -202,18 +202,18 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
 
 
-def _memory_state(scopes: dict) -> str:
+def _memory_state(scopes: dict, trusts: dict) -> str:
     """One line: whether Codex gives this project its memory, and what to do when it does not."""
-    hooked = {scope: info for scope, info in scopes.items() if info["hooks"]}
+    hooked = [trusts[scope] for scope, info in scopes.items() if info["hooks"]]
     if not hooked:
         return "off: dreamer's hooks are not installed (dream codex install)"
-    for info in hooked.values():
+    for info in hooked:
         if not info["project_trusted"]:
             return (
                 "off: Codex reads this project's .codex/ only once you trust the project "
                 "(start codex here and accept it)"
             )
-        states = set(info["trust"].values())
+        states = set(info["hooks"].values())
         if states == {"trusted"}:
             continue
         if "modified" in states:
@@ -246,14 +246,9 @@ def status(as_json: bool, workspace: str | None) -> None:
         except (ValueError, OSError, UsageError) as e:
             hooks, mcp = [], False
             report.setdefault("errors", []).append(str(e))
-        report["scopes"][scope] = {
-            "hooks_file": str(hooks_file),
-            "hooks": hooks,
-            "mcp": mcp,
-            "trust": trust,
-            "project_trusted": project_ok,
-        }
-    report["memory"] = _memory_state(report["scopes"])
+        report["scopes"][scope] = {"hooks_file": str(hooks_file), "hooks": hooks, "mcp": mcp}
+        report.setdefault("trust", {})[scope] = {"hooks": trust, "project_trusted": project_ok}
+    report["memory"] = _memory_state(report["scopes"], report["trust"])
     root, how = location.resolve(workspace)
     exists = (root / "memory").is_dir()
     report["workspace"] = {"path": str(root), "chosen_by": how, "exists": exists}
@@ -272,7 +267,8 @@ def status(as_json: bool, workspace: str | None) -> None:
         events = ", ".join(info["hooks"]) or "none"
         click.echo(f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}")
         if info["hooks"]:
-            states = ", ".join(f"{e} {info['trust'].get(e, '?')}" for e in info["hooks"])
+            trust = report["trust"][scope]["hooks"]
+            states = ", ".join(f"{e} {trust.get(e, '?')}" for e in info["hooks"])
             click.echo(f"{'':<8} trust in Codex: {states}")
     click.echo(f"memory: {report['memory']}")
     for error in report.get("errors", []):

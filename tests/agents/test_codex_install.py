@@ -221,13 +221,13 @@ def test_status_says_memory_is_off_until_the_hooks_are_trusted(place, runner, tm
     done = runner.invoke(main, ["codex", "install", "--scope", "user"])
     assert done.exit_code == 0 and "until then this memory is off" in done.output
     report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
-    assert report["scopes"]["user"]["trust"] == dict.fromkeys(xs.HOOK_EVENTS, "untrusted")
+    assert report["trust"]["user"]["hooks"] == dict.fromkeys(xs.HOOK_EVENTS, "untrusted")
     assert report["memory"].startswith("off until you trust the hooks")
     assert "/hooks" in runner.invoke(main, ["codex", "status"]).output
 
     _trust(codex_home, codex_home / "hooks.json", {})
     report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
-    assert report["scopes"]["user"]["trust"] == dict.fromkeys(xs.HOOK_EVENTS, "trusted")
+    assert report["trust"]["user"]["hooks"] == dict.fromkeys(xs.HOOK_EVENTS, "trusted")
     assert report["memory"].startswith("on")
     again = runner.invoke(main, ["codex", "install", "--scope", "user"])
     assert "Already installed" in again.output and "/hooks" not in again.output
@@ -237,7 +237,7 @@ def test_status_says_memory_is_off_until_the_hooks_are_trusted(place, runner, tm
     moved = runner.invoke(main, ["codex", "install", "--scope", "user", "-w", str(tmp_path / "w")])
     assert "until then this memory is off" in moved.output
     report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
-    assert set(report["scopes"]["user"]["trust"].values()) == {"modified"}
+    assert set(report["trust"]["user"]["hooks"].values()) == {"modified"}
     assert report["memory"].startswith("off: the hooks changed since you trusted them")
 
 
@@ -249,7 +249,7 @@ def test_a_project_install_is_off_until_codex_trusts_the_project(place, runner):
     (home / ".codex" / "config.toml").write_text("")
     _trust(home / ".codex", hooks_file, {})
     report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
-    assert report["scopes"]["project"]["trust"] == dict.fromkeys(xs.HOOK_EVENTS, "trusted")
+    assert report["trust"]["project"]["hooks"] == dict.fromkeys(xs.HOOK_EVENTS, "trusted")
     assert "trust the project" in report["memory"]
     config = home / ".codex" / "config.toml"
     config.write_text(config.read_text() + f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
@@ -307,7 +307,7 @@ def test_the_trust_hash_is_the_one_the_real_codex_computes(place, runner, monkey
     states = {h["key"].split(":")[-3]: h["trustStatus"] for h in _codex_hooks(cli, project)}
     assert states == {"session_start": "trusted", "pre_compact": "trusted", "stop": "modified"}
     report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
-    assert report["scopes"]["user"]["trust"] == {
+    assert report["trust"]["user"]["hooks"] == {
         "SessionStart": "trusted",
         "PreCompact": "trusted",
         "Stop": "modified",
