@@ -48,7 +48,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dreamer.agents import hook_log
+from dreamer.agents import hook_log, team
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
@@ -107,12 +107,18 @@ def run(
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
+        writes = event in ("pre-compact", "session-end", "stop")
+        # The project's committed model choice (dreamer.agents.team): taken up, or named.
+        notice = team.adopt(root, cwd, env, write=writes or (root / "memory").is_dir())
+        if notice and event != "session-start":
+            hook_log.write(root, event, notice, now)
         if event in ("session-end", "stop") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
             hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)
             return 0
-        writes = event in ("pre-compact", "session-end", "stop")
         if not writes and not (root / "memory").is_dir():
+            if notice and event == "session-start":  # nothing remembered yet, but this is said
+                stdout.write(json.dumps(_started(notice, notice), ensure_ascii=False))
             return 0  # nothing remembered here yet, and a read must not create a workspace
         if event == "user-prompt-submit":
             recalled = recall or env.get("DREAM_HOOK_RECALL") == "1"
@@ -120,6 +126,9 @@ def run(
         else:
             with Workspace.open(root, create=writes) as ws:
                 output = _handle(event, ws, payload, now)
+            if notice and event == "session-start" and output is not None:
+                context = output["hookSpecificOutput"]["additionalContext"]
+                output = _started(f"{notice}\n\n{context}", notice)
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
@@ -129,6 +138,14 @@ def run(
         if watchdog is not None:
             watchdog.cancel()
     return 0
+
+
+def _started(context: str, message: str) -> dict[str, Any]:
+    """A SessionStart answer: context for the model, and a line shown to the person."""
+    return {
+        "systemMessage": message,
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
+    }
 
 
 def _watchdog(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ from pathlib import Path
 import click
 
 from dreamer.agents import claude_settings as cs
+from dreamer.agents import team
 from dreamer.cli.common import emit_json, json_option, show_diff, workspace_option, write_config
 from dreamer.errors import UsageError
 from dreamer.memory import location
@@ -190,6 +192,8 @@ def install(
     # The offers first: a dreamer.toml they cannot join fails before any file changes.
     toml = _toml(pinned)
     changed = False if no_synthesizer else _offer_synthesizer(toml, dry_run)
+    if shared and not no_synthesizer:
+        changed |= _commit_choice(project, dry_run)
     changed |= _change(settings, hooks_new, dry_run=dry_run, shared=shared)
     changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=shared)
     if not dry_run:
@@ -207,6 +211,31 @@ def _make_workspace(root: Path) -> None:
         ws.init()
     if fresh:
         click.echo(f"Created the dreamer workspace {root}.")
+
+
+def _commit_choice(project: Path, dry_run: bool) -> bool:
+    """Write the team's model choice (.dreamer/synthesizer) for the project to commit."""
+    path = project / team.CHOICE
+    if path.exists():
+        return False  # the project's committed choice stands
+    write_config(path, "", "claude-code\n", dry_run=dry_run, shared=True)
+    return True
+
+
+def _withdraw_choice(project: Path, dry_run: bool) -> bool:
+    """Remove the team's choice install wrote (the folder too, when it held nothing else)."""
+    path = project / team.CHOICE
+    try:
+        if path.read_text(encoding="utf-8") != "claude-code\n":
+            return False  # not what install wrote: the team's own
+    except (OSError, UnicodeDecodeError):
+        return False
+    click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+    if not dry_run:
+        path.unlink()
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()  # only when empty
+    return True
 
 
 def _toml(pinned: Path | None) -> Path:
@@ -304,6 +333,8 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
     mcp_new = _edited(mcp_file, lambda data: cs.without_server(data, scope, project))
     changed = _remove(settings, hooks_new, dry_run)
     changed |= _remove(mcp_file, mcp_new, dry_run)
+    if scope == "project":
+        changed |= _withdraw_choice(project, dry_run)
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     changed |= _withdraw_synthesizer(_toml(pinned), dry_run)
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
@@ -366,6 +397,14 @@ def status(as_json: bool, workspace: str | None) -> None:
             "mcp": mcp,
             "plugin": plugins.get(scope, []),
         }
+    try:
+        choice = team.committed(project)
+    except ValueError as e:
+        choice = None
+        report.setdefault("errors", []).append(str(e))
+    report["team_synthesizer"] = (
+        {"name": choice[0], "file": str(choice[1])} if choice is not None else None
+    )
     root, how = location.resolve(workspace)
     report["workspace"] = {
         "path": str(root),
@@ -403,6 +442,9 @@ def status(as_json: bool, workspace: str | None) -> None:
         click.echo(line)
     for error in report.get("errors", []):
         click.echo(f"problem: {error}")
+    if report["team_synthesizer"]:
+        chosen = report["team_synthesizer"]
+        click.echo(f"team synthesizer: {chosen['name']} (committed in {chosen['file']})")
     ws_info = report["workspace"]
     click.echo(
         f"workspace: {ws_info['path']} ({ws_info['chosen_by']}"
