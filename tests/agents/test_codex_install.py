@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tomllib
 
@@ -347,3 +348,25 @@ def _codex_hooks(cli: str, cwd) -> list[dict]:
         child.kill()
         child.wait(timeout=30)
     raise AssertionError("codex app-server gave no hooks/list answer")
+
+
+@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
+def test_a_session_start_that_cannot_load_the_memory_says_so_in_one_line(tmp_path, now):
+    """The memory block never goes missing without a word: a workspace whose dreamer.toml is
+    broken gives the session one line naming the cause and the log, instead of nothing."""
+    import io
+
+    from dreamer import Workspace
+    from dreamer.agents import hooks
+
+    Workspace.open(tmp_path / "ws").close()
+    (tmp_path / "ws" / "dreamer.toml").write_text("[memory.dream\n")
+    payload = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    out = io.StringIO()
+    env = {"DREAM_WORKSPACE": str(tmp_path / "ws"), "PATH": os.environ.get("PATH", "")}
+    assert hooks.run("session-start", io.StringIO(json.dumps(payload)), out, now, env) == 0
+    answer = json.loads(out.getvalue())
+    line = answer["systemMessage"]
+    assert "\n" not in line and "not loaded" in line and "not valid TOML" in line
+    assert str(tmp_path / "ws" / "memory" / "hooks.log") in line
+    assert answer["hookSpecificOutput"]["additionalContext"] == line
