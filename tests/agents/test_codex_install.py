@@ -350,7 +350,6 @@ def _codex_hooks(cli: str, cwd) -> list[dict]:
     raise AssertionError("codex app-server gave no hooks/list answer")
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_session_start_that_cannot_load_the_memory_says_so_in_one_line(tmp_path, now):
     """The memory block never goes missing without a word: a workspace whose dreamer.toml is
     broken gives the session one line naming the cause and the log, instead of nothing."""
