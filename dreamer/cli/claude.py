@@ -128,8 +128,9 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
 @click.option(
     "--no-synthesizer",
     is_flag=True,
-    help="Leave the workspace's dreamer.toml alone (by default it gets memory.dream.synthesizer "
-    '= "claude-code": dreams written by your Claude Code login).',
+    help="Leave the model choice alone (by default the workspace's dreamer.toml gets "
+    'memory.dream.synthesizer = "claude-code": dreams written by your Claude Code login; '
+    "with --scope project, .dreamer/synthesizer records it for the team too).",
 )
 @click.option(
     "--no-permissions",
@@ -160,6 +161,9 @@ def install(
 
     The project scope is for committing: its commands run the 'dream' found on each
     teammate's PATH (a hook prints a hint when there is none) and name no path of this machine.
+    It also writes the model choice to .dreamer/synthesizer for the team: each teammate's
+    first session takes it into their own dreamer.toml when the claude CLI is on their PATH,
+    and otherwise says in one line how to opt in.
     Unless --no-permissions, permissions.allow lets Claude Code run dreamer's tools without
     asking, all but memory_forget.
 
