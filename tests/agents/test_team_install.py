@@ -444,23 +444,24 @@ def test_a_teammate_without_claude_is_told_in_one_line_and_nothing_changes(
 
 
 @pytest.mark.parametrize("own", ["toml", "env"])
-def test_a_persons_own_choice_stands(committed, tmp_path, now, own):
+@pytest.mark.parametrize("has_claude", [True, False])
+def test_a_persons_own_choice_stands(committed, tmp_path, now, own, has_claude):
     clone, _ = teammate(tmp_path)
     with Workspace.open(tmp_path / "ws"):
         pass
-    env = bob(tmp_path, f"{stand_in_claude(tmp_path / 'bin')}:{SYSTEM_PATH}")
+    path = f"{stand_in_claude(tmp_path / 'bin')}:{SYSTEM_PATH}" if has_claude else SYSTEM_PATH
+    env = bob(tmp_path, path)
     toml = tmp_path / "ws" / "dreamer.toml"
     if own == "toml":
         toml.write_text('[memory.dream]\nsynthesizer = "offline"\n')
     else:
         env["DREAM_SYNTHESIZER"] = "offline"
     answer = session_start(clone, env, now)
-    assert "systemMessage" not in answer and "hookSpecificOutput" in answer
-    assert (
-        toml.read_text() == '[memory.dream]\nsynthesizer = "offline"\n'
-        if own == "toml"
-        else (not toml.exists())
-    )
+    assert "systemMessage" not in answer and "hookSpecificOutput" in answer  # nothing to say
+    if own == "toml":
+        assert toml.read_text() == '[memory.dream]\nsynthesizer = "offline"\n'
+    else:
+        assert not toml.exists()
 
 
 def test_a_broken_choice_file_is_named_and_the_memory_still_comes(committed, tmp_path, now):
