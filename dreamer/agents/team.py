@@ -56,8 +56,8 @@ def own_choice(root: Path, environ: Mapping[str, str]) -> bool:
         return True  # a broken dreamer.toml is the person's to fix; never written over
 
 
-def missing(name: str, environ: Mapping[str, str]) -> str | None:
-    """What this machine lacks to dream with ``name`` (None: nothing)."""
+def missing(name: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """(what this machine lacks to dream with ``name``, how to opt in); None: nothing."""
     if name == "claude-code":
         from dreamer.dream.synth.claude_code import INSTALL_HINT, find_cli
         from dreamer.errors import ModelUnavailable
@@ -65,9 +65,9 @@ def missing(name: str, environ: Mapping[str, str]) -> str | None:
         try:
             find_cli(environ.get("DREAM_CLAUDE_CLI") or None, environ)
         except ModelUnavailable:
-            return f"no 'claude' command is on PATH here (install Claude Code: {INSTALL_HINT})"
+            return "no 'claude' command is on PATH here", f"install Claude Code ({INSTALL_HINT})"
     if name == "claude" and not (environ.get("ANTHROPIC_API_KEY") or environ.get("DREAM_API_KEY")):
-        return "no ANTHROPIC_API_KEY is set here"
+        return "no ANTHROPIC_API_KEY is set here", "set ANTHROPIC_API_KEY"
     return None
 
 
@@ -90,10 +90,11 @@ def adopt(
     name, source = found
     lacking = missing(name, env)
     if lacking:
+        what, fix = lacking
         return (
-            f"dreamer: this project's dreams are written by {name} (its {CHOICE}), but "
-            f"{lacking}, so your dreams here stay offline; install it and start a new session, "
-            f'or keep offline dreams by adding memory.dream.synthesizer = "offline" to '
+            f"dreamer: this project's dreams are written by {name} (its {CHOICE}), but {what}, "
+            f"so your dreams stay offline; to opt in, {fix} and start a new session; to keep "
+            f'offline dreams, put memory.dream.synthesizer = "offline" in '
             f"{root / 'dreamer.toml'}"
         )
     if not write:

@@ -16,6 +16,7 @@ def place(tmp_path, monkeypatch):
     home.mkdir()
     (project / ".git").mkdir(parents=True)
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)  # Claude Code's folder is HOME's
     monkeypatch.chdir(project)
     return home, project
 
