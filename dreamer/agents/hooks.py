@@ -111,9 +111,10 @@ def run(
         where[0] = root
         writes = event in ("pre-compact", "session-end", "stop")
         # The project's committed model choice (dreamer.agents.team): taken up, or named.
-        notice = team.adopt(root, cwd, env, write=writes or (root / "memory").is_dir())
-        if notice and event != "session-start":
-            hook_log.write(root, event, notice, now)
+        adopted = team.adopt(root, cwd, env, write=writes or (root / "memory").is_dir())
+        notice = adopted.line if adopted else None
+        if adopted and adopted.wrote and event != "session-start":
+            hook_log.write(root, event, adopted.line, now)
         if event in ("session-end", "stop") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
             hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from dreamer.agents import claude_settings as cs
 from dreamer.config import SYNTHESIZERS, read_toml
@@ -26,6 +27,13 @@ from dreamer.memory.workspace import Workspace
 from dreamer.support.files import atomic_write
 
 CHOICE = location.TEAM_CHOICE
+
+
+class Notice(NamedTuple):
+    """What a hook says of the team's choice: the line, and whether dreamer.toml was written."""
+
+    line: str
+    wrote: bool = False
 
 
 def committed(cwd: Path) -> tuple[str, Path] | None:
@@ -73,7 +81,7 @@ def missing(name: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
 
 def adopt(
     root: Path, cwd: Path, environ: Mapping[str, str] | None = None, *, write: bool = True
-) -> str | None:
+) -> Notice | None:
     """Take the project's committed choice into the workspace's dreamer.toml when its backend
     is here; the one line to show at session start (None: nothing to say).
 
@@ -84,14 +92,14 @@ def adopt(
     try:
         found = committed(cwd)
     except ValueError as e:  # said at session start, never a reason to lose the memory block
-        return f"dreamer: {e}; fix or remove that file"
+        return Notice(f"dreamer: {e}; fix or remove that file")
     if found is None or own_choice(root, env):
         return None
     name, source = found
     lacking = missing(name, env)
     if lacking:
         what, fix = lacking
-        return (
+        return Notice(
             f"dreamer: this project's dreams are written by {name} (its {CHOICE}), but {what}, "
             f"so your dreams stay offline; to opt in, {fix} and start a new session; to keep "
             f'offline dreams, put memory.dream.synthesizer = "offline" in '
@@ -106,7 +114,8 @@ def adopt(
         return None
     Workspace.open(root, create=True).close()  # made as every workspace is (owner-only)
     atomic_write(toml, after)
-    return (
+    return Notice(
         f"dreamer: dreams here are now written by {name}, the project's choice in {source}; "
-        f"it was added to {toml}, where you can change it"
+        f"it was added to {toml}, where you can change it",
+        wrote=True,
     )

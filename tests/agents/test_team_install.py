@@ -558,3 +558,25 @@ def _dream_when_free(runner, root: Path):
         if "already running" not in result.output or time.monotonic() > deadline:
             return result
         time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_a_capture_takes_up_the_choice_and_logs_it_once(committed, tmp_path, now):
+    """The first session's capture (PreCompact here) takes the choice up before any dream can
+    run, and says so in hooks.log; a teammate without the CLI gets no line per capture there."""
+    import io
+
+    clone, _ = teammate(tmp_path)
+    payload = json.dumps({"session_id": "s1", "cwd": str(clone), "hook_event_name": "PreCompact"})
+    without = bob(tmp_path, SYSTEM_PATH, DREAM_WORKSPACE=str(tmp_path / "carol-ws"))
+    for _ in range(2):
+        hooks.run("pre-compact", io.StringIO(payload), io.StringIO(), now, without)
+    log = tmp_path / "carol-ws" / "memory" / "hooks.log"
+    assert not log.exists() or "synthesizer" not in log.read_text()
+
+    path = f"{stand_in_claude(tmp_path / 'bob' / 'bin')}:{SYSTEM_PATH}"
+    for _ in range(2):
+        hooks.run("pre-compact", io.StringIO(payload), io.StringIO(), now, bob(tmp_path, path))
+    assert 'synthesizer = "claude-code"' in (tmp_path / "ws" / "dreamer.toml").read_text()
+    written = (tmp_path / "ws" / "memory" / "hooks.log").read_text()
+    assert written.count("now written by claude-code") == 1
