@@ -295,3 +295,27 @@ def test_status_shows_a_plugin_install_and_whether_it_is_on(place, runner):
     shown = runner.invoke(main, ["claude", "status"]).output
     assert "user     hooks: none; MCP server: no; plugin dreamer@dreamer 0.1.0" in shown
     assert "both run here" in shown  # the plugin and the local hooks would double the memory
+
+
+@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
+def test_claude_config_dir_moves_the_user_and_local_scopes(place, runner, monkeypatch, tmp_path):
+    """Claude Code reads the user's settings and .claude.json from $CLAUDE_CONFIG_DIR when it is
+    set (2.1.197 writes both there): an install into ~/.claude would never run."""
+    home, project = place
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    assert runner.invoke(main, ["claude", "install", "--scope", "user"]).exit_code == 0
+    assert runner.invoke(main, ["claude", "install", "--scope", "local"]).exit_code == 0
+    assert cs.hooks_installed(json.loads((config / "settings.json").read_text()))
+    data = json.loads((config / ".claude.json").read_text())
+    assert (
+        "dreamer" in data["mcpServers"]
+        and "dreamer" in data["projects"][str(project)]["mcpServers"]
+    )
+    assert not (home / ".claude").exists() and not (home / ".claude.json").exists()
+    report = json.loads(runner.invoke(main, ["claude", "status", "--json"]).output)
+    assert report["scopes"]["user"]["settings"] == str(config / "settings.json")
+    assert report["scopes"]["user"]["mcp"] and report["scopes"]["local"]["mcp"]
+    for scope in ("user", "local"):
+        assert runner.invoke(main, ["claude", "uninstall", "--scope", scope]).exit_code == 0
+    assert not (config / "settings.json").exists() and not (config / ".claude.json").exists()
