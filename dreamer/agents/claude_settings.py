@@ -2,12 +2,14 @@
 
 Where Claude Code keeps them (its settings documentation):
 
-- hooks: ``~/.claude/settings.json`` (scope ``user``), ``<project>/.claude/settings.json``
+- hooks: ``~/.claude/settings.json`` (scope ``user``; ``$CLAUDE_CONFIG_DIR/settings.json``
+  when that is set), ``<project>/.claude/settings.json``
   (``project``, shared through git), ``<project>/.claude/settings.local.json`` (``local``),
   as ``{"hooks": {"SessionStart": [{"matcher": ..., "hooks": [{"type": "command",
   "command": ...}]}]}}``;
-- MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` top-level
-  ``mcpServers`` (``user``) or under ``projects.<path>.mcpServers`` (``local``).
+- MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` (or
+  ``$CLAUDE_CONFIG_DIR/.claude.json``) top-level ``mcpServers`` (``user``) or under
+  ``projects.<path>.mcpServers`` (``local``).
 
 dreamer's entries are the ones whose command runs ``dream hook`` (or ``dream mcp``), and the
 ``permissions.allow`` rules for its MCP tools, so installing twice changes nothing and
@@ -51,17 +53,26 @@ _OURS = re.compile(r"(^|[/\\\s\"'])dream(\.exe)?[\"']?\s+hook\s")
 _DREAM = re.compile(r"(^|[/\\])dream(\.exe)?$")
 
 
-def settings_path(scope: str, home: Path, project: Path) -> Path:
-    """The settings file that holds hooks for a scope."""
+def settings_path(
+    scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The settings file that holds hooks for a scope (the user's in ``$CLAUDE_CONFIG_DIR``
+    when ``environ`` sets it, as Claude Code reads it)."""
     if scope == "user":
-        return home / ".claude" / "settings.json"
+        return config_dir(home, environ or {}) / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
     return project / ".claude" / name
 
 
-def mcp_path(scope: str, home: Path, project: Path) -> Path:
-    """The file that registers MCP servers for a scope."""
-    return project / ".mcp.json" if scope == "project" else home / ".claude.json"
+def mcp_path(
+    scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The file that registers MCP servers for a scope: ``.mcp.json``, else Claude Code's
+    global ``.claude.json`` (in ``$CLAUDE_CONFIG_DIR`` when set, else in HOME)."""
+    if scope == "project":
+        return project / ".mcp.json"
+    named = (environ or {}).get("CLAUDE_CONFIG_DIR")
+    return (Path(named).expanduser() if named else home) / ".claude.json"
 
 
 def is_ours(hook: Any) -> bool:

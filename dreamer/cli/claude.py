@@ -47,7 +47,7 @@ def _places(scope: str) -> tuple[Path, Path, Path]:
     home = home_folder()
     cwd = Path.cwd().resolve()
     project = location.repository_root(cwd) or cwd
-    return home, project, cs.settings_path(scope, home, project)
+    return home, project, cs.settings_path(scope, home, project, os.environ)
 
 
 def home_folder() -> Path:
@@ -191,7 +191,7 @@ def install(
         return data if no_permissions else cs.with_permissions(data)
 
     hooks_new = _edited(settings, hooks_change)
-    mcp_file = cs.mcp_path(scope, home, project)
+    mcp_file = cs.mcp_path(scope, home, project, os.environ)
     mcp_new = _edited(mcp_file, lambda data: cs.with_server(data, scope, project, dream, pinned))
     # The offers first: a dreamer.toml they cannot join fails before any file changes.
     toml = _toml(pinned)
@@ -332,7 +332,7 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
       dream claude uninstall --scope project
     """
     home, project, settings = _places(scope)
-    mcp_file = cs.mcp_path(scope, home, project)
+    mcp_file = cs.mcp_path(scope, home, project, os.environ)
     hooks_new = _edited(settings, lambda data: cs.without_permissions(cs.without_hooks(data)))
     mcp_new = _edited(mcp_file, lambda data: cs.without_server(data, scope, project))
     changed = _remove(settings, hooks_new, dry_run)
@@ -391,7 +391,9 @@ def status(as_json: bool, workspace: str | None) -> None:
         home, project, settings = _places(scope)
         try:
             hooks = cs.hooks_installed(cs.load(settings))
-            mcp = cs.server_registered(cs.load(cs.mcp_path(scope, home, project)), scope, project)
+            mcp = cs.server_registered(
+                cs.load(cs.mcp_path(scope, home, project, os.environ)), scope, project
+            )
         except (ValueError, OSError) as e:
             hooks, mcp = [], False
             report.setdefault("errors", []).append(str(e))

@@ -297,7 +297,6 @@ def test_status_shows_a_plugin_install_and_whether_it_is_on(place, runner):
     assert "both run here" in shown  # the plugin and the local hooks would double the memory
 
 
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_claude_config_dir_moves_the_user_and_local_scopes(place, runner, monkeypatch, tmp_path):
     """Claude Code reads the user's settings and .claude.json from $CLAUDE_CONFIG_DIR when it is
     set (2.1.197 writes both there): an install into ~/.claude would never run."""
