@@ -369,3 +369,54 @@ def test_a_session_start_that_cannot_load_the_memory_says_so_in_one_line(tmp_pat
     assert "\n" not in line and "not loaded" in line and "not valid TOML" in line
     assert str(tmp_path / "ws" / "memory" / "hooks.log") in line
     assert answer["hookSpecificOutput"]["additionalContext"] == line
+
+
+@pytest.mark.cli
+def test_real_codex_gives_the_memory_only_once_status_says_the_hooks_are_trusted(
+    tmp_path, runner, monkeypatch
+):
+    """Codex 0.169.0 without the trust bypass: before trust the memory block never reaches the
+    model and status says memory is off; with the trust Codex records (our hash) it does."""
+    import subprocess
+
+    from codex_cli import config
+    from fake_openai import FakeOpenAI
+
+    from dreamer import Workspace
+
+    cli = cli_path()
+    codex_home = isolate(monkeypatch, tmp_path / "home")
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    note = "The build server is called Pelican."
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.init()
+        ws.note(note)
+    fake = FakeOpenAI()
+    fake.response("First.").response("Second.")
+
+    def ask(prompt: str) -> None:
+        done = subprocess.run(
+            [cli, "exec", "--skip-git-repo-check", "-C", str(project), prompt],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    with fake.serve() as base_url:
+        (codex_home / "config.toml").write_text(config(base_url))
+        ws_flag = ["-w", str(tmp_path / "ws")]
+        assert runner.invoke(main, ["codex", "install", "--scope", "user", *ws_flag]).exit_code == 0
+        report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
+        assert report["memory"].startswith("off until you trust the hooks")
+        ask("hello")
+        assert note not in json.dumps(fake.requests[-1].json)  # Codex ran no untrusted hook
+
+        _trust(codex_home, codex_home / "hooks.json", {})
+        report = json.loads(runner.invoke(main, ["codex", "status", "--json"]).output)
+        assert report["memory"].startswith("on")
+        ask("hello again")
+        assert note in json.dumps(fake.requests[-1].json)  # the SessionStart block arrived
