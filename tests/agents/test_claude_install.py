@@ -318,3 +318,18 @@ def test_claude_config_dir_moves_the_user_and_local_scopes(place, runner, monkey
     for scope in ("user", "local"):
         assert runner.invoke(main, ["claude", "uninstall", "--scope", scope]).exit_code == 0
     assert not (config / "settings.json").exists() and not (config / ".claude.json").exists()
+
+
+@pytest.mark.parametrize("agent", ["claude", "codex"])
+@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
+def test_a_workspace_that_cannot_be_made_stops_the_install_before_any_file_changes(
+    place, runner, tmp_path, agent
+):
+    home, project = place
+    not_a_folder = tmp_path / "ws-file"
+    not_a_folder.write_text("x")
+    result = runner.invoke(main, [agent, "install", "--scope", "user", "-w", str(not_a_folder)])
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    line = _one_error(result.output)
+    assert str(not_a_folder) in line and "a file, not a folder" in line
+    assert _snapshot(home, project) == {}  # no settings, no server, no dreamer.toml
