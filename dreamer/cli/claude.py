@@ -193,15 +193,21 @@ def install(
     hooks_new = _edited(settings, hooks_change)
     mcp_file = cs.mcp_path(scope, home, project, os.environ)
     mcp_new = _edited(mcp_file, lambda data: cs.with_server(data, scope, project, dream, pinned))
-    # The offers first: a dreamer.toml they cannot join fails before any file changes.
+    # Everything that can fail before any file changes: a dreamer.toml the offer cannot join,
+    # then the workspace the hooks write to (made here, so 'dream status' answers at once).
     toml = _toml(pinned)
-    changed = False if no_synthesizer else _offer_synthesizer(toml, dry_run)
+    offer = None if no_synthesizer else _planned_synthesizer(toml)
+    if not dry_run:
+        _make_workspace(toml.parent)
+    changed = offer is not None
+    if offer is not None:
+        show_diff(toml, *offer)
+        if not dry_run:
+            atomic_write(toml, offer[1])
     if shared and not no_synthesizer:
         changed |= _commit_choice(project, dry_run)
     changed |= _change(settings, hooks_new, dry_run=dry_run, shared=shared)
     changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=shared)
-    if not dry_run:
-        _make_workspace(toml.parent)
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
 
@@ -247,8 +253,9 @@ def _toml(pinned: Path | None) -> Path:
     return (pinned or location.resolve(None)[0]) / "dreamer.toml"
 
 
-def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
-    """Add memory.dream.synthesizer = "claude-code" to dreamer.toml, showing the diff."""
+def _planned_synthesizer(path: Path) -> tuple[str, str] | None:
+    """dreamer.toml's (before, after) with memory.dream.synthesizer = "claude-code" added;
+    None when the file names a synthesizer already (the user's choice stands)."""
     try:
         before = path.read_text(encoding="utf-8") if path.exists() else ""
         after = cs.with_synthesizer(before)
@@ -257,13 +264,7 @@ def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
             f'{path}: {e}; add memory.dream.synthesizer = "claude-code" yourself, or pass '
             "--no-synthesizer"
         ) from e
-    if after is None:
-        return False  # the file names a synthesizer already: the user's choice stands
-    show_diff(path, before, after)
-    if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after)
-    return True
+    return None if after is None else (before, after)
 
 
 def _withdraw_synthesizer(path: Path, dry_run: bool) -> bool:

@@ -127,6 +127,8 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
         config_after = xs.with_server(config_before, config_file, dream, pinned)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
+    if not dry_run:  # before any file changes: a workspace that cannot be made stops here
+        _make_workspace(pinned or location.resolve(None)[0])
     changed = False
     for path, before, after in (
         (hooks_file, hooks_before, hooks_after),
@@ -137,8 +139,6 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
             xs.remember(path, before if existed else None, after)
             changed = True
         changed |= dry_run and before != after
-    if not dry_run:
-        _make_workspace(pinned or location.resolve(None)[0])
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
     if not dry_run and _memory_off(scope, hooks_file):

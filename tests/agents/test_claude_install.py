@@ -321,7 +321,6 @@ def test_claude_config_dir_moves_the_user_and_local_scopes(place, runner, monkey
 
 
 @pytest.mark.parametrize("agent", ["claude", "codex"])
-@pytest.mark.xfail(strict=True, reason="fixed in the next commit")
 def test_a_workspace_that_cannot_be_made_stops_the_install_before_any_file_changes(
     place, runner, tmp_path, agent
 ):
