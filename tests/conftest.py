@@ -37,6 +37,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         "DREAM_CLAUDE_CLI",  # tests that run the real CLI read it at import (tests/claude_cli.py)
         "DREAM_CODEX_CLI",  # likewise (tests/codex_cli.py)
         "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",  # an install's user scope follows it: never the developer's own
         "OPENAI_BASE_URL",
         "OPENAI_API_KEY",
         "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",
