@@ -5,9 +5,12 @@ What each kind of file becomes:
 - **Claude Code sessions** (a ``.jsonl`` whose lines carry ``sessionId`` and a Claude Code
   ``type``; a folder with ``sessions-index.json`` or such sessions is a project folder, read
   with its subagents and without its index, ``.meta.json`` files and ``tool-results/`` dumps)
-  go through ``dreamer.agents.claude_code``: one ``sessions`` crystal per complete exchange,
-  windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window][@<gitBranch>][ in
-  <cwd>]``. Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
+  go through ``dreamer.agents.claude_code``: each complete exchange is split by who said what
+  (``dreamer.agents.speakers``: the user's words, the answer for what it established, held
+  crystals for instructions a tool returned and their echoes), each part a ``sessions`` crystal
+  with its ``speaker``, windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window]
+  [/a|/hN][@<gitBranch>][ in <cwd>]``. An agent note of the session that only repeats a held
+  instruction is held too (``dreamer.memory.held.hold_echoes``). Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
   stored with the exchanges in one transaction, so a growing session ingested any number of
   times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
   (a hook and a catch-up) from reading the same cursor at once.
