@@ -10,9 +10,11 @@ What each kind of file becomes:
   crystals for instructions a tool returned and their echoes), each part a ``sessions`` crystal
   with its ``speaker``, windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window]
   [/a|/hN][@<gitBranch>][ in <cwd>]``. An agent note of the session that only repeats a held
-  instruction is held too (``dreamer.memory.held.hold_echoes``). Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
-  stored with the exchanges in one transaction, so a growing session ingested any number of
-  times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
+  instruction is held too (``dreamer.memory.held.hold_echoes``). The same words said in
+  another exchange are a sighting of their crystal, with that exchange's date. Each file is
+  read from its cursor (meta ``ingest.claude-code:<absolute path>``), stored with the
+  exchanges in one transaction, so a growing session ingested any number of times stores each
+  exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
   (a hook and a catch-up) from reading the same cursor at once.
 - **Codex CLI rollouts** (a ``.jsonl`` whose first line is a ``session_meta``; a folder such
   as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
@@ -61,7 +63,7 @@ from typing import Any
 from dreamer.agents import claude_code, codex, speakers
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
-from dreamer.memory import held
+from dreamer.memory import held, repeats
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
@@ -205,6 +207,8 @@ def _ingest_file(
         return
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
+        if live:  # what the user just said moves the hormones, as a note does
+            _feel(ws, [p for p in pieces if p.speaker == "user" and not p.held])
         if cursor is not None:
             ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
         read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent")]
@@ -394,7 +398,10 @@ def _store(
                 continue
             seen.add(digest)
             result.crystals += 1
-            if ws.store.crystals.find_by_hash(digest) is None:
+            found = ws.store.crystals.find_by_hash(digest)
+            if found is not None and not piece.held and piece.source == "sessions":
+                _sighted(ws, found, piece)
+            if found is None:
                 ws.index(
                     NewCrystal(
                         text,
@@ -410,6 +417,26 @@ def _store(
                 result.created += 1
             if number % 50 == 0:
                 advance(number / len(pieces))
+
+
+def _feel(ws: Workspace, said: list[Piece]) -> None:
+    """The stimuli of the user's words in a session just captured, at the time each was said."""
+    if not said:
+        return
+    from dreamer.memory import hormones
+
+    lexicon = hormones.load_lexicon(ws)
+    for piece in said:
+        for hormone, delta, reason in hormones.stimuli_from_text(piece.text, lexicon):
+            hormones.feel(ws, hormone, delta, reason, piece.at, source="capture")
+
+
+def _sighted(ws: Workspace, crystal_id: int, piece: Piece) -> None:
+    """The same words said again in another exchange (another day, another session): a
+    sighting with its date, as a repeated note is; the same exchange read again is none."""
+    (crystal,) = ws.store.crystals.crystals_by_id([crystal_id]) or (None,)
+    if crystal is not None and crystal.origin != piece.origin and crystal.lifecycle != held.HELD:
+        repeats.record(ws.store, crystal_id, piece.at)
 
 
 def _windows(text: str) -> list[str]:
