@@ -37,6 +37,7 @@ from dreamer.dream import (
     hand_edits,
     insights,
     keep_instructions,
+    numbers,
     oversized_sections,
     pins,
     review,
@@ -498,6 +499,13 @@ class _Dream:
         )
         reported: set[str] = set()  # a dead pointer is told to the model and recorded once
         held_words = held.held_words(self.ws)
+        valued = [
+            *(c.text for c in inputs.crystals),
+            *(n.text for n in inputs.notes),
+            *(c.text for c in pins.listed(self.ws)),
+            inputs.instructions or "",
+        ]
+        offered = getattr(inputs.insights, "emerging_skills", None) or []
         trusted = [
             *(c.text for c in inputs.crystals if may_set_rules(c.speaker)),
             *(n.text for n in inputs.notes),
@@ -514,6 +522,9 @@ class _Dream:
                 state, self.silenced, rules, held_words, trusted, inputs.old
             )
             self.step("guards")
+            # A value no note gives is corrected (its line goes, journaled), not argued over.
+            unsupported = numbers.check(state, inputs.old, valued, offered)
+            self.result.dropped += numbers.drop(state, unsupported)
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
             self.result.report = report
