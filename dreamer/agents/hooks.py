@@ -165,6 +165,9 @@ def _handle(
 
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
+            from dreamer.agents.codex import is_rollout
+
+            agent = "codex" if is_rollout(Path(transcript)) else "claude-code"
             try:
                 if event == "stop":
                     turn = str(payload.get("turn_id") or "")
@@ -174,10 +177,10 @@ def _handle(
                     report = ingest(ws, files, now, live=event == "pre-compact")
                     created = report.created
             except Exception as e:
-                health.capture_result(ws, now, f"{type(e).__name__}: {e}")
+                health.capture_result(ws, now, f"{type(e).__name__}: {e}", agent=agent)
                 raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
-            health.capture_result(ws, now, failed or None)
+            health.capture_result(ws, now, failed or None, agent=agent)
             stored = f"stored {created} new crystals of {transcript}"
             hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
