@@ -17,6 +17,7 @@ from dreamer.cli.common import (
     workspace_option,
 )
 from dreamer.config import DEFAULT_WARM_MINUTES, HORMONES, MAX_WARM_MINUTES
+from dreamer.dream import journal
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import EXIT_ERROR, EXIT_OK, exit_code
 from dreamer.memory import hormone_summary
@@ -375,9 +376,12 @@ def status(check: bool, as_json: bool, workspace: str | None) -> None:
             + f" (resets {spend['resets_at']})"
         )
     spent = info["llm_to_date"]
+    cached = spent["cache_read_tokens"] + spent["cache_write_tokens"]
     click.echo(
-        f"LLM to date: ${spent['cost_usd']:.4f} over {spent['dreams']} dreams "
-        f"({spent['input_tokens']} input, {spent['output_tokens']} output tokens)"
+        f"LLM to date: ${spent['cost_usd']:.4f} over {journal.plural(spent['dreams'], 'dream')} "
+        f"({journal.input_tokens(spent)} input, "
+        + (f"{cached} of them from the prompt cache; " if cached else "")
+        + f"{spent['output_tokens']} output tokens)"
     )
 
 
