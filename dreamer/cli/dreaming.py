@@ -32,12 +32,13 @@ def _describe(result: DreamResult) -> str:
             "'dream review', then 'dream adopt' or 'dream discard'."
         )
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
-    notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
-    crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"
+    # One number for what the dream consumed, the one 'dream log' shows; the new notes were
+    # among its inputs.
+    crystals = journal.plural(len(result.consumed), "crystal")
     line = (
         f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
-        f"({sum(tokens.values()):,} tokens, {notes} consumed, "
-        f"{crystals} consolidated, {result.synthesizer}"
+        f"({sum(tokens.values()):,} tokens, {crystals} consumed, with "
+        f"{journal.plural(result.notes, 'new note')}, {result.synthesizer}"
         f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s))."
     )
     if result.recovered:
