@@ -288,10 +288,14 @@ def _subagents(transcript: Path) -> list[str]:
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
     """The Claude Code project folder of this session (where its transcripts are), once it
-    exists: a project's first session starts before Claude Code makes it. None for a Codex
+    holds a session: a project's first session starts before Claude Code makes it. None for a Codex
     rollout: its folder holds one day's sessions of every project."""
     transcript = payload.get("transcript_path")
     if not transcript or Path(transcript).name.startswith("rollout-"):
         return []
     folder = Path(transcript).parent
-    return [str(folder)] if folder.is_dir() else []
+    # Only a folder of sessions: a transcript path that leads nowhere ("/missing.jsonl", or a
+    # relative one read from '/') must not send the catch-up through the whole disk.
+    if not folder.is_absolute() or not folder.is_dir() or folder == Path(folder.anchor):
+        return []
+    return [str(folder)] if next(folder.glob("*.jsonl"), None) is not None else []
