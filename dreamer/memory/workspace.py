@@ -296,8 +296,8 @@ class Workspace:
             self._fence is None or not store.write_state(text, self._fence, now)
         ):
             raise LeaseLost(
-                f"the lease on {self.root} passed to another worker during this run; MEMORY.md "
-                "is left as that worker wrote it (the notes go back to the scratch)"
+                f"the workspace lease on {self.root} passed to another worker during this run; "
+                "MEMORY.md is left as that worker wrote it (the notes go back to the scratch)"
             )
         atomic_write(self.memory_md, text)
 
