@@ -734,7 +734,8 @@ def serve_command(
     process. Prints the outcomes of every run, whether each logged run reached the runs
     table, the overruns (beats that found the job still running or queued), the service's
     peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
-    run is missing from the runs table.
+    run is missing from the runs table (a job the final stop cut short, past serve's grace on a
+    busy machine, is counted as interrupted_at_stop, not as an error).
 
     \b
     Examples:
