@@ -147,7 +147,8 @@ def dream_lines(ws: Workspace, now: datetime) -> list[str]:
     if len(attempts) >= STOPPED_AFTER and len(counts) == 1:
         head = f"Dreaming has stopped: the last {len(attempts)} dreams {next(iter(counts))}"
     else:
-        head = f"Dreaming has stopped: no dream committed in {len(attempts)} tries ({why})"
+        tries = "1 try" if len(attempts) == 1 else f"{len(attempts)} tries"
+        head = f"Dreaming has stopped: no dream committed in {tries} ({why})"
     since = f" since {iso(last_commit)}" if last_commit else ""
     return [f"{head}{since}; the last cause: {cause}"]
 

@@ -208,3 +208,23 @@ def test_the_last_capture_names_its_agent(ws, now):
         "ok": True,
         "detail": None,
     }
+
+
+def test_one_failure_long_after_the_last_commit_is_a_reason(ws, now):
+    ws.init()
+    ws.store.journal.record_dream({"started_at": "2026-03-11T08:00:00Z", "outcome": "committed"})
+    ws.store.journal.record_dream(
+        {"started_at": "2026-03-12T14:00:00Z", "outcome": "failed", "reason": "the model is down"}
+    )
+    found = health.summary(ws, now)
+    assert found["failures_in_a_row"] == {"count": 1, "cause": "the model is down"}
+    assert found["reasons"] == [
+        "Dreaming has stopped: no dream committed in 1 try (1 failed) since "
+        "2026-03-11T08:00:00Z; the last cause: the model is down"
+    ]
+    # The same failure soon after a commit is the schedule's business: no reason yet.
+    ws.store.journal.record_dream({"started_at": "2026-03-12T13:00:00Z", "outcome": "committed"})
+    ws.store.journal.record_dream(
+        {"started_at": "2026-03-12T14:10:00Z", "outcome": "failed", "reason": "the model is down"}
+    )
+    assert health.summary(ws, now)["status"] == "ok"
