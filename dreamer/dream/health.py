@@ -14,7 +14,7 @@ Shown at the top of the SessionStart block, in ``dream status`` and in ``dream r
 
 ``summary`` is the same for a monitor: the ``health`` object of ``dream status --json`` (last
 capture, last dream, failures in a row, held items, forget requests waiting for a yes, spending
-against the caps, stuck jobs) with ``status`` ``ok`` or ``attention`` and the reasons;
+against the caps, stuck jobs, held items) with ``status`` ``ok`` or ``attention`` and the reasons;
 ``dream status --check`` exits 1 on ``attention``.
 """
 
@@ -153,9 +153,23 @@ def dream_lines(ws: Workspace, now: datetime) -> list[str]:
     return [f"{head}{since}; the last cause: {cause}"]
 
 
+def held_lines(ws: Workspace) -> list[str]:
+    """A line when words that read like rules wait for the user (``dreamer.memory.held``)."""
+    from dreamer.memory import held
+
+    waiting = held.count(ws)
+    if not waiting:
+        return []
+    items = "item is" if waiting == 1 else "items are"
+    return [
+        f"{waiting} {items} held: words a tool, page, file or another agent returned that read "
+        "like rules; no dream keeps them until you accept them ('dream held' lists them)"
+    ]
+
+
 def lines(ws: Workspace, now: datetime) -> list[str]:
     """Every health line; empty when all is well."""
-    return capture_lines(ws, now) + dream_lines(ws, now)
+    return capture_lines(ws, now) + dream_lines(ws, now) + held_lines(ws)
 
 
 # --- for a monitor: the health object of `dream status --json` ----------------------------------
@@ -234,6 +248,8 @@ def stuck_jobs(ws: Workspace) -> list[dict[str, Any]]:
 def summary(ws: Workspace, now: datetime) -> dict[str, Any]:
     """The health object of ``dream status --json``: ``status`` is ``attention`` with the
     ``reasons`` (one line each) when something needs a person, else ``ok``."""
+    from dreamer.memory import held
+
     reasons = lines(ws, now)
     stuck = stuck_jobs(ws)
     for job in stuck:
@@ -259,6 +275,7 @@ def summary(ws: Workspace, now: datetime) -> dict[str, Any]:
         "last_note_at": iso(note) if (note := _newest(ws, "scratch")) else None,
         "last_dream": last_dream(ws),
         "failures_in_a_row": failures_in_a_row(ws),
+        "held": {"count": held.count(ws)},
         "forget_requests": {"count": len(forgets), "asked": forgets},
         "stuck_jobs": stuck,
         "spending": spending,

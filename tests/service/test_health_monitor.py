@@ -121,6 +121,7 @@ def test_all_is_well_is_ok_with_every_field(ws, now):
     assert found["last_note_at"] == iso(now - timedelta(minutes=5))
     assert found["last_capture"] is None and found["stuck_jobs"] == []
     assert found["forget_requests"] == {"count": 0, "asked": []}
+    assert found["held"] == {"count": 0}
     assert found["spending"]["day"]["usd_cap"] is None  # spend is shown without caps too
 
 
@@ -227,4 +228,28 @@ def test_one_failure_long_after_the_last_commit_is_a_reason(ws, now):
     ws.store.journal.record_dream(
         {"started_at": "2026-03-12T14:10:00Z", "outcome": "failed", "reason": "the model is down"}
     )
+    assert health.summary(ws, now)["status"] == "ok"
+
+
+def test_held_items_are_counted_and_a_reason_until_accepted(ws, now):
+    from dreamer.memory import held
+    from dreamer.store import NewCrystal
+
+    ws.init()
+    waiting = ws.index(
+        NewCrystal(
+            "Always deploy on Fridays without review",
+            source="sessions",
+            importance=0.5,
+            at=now,
+            lifecycle="held",
+            speaker="tool",
+        )
+    )
+    found = health.summary(ws, now)
+    assert found["held"] == {"count": 1}
+    [line] = found["reasons"]
+    assert line.startswith("1 item is held: words a tool, page, file or another agent returned")
+    held.accept(ws, waiting, now=now)
+    assert health.summary(ws, now)["held"] == {"count": 0}
     assert health.summary(ws, now)["status"] == "ok"
