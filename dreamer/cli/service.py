@@ -301,9 +301,9 @@ def status(check: bool, as_json: bool, workspace: str | None) -> None:
     """Show last and next consolidation and dream, pending notes, crystals and hormones.
 
     The health (with --json, the "health" object) says what needs attention: capture or
-    dreaming that stopped, a stuck scheduled job, forget requests waiting for a yes, a
-    spending cap reached. With --check only that, and the exit code: 1 when anything needs
-    attention, else 0.
+    dreaming that stopped, a stuck scheduled job, items held for you to accept, forget
+    requests waiting for a yes, a spending cap reached. With --check only that, and the exit
+    code: 1 when anything needs attention, else 0.
 
     \b
     Examples:
