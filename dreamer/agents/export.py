@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreamer.dream.journal import plural
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
@@ -183,15 +184,13 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
     """
     rows = list(rows)
     store = ws.store
-    if (
-        store.crystals.max_crystal_id()
-        or store.journal.dream_entries(1)
-        or ws.read_memory(errors="replace")
-    ):
-        raise UsageError(
-            f"the workspace at {ws.root} is not empty (it has crystals, a journal or MEMORY.md); "
-            "import into a new one: dream import FILE -w NEW_FOLDER"
-        )
+    held = (
+        store.crystals.max_crystal_id() or 0,
+        len(store.journal.dream_entries(2**62)),
+        bool(ws.read_memory(errors="replace")),
+    )
+    if any(held):
+        raise UsageError(_not_empty(ws, rows, held))
     counts = Counts()
     memory = None
     with ws.lock(), store.transaction():
@@ -237,6 +236,27 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
     while embed_waiting(store, ws.embedder, limit=_IMPORT_STEP):
         pass
     return counts
+
+
+def _not_empty(ws: Workspace, rows: list[dict[str, Any]], held: tuple[int, int, bool]) -> str:
+    """Why an import is refused: what the workspace holds, and what to do about it."""
+    crystals, dreams, memory = held
+    have = f"{plural(crystals, 'crystal id')}, {plural(dreams, 'journal row')}"
+    have += " and MEMORY.md" if memory else ""
+    wanted = (
+        sum(1 for row in rows if row["type"] in ("crystal", "tombstone")),
+        sum(1 for row in rows if row["type"] == "dream"),
+    )
+    if (crystals, dreams) == wanted:
+        return (
+            f"the workspace at {ws.root} is not empty: it already holds what this export holds "
+            f"({have}), as an import stopped while it embedded leaves it; nothing to import "
+            f"again: 'dream reindex -w {ws.root}' embeds what still waits"
+        )
+    return (
+        f"the workspace at {ws.root} is not empty (it holds {have}); import into a new one: "
+        "dream import FILE -w NEW_FOLDER"
+    )
 
 
 def _restore(ws: Workspace, row: dict[str, Any]) -> int:

@@ -199,6 +199,9 @@ def _handle(
 
         transcript = payload.get("transcript_path")
         if transcript and Path(transcript).is_file():
+            from dreamer.agents.codex import is_rollout
+
+            agent = "codex" if is_rollout(Path(transcript)) else "claude-code"
             try:
                 if event == "stop":
                     turn = str(payload.get("turn_id") or "")
@@ -208,10 +211,10 @@ def _handle(
                     report = ingest(ws, files, now, live=event == "pre-compact")
                     created = report.created
             except Exception as e:
-                health.capture_result(ws, now, f"{type(e).__name__}: {e}")
+                health.capture_result(ws, now, f"{type(e).__name__}: {e}", agent=agent)
                 raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
-            health.capture_result(ws, now, failed or None)
+            health.capture_result(ws, now, failed or None, agent=agent)
             stored = f"stored {created} new crystals of {transcript}"
             hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
@@ -319,10 +322,14 @@ def _subagents(transcript: Path) -> list[str]:
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
     """The Claude Code project folder of this session (where its transcripts are), once it
-    exists: a project's first session starts before Claude Code makes it. None for a Codex
+    holds a session: a project's first session starts before Claude Code makes it. None for a Codex
     rollout: its folder holds one day's sessions of every project."""
     transcript = payload.get("transcript_path")
     if not transcript or Path(transcript).name.startswith("rollout-"):
         return []
     folder = Path(transcript).parent
-    return [str(folder)] if folder.is_dir() else []
+    # Only a folder of sessions: a transcript path that leads nowhere ("/missing.jsonl", or a
+    # relative one read from '/') must not send the catch-up through the whole disk.
+    if not folder.is_absolute() or not folder.is_dir() or folder == Path(folder.anchor):
+        return []
+    return [str(folder)] if next(folder.glob("*.jsonl"), None) is not None else []

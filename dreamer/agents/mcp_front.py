@@ -347,6 +347,19 @@ def front(
         wire.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
 
+def left_for_server(replay: list[bytes]) -> bool:
+    """Whether the lines ``front`` returned hold a request the front did not answer (besides
+    the handshake it replays and notifications, which need no answer)."""
+    for raw in replay:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or ("id" in message and message["id"] != REPLAY_ID):
+            return True
+    return False
+
+
 def take_wire() -> Wire:
     """Take stdin and stdout for the protocol: stray reads get EOF, stray prints go to stderr."""
     fd_in = os.dup(0)

@@ -48,6 +48,7 @@ COMMANDS = {
     "tick": "service:tick",
     "consolidate": "service:consolidate",
     "status": "service:status",
+    "retry": "service:retry",
     "hormones": "service:hormones_command",
     "report": "report:report",
     "feel": "service:feel",

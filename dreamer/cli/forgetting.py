@@ -7,7 +7,7 @@ import sys
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
-from dreamer.errors import UsageError
+from dreamer.errors import EXIT_OK, UsageError
 from dreamer.memory import forget_search, redaction
 from dreamer.memory.forget_search import FEW
 from dreamer.memory.workspace import Workspace
@@ -122,7 +122,9 @@ def _confirmed(ws: Workspace, query: str, *, yes: bool, every: bool) -> list[int
     else:
         if not sys.stdin.isatty():
             raise UsageError("not confirmed: pass --yes to forget without asking")
-        click.confirm("Forget them for good?", abort=True, err=True)
+        if not click.confirm("Forget them for good?", err=True):
+            click.echo("Nothing forgotten.", err=True)
+            sys.exit(EXIT_OK)  # the user's answer, not an error
     return [match.crystal.id for match in matches]
 
 

@@ -57,10 +57,10 @@ def mcp(workspace: str | None) -> None:
         return ws
 
     first, ws = mcp_front.front(wire, loader, opened, __version__)
-    if not first and wire.closed and not wire.buffer.strip():
+    if wire.closed and not wire.buffer.strip() and not mcp_front.left_for_server(first):
         if ws is not None:
             ws.close()
-        return  # the client left before needing the server
+        return  # the client left with every request answered: the SDK is not waited for
     server = loader.wait()
     with ws or opened() as ws:
         server.serve(ws, wire, first)

@@ -166,6 +166,9 @@ def pending(ws: Workspace) -> int:
     return int(count)
 
 
+FORCE_HINT = "; use --force to dream anyway"  # a skip's advice; a forced dream took it
+
+
 def readiness(ws: Workspace) -> tuple[bool, str]:
     """(ready, why): enough new material since the last dream, or a seed dream pending."""
     if ws.store.records.get_meta(SEED_FLAG) == "1":
@@ -174,10 +177,7 @@ def readiness(ws: Workspace) -> tuple[bool, str]:
     noun = "note" if waiting == 1 else "notes"
     if waiting >= needed:
         return True, f"{waiting} new {noun} since the last dream"
-    return False, (
-        f"only {waiting} new {noun} since the last dream (needs {needed}); "
-        "use --force to dream anyway"
-    )
+    return False, f"only {waiting} new {noun} since the last dream (needs {needed}){FORCE_HINT}"
 
 
 def run(
@@ -248,7 +248,7 @@ class _Dream:
             self.result.outcome, self.result.reason = "skipped", why
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
-        self.result.reason = why if ready else f"forced ({why})"
+        self.result.reason = why if ready else f"forced ({why.removesuffix(FORCE_HINT)})"
         # A candidate waiting for review, or the spending cap (read from the journal, so every
         # process sees it): skip before anything is sent.
         held = review.waiting(ws) or budget.blocked(ws, self.now, lambda: self.synth.name)

@@ -196,3 +196,17 @@ def test_user_prompt_submit_recalls_only_when_asked(tmp_path, now):
         context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "grant report is due on March 30" in context
         assert context.count("\n- #") <= 3 and "office plants" not in context
+
+
+def test_session_start_catches_up_only_in_a_folder_of_sessions(tmp_path, monkeypatch):
+    from dreamer.agents import hooks
+
+    project = build_project(tmp_path / "projects")
+    folder = project["main"].parent
+    # A new session's transcript is written later: its folder's other sessions are caught up.
+    fresh = {"transcript_path": str(folder / "new-session.jsonl")}
+    assert hooks._project_folders(fresh) == [str(folder)]
+    # A transcript path that leads nowhere names no project: never '/', '.' or a plain folder.
+    monkeypatch.chdir("/")
+    for missing in ("/missing.jsonl", "missing.jsonl", str(tmp_path / "missing.jsonl")):
+        assert hooks._project_folders({"transcript_path": missing}) == [], missing

@@ -203,3 +203,37 @@ def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
     is_error, text = seen["old address"]
     assert not is_error and json.loads(text)["forgotten"] == [1]
     assert live(root) == [*ADA[1:], parents]
+
+
+def _on_a_terminal(root: str, query: str, answer: bytes) -> tuple[int, str]:
+    """`dream forget --search QUERY` with a terminal for stdin, answering the question."""
+    import os
+    import subprocess
+    import sys
+
+    leader, follower = os.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dreamer.cli", "forget", "--search", query, "-w", root],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        os.write(leader, answer)
+        out, _ = process.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    return process.returncode, out.decode()
+
+
+@pytest.mark.slow
+def test_declining_the_question_forgets_nothing_and_is_no_error(tmp_path, now):
+    root = notes(tmp_path, now)
+    code, out = _on_a_terminal(root, "old address", b"n\n")
+    assert code == 0, out
+    assert "Error" not in out and "Aborted" not in out
+    assert out.rstrip().endswith("Nothing forgotten.")
+    assert any("Rua Augusta" in text for text in found(root, "Rua Augusta"))
+    code, out = _on_a_terminal(root, "old address", b"y\n")
+    assert code == 0 and "Forgot 1 crystal(s)" in out, out

@@ -211,6 +211,7 @@ def test_the_page_acts_on_the_memory_in_a_browser(served, browser):
     assert "Zorbulax" in browser.text() and "Candidate" in browser.text()
     health = browser.evaluate("document.getElementById('health-body').innerText")
     assert "offline: set in dreamer.toml" in health and "LLM to date" in health
+    assert "1 item is held" in health  # a reason of dream status --json's health object
 
     # Search.
     browser.evaluate("document.getElementById('search-query').value = 'locker code'")

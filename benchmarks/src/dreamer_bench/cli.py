@@ -66,8 +66,9 @@ def bench() -> None:
 
     \b
     Examples:
-      dream bench locomo ../shared/data/locomo10.json --json
       dream bench quality
+      dream bench locomo locomo10.json --json
+        (LoCoMo is not shipped: data/locomo10.json of github.com/snap-research/LoCoMo)
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
       dream bench pg-compare --crystals 10000
@@ -128,10 +129,10 @@ def locomo(
 
     \b
     Examples:
-      dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
-      dream bench locomo ../shared/data/locomo10.json --path notes
-      dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
-      dream bench locomo ../shared/data/locomo10.json --embedder minilm
+      dream bench locomo locomo10.json --k 5,10 --json
+      dream bench locomo locomo10.json --path notes
+      dream bench locomo locomo10.json --store-url postgresql:///scratch
+      dream bench locomo locomo10.json --embedder minilm
     """
     parent = _work_folder(workspace)
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
@@ -506,7 +507,7 @@ def retention(
 
     \b
     Examples:
-      dream bench retention ../shared/data/locomo10.json --conversations 0-4
+      dream bench retention locomo10.json --conversations 0-4
       dream bench retention locomo10.json --conversations 5-9 --json
     """
     parent = _work_folder(workspace)
@@ -792,7 +793,8 @@ def serve_command(
     process. Prints the outcomes of every run, whether each logged run reached the runs
     table, the overruns (beats that found the job still running or queued), the service's
     peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
-    run is missing from the runs table.
+    run is missing from the runs table (a job the final stop cut short, past serve's grace on a
+    busy machine, is counted as interrupted_at_stop, not as an error).
 
     \b
     Examples:

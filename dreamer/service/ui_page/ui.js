@@ -268,7 +268,8 @@ function renderJournal(dreams) {
 
 function renderHealth(info) {
   const body = document.getElementById("health-body");
-  const lines = info.health.length ? info.health.map((h) => el("p", { class: "health-line",
+  const reasons = info.health.reasons;  // dream status --json's health object
+  const lines = reasons.length ? reasons.map((h) => el("p", { class: "health-line",
     text: h })) : [el("p", { class: "muted", text: "Nothing needs attention." })];
   const rows = [["Next dream written by", info.synthesizer],
     ["Scratch", info.scratch_notes + " notes; " + info.pending_for_dream +
@@ -285,8 +286,10 @@ function renderHealth(info) {
       " tokens; cap " + (caps.join(" and ") || "none") + " (resets " + spend.resets_at + ")"]);
   }
   const spent = info.llm_to_date;
+  const read = spent.input_tokens + spent.cache_read_tokens + spent.cache_write_tokens;
   rows.push(["LLM to date", "$" + spent.cost_usd.toFixed(4) + " over " + spent.dreams +
-    " dreams (" + spent.input_tokens + " input, " + spent.output_tokens + " output tokens)"]);
+    (spent.dreams === 1 ? " dream (" : " dreams (") + read + " input, " + spent.output_tokens +
+    " output tokens)"]);
   for (const [job, state] of Object.entries(info.jobs)) {
     rows.push([job, state.enabled ? "last " + (state.last_at || "never") +
       (state.last_outcome ? " (" + state.last_outcome + ")" : "") : "disabled"]);
