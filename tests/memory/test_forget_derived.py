@@ -1,0 +1,76 @@
+"""What was made from forgotten text goes with it: a topic label, a pointer's keywords, a
+journal summary, the bootstrap, the report and every export keep no forgotten word."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from dreamer import Workspace, run_dream
+from dreamer.cli import main
+from dreamer.memory import forgetting
+
+WORD = "quokkavelvet"
+ATTIC = [
+    f"Spent the morning in the {WORD} attic sorting boxes",
+    f"The {WORD} attic needs a new lamp",
+    f"Moved the old chairs into the {WORD} attic",
+]
+OTHER = [
+    "Maya prefers concise answers with the code first",
+    "The billing service deploys on Tuesdays",
+    "Priya approves the releases of the payments team",
+]
+
+
+def holding(root: Path, word: str = WORD) -> list[str]:
+    """The files under root whose bytes hold the word, any case."""
+    needle = word.lower().encode()
+    return sorted(
+        str(path.relative_to(root))
+        for path in root.rglob("*")
+        if path.is_file() and needle in path.read_bytes().lower()
+    )
+
+
+@pytest.mark.slow
+def test_the_quokkavelvet_label_leaves_with_the_notes(tmp_path, now):
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        for i, text in enumerate([*ATTIC, *OTHER]):
+            ws.note(text, at=now - timedelta(hours=6 - i))
+        assert run_dream(ws, now=now, force=True).committed
+        assert f"Mostly busy with: attic {WORD}" in ws.read_memory()  # a label made from them
+    runner = CliRunner()
+    w = ["-w", str(root)]
+    assert runner.invoke(main, ["report", *w]).exit_code == 0
+    assert "memory/report.html" in holding(root)
+    result = runner.invoke(main, ["forget", "--search", WORD, "--yes", "--all", *w])
+    assert result.exit_code == 0, result.output
+    assert holding(root) == []
+    for command in (["bootstrap"], ["export", "--all"], ["log", "--json"], ["status"]):
+        shown = runner.invoke(main, [*command, *w])
+        assert shown.exit_code == 0, shown.output
+        assert WORD not in shown.output.lower(), command
+    with Workspace.open(root) as ws:
+        rows = [ws.store.journal.get_dream(e["id"]) for e in ws.store.journal.dream_entries(50)]
+        assert len(rows) == 2 and WORD not in json.dumps(rows, default=str).lower()
+        memory = ws.read_memory()
+        assert "Maya prefers concise answers" in memory  # what it did not hold stays
+        assert "## The Phenotype" in memory  # the sections stay whatever the words
+
+
+def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
+    ws.note(ATTIC[0], at=now)
+    ws.note(OTHER[0], at=now)
+    forgetting.forget(ws, [1], reason="test", now=now)
+    lost = forgetting.lost_words(ws.store, [ATTIC[0]])
+    assert WORD in lost and "maya" not in lost
+    derived = f"# Working Memory State\n- Mostly busy with: attic {WORD}.\n- Maya: code first"
+    assert forgetting.scrub(derived, [ATTIC[0]], lost) == (
+        "# Working Memory State\n- Maya: code first"
+    )
