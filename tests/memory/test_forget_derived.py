@@ -38,7 +38,8 @@ def holding(root: Path, word: str = WORD) -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_quokkavelvet_label_leaves_with_the_notes(tmp_path, now):
+def test_a_label_made_from_forgotten_notes_leaves_with_them(tmp_path, now):
+    # (The test's name is in tmp_path, and the report shows the path: no word of it here.)
     root = tmp_path / "ws"
     with Workspace.open(root) as ws:
         for i, text in enumerate([*ATTIC, *OTHER]):
