@@ -83,11 +83,9 @@ def forget(
         return
     click.echo(
         f"Forgot {len(report.forgotten)} crystal(s) "
-        f"({', '.join(f'#{i}' for i in report.forgotten)}): {report.memory_lines} line(s) of "
-        f"MEMORY.md, {report.scratch_notes} pending note(s), {report.journal_rows} journal "
-        f"row(s), {report.backup_lines} seed backup line(s) cleaned"
-        + ("; memory/report.html drawn again." if report.report_removed else ".")
+        f"({', '.join(f'#{i}' for i in report.forgotten)}). Removed, by place:"
     )
+    click.echo("\n".join(report.receipt()))
 
 
 def _crystal_id(raw: str) -> int:

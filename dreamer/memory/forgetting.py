@@ -102,6 +102,26 @@ class ForgetReport:
         """JSON-ready."""
         return asdict(self)
 
+    def receipt(self) -> list[str]:
+        """What was removed from where, one place a line (counts and ids, never the text)."""
+        ids = ", ".join(f"#{crystal_id}" for crystal_id in self.forgotten)
+        rows = [
+            ("crystals", f"{len(self.forgotten)} emptied ({ids}); a tombstone keeps each id"),
+            ("vectors", f"{self.vectors} removed"),
+            ("full-text index", f"{self.index_entries} entrie(s) removed"),
+            ("scratch", f"{self.scratch_notes} pending note(s) removed"),
+            ("MEMORY.md", f"{self.memory_lines} line(s) removed"),
+            (
+                "journal",
+                f"{self.journal_rows - self.searches} row(s) rewritten, "
+                f"{self.searches} logged search(es) dropped",
+            ),
+            ("seed backups", f"{self.backup_lines} line(s) removed"),
+            ("report", "drawn again without it" if self.report_removed else "none drawn"),
+            ("derived text", f"{self.lost_words} word(s) no memory holds any more, cleaned"),
+        ]
+        return [f"  {place:<16} {what}" for place, what in rows]
+
 
 def _normal(text: str) -> str:
     return " ".join(text.lower().split())
@@ -279,6 +299,7 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
     report.journal_rows += report.searches
     report.backup_lines = rewrite_backups(ws, lambda text: scrub(text, texts, lost))
     report.report_removed = remove_report(ws)
+    store.records.audit(None, "forget receipt", {"reason": reason, **report.to_dict()}, now)
     store.forgetting.purge()
     from dreamer.retrieval.vectors import forgotten  # numpy: only when forgetting
 

@@ -75,3 +75,23 @@ def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
     assert forgetting.scrub(derived, [ATTIC[0]], lost) == (
         "# Working Memory State\n- Maya: code first"
     )
+
+
+def test_a_forget_leaves_a_receipt_by_place_without_the_text(tmp_path, now):
+    root = tmp_path / "ws"
+    with Workspace.open(root) as ws:
+        for i, text in enumerate([*ATTIC, *OTHER]):
+            ws.note(text, at=now - timedelta(hours=6 - i))
+    result = CliRunner().invoke(main, ["forget", "1", "2", "-w", str(root)])
+    assert result.exit_code == 0, result.output
+    receipt = result.output.split("\n")
+    assert receipt[0] == "Forgot 2 crystal(s) (#1, #2). Removed, by place:"
+    places = {line.split()[0] for line in receipt[1:] if line.strip()}
+    assert {"crystals", "vectors", "full-text", "scratch", "MEMORY.md", "journal"} <= places
+    assert "  scratch          2 pending note(s) removed" in receipt
+    assert "  full-text index  2 entrie(s) removed" in receipt
+    with Workspace.open(root) as ws:
+        (entry,) = [e for e in ws.store.records.audit_entries() if e["action"] == "forget receipt"]
+    assert entry["detail"]["forgotten"] == [1, 2] and entry["detail"]["scratch_notes"] == 2
+    assert entry["detail"]["index_entries"] == 2 and entry["detail"]["lost_words"] >= 1
+    assert WORD not in json.dumps(entry).lower() and WORD not in result.output
