@@ -4,6 +4,10 @@ nothing; crystal ids are typed."""
 from __future__ import annotations
 
 import json
+import os
+import pty
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -73,12 +77,19 @@ def test_a_word_no_crystal_holds_forgets_nothing(tmp_path, now):
     assert live(root) == ADA  # not even the jazz note, a neighbour by meaning
 
 
-def test_every_word_must_be_there_and_word_forms_count(tmp_path, now):
+def test_every_word_must_be_there_and_word_forms_count_when_asked(tmp_path, now):
     root = notes(tmp_path, now)
     # "addresses" is "address" stemmed; "Ada" and "Lisbon" are in two notes, "old" in one.
-    result = CliRunner().invoke(
-        main, ["forget", "--search", "Lisbon addresses old", "--yes", "-w", root]
+    args = ["forget", "--search", "Lisbon addresses old", "--yes", "-w", root]
+    kept = CliRunner().invoke(main, args)
+    assert kept.exit_code == 2  # another form only: shown, and --yes alone does not take it
+    assert "#1  Ada's [old] [address] was 12 Rua Augusta, [Lisbon]" in kept.output
+    assert kept.output.splitlines()[-1].startswith(
+        "Error: no crystal holds every word of 'Lisbon addresses old' as written; 1 hold "
+        "another form of a word (#1)"
     )
+    assert live(root) == ADA
+    result = CliRunner().invoke(main, [*args, "--forms"])
     assert result.exit_code == 0, result.output
     assert live(root) == ADA[1:]
 
@@ -203,3 +214,95 @@ def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
     is_error, text = seen["old address"]
     assert not is_error and json.loads(text)["forgotten"] == [1]
     assert live(root) == [*ADA[1:], parents]
+
+
+PETS = [
+    "Our two cats sleep on the red sofa",
+    "The neighbour's cat climbs the fence at night",
+    "Feed the cats at seven",
+]
+
+
+def test_yes_takes_the_words_as_written_and_shows_other_forms(tmp_path, now):
+    root = notes(tmp_path, now, PETS)
+    result = CliRunner().invoke(main, ["forget", "--search", "cats", "--yes", "-w", root])
+    assert result.exit_code == 0, result.output
+    assert "Forgot 2 crystal(s) (#1, #3)" in result.output
+    assert "hold only another form of a word" in result.output
+    assert "#2  The neighbour's [cat] climbs" in result.output  # shown, not taken
+    assert live(root) == [PETS[1]]
+
+
+KOFIS = [
+    "Kofi Mensah's phone number is 024 555 0101",
+    "Kofi Boateng's phone number is 020 777 0202",
+    "Ama's phone number is 027 999 0303",
+]
+
+
+def test_a_first_name_two_people_share_forgets_nothing_with_yes(tmp_path, now):
+    root = notes(tmp_path, now, KOFIS)
+    result = CliRunner().invoke(main, ["forget", "--search", "Kofi phone", "--yes", "-w", root])
+    assert result.exit_code == 2
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors == [
+        "Error: 'kofi' is part of 2 names here (Kofi Boateng, Kofi Mensah); nothing was "
+        "forgotten: say which one, e.g. --search 'Kofi Boateng phone'"
+    ]
+    assert live(root) == KOFIS
+    result = CliRunner().invoke(
+        main, ["forget", "--search", "Kofi Mensah phone", "--yes", "-w", root]
+    )
+    assert result.exit_code == 0, result.output
+    assert live(root) == KOFIS[1:]
+
+
+def at_a_terminal(args: list[str], answers: str) -> tuple[int, str]:
+    """Run ``dream`` with a terminal as stdin (as a person does), typing ``answers``."""
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200"}
+    with subprocess.Popen(
+        [sys.executable, "-m", "dreamer.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+    ) as process:
+        os.close(slave)
+        os.write(master, answers.encode())
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = process.wait(timeout=60)
+    os.close(master)
+    return code, b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
+@pytest.mark.slow
+def test_asked_which_name_it_forgets_only_the_one_chosen(tmp_path, now):
+    root = notes(tmp_path, now, KOFIS)
+    code, output = at_a_terminal(["forget", "--search", "Kofi phone", "-w", root], "1\ny\n")
+    assert code == 0, output
+    assert "'kofi' is part of 2 names:" in output and "1) Kofi Boateng" in output
+    assert live(root) == [KOFIS[0], KOFIS[2]]
+
+
+def test_a_word_inside_a_secret_placeholder_never_counts(tmp_path, now):
+    texts = [
+        "Deploy key for staging: [secret:github-pat#1a2b]",
+        "Keep the secret recipe for the Friday pie",
+        "Billing runs nightly",
+    ]
+    root = notes(tmp_path, now, texts)
+    result = CliRunner().invoke(main, ["forget", "--search", "secret", "--yes", "-w", root])
+    assert result.exit_code == 0, result.output
+    assert "Forgot 1 crystal(s) (#2)" in result.output and "#1" not in result.output
+    assert live(root) == [texts[0], texts[2]]
+    missed = CliRunner().invoke(main, ["forget", "--search", "github pat", "--yes", "-w", root])
+    assert missed.exit_code == 2 and live(root) == [texts[0], texts[2]]
