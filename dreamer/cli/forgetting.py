@@ -29,6 +29,12 @@ from dreamer.support.times import utc_now
     help=f"With --search --yes: forget every match even when more than {FEW} crystals hold "
     "the words.",
 )
+@click.option(
+    "--forms",
+    is_flag=True,
+    help="With --search --yes: also forget the crystals that hold only another form of a word "
+    "(cat for cats); without it they are listed and kept.",
+)
 @click.option("--reason", default="by request", show_default=True, help="Why, for the audit log.")
 @click.option("--yes", is_flag=True, help="Do not ask before forgetting what --search found.")
 @json_option
@@ -37,6 +43,7 @@ def forget(
     ids: tuple[str, ...],
     query: str | None,
     every: bool,
+    forms: bool,
     reason: str,
     yes: bool,
     as_json: bool,
@@ -48,14 +55,18 @@ def forget(
     A tombstone keeps each id, its hash, dates and the reason; the audit log records the forget
     without the text. Nothing else in dreamer ever deletes.
 
-    --search selects only the crystals that hold every content word of QUERY (word forms
-    count: "address" finds "addresses"; small words such as "the" are ignored) and every
-    "quoted phrase" exactly as written (case and spacing aside). Crystals that are only
+    --search selects only the crystals that hold every content word of QUERY (small words
+    such as "the" are ignored) and every "quoted phrase" exactly as written (case and spacing
+    aside); a word inside a [secret:...] placeholder never counts. Crystals that are only
     similar in meaning are never selected, and the query is not logged as a search. The
     matches are listed with the matched words in [brackets] and forgotten only once you
-    confirm (or with --yes). With --yes and more than 3 matches, --all must say "all of
-    them"; otherwise narrow the query. memory/report.html, if there is one, is drawn again
-    without the forgotten text.
+    confirm (or with --yes). Those that hold only another form of a word ("cat" for "cats")
+    are listed apart and kept unless you say so (--forms with --yes). A word that is part of
+    two names ("Kofi Mensah", "Kofi Boateng") is asked about: --yes refuses and names them.
+    With --yes and more than 3 matches, --all must say "all of them"; otherwise narrow the
+    query. memory/report.html, if there is one, is drawn again without the forgotten text.
+    A receipt says what was removed from where (counts and ids, never the text); the audit
+    log keeps it.
 
     \b
     Examples:
@@ -63,16 +74,19 @@ def forget(
       dream forget --search "staging password"
       dream forget --search '"12 Rua Augusta"' --yes --reason "user asked"
       dream forget --search "billing deploy" --yes --all
+      dream forget --search cats --yes --forms
     """
     if bool(ids) == bool(query):
         raise UsageError("name crystal ids or --search QUERY (one of the two); see --help")
-    if every and not query:
-        raise UsageError("--all goes with --search QUERY; crystal ids are forgotten as named")
+    if (every or forms) and not query:
+        raise UsageError(
+            "--all and --forms go with --search QUERY; crystal ids are forgotten as named"
+        )
     chosen = [_crystal_id(raw) for raw in ids]
     with open_workspace(workspace, create=False) as ws:
         now = utc_now()
         if query:
-            chosen = _confirmed(ws, query, yes=yes, every=every)
+            chosen = _confirmed(ws, query, yes=yes, every=every, forms=forms)
         report = ws.forget(chosen, reason=reason, now=now)
         if report.report_removed:  # drawn before with the text: drawn again without it
             from dreamer.service import report as memory_report
@@ -96,7 +110,7 @@ def _crystal_id(raw: str) -> int:
     return int(raw)
 
 
-def _confirmed(ws: Workspace, query: str, *, yes: bool, every: bool) -> list[int]:
+def _confirmed(ws: Workspace, query: str, *, yes: bool, every: bool, forms: bool) -> list[int]:
     """The ids --search selects, once listed and confirmed (or refused with one Error line)."""
     matches = forget_search.select(ws.store, query)
     if not matches:
@@ -104,24 +118,67 @@ def _confirmed(ws: Workspace, query: str, *, yes: bool, every: bool) -> list[int
             f"no crystal holds every word of {query!r}; nothing forgotten ('dream search' "
             "shows what is near, to forget by id)"
         )
-    click.echo(
-        f"These {len(matches)} crystal(s) hold every word of {query!r} and would be forgotten:",
-        err=True,
+    exact = [m for m in matches if m.exact]
+    others = [m for m in matches if not m.exact]
+    _list(
+        f"These {len(exact)} crystal(s) hold every word of {query!r} and would be forgotten:",
+        exact,
     )
-    for match in matches:
-        click.echo(f"  #{match.crystal.id}  {_preview(match.marked)}", err=True)
+    _list(
+        f"These {len(others)} hold only another form of a word (as cat for cats)"
+        + (" and would be forgotten too:" if forms else "; they are kept unless you say so:"),
+        others,
+    )
+    if not yes and not sys.stdin.isatty():
+        raise UsageError("not confirmed: pass --yes to forget without asking")
+    chosen = exact + others if forms else exact
     if yes:
-        if len(matches) > FEW and not every:
+        if not chosen:
+            raise UsageError(forget_search.forms_only(others, query, "add --forms to forget them"))
+        names = forget_search.ambiguous_names(chosen, query)
+        if names:
+            raise UsageError(forget_search.which_name(names, query, "e.g. --search"))
+        if len(chosen) > FEW and not every:
             raise UsageError(
                 forget_search.too_many(
-                    len(matches), query, "crystals", "add --all to forget them all"
+                    len(chosen), query, "crystals", "add --all to forget them all"
                 )
             )
-    else:
-        if not sys.stdin.isatty():
-            raise UsageError("not confirmed: pass --yes to forget without asking")
-        click.confirm("Forget them for good?", abort=True, err=True)
-    return [match.crystal.id for match in matches]
+        return [match.crystal.id for match in chosen]
+    if others and not forms:
+        if click.confirm(f"Forget the {len(others)} with another form too?", err=True):
+            chosen = exact + others
+    chosen = _one_name(chosen, query)
+    if not chosen:
+        raise UsageError("nothing chosen; nothing forgotten")
+    click.confirm("Forget them for good?", abort=True, err=True)
+    return [match.crystal.id for match in chosen]
+
+
+def _list(title: str, matches: list[forget_search.Match]) -> None:
+    if not matches:
+        return
+    click.echo(title, err=True)
+    for match in matches:
+        click.echo(f"  #{match.crystal.id}  {_preview(match.marked)}", err=True)
+
+
+def _one_name(chosen: list[forget_search.Match], query: str) -> list[forget_search.Match]:
+    """Ask which name a word means while it is part of several (none is taken without it)."""
+    while names := forget_search.ambiguous_names(chosen, query):
+        word, candidates = next(iter(names.items()))
+        click.echo(f"{word!r} is part of {len(candidates)} names:", err=True)
+        for number, name in enumerate(candidates, 1):
+            click.echo(f"  {number}) {name}", err=True)
+        picked = click.prompt(
+            "Which one (a number, or 'all')",
+            type=click.Choice([*map(str, range(1, len(candidates) + 1)), "all"]),
+            err=True,
+        )
+        if picked == "all":
+            return chosen
+        chosen = forget_search.only(chosen, candidates[int(picked) - 1])
+    return chosen
 
 
 def _preview(text: str, width: int = 120) -> str:
