@@ -11,6 +11,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -18,6 +19,7 @@ from dreamer import Workspace
 from dreamer.agents import tools
 from dreamer.cli import main
 from dreamer.errors import CrystalNotFound, UsageError
+from dreamer.support.resources import schema
 
 ADA = [
     "Ada's old address was 12 Rua Augusta, Lisbon, until March",
@@ -140,7 +142,7 @@ def test_forgetting_logs_neither_the_query_nor_an_access(tmp_path, now):
         assert all(crystal.access_count == 0 for crystal in ws.store.crystals.select())
 
 
-def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
+def test_the_memory_forget_tool_lists_a_query_and_forgets_only_the_ids(ws, now):
     for text in [*ADA, "Ada's parents kept her first address in Porto"]:
         ws.note(text, at=now)
 
@@ -148,19 +150,49 @@ def test_the_memory_forget_tool_takes_a_query_with_the_same_rule(ws, now):
         result = tools.handle(ws, {"id": "t", "name": "memory_forget", "input": arguments}, now=now)
         return result["is_error"], result["content"]
 
+    count = len(ADA) + 1
     is_error, content = call({"query": "address"})
-    assert is_error and "4 memories hold every word of 'address'" in content
-    assert "all: true" in content and len(list(ws.store.crystals.select())) == len(ADA) + 1
+    listed = json.loads(content)
+    assert not is_error and listed["forgotten"] == [] and listed["confirm_ids"] == [1, 2, 3, 7]
+    assert [m["id"] for m in listed["matches"]] == [1, 2, 3, 7]
+    assert (
+        listed["matches"][0]["text"]
+        == "Ada's old [address] was 12 Rua Augusta, Lisbon, until March"
+    )
+    assert "call memory_forget with ids [1, 2, 3, 7]" in listed["done"]
+    assert len(list(ws.store.crystals.select())) == count  # listed, not forgotten
     is_error, content = call({"query": "trombone"})
     assert is_error and "nothing was forgotten" in content
-    is_error, content = call({"query": "old address", "reason": "user asked"})
+    is_error, content = call({"ids": [1], "reason": "user asked"})
     assert not is_error, content
-    assert json.loads(content)["forgotten"] == [1]
-    is_error, content = call({"query": "Ada address", "all": True})
-    assert not is_error and json.loads(content)["forgotten"] == [2, 3, 7]
+    done = json.loads(content)
+    assert (
+        done["forgotten"] == [1]
+        and "crystals 1 emptied (#1); a tombstone keeps each id" in (done["receipt"])
+    )
     is_error, content = call({"ids": [4], "query": "deploys"})
     assert is_error and "ids or query" in content
+    is_error, content = call({"query": "Ada address", "all": True})
+    assert is_error and "all" in content  # the old shortcut is gone: a query only lists
     assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == []
+
+
+def test_the_tool_asks_which_kofi_and_shows_other_forms_apart(ws, now):
+    for text in [*KOFIS, *PETS]:
+        ws.note(text, at=now)
+
+    def call(arguments):
+        result = tools.handle(ws, {"id": "t", "name": "memory_forget", "input": arguments}, now=now)
+        assert not result["is_error"], result["content"]
+        return json.loads(result["content"])
+
+    kofi = call({"query": "Kofi phone"})
+    jsonschema.validate(kofi, schema("tools/outputs")["memory_forget"])
+    assert kofi["names"] == {"Kofi Boateng": [2], "Kofi Mensah": [1]}
+    assert kofi["done"].startswith("Nothing forgotten: 'kofi' is part of 2 names")
+    cats = call({"query": "cats"})
+    assert cats["confirm_ids"] == [4, 6] and [m["id"] for m in cats["other_forms"]] == [5]
+    assert len(list(ws.store.crystals.select())) == len(KOFIS) + len(PETS)
 
 
 @pytest.mark.parametrize("ids", ["12", b"12", [1.0], [True], [None], ["1"], [0], 12])
@@ -197,23 +229,28 @@ def test_the_mcp_server_forgets_by_query_with_the_same_rule(tmp_path, now):
     from mcp_session import run_session, text_of
 
     parents = "Ada's parents kept her first address in Porto"
-    root = notes(tmp_path, now, [*ADA, parents])
+    root = notes(tmp_path, now, [*ADA, parents, *KOFIS])
     seen: dict = {}
 
     async def scenario(session: ClientSession) -> None:
         listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
         seen["properties"] = set(listed["memory_forget"]["properties"])
-        for query in ("address", "old address"):
-            result = await session.call_tool("memory_forget", {"query": query})
-            seen[query] = (result.is_error, text_of(result))
+        steps = ({"query": "address"}, {"query": "Kofi phone"}, {"query": "old address"})
+        for step in (*steps, {"ids": [1]}):
+            result = await session.call_tool("memory_forget", step)
+            seen[json.dumps(step)] = (result.is_error, text_of(result))
 
     run_session(tmp_path, Path(root), scenario)
-    assert {"ids", "query", "all"} <= seen["properties"]
-    is_error, text = seen["address"]
-    assert is_error and "4 memories hold every word of 'address'" in text
-    is_error, text = seen["old address"]
+    assert {"ids", "query"} <= seen["properties"]
+    is_error, text = seen['{"query": "address"}']
+    assert not is_error and json.loads(text)["confirm_ids"] == [1, 2, 3, 7]
+    is_error, text = seen['{"query": "Kofi phone"}']
+    assert not is_error and json.loads(text)["names"] == {"Kofi Boateng": [9], "Kofi Mensah": [8]}
+    is_error, text = seen['{"query": "old address"}']
+    assert not is_error and json.loads(text)["forgotten"] == []
+    is_error, text = seen['{"ids": [1]}']
     assert not is_error and json.loads(text)["forgotten"] == [1]
-    assert live(root) == [*ADA[1:], parents]
+    assert live(root) == [*ADA[1:], parents, *KOFIS]
 
 
 PETS = [
