@@ -8,8 +8,9 @@ import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.errors import UsageError
-from dreamer.memory import forget_search, redaction
+from dreamer.memory import forget_pending, forget_search, redaction
 from dreamer.memory.forget_search import FEW
+from dreamer.memory.forgetting import ForgetReport
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import utc_now
 
@@ -35,6 +36,25 @@ from dreamer.support.times import utc_now
     help="With --search --yes: also forget the crystals that hold only another form of a word "
     "(cat for cats); without it they are listed and kept.",
 )
+@click.option(
+    "--pending",
+    is_flag=True,
+    help="List the forget requests written in notes that wait for your confirmation.",
+)
+@click.option(
+    "--confirm",
+    "confirm_id",
+    type=click.IntRange(min=1),
+    metavar="ID",
+    help="Forget what the waiting request ID (the note that asked) matched.",
+)
+@click.option(
+    "--dismiss",
+    "dismiss_id",
+    type=click.IntRange(min=1),
+    metavar="ID",
+    help="Let the waiting request ID go: nothing is forgotten and it stops asking.",
+)
 @click.option("--reason", default="by request", show_default=True, help="Why, for the audit log.")
 @click.option("--yes", is_flag=True, help="Do not ask before forgetting what --search found.")
 @json_option
@@ -44,6 +64,9 @@ def forget(
     query: str | None,
     every: bool,
     forms: bool,
+    pending: bool,
+    confirm_id: int | None,
+    dismiss_id: int | None,
     reason: str,
     yes: bool,
     as_json: bool,
@@ -66,7 +89,9 @@ def forget(
     With --yes and more than 3 matches, --all must say "all of them"; otherwise narrow the
     query. memory/report.html, if there is one, is drawn again without the forgotten text.
     A receipt says what was removed from where (counts and ids, never the text); the audit
-    log keeps it.
+    log keeps it. A forget request written in a note that a dream could not take on its own
+    (many matches, a shared name, another word form) waits for you: --pending lists it,
+    --confirm ID forgets its matches, --dismiss ID lets it go.
 
     \b
     Examples:
@@ -75,7 +100,14 @@ def forget(
       dream forget --search '"12 Rua Augusta"' --yes --reason "user asked"
       dream forget --search "billing deploy" --yes --all
       dream forget --search cats --yes --forms
+      dream forget --pending
+      dream forget --confirm 31
     """
+    if pending or confirm_id or dismiss_id:
+        if ids or query or sum(map(bool, (pending, confirm_id, dismiss_id))) > 1:
+            raise UsageError("--pending, --confirm and --dismiss each go alone; see --help")
+        _requests(workspace, confirm_id, dismiss_id, as_json=as_json)
+        return
     if bool(ids) == bool(query):
         raise UsageError("name crystal ids or --search QUERY (one of the two); see --help")
     if (every or forms) and not query:
@@ -92,6 +124,10 @@ def forget(
             from dreamer.service import report as memory_report
 
             memory_report.write(ws, now)
+    _receipt(report, as_json=as_json)
+
+
+def _receipt(report: ForgetReport, *, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
         return
@@ -100,6 +136,47 @@ def forget(
         f"({', '.join(f'#{i}' for i in report.forgotten)}). Removed, by place:"
     )
     click.echo("\n".join(report.receipt()))
+
+
+def _requests(
+    workspace: str | None, confirm_id: int | None, dismiss_id: int | None, *, as_json: bool
+) -> None:
+    """List, confirm or dismiss the forget requests that wait for the user."""
+    with open_workspace(workspace, create=False) as ws:
+        now = utc_now()
+        if confirm_id:
+            report = forget_pending.confirm(ws, confirm_id, now=now)
+            if report.report_removed:
+                from dreamer.service import report as memory_report
+
+                memory_report.write(ws, now)
+            _receipt(report, as_json=as_json)
+            return
+        if dismiss_id:
+            forget_pending.dismiss(ws, dismiss_id, now=now)
+            click.echo(f"Dismissed forget request {dismiss_id}: nothing forgotten.")
+            return
+        waiting = forget_pending.pending_forget_requests(ws)
+        previews = {
+            c.id: _preview(c.text, 100)
+            for c in ws.store.crystals.crystals_by_id(
+                sorted({i for w in waiting for i in w.matches})
+            )
+        }
+    if as_json:
+        emit_json([item.to_dict() for item in waiting])
+        return
+    if not waiting:
+        click.echo("No forget request waits for you.")
+        return
+    for item in waiting:
+        click.echo(f"Request {item.request_id} ({item.at}): forget {item.target!r}: {item.why}")
+        for crystal_id in item.matches:
+            click.echo(f"  #{crystal_id}  {previews.get(crystal_id, '(gone)')}")
+    click.echo(
+        "Confirm one with 'dream forget --confirm ID', let it go with 'dream forget --dismiss "
+        "ID', or forget some of its matches by id ('dream forget 12')."
+    )
 
 
 def _crystal_id(raw: str) -> int:

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.dream import budget
+from dreamer.memory import forget_pending
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -139,4 +140,4 @@ def dream_lines(ws: Workspace, now: datetime) -> list[str]:
 
 def lines(ws: Workspace, now: datetime) -> list[str]:
     """Every health line; empty when all is well."""
-    return capture_lines(ws, now) + dream_lines(ws, now)
+    return capture_lines(ws, now) + dream_lines(ws, now) + forget_pending.lines(ws)

@@ -107,13 +107,14 @@ def _outside(word: str, text: str, visible: str) -> bool:
 def ambiguous_names(matches: list[Match], query: str) -> dict[str, list[str]]:
     """Each query word written in two or more different names across ``matches`` (as "Kofi"
     in "Kofi Mensah" and "Kofi Boateng"), with those names, when the query names neither."""
-    asked = set(parse(query)[0])
+    return shared_names([match.crystal.text for match in matches], parse(query)[0])
+
+
+def shared_names(texts: list[str], query_words: list[str]) -> dict[str, list[str]]:
+    """Each of ``query_words`` that ``texts`` write in two or more different names."""
     out: dict[str, list[str]] = {}
-    for word in sorted(asked):
-        names = sorted(
-            {name for match in matches for name in _names_of(word, match.crystal.text)},
-            key=str.casefold,
-        )
+    for word in sorted(set(query_words)):
+        names = sorted({name for text in texts for name in _names_of(word, text)}, key=str.casefold)
         if len(names) >= 2:
             out[word] = names
     return out

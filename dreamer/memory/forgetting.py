@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dreamer.errors import UsageError, WorkspaceError
+from dreamer.memory import forget_pending
 from dreamer.memory.forget_search import same_word
 from dreamer.memory.scratch import ScratchLog
 from dreamer.memory.state import TITLE, sections
@@ -94,6 +95,7 @@ class ForgetReport:
     memory_lines: int = 0
     journal_rows: int = 0
     searches: int = 0  # of journal_rows: the logged searches and gaps dropped
+    requests: int = 0  # forget requests waiting for the user that this answered or cleaned
     backup_lines: int = 0
     report_removed: bool = False
     dream_id: int | None = None
@@ -117,6 +119,7 @@ class ForgetReport:
                 f"{self.searches} logged search(es) dropped",
             ),
             ("seed backups", f"{self.backup_lines} line(s) removed"),
+            ("forget requests", f"{self.requests} waiting request(s) answered or cleaned"),
             ("report", "drawn again without it" if self.report_removed else "none drawn"),
             ("derived text", f"{self.lost_words} word(s) no memory holds any more, cleaned"),
         ]
@@ -297,6 +300,9 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
         lambda query: names(query, texts) or holds_lost(query, lost)
     )
     report.journal_rows += report.searches
+    report.requests = forget_pending.after_forget(
+        store, report.forgotten, lambda text: _scrub_piece(text, texts, lost), now
+    )
     report.backup_lines = rewrite_backups(ws, lambda text: scrub(text, texts, lost))
     report.report_removed = remove_report(ws)
     store.records.audit(None, "forget receipt", {"reason": reason, **report.to_dict()}, now)
