@@ -60,6 +60,9 @@ SHARED_SHARE = 0.6
 FORGOTTEN = "[forgotten]"
 MIN_QUOTE = 12  # characters: shorter texts are too common to be "the" text
 MIN_LOST = 3  # characters: shorter words ("a", "12") say nothing of what was forgotten
+# Journal outcomes whose new_state dreamer wrote to MEMORY.md (as dreamer.dream.hand_edits
+# reads them: that layer is above this one).
+WROTE_MEMORY = ("committed", "restored", "forgotten")
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[^\]]*\]\s*)?(?:\w+:\s+)?")
 
 
@@ -134,8 +137,9 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if len(w) >= 3 and w not in RESTATEMENT_STOP_WORDS}
 
 
-def lost_words(store: Store, texts: Sequence[str]) -> set[str]:
-    """The content words of ``texts`` that no crystal holds (once the texts are emptied)."""
+def lost_words(store: Store, texts: Sequence[str], kept: Sequence[str] = ()) -> set[str]:
+    """The content words of ``texts`` that no crystal holds (once the texts are emptied) nor
+    any of the ``kept`` texts (a person's own lines of MEMORY.md, not crystals yet)."""
     candidates = sorted(
         {
             word
@@ -147,7 +151,20 @@ def lost_words(store: Store, texts: Sequence[str]) -> set[str]:
     if not candidates:
         return set()
     held = store.search.term_frequencies(candidates)
-    return {word for word in candidates if held.get(word, 0) == 0}
+    theirs = {word for text in kept for word in words(text)}
+    return {word for word in candidates if held.get(word, 0) == 0 and word not in theirs}
+
+
+def hand_written(store: Store, memory: str, texts: Sequence[str]) -> list[str]:
+    """The lines of ``memory`` a person wrote (dreamer did not) that carry none of ``texts``."""
+    last = store.journal.latest_dream_id(WROTE_MEMORY)
+    written = store.journal.get_dream(last).get("new_state") if last is not None else None
+    ours = set(written.split("\n")) if isinstance(written, str) else set()
+    return [
+        line
+        for line in memory.split("\n")
+        if line.strip() and line not in ours and not any(carries(line, t) for t in texts)
+    ]
 
 
 def _placeholder_hash(found: re.Match[str]) -> str:
@@ -265,7 +282,8 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
         report.forgotten.append(crystal.id)
         report.vectors += was.embedder is not None
         report.index_entries += bool(was.text)
-    lost = lost_words(store, texts)
+    old = ws.read_memory(errors="replace")
+    lost = lost_words(store, texts, hand_written(store, old, texts))
     report.lost_words = len(lost)
 
     def drop_note(text: str) -> str | None:
@@ -276,7 +294,6 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
         return text
 
     ws.scratch.rewrite(drop_note)
-    old = ws.read_memory(errors="replace")
     new = scrub(old, texts, lost)
     if new != old:
         report.memory_lines = old.count("\n") - new.count("\n")

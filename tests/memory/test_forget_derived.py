@@ -95,3 +95,11 @@ def test_a_forget_leaves_a_receipt_by_place_without_the_text(tmp_path, now):
     assert entry["detail"]["forgotten"] == [1, 2] and entry["detail"]["scratch_notes"] == 2
     assert entry["detail"]["index_entries"] == 2 and entry["detail"]["lost_words"] >= 1
     assert WORD not in json.dumps(entry).lower() and WORD not in result.output
+
+
+def test_a_line_the_person_wrote_keeps_a_word_it_shares_with_the_forgotten(ws, now):
+    ws.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Ada prefers short answers.\n")
+    crystal_id = ws.note("Ada drinks her coffee black, no sugar", at=now)
+    report = ws.forget([crystal_id], reason="asked", now=now)
+    assert "- Ada prefers short answers." in ws.read_memory()  # "Ada" is theirs, not derived
+    assert report.memory_lines == 0 and report.lost_words >= 3  # drinks, coffee, black, sugar
