@@ -14,6 +14,8 @@ from dreamer import Workspace, run_dream
 from dreamer.cli import main
 from dreamer.memory import forgetting
 
+pytest_plugins = ["pg_fixture"]  # pg_database: a fresh database on the suite's PostgreSQL
+
 WORD = "quokkavelvet"
 ATTIC = [
     f"Spent the morning in the {WORD} attic sorting boxes",
@@ -37,16 +39,13 @@ def holding(root: Path, word: str = WORD) -> list[str]:
     )
 
 
-@pytest.mark.slow
-def test_a_label_made_from_forgotten_notes_leaves_with_them(tmp_path, now):
-    # (The test's name is in tmp_path, and the report shows the path: no word of it here.)
-    root = tmp_path / "ws"
-    with Workspace.open(root) as ws:
+def _label_case(root: Path, env: dict[str, str], now) -> None:
+    with Workspace.open(root, environ=env) as ws:
         for i, text in enumerate([*ATTIC, *OTHER]):
             ws.note(text, at=now - timedelta(hours=6 - i))
         assert run_dream(ws, now=now, force=True).committed
         assert f"Mostly busy with: attic {WORD}" in ws.read_memory()  # a label made from them
-    runner = CliRunner()
+    runner = CliRunner(env=env)
     w = ["-w", str(root)]
     assert runner.invoke(main, ["report", *w]).exit_code == 0
     assert "memory/report.html" in holding(root)
@@ -57,12 +56,25 @@ def test_a_label_made_from_forgotten_notes_leaves_with_them(tmp_path, now):
         shown = runner.invoke(main, [*command, *w])
         assert shown.exit_code == 0, shown.output
         assert WORD not in shown.output.lower(), command
-    with Workspace.open(root) as ws:
+    with Workspace.open(root, environ=env) as ws:
         rows = [ws.store.journal.get_dream(e["id"]) for e in ws.store.journal.dream_entries(50)]
         assert len(rows) == 2 and WORD not in json.dumps(rows, default=str).lower()
         memory = ws.read_memory()
         assert "Maya prefers concise answers" in memory  # what it did not hold stays
         assert "## The Phenotype" in memory  # the sections stay whatever the words
+
+
+# (A test's name is in its tmp_path, and the report shows the path: no word of it here.)
+@pytest.mark.slow
+def test_a_label_made_from_forgotten_notes_leaves_with_them(tmp_path, now):
+    _label_case(tmp_path / "ws", {}, now)
+
+
+def test_on_postgresql_the_label_leaves_too(tmp_path, now, pg_database):
+    from test_forget_traces import pg_dump
+
+    _label_case(tmp_path / "ws", {"DREAM_STORE_URL": pg_database}, now)
+    assert WORD.encode() not in pg_dump(pg_database)
 
 
 def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
@@ -71,10 +83,25 @@ def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
     forgetting.forget(ws, [1], reason="test", now=now)
     lost = forgetting.lost_words(ws.store, [ATTIC[0]])
     assert WORD in lost and "maya" not in lost
-    derived = f"# Working Memory State\n- Mostly busy with: attic {WORD}.\n- Maya: code first"
-    assert forgetting.scrub(derived, [ATTIC[0]], lost) == (
-        "# Working Memory State\n- Maya: code first"
+    derived = "\n".join(
+        [
+            "# Working Memory State",
+            "## The Phenotype",
+            f"- Mostly busy with: attic {WORD}.",
+            "- Maya: code first",
+            "## Crystal Pointers",
+            f"- Past: attic work → search: `{WORD.upper()}s attic`",  # another form and case
+            "## Emerging Skills",
+            f"- {WORD.title()} sorting → Confidence: 40% | Occurrences: 2",
+        ]
     )
+    assert forgetting.scrub(derived, [ATTIC[0]], lost).split("\n") == [
+        "# Working Memory State",
+        "## The Phenotype",
+        "- Maya: code first",
+        "## Crystal Pointers",
+        "## Emerging Skills",
+    ]
 
 
 def test_a_forget_leaves_a_receipt_by_place_without_the_text(tmp_path, now):
