@@ -217,6 +217,7 @@ def resolve(
                 [c.id for c in candidates],
                 reason=f"forget request in note #{asker.id}",
                 now=now,
+                asking=[asker.text],
             )
             resolution.forgotten = [c.id for c in candidates]
         else:

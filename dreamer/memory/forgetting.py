@@ -137,9 +137,11 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text) if len(w) >= 3 and w not in RESTATEMENT_STOP_WORDS}
 
 
-def lost_words(store: Store, texts: Sequence[str], kept: Sequence[str] = ()) -> set[str]:
-    """The content words of ``texts`` that no crystal holds (once the texts are emptied) nor
-    any of the ``kept`` texts (a person's own lines of MEMORY.md, not crystals yet)."""
+def lost_words(
+    store: Store, texts: Sequence[str], kept: Sequence[str] = (), *, asking: Sequence[str] = ()
+) -> set[str]:
+    """The content words of ``texts`` that no crystal holds (once the texts are emptied) but
+    the ``asking`` ones, nor any of the ``kept`` texts (a person's own lines of MEMORY.md)."""
     candidates = sorted(
         {
             word
@@ -152,7 +154,12 @@ def lost_words(store: Store, texts: Sequence[str], kept: Sequence[str] = ()) -> 
         return set()
     held = store.search.term_frequencies(candidates)
     theirs = {word for text in kept for word in words(text)}
-    return {word for word in candidates if held.get(word, 0) == 0 and word not in theirs}
+    asked = [{stem(word) for word in words(text)} for text in asking]
+    return {
+        word
+        for word in candidates
+        if held.get(word, 0) <= sum(stem(word) in stems for stems in asked) and word not in theirs
+    }
 
 
 def hand_written(store: Store, memory: str, texts: Sequence[str]) -> list[str]:
@@ -270,8 +277,17 @@ def crystal_ids(ids: Any) -> list[int]:
     return list(dict.fromkeys(checked))
 
 
-def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -> ForgetReport:
-    """Forget these crystals everywhere (the caller holds the workspace lock)."""
+def forget(
+    ws: Forgettable,
+    ids: Sequence[int],
+    *,
+    reason: str,
+    now: datetime,
+    asking: Sequence[str] = (),
+) -> ForgetReport:
+    """Forget these crystals everywhere (the caller holds the workspace lock). ``asking``: the
+    texts of the forget requests being honoured, whose words hold nothing up (a note "forget
+    the quokkavelvet attic" names the words, it is no memory of them)."""
     store = ws.store
     crystals = [store.crystals.get(crystal_id) for crystal_id in crystal_ids(ids)]  # all or none
     report = ForgetReport()
@@ -283,7 +299,7 @@ def forget(ws: Forgettable, ids: Sequence[int], *, reason: str, now: datetime) -
         report.vectors += was.embedder is not None
         report.index_entries += bool(was.text)
     old = ws.read_memory(errors="replace")
-    lost = lost_words(store, texts, hand_written(store, old, texts))
+    lost = lost_words(store, texts, hand_written(store, old, texts), asking=asking)
     report.lost_words = len(lost)
 
     def drop_note(text: str) -> str | None:

@@ -130,3 +130,18 @@ def test_a_line_the_person_wrote_keeps_a_word_it_shares_with_the_forgotten(ws, n
     report = ws.forget([crystal_id], reason="asked", now=now)
     assert "- Ada prefers short answers." in ws.read_memory()  # "Ada" is theirs, not derived
     assert report.memory_lines == 0 and report.lost_words >= 3  # drinks, coffee, black, sugar
+
+
+def test_a_request_in_a_note_takes_the_label_and_the_old_journal_with_it(ws, now):
+    for i, text in enumerate([*ATTIC, *OTHER]):
+        ws.note(text, at=now - timedelta(hours=6 - i))
+    first = run_dream(ws, now=now, force=True)
+    assert f"Mostly busy with: attic {WORD}" in ws.read_memory()
+    ws.note(f"Please forget the {WORD} attic", at=now + timedelta(hours=1))
+    for i in range(5):  # enough new notes for a dream
+        ws.note(f"Standup moved to room {i}", at=now + timedelta(hours=1, minutes=i + 1))
+    second = run_dream(ws, now=now + timedelta(hours=2), force=True)
+    [resolution] = ws.store.journal.get_dream(second.dream_id)["inputs"]["forget_requests"]
+    assert resolution["forgotten"] == [1, 2, 3]
+    assert WORD not in ws.read_memory().lower()
+    assert WORD not in json.dumps(ws.store.journal.get_dream(first.dream_id)).lower()
