@@ -226,8 +226,9 @@ def _confirmed(ws: Workspace, query: str, *, yes: bool, every: bool, forms: bool
         if click.confirm(f"Forget the {len(others)} with another form too?", err=True):
             chosen = exact + others
     chosen = _one_name(chosen, query)
-    if not chosen:
-        raise UsageError("nothing chosen; nothing forgotten")
+    if not chosen:  # declined: not bad input, nothing to do
+        click.echo("Nothing chosen; nothing forgotten.", err=True)
+        sys.exit(0)
     click.confirm("Forget them for good?", abort=True, err=True)
     return [match.crystal.id for match in chosen]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import subprocess
 import sys
 from datetime import timedelta
@@ -308,7 +309,7 @@ def at_a_terminal(args: list[str], answers: str) -> tuple[int, str]:
         os.close(slave)
         os.write(master, answers.encode())
         chunks = []
-        while True:
+        while select.select([master], [], [], 60)[0]:  # a prompt left waiting fails the test
             try:
                 chunk = os.read(master, 4096)
             except OSError:  # the child closed the terminal
@@ -316,6 +317,8 @@ def at_a_terminal(args: list[str], answers: str) -> tuple[int, str]:
             if not chunk:
                 break
             chunks.append(chunk)
+        else:
+            process.kill()
         code = process.wait(timeout=60)
     os.close(master)
     return code, b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
@@ -343,3 +346,20 @@ def test_a_word_inside_a_secret_placeholder_never_counts(tmp_path, now):
     assert live(root) == [texts[0], texts[2]]
     missed = CliRunner().invoke(main, ["forget", "--search", "github pat", "--yes", "-w", root])
     assert missed.exit_code == 2 and live(root) == [texts[0], texts[2]]
+
+
+@pytest.mark.slow
+def test_at_the_prompt_another_form_is_taken_only_on_yes(tmp_path, now):
+    root = notes(tmp_path, now, [PETS[1], PETS[2]])  # "cat", and "cats" as written
+    args = ["forget", "--search", "cats", "-w", root]
+    code, output = at_a_terminal(args, "n\ny\n")  # not the neighbour's cat; yes to the rest
+    assert code == 0, output
+    assert "Forgot 1 crystal(s) (#2)" in output and live(root) == [PETS[1]]
+    code, output = at_a_terminal(["forget", "--search", "dogs", "-w", root], "")
+    assert code == 2 and live(root) == [PETS[1]]  # nothing holds it: nothing asked
+    code, output = at_a_terminal(args, "n\n")
+    assert code == 0, output
+    assert "Nothing chosen; nothing forgotten." in output and live(root) == [PETS[1]]
+    code, output = at_a_terminal(args, "y\ny\n")
+    assert code == 0, output
+    assert "Forgot 1 crystal(s) (#1)" in output and live(root) == []
