@@ -63,6 +63,7 @@ MIN_LOST = 3  # characters: shorter words ("a", "12") say nothing of what was fo
 # Journal outcomes whose new_state dreamer wrote to MEMORY.md (as dreamer.dream.hand_edits
 # reads them: that layer is above this one).
 WROTE_MEMORY = ("committed", "restored", "forgotten")
+_STATUS = re.compile(r"^_Last dream:.*_\s*$")  # the state's status line: the clock, the mood
 _MARKER = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?:\[[^\]]*\]\s*)?(?:\w+:\s+)?")
 
 
@@ -139,7 +140,7 @@ def _stems(text: str) -> set[str]:
 
 def lost_words(
     store: Store, texts: Sequence[str], kept: Sequence[str] = (), *, asking: Sequence[str] = ()
-) -> set[str]:
+) -> frozenset[str]:
     """The content words of ``texts`` that no crystal holds (once the texts are emptied) but
     the ``asking`` ones, nor any of the ``kept`` texts (a person's own lines of MEMORY.md)."""
     candidates = sorted(
@@ -151,15 +152,15 @@ def lost_words(
         }
     )
     if not candidates:
-        return set()
+        return frozenset()
     held = store.search.term_frequencies(candidates)
     theirs = {word for text in kept for word in words(text)}
     asked = [{stem(word) for word in words(text)} for text in asking]
-    return {
+    return frozenset(
         word
         for word in candidates
         if held.get(word, 0) <= sum(stem(word) in stems for stems in asked) and word not in theirs
-    }
+    )
 
 
 def hand_written(store: Store, memory: str, texts: Sequence[str]) -> list[str]:
@@ -179,12 +180,17 @@ def _placeholder_hash(found: re.Match[str]) -> str:
     return " " + found.group(0).rsplit("#", 1)[1].rstrip("]") + " "
 
 
-def holds_lost(line: str, lost: set[str]) -> bool:
+def holds_lost(line: str, lost: frozenset[str]) -> bool:
     """Whether a line holds one of the lost words (or another form of one)."""
     if not lost:
         return False
-    lost_stems = {stem(word) for word in lost}
+    lost_stems = _stems_of(lost)
     return any(word in lost or stem(word) in lost_stems for word in words(line))
+
+
+@functools.lru_cache(maxsize=4)  # one forget scrubs every stored line with the same words
+def _stems_of(lost: frozenset[str]) -> frozenset[str]:
+    return frozenset(stem(word) for word in lost)
 
 
 @functools.cache
@@ -192,8 +198,8 @@ def _shape_lines() -> frozenset[str]:
     return frozenset([_normal(TITLE), *(_normal(f"## {s.title}") for s in sections())])
 
 
-def _gone(line: str, texts: Sequence[str], lost: set[str]) -> bool:
-    if _normal(line) in _shape_lines():
+def _gone(line: str, texts: Sequence[str], lost: frozenset[str]) -> bool:
+    if _normal(line) in _shape_lines() or _STATUS.match(line):
         return False
     return holds_lost(line, lost) or any(carries(line, text) for text in texts)
 
@@ -220,10 +226,10 @@ def names(query: str, texts: Sequence[str]) -> bool:
     )
 
 
-def scrub(content: str, texts: Sequence[str], lost: set[str] | frozenset[str] = frozenset()) -> str:
+def scrub(content: str, texts: Sequence[str], lost: frozenset[str] = frozenset()) -> str:
     """``content`` without the lines that carry any of ``texts`` or hold a lost word."""
     lines = content.split("\n")
-    kept = [line for line in lines if not _gone(line, texts, set(lost))]
+    kept = [line for line in lines if not _gone(line, texts, lost)]
     return "\n".join(kept) if len(kept) != len(lines) else content
 
 
@@ -252,7 +258,7 @@ def _map_json(data: Any, transform: Callable[[str], str]) -> Any:
     return data
 
 
-def _scrub_piece(value: str, texts: Sequence[str], lost: set[str]) -> str:
+def _scrub_piece(value: str, texts: Sequence[str], lost: frozenset[str]) -> str:
     """One stored string without what carries ``texts`` or a lost word (a one-line string
     goes whole)."""
     if "\n" not in value and _gone(value, texts, lost):

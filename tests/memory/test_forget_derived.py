@@ -86,6 +86,7 @@ def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
     derived = "\n".join(
         [
             "# Working Memory State",
+            "_Last dream: 2026-03-12 14:30 UTC | Mood: morning calm_",  # the clock, not memory
             "## The Phenotype",
             f"- Mostly busy with: attic {WORD}.",
             "- Maya: code first",
@@ -97,6 +98,7 @@ def test_a_line_with_a_word_only_the_forgotten_held_is_dropped(ws, now):
     )
     assert forgetting.scrub(derived, [ATTIC[0]], lost).split("\n") == [
         "# Working Memory State",
+        "_Last dream: 2026-03-12 14:30 UTC | Mood: morning calm_",
         "## The Phenotype",
         "- Maya: code first",
         "## Crystal Pointers",
