@@ -39,6 +39,7 @@ COMMANDS = {
     "pin": "controls:pin_command",
     "unpin": "controls:unpin_command",
     "pins": "controls:pins_command",
+    "held": "controls:held_command",
     "demo": "dreaming:demo_command",
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
@@ -58,6 +59,7 @@ COMMANDS = {
     "claude": "claude:claude",
     "codex": "codex:codex",
     "worker": "worker:worker",
+    "ui": "ui:ui",
 }
 
 
