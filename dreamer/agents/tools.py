@@ -34,6 +34,7 @@ from dreamer.support.times import as_utc, utc_now
 
 TOOL_NAMES = ("working_memory_note", "memory_search", "memory_get", "memory_feel", "memory_forget")
 DEFAULT_SEARCH_LIMIT = 6
+MAX_LISTED = 50  # a forget query's preview; memory_forget's ids take at most as many
 # Keys of a schema file that describe the document rather than the tool's input.
 _DOCUMENT_KEYS = ("$schema", "$id", "title", "description")
 
@@ -244,6 +245,11 @@ def _preview(ws: Workspace, query: str) -> dict[str, Any]:
         raise CrystalNotFound(
             f"no memory holds every word of {query!r}; nothing was forgotten (memory_search "
             "finds what is near, to forget by ids)"
+        )
+    if len(matches) > MAX_LISTED:  # one call forgets at most this many: a query to narrow
+        raise InvalidToolInput(
+            f"{len(matches)} memories hold every word of {query!r}; nothing was forgotten: "
+            f"narrow the query (one forget takes at most {MAX_LISTED})"
         )
     exact = [m for m in matches if m.exact]
     others = [m for m in matches if not m.exact]

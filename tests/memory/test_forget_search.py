@@ -178,6 +178,16 @@ def test_the_memory_forget_tool_lists_a_query_and_forgets_only_the_ids(ws, now):
     assert ws.store.search.search_queries("2000-01-01T00:00:00Z") == []
 
 
+def test_the_tool_lists_at_most_what_one_forget_takes(ws, now):
+    for i in range(51):
+        ws.note(f"Deploy {i}: the billing deploy ran on host {i}", at=now)
+    result = tools.handle(
+        ws, {"id": "t", "name": "memory_forget", "input": {"query": "billing"}}, now=now
+    )
+    assert result["is_error"] and "51 memories hold every word of 'billing'" in result["content"]
+    assert "narrow the query" in result["content"]
+
+
 def test_the_tool_asks_which_kofi_and_shows_other_forms_apart(ws, now):
     for text in [*KOFIS, *PETS]:
         ws.note(text, at=now)
