@@ -134,6 +134,7 @@ def test_a_line_the_person_wrote_keeps_a_word_it_shares_with_the_forgotten(ws, n
     assert report.memory_lines == 0 and report.lost_words >= 3  # drinks, coffee, black, sugar
 
 
+@pytest.mark.slow
 def test_a_request_in_a_note_takes_the_label_and_the_old_journal_with_it(ws, now):
     for i, text in enumerate([*ATTIC, *OTHER]):
         ws.note(text, at=now - timedelta(hours=6 - i))
