@@ -52,8 +52,9 @@ dreamer is this agent's long-term memory. It outlives the conversation.
 - memory_search: before asking the user to repeat anything, when they refer to earlier work,
   and to follow a "Past: topic -> search: `keywords`" pointer in the working memory. Read a
   result whole with memory_get (or the resource dreamer://crystal/{id}).
-- memory_forget: only when the user asks you to forget something; search first, then forget
-  exactly those ids, or give a query: only memories holding every word of it are forgotten.
+- memory_forget: only when the user asks you to forget something. A query lists what it would
+  forget (nothing is forgotten yet): show it to the user, then call again with the ids they
+  confirm; ids forget and return a receipt.
   To correct a fact, write a new note instead, with replaces (the old note's id or words) and
   about (what it is about).
 - The resource dreamer://MEMORY.md is the working memory; the prompt "bootstrap" gives it

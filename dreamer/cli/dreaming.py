@@ -16,6 +16,7 @@ from dreamer.dream.cycle import DreamResult
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamDeferred, DreamError, DreamRejected, UsageError
+from dreamer.memory import forget_pending
 from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.support.files import atomic_write
@@ -155,6 +156,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
     with open_workspace(workspace, create=False) as ws:
         rows = ws.store.journal.dream_entries(limit)
         totals = ws.store.journal.dream_totals()
+        waiting = forget_pending.lines(ws)  # a request in a note that needs the user
     if as_json:
         emit_json(rows)
         return
@@ -176,6 +178,8 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         + (f" ({cached} from the prompt cache)" if cached else "")
         + f" and {totals['output_tokens']} output tokens, ${totals['cost_usd']:.4f}"
     )
+    for line in waiting:
+        click.echo(f"Waiting: {line}")
 
 
 @click.command(name="show")

@@ -6,8 +6,12 @@ before the request that hold every one of those words (a word no earlier crystal
 like "price" for a note that says "quoted 31.50 euros", cannot point anywhere and is left out
 while two or more words remain): when there are one to ``MAX_TARGETS``
 of them the request is unambiguous and they are forgotten for good (``memory.forgetting``);
-otherwise nothing is deleted and the journal reports the request for the user to confirm
-(``dream forget --search ...``). Either way, ``silence`` keeps the request and what it names
+otherwise nothing is deleted: the journal reports the request and it waits for the user
+(``memory.forget_pending``: ``dream status``, the report and the session-start block say so;
+``dream forget --pending`` lists it). A request is unclear, too, when a word of it is part of
+two names ("forget Kofi's phone" with Kofi Mensah and Kofi Boateng) or when a match holds only
+another form of a word ("cats" and "the neighbour's cat"): a note never widens a forget.
+Either way, ``silence`` keeps the request and what it names
 out of MEMORY.md, whichever synthesizer wrote the state.
 
 Two kinds of request count. A *direct* one names what to forget after an imperative: "forget
@@ -31,9 +35,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from dreamer.memory import forgetting
+from dreamer.memory import forget_pending, forget_search, forgetting
 from dreamer.retrieval.embed import clearly_nearest, for_rules
 from dreamer.store import Crystal
+from dreamer.support.secrets import PLACEHOLDER
+from dreamer.support.times import iso
 from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
 
 if TYPE_CHECKING:
@@ -108,6 +114,8 @@ class Resolution:
     target: str
     forgotten: list[int] = field(default_factory=list)
     ambiguous: int = 0  # how many crystals matched when too many (or none) did
+    why: str = ""  # why it waits for the user (no text of a memory)
+    names: list[str] = field(default_factory=list)  # the names a word of it is part of
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the journal (the target phrase names no secret value)."""
@@ -117,6 +125,7 @@ class Resolution:
             "forgotten": self.forgotten,
             "outcome": "forgotten" if self.forgotten else "needs confirmation",
             "matches": len(self.forgotten) or self.ambiguous,
+            **({"why": self.why} if self.why else {}),
         }
 
 
@@ -169,7 +178,7 @@ def matches(request: ForgetRequest, text: str) -> bool:
     """Whether ``text`` holds every content word of the request (stems compared)."""
     if not request.keywords:
         return False  # a request that names nothing matches nothing
-    have = _stems(text)
+    have = _stems(PLACEHOLDER.sub(" ", text))  # a placeholder's words are no memory's words
     return all(_same_word(wanted, have) for wanted in request.keywords)
 
 
@@ -194,23 +203,56 @@ def resolve(
         ]
         pointing = _pointing(request, earlier)
         candidates = [crystal for crystal in earlier if matches(pointing, crystal.text)]
-        if not request.direct or not any(_held(request, crystal) for crystal in earlier):
+        by_words = request.direct and any(_held(request, crystal) for crystal in earlier)
+        if not by_words:
             # Said in other words, or in words no earlier note holds: by meaning, one clear
             # target or none. (A request whose words point at several notes is unclear.)
             candidates = _by_meaning(ws, request, earlier)
         resolution = Resolution(asker.id, request.target)
-        if 1 <= len(candidates) <= MAX_TARGETS:
+        resolution.why, resolution.names = _unclear(request, pointing, candidates, by_words)
+        if 1 <= len(candidates) <= MAX_TARGETS and not resolution.why:
             forgetting.forget(
                 ws,
                 [c.id for c in candidates],
                 reason=f"forget request in note #{asker.id}",
                 now=now,
+                asking=[asker.text],
             )
             resolution.forgotten = [c.id for c in candidates]
         else:
             resolution.ambiguous = len(candidates)
+            resolution.why = resolution.why or (
+                f"{len(candidates)} memories match" if candidates else "no memory matches clearly"
+            )
+            forget_pending.record(
+                store,
+                forget_pending.Pending(
+                    asker.id,
+                    request.target,
+                    [c.id for c in candidates],
+                    resolution.why,
+                    iso(now),
+                    names=resolution.names,
+                ),
+            )
         out.append(resolution)
     return out
+
+
+def _unclear(
+    request: ForgetRequest, pointing: ForgetRequest, candidates: list[Crystal], by_words: bool
+) -> tuple[str, list[str]]:
+    """Why these candidates are not one clear target (a shared name, another word form)."""
+    texts = [c.text for c in candidates]
+    names = forget_search.shared_names(texts, list(request.words))
+    if names:
+        word, people = next(iter(names.items()))
+        return f"{word!r} is part of {len(people)} names ({', '.join(people)})", people
+    written = [w for w in request.words if stem(w) in pointing.keywords]
+    other = [c for c in candidates if not set(written) <= set(WORD.findall(c.text.lower()))]
+    if by_words and written and other:
+        return f"{len(other)} of {len(candidates)} match only by another form of a word", []
+    return "", []
 
 
 def _held(request: ForgetRequest, crystal: Crystal) -> bool:

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.dream import budget
+from dreamer.memory import forget_pending
 from dreamer.memory.workspace import Workspace
 from dreamer.support.times import as_utc, iso, parse_iso
 
@@ -169,7 +170,7 @@ def held_lines(ws: Workspace) -> list[str]:
 
 def lines(ws: Workspace, now: datetime) -> list[str]:
     """Every health line; empty when all is well."""
-    return capture_lines(ws, now) + dream_lines(ws, now) + held_lines(ws)
+    return capture_lines(ws, now) + dream_lines(ws, now) + held_lines(ws) + forget_pending.lines(ws)
 
 
 # --- for a monitor: the health object of `dream status --json` ----------------------------------
@@ -177,7 +178,6 @@ def lines(ws: Workspace, now: datetime) -> list[str]:
 FAILURES = ("failed", "rejected")
 COMMITS = ("committed", "candidate")
 STUCK = ("interrupted", "overrun")  # a scheduled run that did not finish, or came due again
-FORGETS_LOOKED_AT = 20  # newest journal rows searched for forget requests waiting for a yes
 
 
 def last_dream(ws: Workspace) -> dict[str, Any] | None:
@@ -205,27 +205,6 @@ def failures_in_a_row(ws: Workspace) -> dict[str, Any]:
             count += 1
             cause = cause or _clip(row.get("reason") or row["outcome"])
     return {"count": count, "cause": cause}
-
-
-def waiting_forgets(ws: Workspace) -> list[dict[str, Any]]:
-    """Forget requests a dream could not settle (too many or no crystals matched), with no
-    forget since: what each asked to forget (its words, redacted on the way in like every
-    note), how many crystals matched, and the dream that found it."""
-    out: dict[str, dict[str, Any]] = {}
-    for row in ws.store.journal.dream_entries(FORGETS_LOOKED_AT):
-        if row["outcome"] not in COMMITS:
-            continue  # a dream that did not commit puts the request back for the next one
-        # A crystal forgotten after the dream (its own forgets carry its start time): the user
-        # answered, so what was asked then is taken as settled.
-        after = iso(parse_iso(row["started_at"]) + timedelta(seconds=1))
-        if ws.store.history.audit_action_counts(["forgotten"], since=after)["forgotten"]:
-            break
-        inputs = ws.store.journal.get_dream(row["id"]).get("inputs") or {}
-        for item in inputs.get("forget_requests") or []:
-            target = _clip(item.get("target") or "")
-            if item.get("outcome") == "needs confirmation" and target not in out:
-                out[target] = {"asked": target, "matches": item.get("matches"), "dream": row["id"]}
-    return list(out.values())
 
 
 def stuck_jobs(ws: Workspace) -> list[dict[str, Any]]:
@@ -258,13 +237,10 @@ def summary(ws: Workspace, now: datetime) -> dict[str, Any]:
             f"The last {what} {job['outcome']} at {job['at']}: {job['detail'] or 'no detail'}; "
             "'dream retry' runs it again."
         )
-    forgets = waiting_forgets(ws)
-    if forgets:
-        asked = "; ".join(f'"{item["asked"]}"' for item in forgets)
-        reasons.append(
-            f"{len(forgets)} forget request{' waits' if len(forgets) == 1 else 's wait'} for "
-            f"your yes ({asked}): 'dream forget --search WORDS' shows what goes and forgets it."
-        )
+    forgets = [
+        {"asked": item.target, "matches": len(item.matches), "note": item.request_id}
+        for item in forget_pending.pending_forget_requests(ws)
+    ]
     spending = budget.summary(ws, now, always=True) or {}
     if not any(line.startswith("The last dream was skipped: " + budget.PREFIX) for line in reasons):
         reasons += _caps_reached(spending)

@@ -166,7 +166,7 @@ def test_a_failed_consolidation_and_an_overrun_dream_are_each_a_reason(ws, now):
     assert [job["job"] for job in health.stuck_jobs(ws)] == ["consolidate"]
 
 
-def test_a_forget_request_that_waits_for_a_yes_is_named_until_a_forget(ws, now, runner):
+def test_a_forget_request_that_waits_for_a_yes_is_named_until_answered(ws, now, runner):
     for i in range(5):  # five crystals hold the words: too many to forget without asking
         ws.note(f"The staging server {i} runs the nightly import", at=now - timedelta(hours=2))
     ws.note("Please forget the staging server", at=now - timedelta(hours=1))
@@ -175,15 +175,15 @@ def test_a_forget_request_that_waits_for_a_yes_is_named_until_a_forget(ws, now, 
     asked = found["forget_requests"]["asked"]
     assert [item["asked"] for item in asked] == ["the staging server"], asked
     assert asked[0]["matches"] == 5
+    note = asked[0]["note"]
     assert found["reasons"] == [
-        '1 forget request waits for your yes ("the staging server"): '
-        "'dream forget --search WORDS' shows what goes and forgets it."
+        f"1 forget request(s) need the user's confirmation (note(s) {note}): nothing was "
+        "forgotten; list them with 'dream forget --pending', then 'dream forget --confirm ID' "
+        "or 'dream forget --dismiss ID'"
     ]
     with freeze_time(now + timedelta(minutes=1)):
-        gone = _invoke(
-            runner, "forget", "--search", "staging server 3", "--yes", "-w", str(ws.root)
-        )
-    assert gone.exit_code == 0, gone.output
+        answered = _invoke(runner, "forget", "--dismiss", str(note), "-w", str(ws.root))
+    assert answered.exit_code == 0, answered.output
     assert health.summary(ws, now + timedelta(minutes=1))["forget_requests"]["count"] == 0
 
 
