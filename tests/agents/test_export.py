@@ -177,7 +177,7 @@ def test_import_refuses_a_workspace_that_is_not_empty_and_a_file_that_is_no_expo
     with Workspace.open(source) as ws:
         ws.note("One more note after the export", at=now + timedelta(hours=1))
     other = runner.invoke(main, ["import", str(out), "-w", str(source)])
-    assert "is not empty (it holds 8 crystal ids, 1 journal row and MEMORY.md)" in other.output
+    assert "is not empty (it holds 8 crystal ids, 2 journal rows and MEMORY.md)" in other.output
     assert "import into a new one: dream import FILE -w NEW_FOLDER" in other.output
 
     bad = tmp_path / "bad.jsonl"
