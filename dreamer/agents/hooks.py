@@ -4,6 +4,8 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
 ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``, ``model``,
 ``trigger``, ``reason``). The Codex CLI sends the same fields (and ``turn_id`` to Stop) and reads
 the same SessionStart answer; its transcripts are rollout files (:mod:`dreamer.agents.codex`).
+The Gemini CLI sends them too and reads ``hookSpecificOutput.additionalContext`` likewise; its
+transcripts are chat files (:mod:`dreamer.agents.gemini`).
 What dreamer does:
 
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
@@ -21,6 +23,9 @@ What dreamer does:
   (the rollout file) once the turn's ``task_complete`` is written (Codex runs Stop hooks just
   before it writes it; waits at most ``STOP_WAIT`` seconds, after which the next read takes
   the turn), then starts a detached ``dream tick``.
+- **AfterAgent** (Gemini CLI, once a turn's final answer is written): notes the chat file's
+  size, then in a detached process ingests ``transcript_path`` up to there as a finished turn
+  (a prompt typed meanwhile waits for its own turn) and starts a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context, found by a search door when one is open (``dream serve``'s,
   or the one the previous prompt's search left: ``dreamer.memory.search_client``).
@@ -59,6 +64,7 @@ from dreamer.support.times import iso
 if TYPE_CHECKING:
     from dreamer.agents.ingest import IngestReport
 
+WRITES = ("pre-compact", "session-end", "stop", "after-agent")  # events that store a transcript
 STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
 CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
@@ -107,11 +113,15 @@ def run(
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
-        if event in ("session-end", "stop") and not background:
+        if event in ("session-end", "stop", "after-agent") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
+            if event == "after-agent":  # the turn ends here, whatever is written after
+                raw = json.dumps(
+                    {**payload, "turn_end": _size(Path(str(payload.get("transcript_path"))))}
+                )
             hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)
             return 0
-        writes = event in ("pre-compact", "session-end", "stop")
+        writes = event in WRITES
         if not writes and not (root / "memory").is_dir():
             return 0  # nothing remembered here yet, and a read must not create a workspace
         if event == "user-prompt-submit":
@@ -160,7 +170,7 @@ def _handle(
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
-    if event in ("pre-compact", "session-end", "stop"):
+    if event in WRITES:
         from dreamer.agents.ingest import ingest  # here: a session start does not ingest
 
         transcript = payload.get("transcript_path")
@@ -169,6 +179,11 @@ def _handle(
                 if event == "stop":
                     turn = str(payload.get("turn_id") or "")
                     created, report = _await_turn(ws, Path(transcript), turn, now)
+                elif event == "after-agent":
+                    end = payload.get("turn_end")
+                    ends = {str(Path(transcript)): end} if isinstance(end, int) else None
+                    report = ingest(ws, [transcript], now, live=True, turn_ends=ends)
+                    created = report.created
                 else:
                     files = [transcript, *_subagents(Path(transcript))]
                     report = ingest(ws, files, now, live=event == "pre-compact")
@@ -285,10 +300,13 @@ def _subagents(transcript: Path) -> list[str]:
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
     """The Claude Code project folder of this session (where its transcripts are), once it
-    exists: a project's first session starts before Claude Code makes it. None for a Codex
-    rollout: its folder holds one day's sessions of every project."""
+    exists: a project's first session starts before Claude Code makes it. For the Gemini CLI,
+    the project's chat files. None for a Codex rollout: its folder holds one day's sessions
+    of every project."""
     transcript = payload.get("transcript_path")
     if not transcript or Path(transcript).name.startswith("rollout-"):
         return []
     folder = Path(transcript).parent
+    if folder.name == "chats" and Path(transcript).name.startswith("session-"):
+        return sorted(str(p) for p in folder.glob("session-*.jsonl") if p.is_file())
     return [str(folder)] if folder.is_dir() else []

@@ -15,6 +15,10 @@ What each kind of file becomes:
   as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
   way: one crystal per complete turn, origin ``codex:<session id>:<turn id>...``, cursor meta
   ``ingest.codex:<absolute path>``, under the same lock.
+- **Gemini CLI chats** (a ``.jsonl`` whose first line names a ``sessionId`` and a
+  ``projectHash``, in ``~/.gemini/tmp/<project>/chats``) go through ``dreamer.agents.gemini``
+  the same way: origin ``gemini:<session id>:<prompt id>...``, cursor meta
+  ``ingest.gemini:<absolute path>``, under the same lock.
 - **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
   ``experience``), one per exchange (a user message and everything until the next one), cut
   into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
@@ -49,13 +53,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreamer.agents import claude_code, codex
+from dreamer.agents import claude_code, codex, gemini
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory.workspace import Workspace
@@ -141,12 +145,14 @@ def ingest(
     progress: Progress | None = None,
     *,
     live: bool = False,
+    turn_ends: Mapping[str, int] | None = None,
 ) -> IngestReport:
     """Ingest files and folders as crystals; a failing file is reported, the rest still go in.
 
     A Claude Code session is read from where the last ingest of it stopped. By default it is
     taken whole; with ``live`` (a hook reading a session still being written) its last turn
     waits until a later prompt closes it or the file has been quiet for ``SETTLED_SECONDS``.
+    ``turn_ends`` maps a Gemini CLI chat's path to its size when a hook saw a turn end there.
     """
     now = as_utc(now)
     report = IngestReport()
@@ -161,13 +167,14 @@ def ingest(
             if progress:
                 progress(base + int(size * share), total)
 
-        if codex.is_rollout(path) or claude_code.is_session(path):
+        if _agent(path):
             # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
             # the cursor, one at a time, or both would store the same exchanges.
             with hold(ws.memory_dir / "ingest.lock"):
-                _ingest_file(ws, path, result, now, live, advance, claude=True)
+                until = (turn_ends or {}).get(str(path))
+                _ingest_file(ws, path, result, now, live, advance, agent=_agent(path), until=until)
         else:
-            _ingest_file(ws, path, result, now, live, advance, claude=False)
+            _ingest_file(ws, path, result, now, live, advance)
         done += sizes[path]
         if progress:
             progress(done, total)
@@ -182,16 +189,14 @@ def _ingest_file(
     live: bool,
     advance: Callable[[float], Any],
     *,
-    claude: bool,
+    agent: str | None = None,
+    until: int | None = None,
 ) -> None:
     cursor: tuple[str, claude_code.Cursor] | None = None
     try:
-        if claude and codex.is_rollout(path):
-            result.kind = "codex"
-            pieces, cursor = _claude_pieces(ws, path, now, live, agent="codex")
-        elif claude:
-            result.kind = "claude-code"
-            pieces, cursor = _claude_pieces(ws, path, now, live)
+        if agent:
+            result.kind = agent
+            pieces, cursor = _claude_pieces(ws, path, now, live, agent=agent, until=until)
         else:
             result.kind, pieces = read_pieces(path, now, ws.settings.note_max_chars)
     except IngestFailed as e:
@@ -206,6 +211,15 @@ def _ingest_file(
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
 
 SETTLED_SECONDS = 600  # a session untouched this long is over: its last open turn is emitted
+
+
+def _agent(path: Path) -> str | None:
+    """The coding agent whose session file this is (its reader's name), or None."""
+    if codex.is_rollout(path):
+        return "codex"
+    if gemini.is_chat(path):
+        return "gemini"
+    return "claude-code" if claude_code.is_session(path) else None
 
 
 def _claude_bookkeeping(path: Path, folder: Path) -> bool:
@@ -227,20 +241,29 @@ def is_claude_project(folder: Path) -> bool:
 
 
 def _claude_pieces(
-    ws: Workspace, path: Path, now: datetime, live: bool, agent: str = "claude-code"
+    ws: Workspace,
+    path: Path,
+    now: datetime,
+    live: bool,
+    agent: str = "claude-code",
+    until: int | None = None,
 ) -> tuple[list[Piece], tuple[str, claude_code.Cursor]]:
     """The exchanges completed since the last ingest of this file, and its new cursor.
 
-    ``agent`` is ``claude-code`` (a session file) or ``codex`` (a rollout file): the same
-    cursor, windows and origins, each read by its own reader.
+    ``agent`` is ``claude-code`` (a session file), ``codex`` (a rollout file) or ``gemini`` (a
+    chat file): the same cursor, windows and origins, each read by its own reader.
     """
     key = f"ingest.{agent}:{path.resolve()}"
     saved = ws.store.records.get_meta(key)
     cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
-    read = codex.read_rollout if agent == "codex" else claude_code.read_session
     try:
         settled = now.timestamp() - path.stat().st_mtime >= SETTLED_SECONDS
-        exchanges, cursor = read(path, cursor, final=settled or not live)
+        final = settled or not live
+        if agent == "gemini":
+            exchanges, cursor = gemini.read_chat(path, cursor, final=final, until=until)
+        else:
+            read = codex.read_rollout if agent == "codex" else claude_code.read_session
+            exchanges, cursor = read(path, cursor, final=final)
     except (OSError, claude_code.UnreadableTranscript) as e:
         raise IngestFailed(str(e)) from None
     pieces = []

@@ -57,6 +57,7 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "codex": "codex:codex",
+    "gemini": "gemini:gemini",
     "worker": "worker:worker",
 }
 
