@@ -26,6 +26,9 @@ What dreamer does:
 - **AfterAgent** (Gemini CLI, once a turn's final answer is written): notes the chat file's
   size, then in a detached process ingests ``transcript_path`` up to there as a finished turn
   (a prompt typed meanwhile waits for its own turn) and starts a detached ``dream tick``.
+- **session-idle** (OpenCode, through dreamer's plugin, once a turn is over): the session's
+  messages come on stdin (not a file); in a detached process, the turns not stored yet are
+  stored (:func:`dreamer.agents.ingest.ingest_session`), then a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context, found by a search door when one is open (``dream serve``'s,
   or the one the previous prompt's search left: ``dreamer.memory.search_client``).
@@ -64,7 +67,13 @@ from dreamer.support.times import iso
 if TYPE_CHECKING:
     from dreamer.agents.ingest import IngestReport
 
-WRITES = ("pre-compact", "session-end", "stop", "after-agent")  # events that store a transcript
+WRITES = (
+    "pre-compact",
+    "session-end",
+    "stop",
+    "after-agent",
+    "session-idle",
+)  # events that store a transcript
 STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
 CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
@@ -113,7 +122,7 @@ def run(
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
-        if event in ("session-end", "stop", "after-agent") and not background:
+        if event in ("session-end", "stop", "after-agent", "session-idle") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
             if event == "after-agent":  # the turn ends here, whatever is written after
                 raw = json.dumps(
@@ -173,10 +182,17 @@ def _handle(
     if event in WRITES:
         from dreamer.agents.ingest import ingest  # here: a session start does not ingest
 
-        transcript = payload.get("transcript_path")
-        if transcript and Path(transcript).is_file():
+        transcript = str(payload.get("transcript_path") or "")
+        if event == "session-idle":  # OpenCode's plugin hands the session's messages over
+            source = f"opencode session {payload.get('session_id')}"
+        else:
+            source = transcript if transcript and Path(transcript).is_file() else ""
+        if source:
             try:
-                if event == "stop":
+                if event == "session-idle":
+                    report = _opencode_session(ws, payload, now)
+                    created = report.created
+                elif event == "stop":
                     turn = str(payload.get("turn_id") or "")
                     created, report = _await_turn(ws, Path(transcript), turn, now)
                 elif event == "after-agent":
@@ -193,10 +209,25 @@ def _handle(
                 raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
             health.capture_result(ws, now, failed or None)
-            stored = f"stored {created} new crystals of {transcript}"
+            stored = f"stored {created} new crystals of {source}"
             hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
     return None
+
+
+def _opencode_session(ws: Workspace, payload: dict[str, Any], now: datetime) -> IngestReport:
+    """Store the turns of an OpenCode session its plugin handed over (from their cursor)."""
+    from dreamer.agents import opencode
+    from dreamer.agents.ingest import ingest_session
+
+    session_id = str(payload.get("session_id") or "")
+    if not session_id:
+        raise ValueError("the session-idle input names no session_id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    messages = payload.get("messages")
+    return ingest_session(
+        ws, "opencode", session_id, lambda c: opencode.read_messages(messages, c, cwd=cwd), now
+    )
 
 
 def _recall(root: Path, prompt: str, now: datetime) -> dict[str, Any] | None:

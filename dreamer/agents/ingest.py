@@ -19,6 +19,10 @@ What each kind of file becomes:
   ``projectHash``, in ``~/.gemini/tmp/<project>/chats``) go through ``dreamer.agents.gemini``
   the same way: origin ``gemini:<session id>:<prompt id>...``, cursor meta
   ``ingest.gemini:<absolute path>``, under the same lock.
+- **OpenCode sessions** are no files: dreamer's OpenCode plugin hands a session's messages over
+  when it goes idle, and :func:`ingest_session` stores them through ``dreamer.agents.opencode``
+  the same way: origin ``opencode:<session id>:<message id>...``, cursor meta
+  ``ingest.opencode:<session id>``, under the same lock.
 - **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
   ``experience``), one per exchange (a user message and everything until the next one), cut
   into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
@@ -266,6 +270,38 @@ def _claude_pieces(
             exchanges, cursor = read(path, cursor, final=final)
     except (OSError, claude_code.UnreadableTranscript) as e:
         raise IngestFailed(str(e)) from None
+    return _exchange_pieces(ws, exchanges, now, agent), (key, cursor)
+
+
+def ingest_session(
+    ws: Workspace,
+    agent: str,
+    session_id: str,
+    read: Callable[
+        [claude_code.Cursor | None], tuple[list[claude_code.Exchange], claude_code.Cursor]
+    ],
+    now: datetime,
+) -> IngestReport:
+    """Store a session an agent hands over instead of a file (OpenCode's plugin sends its
+    messages): ``read`` gives the exchanges after the saved cursor, stored with the new cursor
+    under ``memory/ingest.lock``, as a transcript file's are."""
+    now = as_utc(now)
+    result = FileResult(f"{agent}:{session_id}", kind=agent)
+    key = f"ingest.{agent}:{session_id}"
+    with hold(ws.memory_dir / "ingest.lock"):
+        saved = ws.store.records.get_meta(key)
+        cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
+        exchanges, cursor = read(cursor)
+        with ws.store.transaction():
+            _store(ws, _exchange_pieces(ws, exchanges, now, agent), result, lambda _share: None)
+            ws.store.records.set_meta(key, json.dumps(cursor.to_dict()))
+    return IngestReport([result])
+
+
+def _exchange_pieces(
+    ws: Workspace, exchanges: list[claude_code.Exchange], now: datetime, agent: str
+) -> list[Piece]:
+    """The crystals-to-be of a coding agent's exchanges: windows, dated, with their origin."""
     pieces = []
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
@@ -283,7 +319,7 @@ def _claude_pieces(
                     f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
                 )
             )
-    return pieces, (key, cursor)
+    return pieces
 
 
 def read_pieces(

@@ -58,6 +58,7 @@ COMMANDS = {
     "claude": "claude:claude",
     "codex": "codex:codex",
     "gemini": "gemini:gemini",
+    "opencode": "opencode:opencode",
     "worker": "worker:worker",
 }
 
