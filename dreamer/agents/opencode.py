@@ -5,9 +5,10 @@ The format
 OpenCode keeps its sessions in its own database; dreamer reads none of it. dreamer's OpenCode
 plugin (:mod:`dreamer.agents.opencode_settings`) asks OpenCode's SDK client for a session's
 messages when the session goes idle (the ``session.idle`` event, once a turn is over) and
-hands them to ``dream hook session-idle`` on stdin. They are the SDK's ``{info, parts}``
-objects, as OpenCode 1.18.33 returns them (tests/opencode_messages.json holds such a list,
-unchanged but for the tool output the plugin leaves out):
+hands them to ``dream hook session-idle`` on stdin; a subagent's session (one with a
+``parentID``) it leaves out, since its prompts are the main agent's. They are the SDK's
+``{info, parts}`` objects, as OpenCode 1.18.33 returns them (tests/opencode_messages.json
+holds such a list, unchanged but for the tool output the plugin leaves out):
 
 - ``info``: ``id``, ``sessionID``, ``role`` (``user`` or ``assistant``), ``time.created``
   (milliseconds); an assistant message also ``parentID`` (the user message it answers),

@@ -71,6 +71,8 @@ export const Dreamer = async ({ client, directory }) => {
       if (event?.type !== "session.idle") return
       const id = event.properties?.sessionID
       try {
+        const session = await client.session.get({ path: { id } })
+        if ((session?.data ?? session)?.parentID) return // a subagent's: its prompts are the agent's
         const answer = await client.session.messages({ path: { id } })
         const messages = (answer?.data ?? answer ?? []).map(trimmed)
         const idle = { session_id: id, cwd: directory, hook_event_name: "SessionIdle", messages }

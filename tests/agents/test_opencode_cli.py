@@ -124,3 +124,56 @@ def test_real_opencode_remembers_across_sessions_and_uninstall_restores(
     assert removed.exit_code == 0, removed.output
     assert (folder / "opencode.json").read_text() == before  # byte for byte
     assert not (folder / "plugins" / "dreamer.js").exists()
+
+
+def test_a_subagents_session_is_not_stored_as_the_persons_words(tmp_path, runner, monkeypatch):
+    cli = cli_path()
+    home, project, ws_path = tmp_path / "home", tmp_path / "project", tmp_path / "ws"
+    folder = home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    with Workspace.open(ws_path) as ws:
+        ws.init()
+    task = {
+        "description": "Look around",
+        "prompt": "List the files here.",
+        "subagent_type": "general",
+    }
+    scripted = [  # the main agent calls a subagent, which answers; then the main agent
+        Scripted(
+            200,
+            message_body(
+                [{"type": "tool_use", "id": "toolu_fake_1", "name": "task", "input": task}],
+                stop_reason="tool_use",
+            ),
+        ),
+        Scripted(200, message_body([{"type": "text", "text": "There are no files at all."}])),
+        Scripted(200, message_body([{"type": "text", "text": "The folder is empty for now."}])),
+    ]
+
+    def answer(recorded: Recorded) -> Scripted:
+        if "haiku" in str((recorded.json or {}).get("model")):
+            return Scripted(200, message_body([{"type": "text", "text": "A title"}]))
+        return scripted.pop(0)
+
+    fake = FakeAnthropic()
+    for _ in range(12):
+        fake.push(answer)
+    with fake.serve() as base_url:
+        (folder / "opencode.json").write_text(config(base_url))
+        installed = runner.invoke(
+            main, ["opencode", "install", "--scope", "user", "-w", str(ws_path)]
+        )
+        assert installed.exit_code == 0, installed.output
+        done = run(cli, project, environment(home), "What is in this folder?")
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "The folder is empty for now." in done.stdout
+        stored = _stored(ws_path, 1)
+        time.sleep(5)  # a subagent's hand-over, were there one, would have landed by now
+        stored = _stored(ws_path, 1)
+    assert scripted == []  # the subagent ran: its turn went to the model
+    assert stored == [
+        'User: What is in this folder?\nAssistant: [tool: task "Look around"]\n'
+        "The folder is empty for now."
+    ]
