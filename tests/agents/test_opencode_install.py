@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import sys
+
+import pytest
 
 from dreamer.agents import claude_settings as cs
 from dreamer.agents import opencode_settings as os_
@@ -94,3 +98,51 @@ def test_a_config_with_comments_is_named_and_left_alone(tmp_path, monkeypatch, r
     result = runner.invoke(main, ["opencode", "install"])
     assert result.exit_code == 2 and "is not plain JSON" in result.output
     assert not (project / ".opencode").exists()
+
+
+HARNESS = """
+const { Dreamer } = await import(process.argv[2])
+const hooks = await Dreamer({ client: {}, directory: process.cwd() })
+const requests = []
+for (const _ of [1, 2]) {  // two requests of one session
+  const output = { system: ["OpenCode's own prompt"] }
+  await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1" }, output)
+  requests.push(output.system)
+}
+console.log(JSON.stringify(requests))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_path", [True, False])
+def test_the_plugin_gives_the_memory_once_per_session_or_says_dream_is_missing(tmp_path, on_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    if on_path:  # a teammate's dream: answers the session start, and leaves a trace
+        block = {"hookSpecificOutput": {"additionalContext": "Ada likes tea."}}
+        (bin_dir / "dream").write_text(
+            f"#!/bin/sh\ncat > /dev/null\necho \"$@\" >> {calls}\necho '{json.dumps(block)}'\n"
+        )
+        (bin_dir / "dream").chmod(0o755)
+    plugin = tmp_path / "dreamer.mjs"
+    plugin.write_text(os_.plugin_text(os_.PORTABLE, None))
+    harness = tmp_path / "harness.mjs"
+    harness.write_text(HARNESS)
+    done = subprocess.run(
+        [node, str(harness), str(plugin)],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    requests = json.loads(done.stdout)
+    added = "Ada likes tea." if on_path else cs.MISSING_HINT
+    assert requests == [["OpenCode's own prompt", added]] * 2
+    if on_path:
+        assert calls.read_text() == "hook session-start\n"  # asked once for the session
