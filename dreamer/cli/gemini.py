@@ -53,7 +53,10 @@ def _load(path: Path) -> tuple[str, dict]:
     try:
         return text, cs.load(path)
     except ValueError as e:
-        raise UsageError(f"{path} is not valid JSON ({e}); fix it, then run this again") from e
+        raise UsageError(
+            f"{path} is not plain JSON ({e}); dreamer edits no file with comments: remove "
+            "them, or add its entries by hand (docs/guides/gemini-cli.md)"
+        ) from e
 
 
 @gemini.command()

@@ -52,7 +52,8 @@ def _load(path: Path) -> tuple[str, dict]:
         return text, cs.load(path)
     except ValueError as e:
         raise UsageError(
-            f"{path} is not plain JSON ({e}); add the dreamer server by hand, or fix the file"
+            f"{path} is not plain JSON ({e}); dreamer edits no file with comments: remove "
+            "them, or add its server by hand (docs/guides/opencode.md)"
         ) from e
 
 

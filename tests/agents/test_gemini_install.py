@@ -103,7 +103,8 @@ def test_a_broken_settings_file_is_named_and_left_alone(tmp_path, monkeypatch, r
     for command in ("install", "uninstall"):
         result = runner.invoke(main, ["gemini", command, "--scope", "user"])
         assert result.exit_code == 2, result.output
-        assert result.output.startswith(f"Error: {settings} is not valid JSON")
+        assert result.output.startswith(f"Error: {settings} is not plain JSON")
+        assert "docs/guides/gemini-cli.md" in result.output
     assert settings.read_text() == '{"model": '
     shown = runner.invoke(main, ["gemini", "status"])
     assert shown.exit_code == 0 and f"problem: {settings}" in shown.output
