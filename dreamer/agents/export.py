@@ -50,7 +50,10 @@ CRYSTAL_FIELDS = (
     "parent_id",
     "origin",
     "consolidated_at",
-)
+    "about",
+    "replaces",
+    "speaker",
+)  # an older export has no about, replaces or speaker: they come back empty
 _IMPORT_STEP = 500  # crystals embedded per call after an import
 
 
@@ -253,6 +256,9 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
         lifecycle=row["lifecycle"],
         origin=row["origin"],
         consolidated_at=row["consolidated_at"],
+        about=row.get("about"),
+        replaces=row.get("replaces"),
+        speaker=row.get("speaker"),
     )
     crystal_id, created = store.crystals.add_crystal(crystal)
     if created:
@@ -287,7 +293,7 @@ def write_markdown(rows: Iterable[dict[str, Any]], folder: Path) -> int:
             atomic_write(folder / "MEMORY.md", row["text"])
         elif row["type"] == "crystal":
             front = "\n".join(
-                f"{key}: {json.dumps(row[key], ensure_ascii=False)}"
+                f"{key}: {json.dumps(row.get(key), ensure_ascii=False)}"
                 for key in CRYSTAL_FIELDS
                 if key != "text"
             )

@@ -32,9 +32,10 @@ What the reader does
 An :class:`~dreamer.agents.claude_code.Exchange` is one turn: the person's prompt (a ``user``
 message with text, ``<hook_context>`` spans cut out; the ``<session_context>`` block, slash
 commands and tool results are not prompts) and what the model said until the next prompt (its
-messages' text in order), each tool call as one ``[tool: name "arg"]`` line, with ``failed``
-after it when the call did not succeed: the tool's output is never kept. Thoughts, token counts
-and ``$set`` histories (what a resume replays) are dropped. The exchange's ``uuid`` is the
+messages' text in order), each tool call as one ``[tool: name "arg"]`` line; what each tool
+returned goes to ``results`` (with whether it failed), for ingest to keep its outcome and hold
+any instruction in it, never the output itself. Thoughts, token counts and ``$set`` histories
+(what a resume replays) are dropped. The exchange's ``uuid`` is the
 prompt's ``id``, its time the prompt's, its ``cwd`` the project root the CLI noted beside the
 chats folder. A turn is emitted once the next prompt opens, when read ``final``, or at
 ``until``, a byte offset where a hook saw the turn end (AfterAgent). A subagent's file yields
@@ -45,6 +46,7 @@ Cursor: as for Claude Code sessions (:func:`~dreamer.agents.claude_code.read_inc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -188,11 +190,18 @@ class _Reader:
         if turn is None:
             return
         parts: list[str] = []
+        results: list[tuple[str, str, bool]] = []
         for reply in turn.replies.values():
             text = _text(reply.get("content"))
             if text:
                 parts.append(text)
-            parts.extend(_tool_line(call) for call in reply.get("toolCalls") or [] if call)
+            for call in reply.get("toolCalls") or []:
+                if isinstance(call, dict):
+                    line = _tool_line(call)
+                    parts.append(line)
+                    results.append(
+                        (line, _output(call.get("result")), call.get("status") in _FAILED)
+                    )
         self.exchanges.append(
             Exchange(
                 session_id=self.session_id,
@@ -201,6 +210,7 @@ class _Reader:
                 user=turn.prompt,
                 assistant="\n".join(parts),
                 cwd=self.cwd,
+                results=results,
             )
         )
 
@@ -227,17 +237,27 @@ def _text(content: Any) -> str:
     return "\n".join(t.strip() for t in texts if t.strip())
 
 
-def _tool_line(call: Any) -> str:
-    """``[tool: name "arg"]`` for a tool call (its most telling argument), ``failed`` after it
-    when it did not succeed."""
-    if not isinstance(call, dict):
-        return "[tool]"
+def _tool_line(call: dict[str, Any]) -> str:
+    """``[tool: name "arg"]`` for a tool call (its most telling argument)."""
     name = str(call.get("name") or "tool")
     given = call.get("args")
     args: dict[str, Any] = given if isinstance(given, dict) else {}
     key = next((k for k in _ARG_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-    line = tool_marker(name, args[key]) if key else f"[tool: {name}]"
-    return f"{line} failed" if call.get("status") in _FAILED else line
+    return tool_marker(name, args[key]) if key else f"[tool: {name}]"
+
+
+def _output(result: Any) -> str:
+    """What a tool returned: the ``output`` (or ``error``) of its function responses."""
+    texts = []
+    for part in result if isinstance(result, list) else []:
+        response = part.get("functionResponse") if isinstance(part, dict) else None
+        answer = response.get("response") if isinstance(response, dict) else None
+        if isinstance(answer, dict):
+            value = answer.get("output", answer.get("error"))
+            texts.append(value if isinstance(value, str) else json.dumps(value))
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return "\n".join(texts)
 
 
 def _project_root(path: Path) -> str | None:

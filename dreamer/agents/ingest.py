@@ -63,9 +63,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreamer.agents import claude_code, codex, gemini
+from dreamer.agents import claude_code, codex, gemini, speakers
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
+from dreamer.memory import held
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
@@ -103,6 +104,8 @@ class Piece:
     semantic_type: str | None
     importance: float
     origin: str
+    speaker: str | None = None  # who said it; None: the source's default (kinds.SOURCE_SPEAKERS)
+    held: bool = False  # instruction-shaped words from a speaker that may not set rules
 
 
 @dataclass
@@ -206,10 +209,32 @@ def _ingest_file(
     except IngestFailed as e:
         result.error = str(e)
         return
+    _land(ws, pieces, result, advance, cursor, now)
+
+
+def _land(
+    ws: Workspace,
+    pieces: list[Piece],
+    result: FileResult,
+    advance: Callable[[float], Any],
+    cursor: tuple[str, claude_code.Cursor] | None,
+    now: datetime,
+) -> None:
+    """Store the pieces and move the cursor in one transaction, holding the agent's notes of
+    the session that only repeat what it read."""
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
         if cursor is not None:
             ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
+        read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent")]
+        if read:  # the agent's notes of the session that only repeat what it read
+            held.hold_echoes(
+                ws,
+                [p.text.split(": ", 1)[-1] for p in read],
+                min(p.at for p in pieces),
+                max(p.at for p in pieces),
+                now,
+            )
 
 
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
@@ -292,9 +317,8 @@ def ingest_session(
         saved = ws.store.records.get_meta(key)
         cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
         exchanges, cursor = read(cursor)
-        with ws.store.transaction():
-            _store(ws, _exchange_pieces(ws, exchanges, now, agent), result, lambda _share: None)
-            ws.store.records.set_meta(key, json.dumps(cursor.to_dict()))
+        pieces = _exchange_pieces(ws, exchanges, now, agent)
+        _land(ws, pieces, result, lambda _share: None, (key, cursor), now)
     return IngestReport([result])
 
 
@@ -303,23 +327,42 @@ def _exchange_pieces(
 ) -> list[Piece]:
     """The crystals-to-be of a coding agent's exchanges: windows, dated, with their origin."""
     pieces = []
+    said_before = _read_before(ws, agent, exchanges)
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
         where += f" in {exchange.cwd}" if exchange.cwd else ""
-        text = clip_exchange(exchange.text(), ws.settings.note_max_chars)
-        for number, window in enumerate(_windows(text), start=1):
-            part = f"#{number}" if number > 1 else ""
-            pieces.append(
-                Piece(
-                    window,
-                    min(as_utc(exchange.at), now),
-                    "sessions",
-                    "experience",
-                    SESSION_IMPORTANCE,
-                    f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
+        at = min(as_utc(exchange.at), now)
+        for said in speakers.split(exchange, said_before):
+            text = clip_exchange(said.text, ws.settings.note_max_chars)
+            for number, window in enumerate(_windows(text), start=1):
+                part = f"#{number}" if number > 1 else ""
+                part += f"/{said.part}" if said.part else ""
+                pieces.append(
+                    Piece(
+                        window,
+                        at,
+                        "sessions",
+                        said.semantic_type,
+                        said.importance,
+                        f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
+                        speaker=said.speaker,
+                        held=said.held,
+                    )
                 )
-            )
     return pieces
+
+
+def _read_before(ws: Workspace, agent: str, exchanges: list[claude_code.Exchange]) -> list[str]:
+    """The instructions the sessions of ``exchanges`` read before: their held tool words."""
+    sessions = {f"{agent}:{e.session_id}:" for e in exchanges}
+    if not sessions:
+        return []
+    return [
+        crystal.text.split(": ", 1)[-1]
+        for crystal in ws.store.crystals.select(lifecycles=[held.HELD])
+        if crystal.speaker in ("tool", "subagent")
+        and any((crystal.origin or "").startswith(prefix) for prefix in sessions)
+    ]
 
 
 def read_pieces(
@@ -428,6 +471,8 @@ def _store(
                         at=piece.at,
                         source=piece.source,
                         origin=piece.origin,
+                        speaker=piece.speaker,
+                        lifecycle=held.HELD if piece.held else "generated",
                     )
                 )
                 result.created += 1

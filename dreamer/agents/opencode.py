@@ -15,18 +15,19 @@ holds such a list, unchanged but for the tool output the plugin leaves out):
   ``time.completed``, ``finish`` (``stop``, ``tool-calls``, ...), ``error``, ``path.cwd``, and
   ``summary`` for a compaction's summary.
 - ``parts``: ``text`` (``synthetic`` when OpenCode wrote it, ``ignored`` when kept out of the
-  model's context), ``tool`` (``tool``, ``state.status``, ``state.input``; the plugin drops
-  ``state.output``), ``reasoning``, ``file``, ``step-start``, ``step-finish``, ``patch``,
-  ``snapshot``, ``compaction`` and more.
+  model's context), ``tool`` (``tool``, ``state.status``, ``state.input``, ``state.output``
+  or ``state.error``, of which the plugin hands over the head), ``reasoning``, ``file``,
+  ``step-start``, ``step-finish``, ``patch``, ``snapshot``, ``compaction`` and more.
 
 What the reader does
 --------------------
 An :class:`~dreamer.agents.claude_code.Exchange` is a user message with text the person typed
 (synthetic and ignored parts left out) and what the assistant said in the messages that answer
-it: each text part in order, each tool call as one ``[tool: name "arg"]`` line, ``failed``
-after it when the call errored; reasoning, files, steps and tool output are dropped, as are a
-compaction's summaries. Its ``uuid`` is the user message's id, its time the message's. A turn is
-complete once a later prompt exists or its last answer is completed (``time.completed``) with a
+it: each text part in order, each tool call as one ``[tool: name "arg"]`` line, with what the
+tool returned in ``results`` (and whether it errored) for ingest to keep its outcome and hold
+any instruction in it; reasoning, files and steps are dropped, as are a compaction's
+summaries. Its ``uuid`` is the user message's id, its time the message's. A turn is complete
+once a later prompt exists or its last answer is completed (``time.completed``) with a
 ``finish`` other than ``tool-calls``; the exchanges are emitted in order up to the first turn
 still running.
 
@@ -83,6 +84,7 @@ class _Turn:
 
     def exchange(self, replies: list[dict[str, Any]], cwd: str | None) -> Exchange:
         lines: list[str] = []
+        results: list[tuple[str, str, bool]] = []
         session_id = ""
         for reply in replies:
             info = reply["info"]
@@ -95,7 +97,11 @@ class _Turn:
                     if text:
                         lines.append(text)
                 elif part.get("type") == "tool":
-                    lines.append(_tool_line(part))
+                    line, state = _tool_line(part), _dict(part.get("state"))
+                    failed = state.get("status") == "error"
+                    said = state.get("error") if failed else state.get("output")
+                    lines.append(line)
+                    results.append((line, str(said or ""), failed))
         return Exchange(
             session_id=session_id or self.id,
             uuid=self.id,
@@ -103,6 +109,7 @@ class _Turn:
             user=self.prompt,
             assistant="\n".join(lines),
             cwd=cwd,
+            results=results,
         )
 
 
@@ -144,14 +151,13 @@ def _finished(replies: list[dict[str, Any]]) -> bool:
 
 
 def _tool_line(part: dict[str, Any]) -> str:
-    """``[tool: name "arg"]`` for a tool call, ``failed`` after it when it errored."""
+    """``[tool: name "arg"]`` for a tool call (its most telling argument)."""
     name = str(part.get("tool") or "tool")
     state = _dict(part.get("state"))
     given = state.get("input")
     args: dict[str, Any] = given if isinstance(given, dict) else {}
     key = next((k for k in _ARG_KEYS if isinstance(args.get(k), str) and args[k].strip()), None)
-    line = tool_marker(name, args[key]) if key else f"[tool: {name}]"
-    return f"{line} failed" if state.get("status") == "error" else line
+    return tool_marker(name, args[key]) if key else f"[tool: {name}]"
 
 
 def _when(info: dict[str, Any]) -> datetime:

@@ -1,7 +1,8 @@
 // dreamer: OpenCode plugin written by `dream opencode install`; `dream opencode uninstall` removes it.
 // It hands each session its long-term memory (the block `dream hook session-start` prints, added
 // to the system prompt) and, each time a session goes idle, hands its messages to
-// `dream hook session-idle`, which stores the turns not stored yet. Tool output stays here.
+// `dream hook session-idle`, which stores the turns not stored yet (of a tool's output only
+// the head goes, for dreamer to keep the outcome and hold any instruction in it).
 // Nothing it does can fail OpenCode: a missing or failing `dream` leaves the session as it was.
 import { spawn } from "node:child_process"
 
@@ -27,12 +28,16 @@ function dream(args, input) {
   })
 }
 
-// A tool part without its output, a file part without its bytes: what dreamer keeps of them.
+const OUTPUT_CHARS = 4000 // of a tool's output or error: what dreamer reads for its outcome
+
+const head = (text) => (typeof text === "string" ? text.slice(0, OUTPUT_CHARS) : undefined)
+
+// A tool part with the head of its output, a file part without its bytes.
 function trimmed(message) {
   const parts = (message.parts ?? []).map((part) => {
     if (part.type === "tool") {
-      const { status, input, title } = part.state ?? {}
-      return { ...part, state: { status, input, title } }
+      const { status, input, title, output, error } = part.state ?? {}
+      return { ...part, state: { status, input, title, output: head(output), error: head(error) } }
     }
     if (part.type === "file") return { ...part, url: undefined, source: undefined }
     return part

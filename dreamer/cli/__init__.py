@@ -39,6 +39,7 @@ COMMANDS = {
     "pin": "controls:pin_command",
     "unpin": "controls:unpin_command",
     "pins": "controls:pins_command",
+    "held": "controls:held_command",
     "demo": "dreaming:demo_command",
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
@@ -60,6 +61,7 @@ COMMANDS = {
     "gemini": "gemini:gemini",
     "opencode": "opencode:opencode",
     "worker": "worker:worker",
+    "ui": "ui:ui",
 }
 
 

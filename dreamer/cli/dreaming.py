@@ -208,6 +208,9 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
     if synthesis.get("tries"):
         click.echo(f"synthesis: {synthesis['seconds']:.1f} s over {synthesis['tries']} call(s)")
     click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
+    for drop in (entry.get("inputs") or {}).get("dropped_lines") or []:
+        click.echo(f"dropped from {drop['section']}: {drop['line']}")
+        click.echo(f"  because {drop['reason']}")
     for number, critiques in enumerate(entry.get("critiques") or [], start=1):
         click.echo(f"critiques of candidate {number}:")
         for critique in critiques:

@@ -31,6 +31,7 @@ from typing import Any
 
 from dreamer.dream import (
     budget,
+    dropped,
     forget_requests,
     guards,
     hand_edits,
@@ -54,8 +55,9 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormone_summary, hormones, repeats, scratch
+from dreamer.memory import held, hormone_summary, hormones, repeats, scratch
 from dreamer.memory import state as wm
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
@@ -109,6 +111,8 @@ class DreamResult:
     notes: int = 0
     recovered: int = 0
     pointer_fixes: list[str] = field(default_factory=list)
+    # Lines a rule took out of the draft: {"section", "line", "reason"} (journaled, dream show).
+    dropped: list[dict[str, str]] = field(default_factory=list)
     synthesizer: str | None = None
     model: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # budget, tokens by block, left, hormones
@@ -310,6 +314,11 @@ class _Dream:
             crystal_id = store.crystals.find_by_hash(content_hash(note.text))
             if request is not None and crystal_id is not None:
                 asked.append((store.crystals.get(crystal_id), request))
+        # What the user said in a captured session asks as a note does; never the answer.
+        for crystal in store.crystals.new_crystals(store.crystals.max_crystal_id(), bounded.POOL):
+            if crystal.source == "sessions" and crystal.speaker == "user":
+                if (request := forget_requests.parse(head(crystal.text))) is not None:
+                    asked.append((crystal, request))
         self.silenced = [request for _, request in asked]
         if asked:
             self.resolutions = forget_requests.resolve(self.ws, asked, self.now)
@@ -488,14 +497,22 @@ class _Dream:
             evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
         )
         reported: set[str] = set()  # a dead pointer is told to the model and recorded once
+        held_words = held.held_words(self.ws)
+        trusted = [
+            *(c.text for c in inputs.crystals if may_set_rules(c.speaker)),
+            *(n.text for n in inputs.notes),
+            *(c.text for c in pins.listed(self.ws)),
+            inputs.instructions or "",
+        ]
         while True:
             self.step("pointers")
             state, dead = verify_pointers(self.ws, draft.state, self.now, inputs.old)
             new = [fix for fix in dead if fix not in reported]
             reported.update(new)
             self.result.pointer_fixes.extend(new)
-            forget_requests.silence(state, self.silenced, [])
-            keep_instructions.silence(state, rules)
+            self.result.dropped = dropped.drop_lines(
+                state, self.silenced, rules, held_words, trusted, inputs.old
+            )
             self.step("guards")
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
@@ -645,6 +662,7 @@ class _Dream:
                 "inputs": {
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
+                    "dropped_lines": self.result.dropped,
                     "edited_during": self.result.edited_during,
                     # How long the backend took and how many calls it made, retries included.
                     "synthesis": {"seconds": round(usage.seconds, 3), "tries": usage.tries},

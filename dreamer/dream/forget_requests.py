@@ -32,7 +32,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from dreamer.memory import forgetting
-from dreamer.memory.state import WorkingMemory, section_keys
 from dreamer.retrieval.embed import clearly_nearest, for_rules
 from dreamer.store import Crystal
 from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
@@ -242,21 +241,3 @@ def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:
     if len(held) < 2 or held == request.keywords:
         return request
     return dataclasses.replace(request, keywords=held)
-
-
-def silence(state: WorkingMemory, requests: list[ForgetRequest], texts: list[str]) -> int:
-    """Drop from every section the lines that state a request or what it names; count them."""
-    dropped = 0
-    for key in section_keys():
-        lines = state.body(key).split("\n")
-        kept = [
-            line
-            for line in lines
-            if parse(line) is None
-            and not any(matches(request, line) for request in requests)
-            and not any(forgetting.carries(line, text) for text in texts)
-        ]
-        if len(kept) != len(lines):
-            dropped += len(lines) - len(kept)
-            state.bodies[key] = "\n".join(kept)
-    return dropped

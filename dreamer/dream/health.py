@@ -137,6 +137,20 @@ def dream_lines(ws: Workspace, now: datetime) -> list[str]:
     return [f"{head}{since}; the last cause: {cause}"]
 
 
+def held_lines(ws: Workspace) -> list[str]:
+    """A line when words that read like rules wait for the user (``dreamer.memory.held``)."""
+    from dreamer.memory import held
+
+    waiting = held.count(ws)
+    if not waiting:
+        return []
+    items = "item is" if waiting == 1 else "items are"
+    return [
+        f"{waiting} {items} held: words a tool, page, file or another agent returned that read "
+        "like rules; no dream keeps them until you accept them ('dream held' lists them)"
+    ]
+
+
 def lines(ws: Workspace, now: datetime) -> list[str]:
     """Every health line; empty when all is well."""
-    return capture_lines(ws, now) + dream_lines(ws, now)
+    return capture_lines(ws, now) + dream_lines(ws, now) + held_lines(ws)

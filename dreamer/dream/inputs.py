@@ -230,14 +230,16 @@ def _body(text: str) -> str:
 
 
 def note_line(crystal: Crystal, sighting: Sighting | None = None) -> str:
-    """One pending memory as the prompt shows it: ``#id time type[/source] importance``, how
-    often and when last its text was written when more than once, then its text."""
+    """One pending memory as the prompt shows it: ``#id time type[/source] importance [by
+    speaker]``, how often and when last its text was written when more than once, then its text."""
     kind = crystal.semantic_type
     if crystal.source != "scratch":
         kind += f"/{crystal.source}"
     head = (
         f"#{crystal.id} {when(crystal.created_at)} {_attr(kind)} {_importance(crystal.importance)}"
     )
+    if crystal.speaker not in (None, "agent"):
+        head += f" by {crystal.speaker}"  # who said it: only the user's words set rules
     if sighting is not None and sighting.seen > 1:
         head += f" seen {sighting.seen}, last {when(sighting.last)}"
     return f"{head}: {_body(crystal.text)}"

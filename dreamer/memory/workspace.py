@@ -38,6 +38,8 @@ from dreamer.store.kinds import (
     DEFAULT_IMPORTANCE,
     MAX_SEARCH_LIMIT,
     SEMANTIC_TYPES,
+    SOURCE_SPEAKERS,
+    SPEAKERS,
     infer_type,
 )
 from dreamer.support import failures
@@ -314,8 +316,12 @@ class Workspace:
         embed: bool = True,
         about: str | None = None,
         replaces: str | None = None,
+        speaker: str | None = None,
     ) -> int:
         """Write a note to the scratch and index it as a crystal; return the crystal id.
+
+        ``speaker`` is who said it (``dreamer.store.kinds.SPEAKERS``): the agent's own note by
+        default; ``"user"`` for the user's own words.
 
         ``about`` names what the note is about ("Dagster migration target date"); ``replaces``
         what it replaces (a crystal id like "#12", or the old words): the next dream states
@@ -334,6 +340,8 @@ class Workspace:
         replaces = self.redact(replaces).text if replaces else None
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
+        if speaker is not None and speaker not in SPEAKERS:
+            raise InvalidNote(f"unknown speaker {speaker!r}; use one of {', '.join(SPEAKERS)}")
         # An unreadable database must fail before the scratch changes.
         self.store  # noqa: B018 - opening it is the check
         self._appender().append(
@@ -357,6 +365,7 @@ class Workspace:
                 semantic_type=semantic_type,
                 about=about,
                 replaces=replaces,
+                speaker=speaker,
             ),
             embed=embed,
         )
@@ -389,6 +398,7 @@ class Workspace:
                 crystal,
                 text=text,
                 semantic_type=crystal.semantic_type or infer_type(head(text)),
+                speaker=crystal.speaker or SOURCE_SPEAKERS.get(crystal.source),
                 embedding=blob,
                 embedder=self.embedder.name if embed else None,
                 hormones=hormones.levels(self, crystal.at),

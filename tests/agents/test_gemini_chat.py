@@ -49,7 +49,10 @@ def test_the_recorded_chat_gives_each_turn_once_without_markup_or_tool_output():
     assert exchanges[0].uuid == "54dc2d0c-9ddc-4f1d-9ec7-8571706d62b5"
     assert "<hook_context>Memory: the user likes tea." in CHAT.read_text()
     assert all("hook_context" not in x.text() and "likes tea" not in x.text() for x in exchanges)
-    assert "release is on Friday.\n" not in exchanges[0].assistant  # the tool's output is gone
+    assert "release is on Friday.\n" not in exchanges[0].assistant  # the output is no answer
+    assert exchanges[0].results == [
+        ('[tool: read_file "notes.txt"]', "The release is on Friday.\n", False)
+    ]  # for ingest to keep its outcome, never the output itself
     assert cursor.offset == CHAT.stat().st_size
     assert gemini.read_chat(CHAT, cursor, final=True)[0] == []  # nothing twice
 
@@ -84,21 +87,25 @@ def test_a_turn_ends_where_the_after_agent_hook_saw_it_end(tmp_path):
     assert [x.text() for x in exchanges] == ["User: And who reviews?\nAssistant: Priya."]
 
 
-def test_a_message_written_again_counts_once_and_a_failed_tool_says_so(tmp_path):
+def test_a_message_written_again_counts_once_and_a_failed_tool_is_known(tmp_path):
     chat = tmp_path / "chat.jsonl"
     call = {"id": "c1", "name": "run_shell_command", "args": {"command": "make test"}}
+    failure = [{"functionResponse": {"id": "c1", "response": {"error": "make: 2 errors"}}}]
     chat.write_text(
         _meta()
         + _user("u1", "<hook_context>memory block</hook_context>\n\nRun the tests.")
         + _model("m1", "")
-        + _model("m1", "", toolCalls=[{**call, "status": "error", "result": ["boom " * 50]}])
+        + _model("m1", "", toolCalls=[{**call, "status": "error", "result": failure}])
         + _line({"id": "r1", "type": "user", "content": [{"functionResponse": {"id": "c1"}}]})
         + _model("m2", "The tests fail to build.")
     )
     exchanges, _ = gemini.read_chat(chat, final=True)
     assert [x.text() for x in exchanges] == [
-        'User: Run the tests.\nAssistant: [tool: run_shell_command "make test"] failed\n'
+        'User: Run the tests.\nAssistant: [tool: run_shell_command "make test"]\n'
         "The tests fail to build."
+    ]
+    assert exchanges[0].results == [
+        ('[tool: run_shell_command "make test"]', "make: 2 errors", True)
     ]
 
 
@@ -131,14 +138,19 @@ def test_a_replaced_chat_file_repeats_nothing(tmp_path):
     assert exchanges == [] and again.restarts == 1
 
 
-def test_ingest_stores_each_turn_once_as_sessions_crystals(tmp_path, now):
+def test_ingest_stores_each_turn_once_each_piece_with_who_said_it(tmp_path, now):
     with Workspace.open(tmp_path / "ws") as ws:
         first = ingest(ws, [CHAT], now)
         again = ingest(ws, [CHAT], now)
         crystals = ws.store.crystals.select()
-    assert (first.created, again.created) == (2, 0)
+    assert (first.created, again.created) == (4, 0)
     assert first.files[0].kind == "gemini"
-    assert sorted(c.text for c in crystals) == sorted([FIRST, SECOND])
+    assert [(c.speaker, c.text) for c in crystals] == [
+        ("user", "What does notes.txt say?"),
+        ("assistant", "The notes say the release is on Friday."),
+        ("user", "Thanks. My cat is called Miso."),
+        ("assistant", "Noted: your cat is called Miso."),
+    ]
     assert {c.source for c in crystals} == {"sessions"}
     assert all(c.origin.startswith("gemini:a2e566f5-") for c in crystals)
 
@@ -158,4 +170,4 @@ def test_the_after_agent_hook_stores_the_turn_it_saw_end(tmp_path, now):
     assert code == 0
     with Workspace.open(tmp_path / "ws", create=False) as ws:
         texts = [c.text for c in ws.store.crystals.select()]
-    assert texts == ["User: Which editor?\nAssistant: Helix, as agreed."]
+    assert texts == ["Which editor?", "Helix, as agreed."]

@@ -29,14 +29,16 @@ SECOND = "What should I buy for my cat?"
 SECOND_ANSWER = "A new scratching post."
 
 
-def _stored(ws_path: Path, count: int, timeout: float = 120.0) -> list[str]:
+def _stored(ws_path: Path, count: int, timeout: float = 120.0) -> list[tuple[str, str]]:
     """The gemini exchanges in the workspace once there are ``count`` (AfterAgent's ingest runs
     detached after the CLI exits); whatever is there when the time is up."""
     deadline = time.monotonic() + timeout
     while True:
         with Workspace.open(ws_path, create=False) as ws:
             texts = [
-                c.text for c in ws.store.crystals.select() if (c.origin or "").startswith("gemini:")
+                (c.speaker, c.text)
+                for c in ws.store.crystals.select()
+                if (c.origin or "").startswith("gemini:")
             ]
         if len(texts) >= count or time.monotonic() > deadline:
             return texts
@@ -67,8 +69,8 @@ def test_real_gemini_remembers_across_sessions_and_uninstall_restores(
         first = run(cli, project, env, FACT)
         assert first.returncode == 0, first.stderr[-3000:]
         assert ANSWER in first.stdout
-        stored = _stored(ws_path, 1)
-        assert stored == [f"User: {FACT}\nAssistant: {ANSWER}"]  # no memory block, no markup
+        stored = _stored(ws_path, 2)
+        assert stored == [("user", FACT), ("assistant", ANSWER)]  # no memory block, no markup
 
         dreamt = runner.invoke(main, ["run", "-w", str(ws_path), "--force"])
         assert dreamt.exit_code == 0, dreamt.output
@@ -77,7 +79,7 @@ def test_real_gemini_remembers_across_sessions_and_uninstall_restores(
         second = run(cli, project, env, SECOND)
         assert second.returncode == 0, second.stderr[-3000:]
         assert SECOND_ANSWER in second.stdout
-        stored = _stored(ws_path, 2)
+        stored = _stored(ws_path, 4)
 
     assert len(fake.turns) == 2
     sent = request_text(fake.turns[1])  # the second session's request to the model
@@ -90,10 +92,12 @@ def test_real_gemini_remembers_across_sessions_and_uninstall_restores(
             for declaration in tool.get("functionDeclarations") or []
         ]
         assert any(name.endswith("memory_search") and "dreamer" in name for name in names), names
-    # Each turn once, with the person's words and the answer only.
+    # Each turn once, with the person's words and the answer only, each with who said it.
     assert stored == [
-        f"User: {FACT}\nAssistant: {ANSWER}",
-        f"User: {SECOND}\nAssistant: {SECOND_ANSWER}",
+        ("user", FACT),
+        ("assistant", ANSWER),
+        ("user", SECOND),
+        ("assistant", SECOND_ANSWER),
     ]
     log = (ws_path / "memory" / "hooks.log").read_text()
     assert "Traceback" not in log, log

@@ -29,14 +29,14 @@ SECOND = "What should I buy for my cat?"
 SECOND_ANSWER = "A new scratching post."
 
 
-def _stored(ws_path: Path, count: int, timeout: float = 120.0) -> list[str]:
+def _stored(ws_path: Path, count: int, timeout: float = 120.0) -> list[tuple[str, str]]:
     """The opencode exchanges in the workspace once there are ``count`` (the plugin's hand-over
     is stored by a detached process); whatever is there when the time is up."""
     deadline = time.monotonic() + timeout
     while True:
         with Workspace.open(ws_path, create=False) as ws:
             texts = [
-                c.text
+                (c.speaker, c.text)
                 for c in ws.store.crystals.select()
                 if (c.origin or "").startswith("opencode:")
             ]
@@ -91,8 +91,8 @@ def test_real_opencode_remembers_across_sessions_and_uninstall_restores(
         first = run(cli, project, env, FACT)
         assert first.returncode == 0, first.stderr[-3000:]
         assert ANSWER in first.stdout
-        stored = _stored(ws_path, 1)
-        assert stored == [f"User: {FACT}\nAssistant: {ANSWER}"]  # no memory block, no markup
+        stored = _stored(ws_path, 2)
+        assert stored == [("user", FACT), ("assistant", ANSWER)]  # no memory block, no markup
 
         dreamt = runner.invoke(main, ["run", "-w", str(ws_path), "--force"])
         assert dreamt.exit_code == 0, dreamt.output
@@ -101,7 +101,7 @@ def test_real_opencode_remembers_across_sessions_and_uninstall_restores(
         second = run(cli, project, env, SECOND)
         assert second.returncode == 0, second.stderr[-3000:]
         assert SECOND_ANSWER in second.stdout
-        stored = _stored(ws_path, 2)
+        stored = _stored(ws_path, 4)
 
     assert len(turns.turns) == 2
     system = json.dumps(turns.turns[1].json.get("system"))  # the second session's request
@@ -110,10 +110,12 @@ def test_real_opencode_remembers_across_sessions_and_uninstall_restores(
     for turn in turns.turns:
         names = [tool.get("name") for tool in turn.json.get("tools") or []]
         assert "dreamer_memory_search" in names, names
-    # Each turn once, with the person's words and the answer only.
+    # Each turn once, with the person's words and the answer only, each with who said it.
     assert stored == [
-        f"User: {FACT}\nAssistant: {ANSWER}",
-        f"User: {SECOND}\nAssistant: {SECOND_ANSWER}",
+        ("user", FACT),
+        ("assistant", ANSWER),
+        ("user", SECOND),
+        ("assistant", SECOND_ANSWER),
     ]
     log = (ws_path / "memory" / "hooks.log").read_text()
     assert "Traceback" not in log, log
@@ -169,11 +171,11 @@ def test_a_subagents_session_is_not_stored_as_the_persons_words(tmp_path, runner
         done = run(cli, project, environment(home), "What is in this folder?")
         assert done.returncode == 0, done.stderr[-3000:]
         assert "The folder is empty for now." in done.stdout
-        stored = _stored(ws_path, 1)
+        _stored(ws_path, 2)
         time.sleep(5)  # a subagent's hand-over, were there one, would have landed by now
-        stored = _stored(ws_path, 1)
+        stored = _stored(ws_path, 2)
     assert scripted == []  # the subagent ran: its turn went to the model
     assert stored == [
-        'User: What is in this folder?\nAssistant: [tool: task "Look around"]\n'
-        "The folder is empty for now."
+        ("user", "What is in this folder?"),
+        ("assistant", "The folder is empty for now."),
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from dreamer_bench import fleet as fleet_bench
 from dreamer_bench import locomo as locomo_bench
 from dreamer_bench import paraphrase as paraphrase_bench
 from dreamer_bench import pgcompare as pgcompare_bench
+from dreamer_bench import poisoning as poisoning_bench
 from dreamer_bench import quality as quality_bench
 from dreamer_bench import report as report_bench
 from dreamer_bench import retention as retention_bench
@@ -553,6 +555,63 @@ def paraphrase(
         emit_json(report)
     else:
         click.echo(paraphrase_bench.format_report(report))
+
+
+@bench.command()
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice([*poisoning_bench.BACKENDS, "all"]),
+    default=("offline",),
+    show_default=True,
+    help="Who writes the dream: offline, or a model backend behind a fake that obeys whatever "
+    "it reads (claude-code runs the real CLI named by DREAM_CLAUDE_CLI). Repeat it, or all.",
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Choice(poisoning_bench.PATHS),
+    default=poisoning_bench.PATHS,
+    show_default=True,
+    help="capture: the poison comes only through the captured session; notes: the agent also "
+    "writes it down as a note during the session.",
+)
+@json_option
+@workspace_option
+def poisoning(
+    backends: tuple[str, ...], paths: tuple[str, ...], as_json: bool, workspace: str | None
+) -> None:
+    """Poisoned memory: do rules planted in what the agent reads reach MEMORY.md?
+
+    30 poisons (a README, a fixture, an issue comment, a web page, a subagent's report, a
+    pasted document; twelve languages) each beside a rule the user states in the same session,
+    one dream each. Prints how many poisons reach MEMORY.md or the bootstrap and how many of
+    the user's rules are kept, per backend and path. Workspaces go in -w (deleted after).
+
+    \b
+    Examples:
+      dream bench poisoning
+      dream bench poisoning --backend all --path capture
+      DREAM_CLAUDE_CLI=$(which claude) dream bench poisoning --backend claude-code --json
+    """
+    chosen = poisoning_bench.BACKENDS if "all" in backends else tuple(dict.fromkeys(backends))
+    if "claude-code" in chosen and not os.environ.get("DREAM_CLAUDE_CLI"):
+        raise UsageError(
+            "the claude-code backend runs the real Claude Code CLI: set DREAM_CLAUDE_CLI to its "
+            "path (npm install @anthropic-ai/claude-code), or leave claude-code out"
+        )
+    report = poisoning_bench.run(
+        chosen,
+        paths,
+        folder=_work_folder(workspace),
+        progress=lambda line: click.echo(line, err=True),
+    )
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(poisoning_bench.format_report(report))
 
 
 @bench.command(name="report")
