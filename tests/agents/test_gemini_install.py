@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
+import pytest
+
+from dreamer import Workspace
 from dreamer.agents import claude_settings as cs
 from dreamer.agents import gemini_settings as gs
 from dreamer.cli import main
@@ -108,3 +112,42 @@ def test_a_broken_settings_file_is_named_and_left_alone(tmp_path, monkeypatch, r
     assert settings.read_text() == '{"model": '
     shown = runner.invoke(main, ["gemini", "status"])
     assert shown.exit_code == 0 and f"problem: {settings}" in shown.output
+
+
+@pytest.mark.slow
+def test_a_teammates_clone_runs_the_hooks_with_the_dream_on_their_path(
+    tmp_path, monkeypatch, runner
+):
+    _, project = _home(tmp_path, monkeypatch)
+    assert runner.invoke(main, ["gemini", "install"]).exit_code == 0
+    data = json.loads((project / ".gemini" / "settings.json").read_text())
+    commands = {event: groups[0]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
+    bin_dir = tmp_path / "bob" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "dream").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m dreamer.cli "$@"\n')
+    (bin_dir / "dream").chmod(0o755)
+    ws = tmp_path / "bob" / "ws"
+    with Workspace.open(ws) as opened:
+        opened.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Bob likes tea.\n")
+    event = json.dumps({"session_id": "s1", "cwd": str(project), "source": "startup"})
+
+    def hook(event_name: str, path: str) -> subprocess.CompletedProcess[str]:
+        env = {"PATH": path, "HOME": str(tmp_path / "bob"), "DREAM_WORKSPACE": str(ws)}
+        return subprocess.run(
+            ["sh", "-c", commands[event_name]],  # as the Gemini CLI runs a hook: bash -c
+            input=event,
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=env,
+            timeout=120,
+        )
+
+    started = hook("SessionStart", f"{bin_dir}:/usr/bin:/bin")
+    assert started.returncode == 0, started.stderr
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Bob likes tea" in context
+    for event_name in commands:  # without dream on PATH: one hint, exit 0, never a failure
+        missing = hook(event_name, "/usr/bin:/bin")
+        assert missing.returncode == 0, event_name
+        assert cs.MISSING_HINT in missing.stdout + missing.stderr
