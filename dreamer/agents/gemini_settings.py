@@ -94,8 +94,10 @@ def tool_rules() -> list[str]:
 def with_tools(settings: dict[str, Any]) -> dict[str, Any]:
     """Settings whose ``tools.allowed`` holds dreamer's tools (the others untouched)."""
     out = copy.deepcopy(settings)
-    allowed = out.setdefault("tools", {}).setdefault("allowed", [])
-    allowed.extend(rule for rule in tool_rules() if rule not in allowed)
+    tools = out.setdefault("tools", {})
+    if not isinstance(tools, dict) or not isinstance(tools.setdefault("allowed", []), list):
+        return out  # not the CLI's shape: left as it is (the tools then ask in a session)
+    tools["allowed"].extend(rule for rule in tool_rules() if rule not in tools["allowed"])
     return out
 
 

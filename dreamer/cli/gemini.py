@@ -95,7 +95,13 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
     dream = gs.PORTABLE if shared else _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     before, data = _load(path)
-    new = gs.with_all(data, dream, pinned)
+    try:
+        new = gs.with_all(data, dream, pinned)
+    except (AttributeError, TypeError) as e:  # "hooks" or "mcpServers" is no object
+        raise UsageError(
+            f"{path}: its hooks or mcpServers are not shaped as the Gemini CLI writes them "
+            f"({e}); fix the file, then run this again"
+        ) from e
     after = before if new == data else cs.dump(new, before)
     existed = path.exists()
     changed = _write(path, before, after, dry_run=dry_run, shared=shared)

@@ -101,7 +101,13 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
     plugin_before = _plugin(plugin)
     plugin_after = os_.plugin_text(dream, pinned)
     before, data = _load(config)
-    new = os_.with_server(data, dream, pinned)
+    try:
+        new = os_.with_server(data, dream, pinned)
+    except (AttributeError, TypeError) as e:  # "mcp" is no object
+        raise UsageError(
+            f"{config}: its mcp entry is not shaped as OpenCode writes it ({e}); fix the file, "
+            "then run this again"
+        ) from e
     after = before if new == data else cs.dump(new, before)
     changed = _write(plugin, plugin_before, plugin_after, dry_run=dry_run, shared=shared)
     existed = config.exists()

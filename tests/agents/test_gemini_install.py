@@ -112,6 +112,9 @@ def test_a_broken_settings_file_is_named_and_left_alone(tmp_path, monkeypatch, r
     assert settings.read_text() == '{"model": '
     shown = runner.invoke(main, ["gemini", "status"])
     assert shown.exit_code == 0 and f"problem: {settings}" in shown.output
+    settings.write_text('{"mcpServers": ["not", "an", "object"]}\n')
+    result = runner.invoke(main, ["gemini", "install", "--scope", "user"])
+    assert result.exit_code == 2 and result.output.startswith(f"Error: {settings}: its hooks")
 
 
 @pytest.mark.slow
