@@ -184,6 +184,8 @@ def status(as_json: bool, workspace: str | None) -> None:
     for scope, info in report["scopes"].items():
         events = ", ".join(info["hooks"]) or "none"
         click.echo(f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}")
+    if report["scopes"]["project"]["hooks"]:
+        click.echo(f"note: {gs.TRUST_HINT}")
     for error in report.get("errors", []):
         click.echo(f"problem: {error}")
     ws_info = report["workspace"]

@@ -94,6 +94,7 @@ def test_project_install_is_portable(tmp_path, monkeypatch, runner):
     start = data["hooks"]["SessionStart"][0]["hooks"][0]
     assert start["command"] == cs.portable_hook("session-start")
     assert start["timeout"] == gs.TIMEOUT_MS  # milliseconds, as the Gemini CLI counts
+    assert f"note: {gs.TRUST_HINT}" in runner.invoke(main, ["gemini", "status"]).output
     refused = runner.invoke(main, ["gemini", "install", "-w", str(tmp_path / "ws")])
     assert refused.exit_code == 2 and refused.output.startswith("Error:")
     assert ".dreamer/workspace" in refused.output
