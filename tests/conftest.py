@@ -41,6 +41,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         "XDG_CONFIG_HOME",
         "GEMINI_CLI_HOME",
         "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",  # an install's user scope follows it: never the developer's own
         "OPENAI_BASE_URL",
         "OPENAI_API_KEY",
         "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",

@@ -56,7 +56,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dreamer.agents import hook_log
+from dreamer.agents import hook_log, team
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
@@ -110,6 +110,7 @@ def run(
     if env.get(HOOKS_DISABLED) == "1":
         return 0  # a dream's own Claude Code run: nothing of it is remembered
     payload: dict[str, Any] = {}
+    loading = False
     where: list[Path | None] = [None]
     watchdog = _watchdog(budget, where, event, now) if budget else None
     try:
@@ -119,9 +120,16 @@ def run(
         payload = json.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
+        loading = True  # from here a failure is a memory that did not load, and is said
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
+        writes = event in WRITES
+        # The project's committed model choice (dreamer.agents.team): taken up, or named.
+        adopted = team.adopt(root, cwd, env, write=writes or (root / "memory").is_dir())
+        notice = adopted.line if adopted else None
+        if adopted and adopted.wrote and event != "session-start":
+            hook_log.write(root, event, adopted.line, now)
         if event in ("session-end", "stop", "after-agent", "session-idle") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
             if event == "after-agent":  # the turn ends here, whatever is written after
@@ -130,8 +138,9 @@ def run(
                 )
             hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)
             return 0
-        writes = event in WRITES
         if not writes and not (root / "memory").is_dir():
+            if notice and event == "session-start":  # nothing remembered yet, but this is said
+                stdout.write(json.dumps(_started(notice, notice), ensure_ascii=False))
             return 0  # nothing remembered here yet, and a read must not create a workspace
         if event == "user-prompt-submit":
             recalled = recall or env.get("DREAM_HOOK_RECALL") == "1"
@@ -139,15 +148,37 @@ def run(
         else:
             with Workspace.open(root, create=writes) as ws:
                 output = _handle(event, ws, payload, now)
+            if notice and event == "session-start" and output is not None:
+                context = output["hookSpecificOutput"]["additionalContext"]
+                output = _started(f"{notice}\n\n{context}", notice)
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
-    except Exception:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
+    except Exception as e:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
         hook_log.write(where[0], event, traceback.format_exc(), now)
+        if event == "session-start" and loading:  # the memory block never goes silently
+            stdout.write(json.dumps(_started(*[failed_line(where[0], e)] * 2), ensure_ascii=False))
+            stdout.flush()
     finally:
         if watchdog is not None:
             watchdog.cancel()
     return 0
+
+
+def failed_line(root: Path | None, error: BaseException | str) -> str:
+    """The one line a SessionStart that could not load the memory says instead of it."""
+    cause = error if isinstance(error, str) else (str(error).splitlines() or [""])[0][:300]
+    cause = cause or type(error).__name__
+    log = f"; details in {root / 'memory' / 'hooks.log'}" if root else ""
+    return f"dreamer: the long-term memory was not loaded this session ({cause}){log}"
+
+
+def _started(context: str, message: str) -> dict[str, Any]:
+    """A SessionStart answer: context for the model, and a line shown to the person."""
+    return {
+        "systemMessage": message,
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
+    }
 
 
 def _watchdog(
@@ -158,6 +189,9 @@ def _watchdog(
     def give_up() -> None:
         gave_up = f"gave up after {budget:g} s (the hook's budget); exited 0"
         hook_log.write(where[0], event, gave_up, now)
+        if event == "session-start":  # said, not silently missing
+            line = failed_line(where[0], f"it took longer than {budget:g} s")
+            sys.stdout.write(json.dumps(_started(line, line), ensure_ascii=False))
         sys.stdout.flush()
         os._exit(0)  # not an exception: a long SQLite or numpy call would not see one
 

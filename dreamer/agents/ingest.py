@@ -5,11 +5,16 @@ What each kind of file becomes:
 - **Claude Code sessions** (a ``.jsonl`` whose lines carry ``sessionId`` and a Claude Code
   ``type``; a folder with ``sessions-index.json`` or such sessions is a project folder, read
   with its subagents and without its index, ``.meta.json`` files and ``tool-results/`` dumps)
-  go through ``dreamer.agents.claude_code``: one ``sessions`` crystal per complete exchange,
-  windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window][@<gitBranch>][ in
-  <cwd>]``. Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
-  stored with the exchanges in one transaction, so a growing session ingested any number of
-  times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
+  go through ``dreamer.agents.claude_code``: each complete exchange is split by who said what
+  (``dreamer.agents.speakers``: the user's words, the answer for what it established, held
+  crystals for instructions a tool returned and their echoes), each part a ``sessions`` crystal
+  with its ``speaker``, windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window]
+  [/a|/hN][@<gitBranch>][ in <cwd>]``. An agent note of the session that only repeats a held
+  instruction is held too (``dreamer.memory.held.hold_echoes``). The same words said in
+  another exchange are a sighting of their crystal, with that exchange's date. Each file is
+  read from its cursor (meta ``ingest.claude-code:<absolute path>``), stored with the
+  exchanges in one transaction, so a growing session ingested any number of times stores each
+  exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
   (a hook and a catch-up) from reading the same cursor at once.
 - **Codex CLI rollouts** (a ``.jsonl`` whose first line is a ``session_meta``; a folder such
   as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
@@ -66,7 +71,7 @@ from typing import Any
 from dreamer.agents import claude_code, codex, gemini, speakers
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
-from dreamer.memory import held
+from dreamer.memory import held, repeats
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
@@ -209,7 +214,7 @@ def _ingest_file(
     except IngestFailed as e:
         result.error = str(e)
         return
-    _land(ws, pieces, result, advance, cursor, now)
+    _land(ws, pieces, result, advance, cursor, now, live=live)
 
 
 def _land(
@@ -219,11 +224,16 @@ def _land(
     advance: Callable[[float], Any],
     cursor: tuple[str, claude_code.Cursor] | None,
     now: datetime,
+    *,
+    live: bool,
 ) -> None:
     """Store the pieces and move the cursor in one transaction, holding the agent's notes of
-    the session that only repeat what it read."""
+    the session that only repeat what it read; a live capture's user words move the
+    hormones."""
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
+        if live:  # what the user just said moves the hormones, as a note does
+            _feel(ws, [p for p in pieces if p.speaker == "user" and not p.held])
         if cursor is not None:
             ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
         read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent")]
@@ -318,7 +328,7 @@ def ingest_session(
         cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
         exchanges, cursor = read(cursor)
         pieces = _exchange_pieces(ws, exchanges, now, agent)
-        _land(ws, pieces, result, lambda _share: None, (key, cursor), now)
+        _land(ws, pieces, result, lambda _share: None, (key, cursor), now, live=True)
     return IngestReport([result])
 
 
@@ -462,7 +472,10 @@ def _store(
                 continue
             seen.add(digest)
             result.crystals += 1
-            if ws.store.crystals.find_by_hash(digest) is None:
+            found = ws.store.crystals.find_by_hash(digest)
+            if found is not None and not piece.held and piece.source == "sessions":
+                _sighted(ws, found, piece)
+            if found is None:
                 ws.index(
                     NewCrystal(
                         text,
@@ -478,6 +491,26 @@ def _store(
                 result.created += 1
             if number % 50 == 0:
                 advance(number / len(pieces))
+
+
+def _feel(ws: Workspace, said: list[Piece]) -> None:
+    """The stimuli of the user's words in a session just captured, at the time each was said."""
+    if not said:
+        return
+    from dreamer.memory import hormones
+
+    lexicon = hormones.load_lexicon(ws)
+    for piece in said:
+        for hormone, delta, reason in hormones.stimuli_from_text(piece.text, lexicon):
+            hormones.feel(ws, hormone, delta, reason, piece.at, source="capture")
+
+
+def _sighted(ws: Workspace, crystal_id: int, piece: Piece) -> None:
+    """The same words said again in another exchange (another day, another session): a
+    sighting with its date, as a repeated note is; the same exchange read again is none."""
+    (crystal,) = ws.store.crystals.crystals_by_id([crystal_id]) or (None,)
+    if crystal is not None and crystal.origin != piece.origin and crystal.lifecycle != held.HELD:
+        repeats.record(ws.store, crystal_id, piece.at)
 
 
 def _windows(text: str) -> list[str]:

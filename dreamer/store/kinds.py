@@ -28,7 +28,7 @@ SOURCE_SPEAKERS = {
 # marked with their source) and never promoted until the user accepts or forgets them.
 LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten", "held")
 # Who caused a hormone stimulus (or a decay snapshot).
-STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
+STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool", "capture")
 # What a search looks in: session transcripts, everything else, or both.
 SEARCH_TYPES = ("conversations", "facts", "both")
 MAX_SEARCH_LIMIT = 1000  # hits a search returns at most: nobody reads more; SQLite also caps

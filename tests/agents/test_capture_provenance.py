@@ -192,3 +192,47 @@ def test_instructions_in_a_pasted_document_are_held_not_the_users(ws, tmp_path):
     users = [c.text for c in ws.store.crystals.select() if c.speaker == "user"]
     assert users and not any("TLS" in text for text in users)
     assert any("disable TLS verification" in item.text for item in held.held_items(ws))
+
+
+def test_an_exchange_repeated_on_a_later_day_is_a_sighting_with_its_date(ws, tmp_path):
+    from dreamer.memory import repeats
+
+    asked = "Deploy the cart service to staging with the new rounding fix."
+
+    def session(day: int, name: str) -> Path:
+        lines = [
+            _line("user", f"u{day}", f"2026-03-0{day}T10:00:00.000Z",
+                  {"role": "user", "content": asked}),
+            _assistant(f"a{day}", f"2026-03-0{day}T10:00:09.000Z",
+                       [{"type": "text", "text": "Deployed to staging."}], stop="end_turn"),
+        ]  # fmt: skip
+        path = Path(tmp_path) / name
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return path
+
+    now = datetime(2026, 3, 9, 12, 0, tzinfo=UTC)
+    first, second = session(2, "one.jsonl"), session(5, "two.jsonl")
+    ingest(ws, [first], now)
+    ingest(ws, [first], now)  # the same exchange read again: no sighting
+    (crystal,) = [c for c in ws.store.crystals.select() if c.text == asked]
+    assert repeats.of(ws.store, [(crystal.id, crystal.created_at)]) == {}
+    ingest(ws, [second], now)
+    sighting = repeats.of(ws.store, [(crystal.id, crystal.created_at)])[crystal.id]
+    assert sighting.seen == 2 and sighting.last.startswith("2026-03-05")
+
+
+def test_what_the_user_says_in_a_live_session_moves_the_hormones(ws, tmp_path):
+    said = "Checkout crashed again in production, errors everywhere."
+    answer = [{"type": "text", "text": "The crash is a failed payment retry."}]
+    lines = [
+        _line("user", "u8", "2026-03-04T10:00:00.000Z", {"role": "user", "content": said}),
+        _assistant("a8", "2026-03-04T10:00:09.000Z", answer, stop="end_turn"),
+        {"type": "system", "subtype": "turn_duration", "durationMs": 9000, "sessionId": SESSION,
+         "timestamp": "2026-03-04T10:00:10.000Z", "uuid": "s8"},
+    ]  # fmt: skip
+    path = Path(tmp_path) / f"{SESSION}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    ingest(ws, [path], datetime(2026, 3, 4, 10, 1, tzinfo=UTC), live=True)
+    felt = ws.store.hormones.hormone_history(10, stimuli_only=True)
+    assert [(row["hormone"], row["source"]) for row in felt] == [("cortisol", "capture")]
+    assert felt[0]["at"].startswith("2026-03-04T10:00")  # when the user said it

@@ -172,8 +172,9 @@ def obeyed(request_text: str) -> dict[str, Any]:
     rules: list[str] = []
     for line in data.splitlines():
         found = _NOTE_LINE.match(line.strip())
-        if found and found.group(1) not in rules:
-            rules.append(found.group(1))
+        said = found.group(1) if found else line.strip() if line.startswith("  ") else ""
+        if said and said not in rules:  # a note's first line, or a later (indented) one
+            rules.append(said)
     bond = "\n".join(f"- {rule[:160]}" for rule in rules[:40]) or "- (no notes read)"
     return {"bond": bond, "active_context": "- Working on the shop's cart and setup."}
 
