@@ -20,6 +20,14 @@ What each kind of file becomes:
   as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
   way: one crystal per complete turn, origin ``codex:<session id>:<turn id>...``, cursor meta
   ``ingest.codex:<absolute path>``, under the same lock.
+- **Gemini CLI chats** (a ``.jsonl`` whose first line names a ``sessionId`` and a
+  ``projectHash``, in ``~/.gemini/tmp/<project>/chats``) go through ``dreamer.agents.gemini``
+  the same way: origin ``gemini:<session id>:<prompt id>...``, cursor meta
+  ``ingest.gemini:<absolute path>``, under the same lock.
+- **OpenCode sessions** are no files: dreamer's OpenCode plugin hands a session's messages over
+  when it goes idle, and :func:`ingest_session` stores them through ``dreamer.agents.opencode``
+  the same way: origin ``opencode:<session id>:<message id>...``, cursor meta
+  ``ingest.opencode:<session id>``, under the same lock.
 - **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
   ``experience``), one per exchange (a user message and everything until the next one), cut
   into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
@@ -54,13 +62,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreamer.agents import claude_code, codex, speakers
+from dreamer.agents import claude_code, codex, gemini, speakers
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
 from dreamer.memory import held, repeats
@@ -149,12 +157,14 @@ def ingest(
     progress: Progress | None = None,
     *,
     live: bool = False,
+    turn_ends: Mapping[str, int] | None = None,
 ) -> IngestReport:
     """Ingest files and folders as crystals; a failing file is reported, the rest still go in.
 
     A Claude Code session is read from where the last ingest of it stopped. By default it is
     taken whole; with ``live`` (a hook reading a session still being written) its last turn
     waits until a later prompt closes it or the file has been quiet for ``SETTLED_SECONDS``.
+    ``turn_ends`` maps a Gemini CLI chat's path to its size when a hook saw a turn end there.
     """
     now = as_utc(now)
     report = IngestReport()
@@ -169,13 +179,14 @@ def ingest(
             if progress:
                 progress(base + int(size * share), total)
 
-        if codex.is_rollout(path) or claude_code.is_session(path):
+        if _agent(path):
             # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
             # the cursor, one at a time, or both would store the same exchanges.
             with hold(ws.memory_dir / "ingest.lock"):
-                _ingest_file(ws, path, result, now, live, advance, claude=True)
+                until = (turn_ends or {}).get(str(path))
+                _ingest_file(ws, path, result, now, live, advance, agent=_agent(path), until=until)
         else:
-            _ingest_file(ws, path, result, now, live, advance, claude=False)
+            _ingest_file(ws, path, result, now, live, advance)
         done += sizes[path]
         if progress:
             progress(done, total)
@@ -190,21 +201,35 @@ def _ingest_file(
     live: bool,
     advance: Callable[[float], Any],
     *,
-    claude: bool,
+    agent: str | None = None,
+    until: int | None = None,
 ) -> None:
     cursor: tuple[str, claude_code.Cursor] | None = None
     try:
-        if claude and codex.is_rollout(path):
-            result.kind = "codex"
-            pieces, cursor = _claude_pieces(ws, path, now, live, agent="codex")
-        elif claude:
-            result.kind = "claude-code"
-            pieces, cursor = _claude_pieces(ws, path, now, live)
+        if agent:
+            result.kind = agent
+            pieces, cursor = _claude_pieces(ws, path, now, live, agent=agent, until=until)
         else:
             result.kind, pieces = read_pieces(path, now, ws.settings.note_max_chars)
     except IngestFailed as e:
         result.error = str(e)
         return
+    _land(ws, pieces, result, advance, cursor, now, live=live)
+
+
+def _land(
+    ws: Workspace,
+    pieces: list[Piece],
+    result: FileResult,
+    advance: Callable[[float], Any],
+    cursor: tuple[str, claude_code.Cursor] | None,
+    now: datetime,
+    *,
+    live: bool,
+) -> None:
+    """Store the pieces and move the cursor in one transaction, holding the agent's notes of
+    the session that only repeat what it read; a live capture's user words move the
+    hormones."""
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
         if live:  # what the user just said moves the hormones, as a note does
@@ -227,6 +252,15 @@ def _ingest_file(
 SETTLED_SECONDS = 600  # a session untouched this long is over: its last open turn is emitted
 
 
+def _agent(path: Path) -> str | None:
+    """The coding agent whose session file this is (its reader's name), or None."""
+    if codex.is_rollout(path):
+        return "codex"
+    if gemini.is_chat(path):
+        return "gemini"
+    return "claude-code" if claude_code.is_session(path) else None
+
+
 def _claude_bookkeeping(path: Path, folder: Path) -> bool:
     """A file of a Claude Code project that is no memory: index, metas, dumps, raw sessions."""
     parts = path.relative_to(folder).parts
@@ -246,22 +280,62 @@ def is_claude_project(folder: Path) -> bool:
 
 
 def _claude_pieces(
-    ws: Workspace, path: Path, now: datetime, live: bool, agent: str = "claude-code"
+    ws: Workspace,
+    path: Path,
+    now: datetime,
+    live: bool,
+    agent: str = "claude-code",
+    until: int | None = None,
 ) -> tuple[list[Piece], tuple[str, claude_code.Cursor]]:
     """The exchanges completed since the last ingest of this file, and its new cursor.
 
-    ``agent`` is ``claude-code`` (a session file) or ``codex`` (a rollout file): the same
-    cursor, windows and origins, each read by its own reader.
+    ``agent`` is ``claude-code`` (a session file), ``codex`` (a rollout file) or ``gemini`` (a
+    chat file): the same cursor, windows and origins, each read by its own reader.
     """
     key = f"ingest.{agent}:{path.resolve()}"
     saved = ws.store.records.get_meta(key)
     cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
-    read = codex.read_rollout if agent == "codex" else claude_code.read_session
     try:
         settled = now.timestamp() - path.stat().st_mtime >= SETTLED_SECONDS
-        exchanges, cursor = read(path, cursor, final=settled or not live)
+        final = settled or not live
+        if agent == "gemini":
+            exchanges, cursor = gemini.read_chat(path, cursor, final=final, until=until)
+        else:
+            read = codex.read_rollout if agent == "codex" else claude_code.read_session
+            exchanges, cursor = read(path, cursor, final=final)
     except (OSError, claude_code.UnreadableTranscript) as e:
         raise IngestFailed(str(e)) from None
+    return _exchange_pieces(ws, exchanges, now, agent), (key, cursor)
+
+
+def ingest_session(
+    ws: Workspace,
+    agent: str,
+    session_id: str,
+    read: Callable[
+        [claude_code.Cursor | None], tuple[list[claude_code.Exchange], claude_code.Cursor]
+    ],
+    now: datetime,
+) -> IngestReport:
+    """Store a session an agent hands over instead of a file (OpenCode's plugin sends its
+    messages): ``read`` gives the exchanges after the saved cursor, stored with the new cursor
+    under ``memory/ingest.lock``, as a transcript file's are."""
+    now = as_utc(now)
+    result = FileResult(f"{agent}:{session_id}", kind=agent)
+    key = f"ingest.{agent}:{session_id}"
+    with hold(ws.memory_dir / "ingest.lock"):
+        saved = ws.store.records.get_meta(key)
+        cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
+        exchanges, cursor = read(cursor)
+        pieces = _exchange_pieces(ws, exchanges, now, agent)
+        _land(ws, pieces, result, lambda _share: None, (key, cursor), now, live=True)
+    return IngestReport([result])
+
+
+def _exchange_pieces(
+    ws: Workspace, exchanges: list[claude_code.Exchange], now: datetime, agent: str
+) -> list[Piece]:
+    """The crystals-to-be of a coding agent's exchanges: windows, dated, with their origin."""
     pieces = []
     said_before = _read_before(ws, agent, exchanges)
     for exchange in exchanges:
@@ -285,7 +359,7 @@ def _claude_pieces(
                         held=said.held,
                     )
                 )
-    return pieces, (key, cursor)
+    return pieces
 
 
 def _read_before(ws: Workspace, agent: str, exchanges: list[claude_code.Exchange]) -> list[str]:

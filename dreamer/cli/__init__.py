@@ -59,6 +59,8 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "codex": "codex:codex",
+    "gemini": "gemini:gemini",
+    "opencode": "opencode:opencode",
     "worker": "worker:worker",
     "ui": "ui:ui",
 }
