@@ -403,12 +403,10 @@ API_ROUTINE: list[list[Turn]] = [
 
 
 def api_month() -> Month:
-    home_dump = (
-        "Test Files  1 failed | 23 passed (24)|transform 1.21s, setup 0ms|Progress: resolved 812"
-    )
+    dumps = "Start at  10:14:03|transform 1.21s, setup 0ms|Progress: resolved 812"
     checks = [
         *_common(
-            home_dump,
+            dumps,
             "sk_live_51Qm8RkT2vXz9LpA7cYd3EwNf",
             "keep an eye on it",
             ["pnpm-lock.yaml", "checkout.spec.ts", "rotate-jwks.ts", "src/orders/refund.ts"],
