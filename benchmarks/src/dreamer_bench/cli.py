@@ -435,12 +435,14 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
 
     Each scenario (see benchmarks/scenarios/README.md) runs in a fresh workspace in a temporary
     folder inside -w, deleted unless --keep, with the offline synthesizer (no key read). Without
-    SCENARIO, runs benchmarks/scenarios. Exit 1 when any check fails, 2 for a malformed scenario.
+    SCENARIO, runs benchmarks/scenarios, then its months captured from Claude Code and Codex
+    sessions (captured/). Exit 1 when any check fails, 2 for a malformed scenario.
 
     \b
     Examples:
       dream bench quality
       dream bench quality benchmarks/scenarios/month.toml --json
+      dream bench quality benchmarks/scenarios/captured/*.toml
     """
     paths = list(scenarios) or quality_bench.shipped_scenarios()
     if not paths:
