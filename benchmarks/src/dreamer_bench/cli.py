@@ -26,6 +26,7 @@ from dreamer_bench import report as report_bench
 from dreamer_bench import retention as retention_bench
 from dreamer_bench import scale as scale_bench
 from dreamer_bench import serve as serve_bench
+from dreamer_bench import staleness as staleness_bench
 
 store_url_option = click.option(
     "--store-url",
@@ -437,12 +438,14 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
 
     Each scenario (see benchmarks/scenarios/README.md) runs in a fresh workspace in a temporary
     folder inside -w, deleted unless --keep, with the offline synthesizer (no key read). Without
-    SCENARIO, runs benchmarks/scenarios. Exit 1 when any check fails, 2 for a malformed scenario.
+    SCENARIO, runs benchmarks/scenarios, then its months captured from Claude Code and Codex
+    sessions (captured/). Exit 1 when any check fails, 2 for a malformed scenario.
 
     \b
     Examples:
       dream bench quality
       dream bench quality benchmarks/scenarios/month.toml --json
+      dream bench quality benchmarks/scenarios/captured/*.toml
     """
     paths = list(scenarios) or quality_bench.shipped_scenarios()
     if not paths:
@@ -469,6 +472,58 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
             click.echo(f"workspaces kept in {workdir}")
     if any(result.failed for result in results):
         sys.exit(1)
+
+
+@bench.command()
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(staleness_bench.BACKENDS),
+    help="Run only this backend (repeat for more); default: all four.",
+)
+@click.option(
+    "--claude-cli",
+    metavar="PATH",
+    envvar="DREAM_CLAUDE_CLI",
+    help="The claude CLI for the claude-code backend (default: $DREAM_CLAUDE_CLI; skipped "
+    "without one).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def staleness(
+    backends: tuple[str, ...],
+    claude_cli: str | None,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """How many beliefs a later fact made untrue are still stated after the next dream.
+
+    Seven scenarios (a move, a new job, a library replaced ...), each in a fresh workspace in
+    a temporary folder inside -w (deleted after): facts on day one, a dream, a fact two days
+    later that makes some of them untrue, a dream. Prints the share of stale beliefs left in
+    MEMORY.md and in the 32k bootstrap block, offline and through each model backend with a
+    scripted echo model on a local fake server (claude-code needs the claude CLI). See
+    docs/contributing/bench.md.
+
+    \b
+    Examples:
+      dream bench staleness
+      dream bench staleness --backend offline --json
+    """
+    parent = _work_folder(workspace)
+    results = staleness_bench.run(
+        backends or staleness_bench.BACKENDS,
+        parent=parent,
+        cli=claude_cli,
+        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
+    )
+    if as_json:
+        emit_json({"backends": [r.to_dict() for r in results]})
+    else:
+        click.echo(staleness_bench.format_report(results))
 
 
 def _indices(value: str) -> list[int]:
