@@ -76,9 +76,10 @@ class ForgetRequest:
 CUES: dict[str, str] = {
     "a removal verb on what was said": r"\b(?:forget|drop|scrap|remove|delete|erase|purge|wipe|"
     r"discard)\s+(?:what|the bit|everything|all of (?:it|that)|that|it)\b",
-    "let it go": r"\blet (?:that|it|this) go\b",
+    "let it go": r"\blet (?:that|it|this|what\b[^.;!?]{1,60}?) go\b",
     "not kept": r"(?:\bnot|n't|\bnever|\bno|\bnone of (?:that|it))(?:\s+[\w']+){0,4}?\s+"
-    r"(?:keep|kept|stay|stored|store|on record|remember|remembered|written down)\b",
+    r"(?:keep|kept|stay|stayed|stays|stick|sticks|linger|lingers|remain|remains|stored|store|"
+    r"on record|remember|remembered|written down)\b",
     "no trace": r"\bno trace\b",
 }
 _CUE = re.compile("|".join(f"(?:{cue})" for cue in CUES.values()), re.IGNORECASE)
@@ -100,6 +101,8 @@ REFERENCES = (
     "in memory",
     "in here",
     "none of that",
+    "notes",
+    "memory",
 )
 _REFERS = re.compile(r"\b(?:" + "|".join(map(re.escape, REFERENCES)) + r")\b", re.IGNORECASE)
 MIN_SIMILARITY = 0.25  # cosine of the target's words and a crystal, with the default embedder
@@ -154,15 +157,17 @@ def _indirect(text: str) -> ForgetRequest | None:
     if _CUE.search(text) is None or not _REFERS.search(text):
         return None
     about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
-    source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
-    words = [
-        w
-        for w in WORD.findall(source.lower())
-        if w not in FORGET_STOP_WORDS | FORGET_ASKING_WORDS and len(w) > 1
-    ]
-    words = list(dict.fromkeys(words))
+    words = _asked(_CLAUSE.split(about["what"], maxsplit=1)[0]) if about else []
+    words = words or _asked(text)  # "about him": the sentence names what it is about
     target = " ".join(words) if words else " ".join(text.split())
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)
+
+
+def _asked(text: str) -> list[str]:
+    """The words of ``text`` that name what is asked about (no asking words, no stop words)."""
+    skip = FORGET_STOP_WORDS | FORGET_ASKING_WORDS
+    found = [w for w in WORD.findall(text.lower()) if w not in skip and len(w) > 1]
+    return list(dict.fromkeys(found))
 
 
 def _same_word(wanted: str, have: set[str]) -> bool:
