@@ -255,7 +255,10 @@ def _unclear(
         return f"{word!r} is part of {len(people)} names ({', '.join(people)})", people
     written = [w for w in request.words if stem(w) in pointing.keywords]
     other = [c for c in candidates if not set(written) <= set(WORD.findall(c.text.lower()))]
-    if by_words and written and other:
+    # Another form widens a request only beside matches as written ("cats" and the
+    # neighbour's "cat"); one memory that holds the word only in another form ("my weight",
+    # "weighed 78 kg") is the one clear target.
+    if by_words and written and other and (len(other) < len(candidates) or len(other) > 1):
         return f"{len(other)} of {len(candidates)} match only by another form of a word", []
     return "", []
 
@@ -274,6 +277,15 @@ def _by_meaning(ws: Workspace, request: ForgetRequest, earlier: list[Crystal]) -
     ]
     if not pool or not request.words:
         return []
+    # A word of the request that one earlier memory alone holds ("Marco", "Ravi") names it,
+    # when every such word names the same one.
+    only = {
+        holders[0].id: holders[0]
+        for word in request.words
+        if len(holders := [c for c in pool if _same_word(stem(word), _stems(c.text))]) == 1
+    }
+    if len(only) == 1:
+        return list(only.values())
     embedder, target = for_rules(ws.embedder), " ".join(request.words)
     nearest = clearly_nearest(embedder, target, [c.text for c in pool], MIN_SIMILARITY, MARGIN)
     return [pool[nearest]] if nearest is not None else []
