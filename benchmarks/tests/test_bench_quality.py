@@ -643,7 +643,10 @@ def test_a_captured_month_is_ingested_dreamed_and_judged_offline(tmp_path_factor
     assert f"{result.name}: {result.passed}/{result.total} checks passed" in format_report([result])
 
 
-@pytest.mark.xfail(reason="issue 35: the provenance-aware ingest and state are not built yet")
+@pytest.mark.xfail(
+    reason="issue 35: 73 of 91 pass; conventions, decisions, open problems and questions, "
+    "skills from sessions remain (docs/contributing/bench.md)"
+)
 @pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.stem)
 def test_a_captured_month_passes_every_check_offline(tmp_path_factory, path):
     _, result = _captured_run(path, tmp_path_factory)
