@@ -8,7 +8,9 @@ import pytest
 from dreams import offline_dream
 
 from dreamer.dream import insights
+from dreamer.dream.rules.gaps import OPEN_MARKERS
 from dreamer.memory.state import parse
+from dreamer.store import NewCrystal
 
 QUESTION = (
     "Not sure yet: does the new lab courier, Medilink, collect blood samples on Fridays as "
@@ -73,3 +75,17 @@ def test_a_gap_from_a_search_with_only_a_weak_hit_does_not_say_it_found_nothing(
     assert "holiday travel plans" in gaps
     assert "found nothing" not in gaps
     assert "(a search found no close match)" in gaps
+
+
+@pytest.mark.parametrize("marker", OPEN_MARKERS)
+def test_a_question_left_open_in_a_session_is_a_gap_and_an_asked_one_is_not(ws, now, marker):
+    for i, text in enumerate(["Ran the nightly load.", "Reviewed the models.", "Checked costs."]):
+        ws.note(text, at=now - timedelta(hours=5 - i))
+    for text in (
+        f"{marker.capitalize()}: should the events table be partitioned by day or by customer?",
+        "How do we rotate the JWT signing keys?",
+    ):
+        ws.index(NewCrystal(text, source="sessions", importance=0.6, at=now, speaker="user"))
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "partitioned by day or by customer" in gaps
+    assert "JWT" not in gaps  # asked of the agent, and answered there

@@ -121,6 +121,13 @@ def by_meaning(
     return later[nearest] if nearest is not None else ("", "")
 
 
+# A question said in a session that the person leaves open on purpose ("open question:", "for
+# later"): a gap until something answers it. Each entry has a test in
+# tests/dream/test_rules_gaps.py.
+OPEN_MARKERS = ("open question", "for later", "still open", "to be decided", "not sure yet")
+OPEN = re.compile(r"\b(?:" + "|".join(map(re.escape, OPEN_MARKERS)) + r")\b", re.IGNORECASE)
+
+
 def find_gaps(
     store: Store,
     notes: list[Note],
@@ -150,8 +157,9 @@ def find_gaps(
         elif source != "state":
             gaps.append({"question": question, "source": source, "at": at})
 
+    asked_in_session = {c.text for c in crystals if c.source == "sessions"}
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
-        if is_capture(text):
+        if is_capture(text) or (text in asked_in_session and not OPEN.search(text)):
             continue  # a question asked in a session was asked of the agent, and answered there
         for found in questions(text):
             for question in one_each(found):
