@@ -9,6 +9,7 @@ passed ``-q``, it writes nothing, so logs and scripts see only the command's own
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -42,10 +43,15 @@ class ProgressLine:
         self._recent: deque[tuple[float, int]] = deque()
         self._drawn_at: float | None = None
         self._width = 0
+        self._lock = threading.Lock()  # a bench's ticking thread draws beside its steps
 
     def __call__(self, done: int, total: int) -> None:
         if not self.shown:
             return
+        with self._lock:
+            self._draw(done, total)
+
+    def _draw(self, done: int, total: int) -> None:
         now = self._clock()
         self._recent.append((now, done))
         while len(self._recent) > 2 and now - self._recent[1][0] >= RATE_WINDOW_SECONDS:
@@ -71,6 +77,20 @@ class ProgressLine:
             return None
         pace = (last_done - first_done) / (last_at - first_at)
         return max(0, total - done) / pace
+
+    def say(self, message: str) -> None:
+        """A line of its own on stderr (say, the step a long run is at), above the counts: on
+        a terminal the counts are cleared first and drawn again at the next call."""
+        with self._lock:
+            self._say(message)
+
+    def _say(self, message: str) -> None:
+        if self.shown and self._drawn_at is not None:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self._drawn_at = None
+            self._width = 0
+        self.stream.write(message + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
         """End the line (when one was drawn), so the command's output starts on its own."""
