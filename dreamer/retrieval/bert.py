@@ -18,6 +18,10 @@ The float32 matrices are kept in the dtype the forward pass multiplies in: a que
 than it saves, and numpy has no fast float16 product). They are mapped with their page
 tables filled in one call where Linux allows (``MAP_POPULATE``), instead of a page fault per
 4 KB during the first query.
+
+Each layer's query, key and value matrices are kept side by side (384 x 1,152), so one matrix
+product makes all three: fewer, larger products suit BLAS better. The cache folder's name
+carries the layout's version (``CACHE_FORMAT``), so a cache of another layout is never read.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ _LINEAR = {
     "intermediate.dense": "intermediate",
     "output.dense": "output",
 }
+_QKV = ("query", "key", "value")  # kept side by side: one product makes all three
 _PREFIX = "inner."  # the export wraps the Hugging Face model as `inner`
 
 
@@ -64,7 +69,13 @@ def _layout() -> list[tuple[str, tuple[int, ...]]]:
         ("word_scale", (VOCAB,)),
     ]
     for layer in range(LAYERS):
+        shapes += [
+            (f"{layer}.qkv.weight", (HIDDEN, 3 * HIDDEN)),
+            (f"{layer}.qkv.bias", (3 * HIDDEN,)),
+        ]
         for part in _LINEAR.values():
+            if part in _QKV:
+                continue
             rows = INTERMEDIATE if part == "output" else HIDDEN
             columns = INTERMEDIATE if part == "intermediate" else HIDDEN
             shapes += [
@@ -133,6 +144,14 @@ def from_graph(graph: Graph) -> Weights:
             floats[f"{layer}.{_LINEAR[part]}.weight"] = made[node.inputs[1]]
             floats[f"{layer}.{_LINEAR[part]}.bias"] = value(bias)
     for layer in range(LAYERS):
+        parts = [f"{layer}.{part}" for part in _QKV if f"{layer}.{part}.weight" in floats]
+        if len(parts) == len(_QKV):
+            floats[f"{layer}.qkv.weight"] = np.concatenate(
+                [floats.pop(f"{part}.weight") for part in parts], axis=1
+            )
+            floats[f"{layer}.qkv.bias"] = np.concatenate(
+                [floats.pop(f"{part}.bias") for part in parts]
+            )
         base = f"{_PREFIX}encoder.layer.{layer}"
         for norm, name in (
             ("attention_ln", "attention.output.LayerNorm"),
@@ -156,6 +175,9 @@ def _layer_part(bias: str) -> tuple[int, str]:
         return -1, ""
     layer, _, part = bias[len(head) : -len(".bias")].partition(".")
     return (int(layer), part) if layer.isdigit() else (-1, "")
+
+
+CACHE_FORMAT = 2  # the layout's version: a cache folder of another layout is never read
 
 
 def _cache_files(folder: Path) -> tuple[Path, Path]:
@@ -324,12 +346,10 @@ def encode(weights: Weights, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         def bias(part: str, layer: int = layer) -> np.ndarray:
             return w[f"{layer}.{part}.bias"]
 
-        def heads(part: str, flat: np.ndarray = flat) -> np.ndarray:
-            projected = flat @ weight(part)
-            projected += bias(part)
-            return projected.reshape(batch, width, HEADS, size).transpose(0, 2, 1, 3)
-
-        query, key, value = heads("query"), heads("key"), heads("value")
+        # Query, key and value in one product, split into heads: (3, batch, heads, width, size).
+        projected = flat @ weight("qkv")
+        projected += bias("qkv")
+        query, key, value = projected.reshape(batch, width, 3, HEADS, size).transpose(2, 0, 3, 1, 4)
         scores = query @ key.transpose(0, 1, 3, 2)
         scores *= scale
         scores += blocked
@@ -337,7 +357,7 @@ def encode(weights: Weights, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         context = (scores @ value).transpose(0, 2, 1, 3).reshape(batch * width, HIDDEN)
-        del query, key, value, scores
+        del projected, query, key, value, scores
         attended = context @ weight("attention_out")
         attended += bias("attention_out")
         attended += flat

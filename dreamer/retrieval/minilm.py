@@ -94,7 +94,7 @@ class MiniLMEmbedder:
         from dreamer.retrieval import bert
         from dreamer.support.places import cache_dir
 
-        cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}"
+        cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}-{bert.CACHE_FORMAT}"
         found = bert.load(cache)
         if found is not None:
             return found
