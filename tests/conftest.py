@@ -36,7 +36,12 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         "DREAM_MODEL",
         "DREAM_CLAUDE_CLI",  # tests that run the real CLI read it at import (tests/claude_cli.py)
         "DREAM_CODEX_CLI",  # likewise (tests/codex_cli.py)
+        "DREAM_GEMINI_CLI",  # likewise (tests/gemini_cli.py)
+        "DREAM_OPENCODE_CLI",  # likewise (tests/opencode_cli.py)
+        "XDG_CONFIG_HOME",
+        "GEMINI_CLI_HOME",
         "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",  # an install's user scope follows it: never the developer's own
         "OPENAI_BASE_URL",
         "OPENAI_API_KEY",
         "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",

@@ -407,3 +407,24 @@ def test_cli_scale_times_a_fresh_process_scan_and_reuses_a_kept_workspace(runner
     assert reused["first_scan"]["scanned"]
     missing = runner.invoke(main, ["bench", "scale", "--reuse", str(tmp_path / "nowhere")])
     assert missing.exit_code != 0 and "not a folder" in missing.output
+
+
+def test_bench_serve_counts_a_job_its_own_stop_cut_short_apart_from_errors():
+    from collections import Counter
+
+    from dreamer_bench import serve as serve_bench
+
+    recorded = Counter(
+        {
+            ("/w/a", "consolidate", "interrupted"): 1,  # still running when the bench stopped
+            ("/w/a", "consolidate", "done"): 9,
+            ("/w/b", "dream", "overrun"): 2,
+        }
+    )
+    assert serve_bench.tally(recorded) == {
+        "job_errors": 0,
+        "interrupted_at_stop": 1,
+        "overruns": 2,
+    }
+    recorded[("/w/b", "dream", "failed")] += 1
+    assert serve_bench.tally(recorded)["job_errors"] == 1

@@ -32,3 +32,17 @@ def test_every_command_takes_workspace(name):
     assert {"-w", "--workspace"} <= options
     workspace = next(p for p in command.params if "--workspace" in getattr(p, "opts", []))
     assert workspace.envvar == "DREAM_WORKSPACE"
+
+
+def test_the_examples_name_no_file_a_clone_lacks(runner):
+    """The first example runs in a fresh clone; a file one must fetch (LoCoMo) is named by its
+    own name, with where to get it, never by a path on the author's machine."""
+    text = "\n".join(
+        runner.invoke(main, ["bench", *path, "--help"], prog_name="dream").output
+        for path in [[], *([name] for name in COMMANDS)]
+    )
+    assert "../shared" not in text
+    group = runner.invoke(main, ["bench", "--help"], prog_name="dream").output
+    first = group.split("Examples:")[1].strip().splitlines()[0].strip()
+    assert first == "dream bench quality"
+    assert "github.com/snap-research/LoCoMo" in group

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dreamer_bench.quality import (
@@ -332,6 +334,149 @@ phrase = "April 3"
     ]
 
 
+CAPTURE_CHECKS = """
+[[checks]]
+id = "markup"
+description = "No crystal holds a system reminder or a path under the fake home"
+kind = "crystals_must_not_contain"
+substring = true
+any = ["<system-reminder>", "{home}/code"]
+
+[[checks]]
+id = "ide-in-memory"
+description = "MEMORY.md holds no IDE block"
+kind = "must_not_contain"
+substring = true
+phrase = "<ide_"
+
+[[checks]]
+id = "twice"
+description = "The deploy was seen on two days"
+kind = "seen_on_dates"
+phrase = "Deployed the billing service"
+
+[[checks]]
+id = "tokens"
+description = "No line is cut inside reveal.js"
+kind = "tokens_whole"
+tokens = ["reveal.js", "puppeteer.launch()"]
+
+[[checks]]
+id = "found"
+description = "The slides are found by search"
+kind = "searchable"
+query = "slides deck"
+phrase = "slides"
+
+[[checks]]
+id = "forgot"
+description = "Something was forgotten"
+kind = "forgotten"
+"""
+
+
+def test_the_capture_check_kinds_pass_on_clean_memory(tmp_path):
+    notes = [
+        ("2026-03-02T09:00:00Z", "Deployed the billing service to production."),
+        ("2026-03-02T10:00:00Z", "The staging password is stg-Secret-123."),
+        ("2026-03-02T11:00:00Z", "Built the slides deck with reveal.js for the review."),
+        ("2026-03-02T12:00:00Z", "Please forget the staging password."),
+        ("2026-03-03T09:00:00Z", "Deployed the billing service to production."),
+    ]
+    state = "# Working Memory State\n\n## The Bond\n- Slides are built with reveal.js.\n"
+    body = _events(notes) + _memory("2026-03-03T08:00:00Z", state) + CAPTURE_CHECKS
+    body += '\n[[events]]\nat = "2026-03-03T22:00:00Z"\ndream = true\n'
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    assert [(c.id, c.evidence) for c in result.checks if not c.passed] == []
+
+
+def test_the_capture_check_kinds_fail_with_evidence(tmp_path):
+    home = tmp_path / "work" / "tiny.home"  # where a scenario's captured sessions live
+    notes = [
+        ("2026-03-02T09:00:00Z", "Deployed the billing service to production."),
+        ("2026-03-02T10:00:00Z", f"Opened {home}/code/site/deck.md in the IDE."),
+        ("2026-03-02T11:00:00Z", "<system-reminder>Use TodoWrite.</system-reminder> ok"),
+    ]
+    state = (
+        "# Working Memory State\n\n## The Bond\n- Slides are built with reveal.\n"
+        "- js slides need a server\n- <ide_opened_file>x</ide_opened_file> Fix it\n"
+    )
+    body = _events(notes) + _memory("2026-03-03T08:00:00Z", state) + CAPTURE_CHECKS
+    result = run_scenario(_scenario(tmp_path, body), tmp_path / "work")
+    evidence = {c.id: c.evidence for c in result.checks if not c.passed}
+    assert set(evidence) == {"markup", "ide-in-memory", "twice", "tokens", "found", "forgot"}
+    assert f"holds '{home}/code'" in evidence["markup"] and "(+1 more)" in evidence["markup"]
+    assert "<ide_opened_file>" in evidence["ide-in-memory"]
+    assert "seen on 2026-03-02; expected at least 2 days" in evidence["twice"]
+    assert "'reveal.js' cut in MEMORY.md: - Slides are built with reveal." in evidence["tokens"]
+    assert "finds none of ['slides']" in evidence["found"]
+    assert evidence["forgot"] == "0 crystal(s) forgotten; expected at least 1"
+
+
+def test_tokens_whole_catches_an_open_code_span_and_a_tail(tmp_path):
+    checks = CAPTURE_CHECKS.split("[[checks]]")
+    only_tokens = "[[checks]]" + next(c for c in checks if 'id = "tokens"' in c)
+    for state, caught in (
+        ("- Launch the browser with `puppeteer.", "a code span is cut"),
+        ("- launch() opens a browser", "'puppeteer.launch()' cut"),
+    ):
+        body = _events(NOTES[:1]) + _memory("2026-03-03T08:00:00Z", state) + only_tokens
+        result = run_scenario(
+            _scenario(tmp_path, body, name=f"t{len(caught)}.toml"), tmp_path / f"w{len(caught)}"
+        )
+        assert caught in result.checks[0].evidence, state
+
+
+def test_a_session_event_is_written_in_the_cli_format_and_ingested(tmp_path):
+    session = """
+[[events]]
+at = "2026-03-02T10:00:00Z"
+[events.session]
+agent = "claude-code"
+project = "site"
+[[events.session.turns]]
+user = "Build the slides deck for Friday's review"
+ide_file = "deck.md"
+assistant = "Built the deck."
+[[events.session.turns.tools]]
+name = "Bash"
+input = { command = "npm run build" }
+output = "built 14 slides"
+
+[[events]]
+at = "2026-03-02T11:00:00Z"
+[events.session]
+agent = "codex"
+project = "etl"
+[[events.session.turns]]
+user = "Run the nightly warehouse load"
+assistant = "Loaded 120 rows."
+"""
+    checks = """
+[[checks]]
+id = "claude"
+description = "The Claude Code prompt is found"
+kind = "searchable"
+query = "slides deck Friday review"
+phrase = "slides deck for Friday's review"
+
+[[checks]]
+id = "codex"
+description = "The Codex prompt is found"
+kind = "searchable"
+query = "nightly warehouse load"
+phrase = "nightly warehouse load"
+"""
+    result = run_scenario(_scenario(tmp_path, session + checks), tmp_path / "work")
+    assert [(c.id, c.evidence) for c in result.checks if not c.passed] == []
+    home = tmp_path / "work" / "tiny.home"
+    (transcript,) = (home / ".claude" / "projects").rglob("*.jsonl")
+    assert "deck.md in the IDE" in transcript.read_text()
+    assert list((home / ".codex" / "sessions" / "2026" / "03" / "02").glob("rollout-*.jsonl"))
+    with pytest.raises(UsageError, match=r"events\[0\]: session.agent: use one of"):
+        _scenario(tmp_path, session.replace('"claude-code"', '"cursor"') + checks, name="b.toml")
+
+
 def test_must_not_be_current_accepts_an_old_value_marked_as_past(tmp_path):
     state = GOOD_STATE.replace("(moved from March 20)", "(was March 20)")
     body = (
@@ -454,10 +599,55 @@ SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SHIPPED = sorted(SCENARIOS.glob("*.toml"))
 
 
-def test_three_scenarios_ship(monkeypatch, tmp_path):
+CAPTURED = sorted((SCENARIOS / "captured").glob("*.toml"))
+
+
+def test_three_scenarios_and_three_captured_months_ship(monkeypatch, tmp_path):
     assert [p.name for p in SHIPPED] == ["family.toml", "month.toml", "outage.toml"]
+    assert [p.name for p in CAPTURED] == ["api.toml", "book.toml", "etl.toml"]
     monkeypatch.chdir(tmp_path)  # found in the package, wherever the command runs
-    assert [p.name for p in shipped_scenarios()] == [p.name for p in SHIPPED]
+    assert [p.name for p in shipped_scenarios()] == [p.name for p in SHIPPED + CAPTURED]
+
+
+def test_the_captured_months_are_what_their_generator_writes():
+    sys.path.insert(0, str(SCENARIOS))
+    try:
+        import make_sessions
+    finally:
+        sys.path.remove(str(SCENARIOS))
+    for make in make_sessions.MONTHS:
+        month = make()
+        path = SCENARIOS / "captured" / f"{month.name.removeprefix('captured_')}.toml"
+        assert path.read_text(encoding="utf-8") == make_sessions.render(month), path
+        routine = sum(len(turns) for turns in month.routine)
+        assert routine >= 20  # two thirds routine: twice the storyline's exchanges are drawn
+
+
+_CAPTURED_RUNS: dict[Path, Any] = {}
+
+
+def _captured_run(path: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One offline run of a captured month, shared by the tests that judge it."""
+    if path not in _CAPTURED_RUNS:
+        scenario = load_scenario(path)
+        _CAPTURED_RUNS[path] = (scenario, run_scenario(scenario, tmp_path_factory.mktemp("cap")))
+    return _CAPTURED_RUNS[path]
+
+
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.stem)
+def test_a_captured_month_is_ingested_dreamed_and_judged_offline(tmp_path_factory, path):
+    scenario, result = _captured_run(path, tmp_path_factory)
+    assert sum(e.kind == "session" for e in scenario.events) >= 40
+    assert result.total == len(scenario.checks) >= 30
+    assert all(d["outcome"] == "committed" for d in result.dreams)
+    assert f"{result.name}: {result.passed}/{result.total} checks passed" in format_report([result])
+
+
+@pytest.mark.xfail(reason="issue 35: the provenance-aware ingest and state are not built yet")
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.stem)
+def test_a_captured_month_passes_every_check_offline(tmp_path_factory, path):
+    _, result = _captured_run(path, tmp_path_factory)
+    assert not result.failed, format_report([result])
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)

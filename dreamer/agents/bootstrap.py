@@ -35,6 +35,7 @@ from dreamer.errors import UsageError
 from dreamer.memory import scratch
 from dreamer.memory.state import TITLE, sections
 from dreamer.memory.workspace import Workspace
+from dreamer.store import content_hash
 from dreamer.support.prompts import render
 from dreamer.support.times import iso
 
@@ -107,7 +108,7 @@ def bootstrap(
     """The bootstrap block with its sizing (for ``dream bootstrap --json``)."""
     budget = budget_for(context_window)
     state_text = _read_state(ws)
-    notes = ws.scratch.notes()
+    notes = _not_held(ws, ws.scratch.notes())
     rendered_notes = [
         scratch.render_note(scratch.Note(n.at, n.importance, n.text)).rstrip("\n") for n in notes
     ]
@@ -136,6 +137,12 @@ def bootstrap(
         notes_shown=shown_notes,
         generated_at=iso(now) if now else None,
     )
+
+
+def _not_held(ws: Workspace, notes: list[scratch.Note]) -> list[scratch.Note]:
+    """The pending notes but those held (an agent's note repeating what it read: not shown)."""
+    held = {c.content_hash for c in ws.store.crystals.select(lifecycles=["held"])}
+    return [n for n in notes if content_hash(n.text) not in held] if held else notes
 
 
 def fit_notes(notes: list[scratch.Note], rendered: list[str], cap: int) -> tuple[str, int]:

@@ -156,6 +156,10 @@ class Exchange:
     git_branch: str | None = None
     subagent: str | None = None
     subagent_task: str | None = None
+    # What the turn's tools returned: (the call as ``[tool: Name "arg"]``, its output, whether
+    # the tool reported an error). Not stored as such: ingest keeps an outcome and holds any
+    # instruction in it (dreamer.agents.harness, dreamer.memory.provenance).
+    results: list[tuple[str, str, bool]] = field(default_factory=list)
 
     def text(self) -> str:
         """The exchange as ``User: …`` / ``Assistant: …`` lines (a subagent's as its task)."""
@@ -337,6 +341,8 @@ class _Turn:
     lines: list[int] = field(default_factory=list)  # ends of its assistant lines
     stopped: str | None = None  # message.id of a line with a terminal stop reason
     queue: list[tuple[str, str]] = field(default_factory=list)  # queued prompts at its start
+    calls: dict[str, str] = field(default_factory=dict)  # tool_use id: its [tool: …] line
+    results: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 class _Reader:
@@ -421,7 +427,19 @@ class _Reader:
         elif kind == "malformed":
             self.tally.append((end, "malformed"))
         else:
+            if value == "tool_result" and self.turn is not None:
+                self.tool_results(entry["message"]["content"])
             self.tally.append((end, value))
+
+    def tool_results(self, content: list[Any]) -> None:
+        """Keep what the open turn's tools returned, paired with their calls."""
+        assert self.turn is not None
+        for block in content:
+            if _block(block) != "tool_result":
+                continue
+            call = self.turn.calls.get(str(block.get("tool_use_id")), "[tool]")
+            output = _result_text(block.get("content"))
+            self.turn.results.append((call, output, bool(block.get("is_error"))))
 
     def queued(self, entry: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
         """(an entry to date it by, text) when ``entry`` hands a queued prompt to the model."""
@@ -507,7 +525,9 @@ class _Reader:
                 if text:
                     turn.parts.append(text)
             elif block.get("type") in ("tool_use", "server_tool_use"):
-                turn.parts.append(_tool_line(block, cwd))
+                line = _tool_line(block, cwd)
+                turn.parts.append(line)
+                turn.calls[str(block.get("id"))] = line
             # thinking, redacted_thinking and tool result blocks are left out on purpose
         turn.lines.append(end)
         if message.get("stop_reason") in TERMINAL_STOPS and message_id:
@@ -537,6 +557,7 @@ class _Reader:
                 if self.subagent_file
                 else None,
                 subagent_task=self.task,
+                results=turn.results,
             )
         )
 
@@ -569,6 +590,17 @@ def _user(content: str | list[Any]) -> tuple[str, str]:
     if not text and not images:
         return "skip", "command_output" if _OUTPUT.search("\n".join(texts)) else "empty"
     return "prompt", "\n".join(filter(None, [text, *["[image]"] * images]))
+
+
+def _result_text(content: Any) -> str:
+    """A tool result's text (its text blocks; other blocks by their type)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(b.get("text") or "") if _block(b) == "text" else f"[{_block(b)}]" for b in content
+        )
+    return ""
 
 
 def _command(text: str) -> str:

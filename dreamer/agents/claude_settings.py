@@ -2,12 +2,14 @@
 
 Where Claude Code keeps them (its settings documentation):
 
-- hooks: ``~/.claude/settings.json`` (scope ``user``), ``<project>/.claude/settings.json``
+- hooks: ``~/.claude/settings.json`` (scope ``user``; ``$CLAUDE_CONFIG_DIR/settings.json``
+  when that is set), ``<project>/.claude/settings.json``
   (``project``, shared through git), ``<project>/.claude/settings.local.json`` (``local``),
   as ``{"hooks": {"SessionStart": [{"matcher": ..., "hooks": [{"type": "command",
   "command": ...}]}]}}``;
-- MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` top-level
-  ``mcpServers`` (``user``) or under ``projects.<path>.mcpServers`` (``local``).
+- MCP servers: ``<project>/.mcp.json`` (``project``), ``~/.claude.json`` (or
+  ``$CLAUDE_CONFIG_DIR/.claude.json``) top-level ``mcpServers`` (``user``) or under
+  ``projects.<path>.mcpServers`` (``local``).
 
 dreamer's entries are the ones whose command runs ``dream hook`` (or ``dream mcp``), and the
 ``permissions.allow`` rules for its MCP tools, so installing twice changes nothing and
@@ -51,17 +53,26 @@ _OURS = re.compile(r"(^|[/\\\s\"'])dream(\.exe)?[\"']?\s+hook\s")
 _DREAM = re.compile(r"(^|[/\\])dream(\.exe)?$")
 
 
-def settings_path(scope: str, home: Path, project: Path) -> Path:
-    """The settings file that holds hooks for a scope."""
+def settings_path(
+    scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The settings file that holds hooks for a scope (the user's in ``$CLAUDE_CONFIG_DIR``
+    when ``environ`` sets it, as Claude Code reads it)."""
     if scope == "user":
-        return home / ".claude" / "settings.json"
+        return config_dir(home, environ or {}) / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
     return project / ".claude" / name
 
 
-def mcp_path(scope: str, home: Path, project: Path) -> Path:
-    """The file that registers MCP servers for a scope."""
-    return project / ".mcp.json" if scope == "project" else home / ".claude.json"
+def mcp_path(
+    scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None
+) -> Path:
+    """The file that registers MCP servers for a scope: ``.mcp.json``, else Claude Code's
+    global ``.claude.json`` (in ``$CLAUDE_CONFIG_DIR`` when set, else in HOME)."""
+    if scope == "project":
+        return project / ".mcp.json"
+    named = (environ or {}).get("CLAUDE_CONFIG_DIR")
+    return (Path(named).expanduser() if named else home) / ".claude.json"
 
 
 def is_ours(hook: Any) -> bool:
@@ -79,6 +90,7 @@ def with_hooks(
     settings: dict[str, Any], dream: str, workspace: Path | None = None
 ) -> dict[str, Any]:
     """Settings with dreamer's hooks (the old ones of dreamer replaced, others untouched)."""
+    check_hooks(settings, HOOK_EVENTS)
     out = without_hooks(settings)
     hooks = out.setdefault("hooks", {})
     pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
@@ -106,6 +118,33 @@ def portable_hook(name: str, pin: str = "") -> str:
     )
 
 
+def check_hooks(settings: dict[str, Any], events: Mapping[str, str]) -> None:
+    """ValueError naming the key when ``hooks`` (or one of dreamer's events in it) is not the
+    shape Claude Code and Codex read: an object of event names to arrays."""
+    hooks = settings.get("hooks")
+    shape(hooks, dict, "hooks")
+    for event in events:
+        shape((hooks or {}).get(event), list, f"hooks.{event}")
+
+
+def shape(value: Any, kind: type, key: str) -> None:
+    """ValueError naming ``key`` when value is there and is not a JSON object (dict) or array."""
+    if value is None or isinstance(value, kind):
+        return
+    wanted = "an object" if kind is dict else "an array"
+    raise ValueError(f'"{key}" is {_json_kind(value)}, where {wanted} belongs')
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{json.dumps(value)}"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def tool_rules() -> list[str]:
     """The ``permissions.allow`` rules that let Claude Code run dreamer's tools unasked."""
     return [f"mcp__{SERVER}__{tool}" for tool in ALLOWED_TOOLS]
@@ -113,6 +152,8 @@ def tool_rules() -> list[str]:
 
 def with_permissions(settings: dict[str, Any]) -> dict[str, Any]:
     """Settings whose ``permissions.allow`` holds dreamer's tool rules (others untouched)."""
+    shape(settings.get("permissions"), dict, "permissions")
+    shape((settings.get("permissions") or {}).get("allow"), list, "permissions.allow")
     out = copy.deepcopy(settings)
     permissions = out.setdefault("permissions", {})
     allow = permissions.setdefault("allow", [])
@@ -180,15 +221,25 @@ def hooks_installed(settings: dict[str, Any], events: Mapping[str, str] = HOOK_E
 
 
 def _servers(data: dict[str, Any], scope: str, project: Path) -> dict[str, Any] | None:
+    """The ``mcpServers`` object of a scope; ValueError naming a key of the wrong shape."""
+    holder: Any = data
+    where = ""
     if scope == "local":
-        return data.get("projects", {}).get(str(project), {}).get("mcpServers")
-    return data.get("mcpServers")
+        shape(data.get("projects"), dict, "projects")
+        where = f"projects.{project}."
+        holder = (data.get("projects") or {}).get(str(project))
+        shape(holder, dict, where.rstrip("."))
+        holder = holder or {}
+    servers = holder.get("mcpServers")
+    shape(servers, dict, f"{where}mcpServers")
+    return servers
 
 
 def with_server(
     data: dict[str, Any], scope: str, project: Path, dream: str, workspace: Path | None
 ) -> dict[str, Any]:
     """The MCP file with the dreamer server registered for a scope."""
+    _servers(data, scope, project)  # the shape checked before anything changes
     out = copy.deepcopy(data)
     holder = out
     if scope == "local":
@@ -200,6 +251,7 @@ def with_server(
 
 def without_server(data: dict[str, Any], scope: str, project: Path) -> dict[str, Any]:
     """The MCP file without the dreamer server (and without containers it alone filled)."""
+    _servers(data, scope, project)
     out = copy.deepcopy(data)
     holder = out.get("projects", {}).get(str(project), {}) if scope == "local" else out
     servers = holder.get("mcpServers") if isinstance(holder, dict) else None
@@ -220,13 +272,60 @@ def server_registered(data: dict[str, Any], scope: str, project: Path) -> bool:
     return isinstance(servers, dict) and SERVER in servers
 
 
+# --- the plugin (what Claude Code records of ``claude plugin install``) ------------------------
+
+
+def config_dir(home: Path, environ: Mapping[str, str]) -> Path:
+    """Claude Code's own folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    named = environ.get("CLAUDE_CONFIG_DIR")
+    return Path(named).expanduser() if named else home / ".claude"
+
+
+def plugin_installs(config: Path, project: Path) -> dict[str, list[dict[str, Any]]]:
+    """dreamer's plugin as Claude Code recorded its installs, per scope that reaches this
+    project: ``plugins/installed_plugins.json`` lists each ``name@marketplace`` with its scope
+    (``user``; ``project`` and ``local`` with a ``projectPath``) and version, and each scope's
+    settings say under ``enabledPlugins`` whether it is on. ValueError names a broken file."""
+    data = load(config / "plugins" / "installed_plugins.json")
+    plugins = data.get("plugins")
+    shape(plugins, dict, "plugins")
+    found: dict[str, list[dict[str, Any]]] = {}
+    for key, installs in (plugins or {}).items():
+        if key.split("@", 1)[0] != SERVER or not isinstance(installs, list):
+            continue
+        for install in installs:
+            if not isinstance(install, dict) or install.get("scope") not in SCOPES:
+                continue
+            scope = install["scope"]
+            if scope != "user" and install.get("projectPath") != str(project):
+                continue
+            found.setdefault(scope, []).append({"plugin": key, "version": install.get("version")})
+    for scope, entries in found.items():
+        settings = config / "settings.json" if scope == "user" else None
+        enabled = load(settings or settings_path(scope, config.parent, project))
+        switches = enabled.get("enabledPlugins")
+        for entry in entries:
+            on = switches.get(entry["plugin"]) if isinstance(switches, dict) else None
+            entry["enabled"] = on is not False  # Claude Code turns an installed plugin on
+    return found
+
+
 def load(path: Path) -> dict[str, Any]:
-    """A JSON settings file ({} when it does not exist); ValueError names a broken one."""
+    """A JSON settings file ({} when it does not exist); ValueError names the file and what
+    is wrong with it (not JSON, not an object, not readable, under a file where a folder
+    belongs)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    data = json.loads(text) if text.strip() else {}
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path} is not UTF-8 text (byte {e.start})") from e
+    except OSError as e:
+        raise ValueError(f"cannot read {path} ({e.strerror})") from e
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError as e:
+        raise ValueError(f"{path} is not valid JSON ({e})") from e
     if not isinstance(data, dict):
         raise ValueError(f"{path} does not hold a JSON object")
     return data
@@ -260,8 +359,8 @@ SYNTH_LINE = 'synthesizer = "claude-code"'
 _TABLE = "[memory.dream]"
 
 
-def with_synthesizer(text: str) -> str | None:
-    """dreamer.toml's text with ``memory.dream.synthesizer = "claude-code"`` added.
+def with_synthesizer(text: str, name: str = "claude-code") -> str | None:
+    """dreamer.toml's text with ``memory.dream.synthesizer = NAME`` added.
 
     None when the file already names a synthesizer (the user's choice stands). ValueError when
     the file is not TOML, or is written so the line cannot be added safely (say, an inline
@@ -271,16 +370,17 @@ def with_synthesizer(text: str) -> str | None:
     dream = table.get("memory", {}).get("dream", {}) if isinstance(table, dict) else {}
     if isinstance(dream, dict) and "synthesizer" in dream:
         return None
+    line = f"synthesizer = {json.dumps(name)}"
     lines = text.splitlines(keepends=True)
-    heads = [i for i, line in enumerate(lines) if line.strip() == _TABLE]
+    heads = [i for i, text_line in enumerate(lines) if text_line.strip() == _TABLE]
     if heads:
-        lines.insert(heads[0] + 1, SYNTH_LINE + "\n")
+        lines.insert(heads[0] + 1, line + "\n")
         new = "".join(lines)
     else:
         gap = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-        new = f"{text}{gap}{_TABLE}\n{SYNTH_LINE}\n"
+        new = f"{text}{gap}{_TABLE}\n{line}\n"
     after = _parsed(new)
-    if after.get("memory", {}).get("dream", {}).get("synthesizer") != "claude-code":
+    if after.get("memory", {}).get("dream", {}).get("synthesizer") != name:
         raise ValueError("the line could not be added safely")
     return new
 

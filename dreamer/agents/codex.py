@@ -101,6 +101,8 @@ class _Turn:
     fallback: list[str] = field(default_factory=list)  # user messages, when no prompt event
     parts: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
+    calls: dict[str, str] = field(default_factory=dict)  # call_id: its [tool: …] line
+    results: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 class _Reader:
@@ -202,7 +204,13 @@ class _Reader:
             elif text:
                 self.tally.append((end, f"{role} message"))
         elif what in ("function_call", "custom_tool_call", "local_shell_call"):
-            turn.parts.append(_tool_line(payload))
+            line = _tool_line(payload)
+            turn.parts.append(line)
+            turn.calls[str(payload.get("call_id") or item_id)] = line
+        elif what in ("function_call_output", "custom_tool_call_output"):
+            call = turn.calls.get(str(payload.get("call_id")), "[tool]")
+            turn.results.append((call, *_output(payload.get("output"))))
+            self.tally.append((end, str(what)))  # kept only as an outcome (ingest)
         else:
             self.tally.append((end, str(what)))  # tool output, reasoning: dropped on purpose
 
@@ -223,6 +231,7 @@ class _Reader:
                 assistant="\n".join(turn.parts),
                 cwd=self.cwd,
                 git_branch=self.branch,
+                results=turn.results,
             )
         )
 
@@ -244,6 +253,18 @@ def _tool_line(payload: dict[str, Any]) -> str:
     if not isinstance(value, str) or not value.strip():
         return f"[tool: {name}]"
     return tool_marker(name, value)
+
+
+def _output(value: Any) -> tuple[str, bool]:
+    """A tool output's text and whether it failed (a non-zero exit code, when given)."""
+    data = parse_json(value.encode()) if isinstance(value, str) else value
+    if isinstance(data, dict) and isinstance(data.get("output"), str):
+        meta = data.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return data["output"], isinstance(code, int) and code != 0
+    if isinstance(value, str):
+        return value, False
+    return "", False
 
 
 def _text(value: Any) -> str | None:

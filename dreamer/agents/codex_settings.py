@@ -47,8 +47,12 @@ HOOK_EVENTS = {
 SERVER = cs.SERVER
 PORTABLE = cs.PORTABLE
 TRUST_HINT = (
-    "Codex runs new hooks only once you trust them: start codex and review them with /hooks."
+    "Codex runs new or changed hooks only once you trust them: start codex and review them "
+    "with /hooks; until then this memory is off (dream codex status says when it is on)."
 )
+# Codex's names for the events in a hook's trust key (``<hooks.json>:<label>:<group>:<hook>``).
+EVENT_LABELS = {"SessionStart": "session_start", "PreCompact": "pre_compact", "Stop": "stop"}
+_NO_MATCHER = ("Stop", "UserPromptSubmit")  # events whose matcher Codex ignores
 
 
 def folder(scope: str, home: Path, project: Path, environ: Mapping[str, str] | None = None) -> Path:
@@ -63,6 +67,7 @@ def with_hooks(
     settings: dict[str, Any], dream: str, workspace: Path | None = None
 ) -> dict[str, Any]:
     """hooks.json data with dreamer's hooks (its old ones replaced, the others untouched)."""
+    cs.check_hooks(settings, HOOK_EVENTS)
     out = cs.without_hooks(settings)
     hooks = out.setdefault("hooks", {})
     pin = f" -w {json.dumps(str(workspace))}" if workspace else ""
@@ -74,6 +79,61 @@ def with_hooks(
             {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
         )
     return out
+
+
+def hook_hash(event: str, group: dict[str, Any], hook: dict[str, Any]) -> str:
+    """The hash Codex records when a person trusts a command hook (``trusted_hash``): SHA-256
+    of the hook's normalized identity as compact JSON with sorted keys (checked against Codex
+    CLI 0.169.0's own ``hooks/list`` in tests/agents/test_codex_install.py)."""
+    handler: dict[str, Any] = {
+        "type": "command",
+        "command": hook.get("command"),
+        "timeout": max(1, int(hook.get("timeout") or 600)),
+        "async": bool(hook.get("async", False)),
+    }
+    if hook.get("statusMessage") is not None:
+        handler["statusMessage"] = hook["statusMessage"]
+    identity: dict[str, Any] = {"event_name": EVENT_LABELS[event], "hooks": [handler]}
+    if group.get("matcher") is not None and event not in _NO_MATCHER:
+        identity["matcher"] = group["matcher"]
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hook_trust(hooks_file: Path, data: dict[str, Any], config_text: str) -> dict[str, str]:
+    """Per event, whether Codex will run dreamer's hook in ``hooks_file``: ``trusted``,
+    ``untrusted`` (never reviewed), ``modified`` (changed since it was trusted) or
+    ``disabled``, read from the ``[hooks.state."<key>"]`` tables Codex writes into the user's
+    config.toml (``config_text``) when a person reviews hooks in ``/hooks``."""
+    hooks = data.get("hooks")
+    state = _parsed(config_text, hooks_file).get("hooks", {})
+    states = state.get("state", {}) if isinstance(state, dict) else {}
+    found: dict[str, str] = {}
+    for event in HOOK_EVENTS:
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for h, hook in enumerate(inner if isinstance(inner, list) else []):
+                if not cs.is_ours(hook) or event in found:
+                    continue
+                key = f"{hooks_file.absolute()}:{EVENT_LABELS[event]}:{g}:{h}"
+                mark = states.get(key) if isinstance(states, dict) else None
+                mark = mark if isinstance(mark, dict) else {}
+                if mark.get("enabled") is False:
+                    found[event] = "disabled"
+                elif mark.get("trusted_hash") is None:
+                    found[event] = "untrusted"
+                else:
+                    trusted = mark["trusted_hash"] == hook_hash(event, group, hook)
+                    found[event] = "trusted" if trusted else "modified"
+    return found
+
+
+def project_trusted(config_text: str, project: Path, path: Path) -> bool:
+    """Whether the person trusts the project in Codex (it reads a project's .codex/ only then)."""
+    projects = _parsed(config_text, path).get("projects")
+    entry = projects.get(str(project)) if isinstance(projects, dict) else None
+    return isinstance(entry, dict) and entry.get("trust_level") == "trusted"
 
 
 def _record(path: Path, data_dir: Path | None) -> Path:
@@ -136,9 +196,12 @@ def with_server(text: str, path: Path, dream: str, workspace: Path | None) -> st
     The table goes at the end after one newline (ending the last line, or leaving a blank one),
     so :func:`without_server` can take exactly those bytes away again.
     """
+    wanted = _parsed(server_block(dream, workspace), path)["mcp_servers"][SERVER]
+    servers = _parsed(text, path).get("mcp_servers")
+    if isinstance(servers, dict) and servers.get(SERVER) == wanted:
+        return text  # there as it should be, wherever Codex's own tables went since
     base = without_server(text, path)
     new = base + ("\n" if base else "") + server_block(dream, workspace)
-    wanted = _parsed(server_block(dream, workspace), path)["mcp_servers"][SERVER]
     if _parsed(new, path).get("mcp_servers", {}).get(SERVER) != wanted:
         raise ValueError(f"{path}: the [mcp_servers.{SERVER}] table could not be added safely")
     return new

@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreamer.dream.journal import plural
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
@@ -51,7 +52,10 @@ CRYSTAL_FIELDS = (
     "parent_id",
     "origin",
     "consolidated_at",
-)
+    "about",
+    "replaces",
+    "speaker",
+)  # an older export has no about, replaces or speaker: they come back empty
 
 
 @dataclass
@@ -198,15 +202,13 @@ def import_all(
     rows = list(rows)
     total = len(rows) + sum(1 for row in rows if row["type"] == "crystal")
     store = ws.store
-    if (
-        store.crystals.max_crystal_id()
-        or store.journal.dream_entries(1)
-        or ws.read_memory(errors="replace")
-    ):
-        raise UsageError(
-            f"the workspace at {ws.root} is not empty (it has crystals, a journal or MEMORY.md); "
-            "import into a new one: dream import FILE -w NEW_FOLDER"
-        )
+    held = (
+        store.crystals.max_crystal_id() or 0,
+        len(store.journal.dream_entries(2**62)),
+        bool(ws.read_memory(errors="replace")),
+    )
+    if any(held):
+        raise UsageError(_not_empty(ws, rows, held))
     counts = Counts()
     memory = None
     with ws.lock(), store.transaction():
@@ -262,6 +264,27 @@ def import_all(
     return counts
 
 
+def _not_empty(ws: Workspace, rows: list[dict[str, Any]], held: tuple[int, int, bool]) -> str:
+    """Why an import is refused: what the workspace holds, and what to do about it."""
+    crystals, dreams, memory = held
+    have = f"{plural(crystals, 'crystal id')}, {plural(dreams, 'journal row')}"
+    have += " and MEMORY.md" if memory else ""
+    wanted = (
+        sum(1 for row in rows if row["type"] in ("crystal", "tombstone")),
+        sum(1 for row in rows if row["type"] == "dream"),
+    )
+    if (crystals, dreams) == wanted:
+        return (
+            f"the workspace at {ws.root} is not empty: it already holds what this export holds "
+            f"({have}), as an import stopped while it embedded leaves it; nothing to import "
+            f"again: 'dream reindex -w {ws.root}' embeds what still waits"
+        )
+    return (
+        f"the workspace at {ws.root} is not empty (it holds {have}); import into a new one: "
+        "dream import FILE -w NEW_FOLDER"
+    )
+
+
 def _restore(ws: Workspace, row: dict[str, Any]) -> int:
     """Add one exported crystal as it was, its text redacted as a note's is; its id."""
     store = ws.store
@@ -279,6 +302,9 @@ def _restore(ws: Workspace, row: dict[str, Any]) -> int:
         lifecycle=row["lifecycle"],
         origin=row["origin"],
         consolidated_at=row["consolidated_at"],
+        about=row.get("about"),
+        replaces=row.get("replaces"),
+        speaker=row.get("speaker"),
     )
     crystal_id, created = store.crystals.add_crystal(crystal)
     if created:
@@ -313,7 +339,7 @@ def write_markdown(rows: Iterable[dict[str, Any]], folder: Path) -> int:
             atomic_write(folder / "MEMORY.md", row["text"])
         elif row["type"] == "crystal":
             front = "\n".join(
-                f"{key}: {json.dumps(row[key], ensure_ascii=False)}"
+                f"{key}: {json.dumps(row.get(key), ensure_ascii=False)}"
                 for key in CRYSTAL_FIELDS
                 if key != "text"
             )

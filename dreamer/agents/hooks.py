@@ -4,6 +4,8 @@ Claude Code runs the hook command on its events with a JSON object on stdin (``s
 ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``, ``model``,
 ``trigger``, ``reason``). The Codex CLI sends the same fields (and ``turn_id`` to Stop) and reads
 the same SessionStart answer; its transcripts are rollout files (:mod:`dreamer.agents.codex`).
+The Gemini CLI sends them too and reads ``hookSpecificOutput.additionalContext`` likewise; its
+transcripts are chat files (:mod:`dreamer.agents.gemini`).
 What dreamer does:
 
 - **SessionStart**: prints ``hookSpecificOutput.additionalContext``, the bootstrap block sized
@@ -21,6 +23,12 @@ What dreamer does:
   (the rollout file) once the turn's ``task_complete`` is written (Codex runs Stop hooks just
   before it writes it; waits at most ``STOP_WAIT`` seconds, after which the next read takes
   the turn), then starts a detached ``dream tick``.
+- **AfterAgent** (Gemini CLI, once a turn's final answer is written): notes the chat file's
+  size, then in a detached process ingests ``transcript_path`` up to there as a finished turn
+  (a prompt typed meanwhile waits for its own turn) and starts a detached ``dream tick``.
+- **session-idle** (OpenCode, through dreamer's plugin, once a turn is over): the session's
+  messages come on stdin (not a file); in a detached process, the turns not stored yet are
+  stored (:func:`dreamer.agents.ingest.ingest_session`), then a detached ``dream tick``.
 - **UserPromptSubmit**: nothing unless asked (``--recall``, or ``DREAM_HOOK_RECALL=1``); then
   at most 3 strong hits as context, found by a search door when one is open (``dream serve``'s,
   or the one the previous prompt's search left: ``dreamer.memory.search_client``).
@@ -48,7 +56,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from dreamer.agents import hook_log
+from dreamer.agents import hook_log, team
 from dreamer.agents.bootstrap import bootstrap_block
 from dreamer.config import HOOKS_DISABLED
 from dreamer.dream import health
@@ -59,6 +67,13 @@ from dreamer.support.times import iso
 if TYPE_CHECKING:
     from dreamer.agents.ingest import IngestReport
 
+WRITES = (
+    "pre-compact",
+    "session-end",
+    "stop",
+    "after-agent",
+    "session-idle",
+)  # events that store a transcript
 STOP_WAIT = 30.0  # seconds a Stop hook's background half waits for Codex to close the turn
 CONTEXT_LIMIT = 9_500  # Claude Code cuts additionalContext at 10,000 characters
 MODEL_WINDOWS = {"opus": 200_000, "sonnet": 200_000, "haiku": 200_000}
@@ -95,6 +110,7 @@ def run(
     if env.get(HOOKS_DISABLED) == "1":
         return 0  # a dream's own Claude Code run: nothing of it is remembered
     payload: dict[str, Any] = {}
+    loading = False
     where: list[Path | None] = [None]
     watchdog = _watchdog(budget, where, event, now) if budget else None
     try:
@@ -104,15 +120,27 @@ def run(
         payload = json.loads(raw) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")
+        loading = True  # from here a failure is a memory that did not load, and is said
         cwd = Path(payload.get("cwd") or os.getcwd())
         root = location.resolve(env.get("DREAM_WORKSPACE") or None, environ=env, cwd=cwd)[0]
         where[0] = root
-        if event in ("session-end", "stop") and not background:
+        writes = event in WRITES
+        # The project's committed model choice (dreamer.agents.team): taken up, or named.
+        adopted = team.adopt(root, cwd, env, write=writes or (root / "memory").is_dir())
+        notice = adopted.line if adopted else None
+        if adopted and adopted.wrote and event != "session-start":
+            hook_log.write(root, event, adopted.line, now)
+        if event in ("session-end", "stop", "after-agent", "session-idle") and not background:
             Workspace.open(root, create=True).close()  # made here, so the log has a home
+            if event == "after-agent":  # the turn ends here, whatever is written after
+                raw = json.dumps(
+                    {**payload, "turn_end": _size(Path(str(payload.get("transcript_path"))))}
+                )
             hook_log.start(event, root, ["hook", event, "--in-background", "-w", str(root)], raw)
             return 0
-        writes = event in ("pre-compact", "session-end", "stop")
         if not writes and not (root / "memory").is_dir():
+            if notice and event == "session-start":  # nothing remembered yet, but this is said
+                stdout.write(json.dumps(_started(notice, notice), ensure_ascii=False))
             return 0  # nothing remembered here yet, and a read must not create a workspace
         if event == "user-prompt-submit":
             recalled = recall or env.get("DREAM_HOOK_RECALL") == "1"
@@ -120,15 +148,37 @@ def run(
         else:
             with Workspace.open(root, create=writes) as ws:
                 output = _handle(event, ws, payload, now)
+            if notice and event == "session-start" and output is not None:
+                context = output["hookSpecificOutput"]["additionalContext"]
+                output = _started(f"{notice}\n\n{context}", notice)
         if output is not None:
             stdout.write(json.dumps(output, ensure_ascii=False))
             stdout.flush()
-    except Exception:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
+    except Exception as e:  # noqa: BLE001 - a hook must never fail the agent; the log keeps it
         hook_log.write(where[0], event, traceback.format_exc(), now)
+        if event == "session-start" and loading:  # the memory block never goes silently
+            stdout.write(json.dumps(_started(*[failed_line(where[0], e)] * 2), ensure_ascii=False))
+            stdout.flush()
     finally:
         if watchdog is not None:
             watchdog.cancel()
     return 0
+
+
+def failed_line(root: Path | None, error: BaseException | str) -> str:
+    """The one line a SessionStart that could not load the memory says instead of it."""
+    cause = error if isinstance(error, str) else (str(error).splitlines() or [""])[0][:300]
+    cause = cause or type(error).__name__
+    log = f"; details in {root / 'memory' / 'hooks.log'}" if root else ""
+    return f"dreamer: the long-term memory was not loaded this session ({cause}){log}"
+
+
+def _started(context: str, message: str) -> dict[str, Any]:
+    """A SessionStart answer: context for the model, and a line shown to the person."""
+    return {
+        "systemMessage": message,
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
+    }
 
 
 def _watchdog(
@@ -139,6 +189,9 @@ def _watchdog(
     def give_up() -> None:
         gave_up = f"gave up after {budget:g} s (the hook's budget); exited 0"
         hook_log.write(where[0], event, gave_up, now)
+        if event == "session-start":  # said, not silently missing
+            line = failed_line(where[0], f"it took longer than {budget:g} s")
+            sys.stdout.write(json.dumps(_started(line, line), ensure_ascii=False))
         sys.stdout.flush()
         os._exit(0)  # not an exception: a long SQLite or numpy call would not see one
 
@@ -160,28 +213,56 @@ def _handle(
         return {
             "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
         }
-    if event in ("pre-compact", "session-end", "stop"):
+    if event in WRITES:
         from dreamer.agents.ingest import ingest  # here: a session start does not ingest
 
-        transcript = payload.get("transcript_path")
-        if transcript and Path(transcript).is_file():
+        transcript = str(payload.get("transcript_path") or "")
+        if event == "session-idle":  # OpenCode's plugin hands the session's messages over
+            source, agent = f"opencode session {payload.get('session_id')}", "opencode"
+        else:
+            source = transcript if transcript and Path(transcript).is_file() else ""
+            agent = _agent_of(Path(transcript)) if source else "claude-code"
+        if source:
             try:
-                if event == "stop":
+                if event == "session-idle":
+                    report = _opencode_session(ws, payload, now)
+                    created = report.created
+                elif event == "stop":
                     turn = str(payload.get("turn_id") or "")
                     created, report = _await_turn(ws, Path(transcript), turn, now)
+                elif event == "after-agent":
+                    end = payload.get("turn_end")
+                    ends = {str(Path(transcript)): end} if isinstance(end, int) else None
+                    report = ingest(ws, [transcript], now, live=True, turn_ends=ends)
+                    created = report.created
                 else:
                     files = [transcript, *_subagents(Path(transcript))]
                     report = ingest(ws, files, now, live=event == "pre-compact")
                     created = report.created
             except Exception as e:
-                health.capture_result(ws, now, f"{type(e).__name__}: {e}")
+                health.capture_result(ws, now, f"{type(e).__name__}: {e}", agent=agent)
                 raise
             failed = "; ".join(f"{f.path}: {f.error}" for f in report.failed)
-            health.capture_result(ws, now, failed or None)
-            stored = f"stored {created} new crystals of {transcript}"
+            health.capture_result(ws, now, failed or None, agent=agent)
+            stored = f"stored {created} new crystals of {source}"
             hook_log.write(ws.root, event, stored + (f" (failed: {failed})" if failed else ""), now)
         hook_log.start(event, ws.root, ["tick", "-w", str(ws.root)])
     return None
+
+
+def _opencode_session(ws: Workspace, payload: dict[str, Any], now: datetime) -> IngestReport:
+    """Store the turns of an OpenCode session its plugin handed over (from their cursor)."""
+    from dreamer.agents import opencode
+    from dreamer.agents.ingest import ingest_session
+
+    session_id = str(payload.get("session_id") or "")
+    if not session_id:
+        raise ValueError("the session-idle input names no session_id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    messages = payload.get("messages")
+    return ingest_session(
+        ws, "opencode", session_id, lambda c: opencode.read_messages(messages, c, cwd=cwd), now
+    )
 
 
 def _recall(root: Path, prompt: str, now: datetime) -> dict[str, Any] | None:
@@ -285,10 +366,28 @@ def _subagents(transcript: Path) -> list[str]:
 
 def _project_folders(payload: dict[str, Any]) -> list[str]:
     """The Claude Code project folder of this session (where its transcripts are), once it
-    exists: a project's first session starts before Claude Code makes it. None for a Codex
-    rollout: its folder holds one day's sessions of every project."""
+    holds a session: a project's first session starts before Claude Code makes it. For the
+    Gemini CLI, the project's chat files. None for a Codex rollout: its folder holds one day's
+    sessions of every project."""
     transcript = payload.get("transcript_path")
     if not transcript or Path(transcript).name.startswith("rollout-"):
         return []
     folder = Path(transcript).parent
-    return [str(folder)] if folder.is_dir() else []
+    # Only a folder of sessions: a transcript path that leads nowhere ("/missing.jsonl", or a
+    # relative one read from '/') must not send the catch-up through the whole disk.
+    if not folder.is_absolute() or not folder.is_dir() or folder == Path(folder.anchor):
+        return []
+    if folder.name == "chats" and Path(transcript).name.startswith("session-"):
+        return sorted(str(p) for p in folder.glob("session-*.jsonl") if p.is_file())
+    return [str(folder)] if next(folder.glob("*.jsonl"), None) is not None else []
+
+
+def _agent_of(transcript: Path) -> str:
+    """Which agent wrote a transcript: a Codex rollout, a Gemini CLI chat file, or Claude Code."""
+    from dreamer.agents.codex import is_rollout
+
+    if is_rollout(transcript):
+        return "codex"
+    if transcript.parent.name == "chats" and transcript.name.startswith("session-"):
+        return "gemini"
+    return "claude-code"

@@ -5,16 +5,29 @@ What each kind of file becomes:
 - **Claude Code sessions** (a ``.jsonl`` whose lines carry ``sessionId`` and a Claude Code
   ``type``; a folder with ``sessions-index.json`` or such sessions is a project folder, read
   with its subagents and without its index, ``.meta.json`` files and ``tool-results/`` dumps)
-  go through ``dreamer.agents.claude_code``: one ``sessions`` crystal per complete exchange,
-  windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window][@<gitBranch>][ in
-  <cwd>]``. Each file is read from its cursor (meta ``ingest.claude-code:<absolute path>``),
-  stored with the exchanges in one transaction, so a growing session ingested any number of
-  times stores each exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
+  go through ``dreamer.agents.claude_code``: each complete exchange is split by who said what
+  (``dreamer.agents.speakers``: the user's words, the answer for what it established, held
+  crystals for instructions a tool returned and their echoes), each part a ``sessions`` crystal
+  with its ``speaker``, windowed as below, its origin ``claude-code:<sessionId>:<uuid>[#window]
+  [/a|/hN][@<gitBranch>][ in <cwd>]``. An agent note of the session that only repeats a held
+  instruction is held too (``dreamer.memory.held.hold_echoes``). The same words said in
+  another exchange are a sighting of their crystal, with that exchange's date. Each file is
+  read from its cursor (meta ``ingest.claude-code:<absolute path>``), stored with the
+  exchanges in one transaction, so a growing session ingested any number of times stores each
+  exchange once; a per-workspace ``memory/ingest.lock`` keeps two ingests
   (a hook and a catch-up) from reading the same cursor at once.
 - **Codex CLI rollouts** (a ``.jsonl`` whose first line is a ``session_meta``; a folder such
   as ``~/.codex/sessions`` is walked for them) go through ``dreamer.agents.codex`` the same
   way: one crystal per complete turn, origin ``codex:<session id>:<turn id>...``, cursor meta
   ``ingest.codex:<absolute path>``, under the same lock.
+- **Gemini CLI chats** (a ``.jsonl`` whose first line names a ``sessionId`` and a
+  ``projectHash``, in ``~/.gemini/tmp/<project>/chats``) go through ``dreamer.agents.gemini``
+  the same way: origin ``gemini:<session id>:<prompt id>...``, cursor meta
+  ``ingest.gemini:<absolute path>``, under the same lock.
+- **OpenCode sessions** are no files: dreamer's OpenCode plugin hands a session's messages over
+  when it goes idle, and :func:`ingest_session` stores them through ``dreamer.agents.opencode``
+  the same way: origin ``opencode:<session id>:<message id>...``, cursor meta
+  ``ingest.opencode:<session id>``, under the same lock.
 - **Other session transcripts** become ``sessions`` crystals (importance 0.5, type
   ``experience``), one per exchange (a user message and everything until the next one), cut
   into 400-token windows with 80 tokens of overlap when longer, each dated by the exchange's
@@ -49,15 +62,16 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreamer.agents import claude_code, codex
+from dreamer.agents import claude_code, codex, gemini, speakers
 from dreamer.config import DEFAULT_NOTE_MAX_CHARS
 from dreamer.errors import IngestFailed
+from dreamer.memory import held, repeats
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
@@ -95,6 +109,8 @@ class Piece:
     semantic_type: str | None
     importance: float
     origin: str
+    speaker: str | None = None  # who said it; None: the source's default (kinds.SOURCE_SPEAKERS)
+    held: bool = False  # instruction-shaped words from a speaker that may not set rules
 
 
 @dataclass
@@ -141,12 +157,14 @@ def ingest(
     progress: Progress | None = None,
     *,
     live: bool = False,
+    turn_ends: Mapping[str, int] | None = None,
 ) -> IngestReport:
     """Ingest files and folders as crystals; a failing file is reported, the rest still go in.
 
     A Claude Code session is read from where the last ingest of it stopped. By default it is
     taken whole; with ``live`` (a hook reading a session still being written) its last turn
     waits until a later prompt closes it or the file has been quiet for ``SETTLED_SECONDS``.
+    ``turn_ends`` maps a Gemini CLI chat's path to its size when a hook saw a turn end there.
     """
     now = as_utc(now)
     report = IngestReport()
@@ -161,13 +179,14 @@ def ingest(
             if progress:
                 progress(base + int(size * share), total)
 
-        if codex.is_rollout(path) or claude_code.is_session(path):
+        if _agent(path):
             # Hooks and catch-ups may ingest one session at once: read the cursor, store, move
             # the cursor, one at a time, or both would store the same exchanges.
             with hold(ws.memory_dir / "ingest.lock"):
-                _ingest_file(ws, path, result, now, live, advance, claude=True)
+                until = (turn_ends or {}).get(str(path))
+                _ingest_file(ws, path, result, now, live, advance, agent=_agent(path), until=until)
         else:
-            _ingest_file(ws, path, result, now, live, advance, claude=False)
+            _ingest_file(ws, path, result, now, live, advance)
         done += sizes[path]
         if progress:
             progress(done, total)
@@ -182,30 +201,64 @@ def _ingest_file(
     live: bool,
     advance: Callable[[float], Any],
     *,
-    claude: bool,
+    agent: str | None = None,
+    until: int | None = None,
 ) -> None:
     cursor: tuple[str, claude_code.Cursor] | None = None
     try:
-        if claude and codex.is_rollout(path):
-            result.kind = "codex"
-            pieces, cursor = _claude_pieces(ws, path, now, live, agent="codex")
-        elif claude:
-            result.kind = "claude-code"
-            pieces, cursor = _claude_pieces(ws, path, now, live)
+        if agent:
+            result.kind = agent
+            pieces, cursor = _claude_pieces(ws, path, now, live, agent=agent, until=until)
         else:
             result.kind, pieces = read_pieces(path, now, ws.settings.note_max_chars)
     except IngestFailed as e:
         result.error = str(e)
         return
+    _land(ws, pieces, result, advance, cursor, now, live=live)
+
+
+def _land(
+    ws: Workspace,
+    pieces: list[Piece],
+    result: FileResult,
+    advance: Callable[[float], Any],
+    cursor: tuple[str, claude_code.Cursor] | None,
+    now: datetime,
+    *,
+    live: bool,
+) -> None:
+    """Store the pieces and move the cursor in one transaction, holding the agent's notes of
+    the session that only repeat what it read; a live capture's user words move the
+    hormones."""
     with ws.store.transaction():  # the exchanges and the cursor land together
         _store(ws, pieces, result, advance)
+        if live:  # what the user just said moves the hormones, as a note does
+            _feel(ws, [p for p in pieces if p.speaker == "user" and not p.held])
         if cursor is not None:
             ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
+        read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent")]
+        if read:  # the agent's notes of the session that only repeat what it read
+            held.hold_echoes(
+                ws,
+                [p.text.split(": ", 1)[-1] for p in read],
+                min(p.at for p in pieces),
+                max(p.at for p in pieces),
+                now,
+            )
 
 
 # --- Claude Code transcripts (dreamer.agents.claude_code knows their format) -----------------
 
 SETTLED_SECONDS = 600  # a session untouched this long is over: its last open turn is emitted
+
+
+def _agent(path: Path) -> str | None:
+    """The coding agent whose session file this is (its reader's name), or None."""
+    if codex.is_rollout(path):
+        return "codex"
+    if gemini.is_chat(path):
+        return "gemini"
+    return "claude-code" if claude_code.is_session(path) else None
 
 
 def _claude_bookkeeping(path: Path, folder: Path) -> bool:
@@ -227,40 +280,99 @@ def is_claude_project(folder: Path) -> bool:
 
 
 def _claude_pieces(
-    ws: Workspace, path: Path, now: datetime, live: bool, agent: str = "claude-code"
+    ws: Workspace,
+    path: Path,
+    now: datetime,
+    live: bool,
+    agent: str = "claude-code",
+    until: int | None = None,
 ) -> tuple[list[Piece], tuple[str, claude_code.Cursor]]:
     """The exchanges completed since the last ingest of this file, and its new cursor.
 
-    ``agent`` is ``claude-code`` (a session file) or ``codex`` (a rollout file): the same
-    cursor, windows and origins, each read by its own reader.
+    ``agent`` is ``claude-code`` (a session file), ``codex`` (a rollout file) or ``gemini`` (a
+    chat file): the same cursor, windows and origins, each read by its own reader.
     """
     key = f"ingest.{agent}:{path.resolve()}"
     saved = ws.store.records.get_meta(key)
     cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
-    read = codex.read_rollout if agent == "codex" else claude_code.read_session
     try:
         settled = now.timestamp() - path.stat().st_mtime >= SETTLED_SECONDS
-        exchanges, cursor = read(path, cursor, final=settled or not live)
+        final = settled or not live
+        if agent == "gemini":
+            exchanges, cursor = gemini.read_chat(path, cursor, final=final, until=until)
+        else:
+            read = codex.read_rollout if agent == "codex" else claude_code.read_session
+            exchanges, cursor = read(path, cursor, final=final)
     except (OSError, claude_code.UnreadableTranscript) as e:
         raise IngestFailed(str(e)) from None
+    return _exchange_pieces(ws, exchanges, now, agent), (key, cursor)
+
+
+def ingest_session(
+    ws: Workspace,
+    agent: str,
+    session_id: str,
+    read: Callable[
+        [claude_code.Cursor | None], tuple[list[claude_code.Exchange], claude_code.Cursor]
+    ],
+    now: datetime,
+) -> IngestReport:
+    """Store a session an agent hands over instead of a file (OpenCode's plugin sends its
+    messages): ``read`` gives the exchanges after the saved cursor, stored with the new cursor
+    under ``memory/ingest.lock``, as a transcript file's are."""
+    now = as_utc(now)
+    result = FileResult(f"{agent}:{session_id}", kind=agent)
+    key = f"ingest.{agent}:{session_id}"
+    with hold(ws.memory_dir / "ingest.lock"):
+        saved = ws.store.records.get_meta(key)
+        cursor = claude_code.Cursor.from_dict(json.loads(saved)) if saved else None
+        exchanges, cursor = read(cursor)
+        pieces = _exchange_pieces(ws, exchanges, now, agent)
+        _land(ws, pieces, result, lambda _share: None, (key, cursor), now, live=True)
+    return IngestReport([result])
+
+
+def _exchange_pieces(
+    ws: Workspace, exchanges: list[claude_code.Exchange], now: datetime, agent: str
+) -> list[Piece]:
+    """The crystals-to-be of a coding agent's exchanges: windows, dated, with their origin."""
     pieces = []
+    said_before = _read_before(ws, agent, exchanges)
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
         where += f" in {exchange.cwd}" if exchange.cwd else ""
-        text = clip_exchange(exchange.text(), ws.settings.note_max_chars)
-        for number, window in enumerate(_windows(text), start=1):
-            part = f"#{number}" if number > 1 else ""
-            pieces.append(
-                Piece(
-                    window,
-                    min(as_utc(exchange.at), now),
-                    "sessions",
-                    "experience",
-                    SESSION_IMPORTANCE,
-                    f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
+        at = min(as_utc(exchange.at), now)
+        for said in speakers.split(exchange, said_before):
+            text = clip_exchange(said.text, ws.settings.note_max_chars)
+            for number, window in enumerate(_windows(text), start=1):
+                part = f"#{number}" if number > 1 else ""
+                part += f"/{said.part}" if said.part else ""
+                pieces.append(
+                    Piece(
+                        window,
+                        at,
+                        "sessions",
+                        said.semantic_type,
+                        said.importance,
+                        f"{agent}:{exchange.session_id}:{exchange.uuid}{part}{where}",
+                        speaker=said.speaker,
+                        held=said.held,
+                    )
                 )
-            )
-    return pieces, (key, cursor)
+    return pieces
+
+
+def _read_before(ws: Workspace, agent: str, exchanges: list[claude_code.Exchange]) -> list[str]:
+    """The instructions the sessions of ``exchanges`` read before: their held tool words."""
+    sessions = {f"{agent}:{e.session_id}:" for e in exchanges}
+    if not sessions:
+        return []
+    return [
+        crystal.text.split(": ", 1)[-1]
+        for crystal in ws.store.crystals.select(lifecycles=[held.HELD])
+        if crystal.speaker in ("tool", "subagent")
+        and any((crystal.origin or "").startswith(prefix) for prefix in sessions)
+    ]
 
 
 def read_pieces(
@@ -360,7 +472,10 @@ def _store(
                 continue
             seen.add(digest)
             result.crystals += 1
-            if ws.store.crystals.find_by_hash(digest) is None:
+            found = ws.store.crystals.find_by_hash(digest)
+            if found is not None and not piece.held and piece.source == "sessions":
+                _sighted(ws, found, piece)
+            if found is None:
                 ws.index(
                     NewCrystal(
                         text,
@@ -369,11 +484,33 @@ def _store(
                         at=piece.at,
                         source=piece.source,
                         origin=piece.origin,
+                        speaker=piece.speaker,
+                        lifecycle=held.HELD if piece.held else "generated",
                     )
                 )
                 result.created += 1
             if number % 50 == 0:
                 advance(number / len(pieces))
+
+
+def _feel(ws: Workspace, said: list[Piece]) -> None:
+    """The stimuli of the user's words in a session just captured, at the time each was said."""
+    if not said:
+        return
+    from dreamer.memory import hormones
+
+    lexicon = hormones.load_lexicon(ws)
+    for piece in said:
+        for hormone, delta, reason in hormones.stimuli_from_text(piece.text, lexicon):
+            hormones.feel(ws, hormone, delta, reason, piece.at, source="capture")
+
+
+def _sighted(ws: Workspace, crystal_id: int, piece: Piece) -> None:
+    """The same words said again in another exchange (another day, another session): a
+    sighting with its date, as a repeated note is; the same exchange read again is none."""
+    (crystal,) = ws.store.crystals.crystals_by_id([crystal_id]) or (None,)
+    if crystal is not None and crystal.origin != piece.origin and crystal.lifecycle != held.HELD:
+        repeats.record(ws.store, crystal_id, piece.at)
 
 
 def _windows(text: str) -> list[str]:

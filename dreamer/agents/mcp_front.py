@@ -52,8 +52,9 @@ dreamer is this agent's long-term memory. It outlives the conversation.
 - memory_search: before asking the user to repeat anything, when they refer to earlier work,
   and to follow a "Past: topic -> search: `keywords`" pointer in the working memory. Read a
   result whole with memory_get (or the resource dreamer://crystal/{id}).
-- memory_forget: only when the user asks you to forget something; search first, then forget
-  exactly those ids, or give a query: only memories holding every word of it are forgotten.
+- memory_forget: only when the user asks you to forget something. A query lists what it would
+  forget (nothing is forgotten yet): show it to the user, then call again with the ids they
+  confirm; ids forget and return a receipt.
   To correct a fact, write a new note instead, with replaces (the old note's id or words) and
   about (what it is about).
 - The resource dreamer://MEMORY.md is the working memory; the prompt "bootstrap" gives it
@@ -345,6 +346,19 @@ def front(
             ws = ws or open_ws()
             result = {"resources": resource_list(ws)}
         wire.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+
+def left_for_server(replay: list[bytes]) -> bool:
+    """Whether the lines ``front`` returned hold a request the front did not answer (besides
+    the handshake it replays and notifications, which need no answer)."""
+    for raw in replay:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return True
+        if not isinstance(message, dict) or ("id" in message and message["id"] != REPLAY_ID):
+            return True
+    return False
 
 
 def take_wire() -> Wire:

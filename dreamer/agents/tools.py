@@ -34,6 +34,7 @@ from dreamer.support.times import as_utc, utc_now
 
 TOOL_NAMES = ("working_memory_note", "memory_search", "memory_get", "memory_feel", "memory_forget")
 DEFAULT_SEARCH_LIMIT = 6
+MAX_LISTED = 50  # a forget query's preview; memory_forget's ids take at most as many
 # Keys of a schema file that describe the document rather than the tool's input.
 _DOCUMENT_KEYS = ("$schema", "$id", "title", "description")
 
@@ -215,44 +216,83 @@ def _feel(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
 
 
 def _forget(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """By ids: forget them and return the receipt. By query: only list what it selects (the
+    preview); the agent shows it to the user and calls again with the ids they confirm."""
     if ("ids" in args) == ("query" in args):
         raise InvalidToolInput(
-            "memory_forget takes ids or query (one of the two): the ids memory_search gave, or "
-            "words every memory to forget holds"
+            "memory_forget takes ids or query (one of the two): a query lists what it would "
+            "forget; ids (from that list or memory_search) forget"
         )
-    ids = args.get("ids") or _matching(ws, args["query"], every=args.get("all", False))
+    if "query" in args:
+        return _preview(ws, args["query"])
     try:
-        report = ws.forget(ids, reason=args.get("reason") or "asked by the agent", now=now)
+        report = ws.forget(args["ids"], reason=args.get("reason") or "asked by the agent", now=now)
     except CrystalNotFound as e:
         raise CrystalNotFound(
             f"{e}; nothing was forgotten (check the ids with memory_search)"
         ) from None
     return {
         **report.to_dict(),
+        "receipt": [" ".join(line.split()) for line in report.receipt()],
         "done": "Forgotten: the text is gone from memory and cannot be recalled.",
     }
 
 
-def _matching(ws: Workspace, query: str, *, every: bool) -> list[int]:
-    """The ids of the memories that hold every word of ``query`` (the rule of dream forget)."""
+def _preview(ws: Workspace, query: str) -> dict[str, Any]:
+    """What a forget query selects, listed and forgotten only when called again with ids."""
     matches = forget_search.select(ws.store, query)
     if not matches:
         raise CrystalNotFound(
             f"no memory holds every word of {query!r}; nothing was forgotten (memory_search "
             "finds what is near, to forget by ids)"
         )
-    if len(matches) > forget_search.FEW and not every:
-        ids = ", ".join(str(match.crystal.id) for match in matches)
+    if len(matches) > MAX_LISTED:  # one call forgets at most this many: a query to narrow
         raise InvalidToolInput(
-            forget_search.too_many(
-                len(matches),
-                query,
-                "memories",
-                f"they are ids {ids}; pass all: true to forget "
-                "them all if the user asked for all of them",
-            )
+            f"{len(matches)} memories hold every word of {query!r}; nothing was forgotten: "
+            f"narrow the query (one forget takes at most {MAX_LISTED})"
         )
-    return [match.crystal.id for match in matches]
+    exact = [m for m in matches if m.exact]
+    others = [m for m in matches if not m.exact]
+    names = forget_search.ambiguous_names(exact, query)
+    listed = {
+        "forgotten": [],
+        "matches": [_listed(m) for m in exact],
+        "other_forms": [_listed(m) for m in others],
+        "confirm_ids": [m.crystal.id for m in exact],
+    }
+    if names:
+        word, candidates = next(iter(names.items()))
+        listed["names"] = {
+            name: [m.crystal.id for m in forget_search.only(exact, name)] for name in candidates
+        }
+        listed["done"] = (
+            f"Nothing forgotten: {word!r} is part of {len(candidates)} names "
+            f"({', '.join(candidates)}). Ask the user which one they mean, then call "
+            "memory_forget with that name's ids."
+        )
+        return listed
+    if not exact:
+        listed["done"] = (
+            f"Nothing forgotten: no memory holds every word of {query!r} as written; "
+            f"{len(others)} hold another form of a word (other_forms). Show them to the user "
+            "and call memory_forget with the ids they confirm, if any."
+        )
+        return listed
+    extra = (
+        f" {len(others)} more hold only another form of a word (other_forms); include their "
+        "ids only if the user says so."
+        if others
+        else ""
+    )
+    listed["done"] = (
+        f"Nothing forgotten yet. Show the user these {len(exact)} memories; if they confirm, "
+        f"call memory_forget with ids {listed['confirm_ids']}.{extra}"
+    )
+    return listed
+
+
+def _listed(match: forget_search.Match) -> dict[str, Any]:
+    return {"id": match.crystal.id, "text": shown(match.marked, f"memory_get({match.crystal.id})")}
 
 
 _RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {

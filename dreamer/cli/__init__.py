@@ -39,6 +39,7 @@ COMMANDS = {
     "pin": "controls:pin_command",
     "unpin": "controls:unpin_command",
     "pins": "controls:pins_command",
+    "held": "controls:held_command",
     "demo": "dreaming:demo_command",
     "forget": "forgetting:forget",
     "redact": "forgetting:redact",
@@ -47,6 +48,7 @@ COMMANDS = {
     "tick": "service:tick",
     "consolidate": "service:consolidate",
     "status": "service:status",
+    "retry": "service:retry",
     "hormones": "service:hormones_command",
     "report": "report:report",
     "feel": "service:feel",
@@ -57,7 +59,10 @@ COMMANDS = {
     "hook": "integrations:hook",
     "claude": "claude:claude",
     "codex": "codex:codex",
+    "gemini": "gemini:gemini",
+    "opencode": "opencode:opencode",
     "worker": "worker:worker",
+    "ui": "ui:ui",
 }
 
 

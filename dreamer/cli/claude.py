@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from dreamer.agents import claude_settings as cs
+from dreamer.agents import team
 from dreamer.cli.common import emit_json, json_option, show_diff, workspace_option, write_config
 from dreamer.errors import UsageError
 from dreamer.memory import location
@@ -41,10 +44,50 @@ def claude() -> None:
 
 
 def _places(scope: str) -> tuple[Path, Path, Path]:
-    home = Path(os.environ.get("HOME") or Path.home())
+    home = home_folder()
     cwd = Path.cwd().resolve()
     project = location.repository_root(cwd) or cwd
-    return home, project, cs.settings_path(scope, home, project)
+    return home, project, cs.settings_path(scope, home, project, os.environ)
+
+
+def home_folder() -> Path:
+    """$HOME (where Claude Code and Codex keep their settings); UsageError when it is a file."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    if home.exists() and not home.is_dir():
+        raise UsageError(
+            f"HOME is {home}, a file, not a folder; set HOME to your home folder "
+            "(where ~/.claude and ~/.codex live), then run this again"
+        )
+    return home
+
+
+def refuse_env_pin(scope_flag: str, other: str) -> None:
+    """A project-scope install with -w, or with DREAM_WORKSPACE set, is refused by name."""
+    ctx = click.get_current_context()
+    value = ctx.params.get("workspace")
+    if not value:
+        return
+    where = f"{location.POINTER} (a path relative to the project)"
+    if ctx.get_parameter_source("workspace") == click.core.ParameterSource.ENVIRONMENT:
+        raise UsageError(
+            f"DREAM_WORKSPACE is set (to {value}), which would pin this machine's workspace "
+            "into a project-scope install that is shared through git; run it without the "
+            f"variable (env -u DREAM_WORKSPACE dream {scope_flag}), or write the path into "
+            f"{where}, or install with {other}"
+        )
+    raise UsageError(
+        "a project-scope install is shared through git, so it cannot pin this machine's "
+        f"workspace path; write it into {where} instead, or install with {other} -w PATH"
+    )
+
+
+def _edited(path: Path, change: Callable[[dict], dict]) -> dict:
+    """The settings file at path after ``change``; UsageError names the file and the key."""
+    try:
+        return change(cs.load(path))
+    except ValueError as e:
+        named = str(e) if str(path) in str(e) else f"{path}: {e}"
+        raise UsageError(f"{named}; fix the file, then run this again") from e
 
 
 def _dream() -> str:
@@ -54,10 +97,7 @@ def _dream() -> str:
 
 def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
     """Show the JSON diff of path; write new unless dry_run; True when something changed."""
-    try:
-        old = cs.load(path)
-    except ValueError as e:
-        raise UsageError(f"{path} is not valid JSON ({e}); fix it, then run this again") from e
+    old = _edited(path, lambda data: data)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -88,8 +128,9 @@ def _change(path: Path, new: dict, *, dry_run: bool, shared: bool) -> bool:
 @click.option(
     "--no-synthesizer",
     is_flag=True,
-    help="Leave the workspace's dreamer.toml alone (by default it gets memory.dream.synthesizer "
-    '= "claude-code": dreams written by your Claude Code login).',
+    help="Leave the model choice alone (by default the workspace's dreamer.toml gets "
+    'memory.dream.synthesizer = "claude-code": dreams written by your Claude Code login; '
+    "with --scope project, .dreamer/synthesizer records it for the team too).",
 )
 @click.option(
     "--no-permissions",
@@ -120,6 +161,9 @@ def install(
 
     The project scope is for committing: its commands run the 'dream' found on each
     teammate's PATH (a hook prints a hint when there is none) and name no path of this machine.
+    It also writes the model choice to .dreamer/synthesizer for the team: each teammate's
+    first session takes it into their own dreamer.toml when the claude CLI is on their PATH,
+    and otherwise says in one line how to opt in.
     Unless --no-permissions, permissions.allow lets Claude Code run dreamer's tools without
     asking, all but memory_forget.
 
@@ -135,31 +179,73 @@ def install(
         return
     home, project, settings = _places(scope)
     shared = scope == "project"
-    if shared and workspace:
-        raise UsageError(
-            "a project-scope install is shared through git, so it cannot pin this machine's "
-            f"workspace path; write it (relative to the project) into {location.POINTER} "
-            "instead, or install with --scope local -w PATH"
-        )
+    if shared:
+        refuse_env_pin("claude install --scope project", "--scope local")
     dream = cs.PORTABLE if shared else _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
-    try:
-        hooks_new = cs.load(settings)
+
+    def hooks_change(data: dict) -> dict:
         if not no_permissions:  # taken out and put back, so a second install writes the same
-            hooks_new = cs.without_permissions(hooks_new)
-        hooks_new = cs.with_hooks(hooks_new, dream, pinned)
-        if not no_permissions:
-            hooks_new = cs.with_permissions(hooks_new)
-        mcp_file = cs.mcp_path(scope, home, project)
-        mcp_new = cs.with_server(cs.load(mcp_file), scope, project, dream, pinned)
-    except ValueError as e:
-        raise UsageError(f"{e}; fix the file, then run this again") from e
-    # The offer first: a dreamer.toml it cannot join fails before any file changes.
-    changed = False if no_synthesizer else _offer_synthesizer(_toml(pinned), dry_run)
+            data = cs.without_permissions(data)
+        data = cs.with_hooks(data, dream, pinned)
+        return data if no_permissions else cs.with_permissions(data)
+
+    hooks_new = _edited(settings, hooks_change)
+    mcp_file = cs.mcp_path(scope, home, project, os.environ)
+    mcp_new = _edited(mcp_file, lambda data: cs.with_server(data, scope, project, dream, pinned))
+    # Everything that can fail before any file changes: a dreamer.toml the offer cannot join,
+    # then the workspace the hooks write to (made here, so 'dream status' answers at once).
+    toml = _toml(pinned)
+    offer = None if no_synthesizer else _planned_synthesizer(toml)
+    if not dry_run:
+        _make_workspace(toml.parent)
+    changed = offer is not None
+    if offer is not None:
+        show_diff(toml, *offer)
+        if not dry_run:
+            atomic_write(toml, offer[1])
+    if shared and not no_synthesizer:
+        changed |= _commit_choice(project, dry_run)
     changed |= _change(settings, hooks_new, dry_run=dry_run, shared=shared)
     changed |= _change(mcp_file, mcp_new, dry_run=dry_run, shared=shared)
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
+
+
+def _make_workspace(root: Path) -> None:
+    """Create the workspace the hooks write to, so 'dream status' answers right away."""
+    from dreamer.memory.workspace import Workspace
+
+    fresh = not (root / "memory").is_dir()
+    with Workspace.open(root, create=True) as ws:
+        ws.init()
+    if fresh:
+        click.echo(f"Created the dreamer workspace {root}.")
+
+
+def _commit_choice(project: Path, dry_run: bool) -> bool:
+    """Write the team's model choice (.dreamer/synthesizer) for the project to commit."""
+    path = project / team.CHOICE
+    if path.exists():
+        return False  # the project's committed choice stands
+    write_config(path, "", "claude-code\n", dry_run=dry_run, shared=True)
+    return True
+
+
+def _withdraw_choice(project: Path, dry_run: bool) -> bool:
+    """Remove the team's choice install wrote (the folder too, when it held nothing else)."""
+    path = project / team.CHOICE
+    try:
+        if path.read_text(encoding="utf-8") != "claude-code\n":
+            return False  # not what install wrote: the team's own
+    except (OSError, UnicodeDecodeError):
+        return False
+    click.echo(f"{'would remove' if dry_run else 'removed'} {path}")
+    if not dry_run:
+        path.unlink()
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()  # only when empty
+    return True
 
 
 def _toml(pinned: Path | None) -> Path:
@@ -167,8 +253,9 @@ def _toml(pinned: Path | None) -> Path:
     return (pinned or location.resolve(None)[0]) / "dreamer.toml"
 
 
-def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
-    """Add memory.dream.synthesizer = "claude-code" to dreamer.toml, showing the diff."""
+def _planned_synthesizer(path: Path) -> tuple[str, str] | None:
+    """dreamer.toml's (before, after) with memory.dream.synthesizer = "claude-code" added;
+    None when the file names a synthesizer already (the user's choice stands)."""
     try:
         before = path.read_text(encoding="utf-8") if path.exists() else ""
         after = cs.with_synthesizer(before)
@@ -177,13 +264,7 @@ def _offer_synthesizer(path: Path, dry_run: bool) -> bool:
             f'{path}: {e}; add memory.dream.synthesizer = "claude-code" yourself, or pass '
             "--no-synthesizer"
         ) from e
-    if after is None:
-        return False  # the file names a synthesizer already: the user's choice stands
-    show_diff(path, before, after)
-    if not dry_run:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, after)
-    return True
+    return None if after is None else (before, after)
 
 
 def _withdraw_synthesizer(path: Path, dry_run: bool) -> bool:
@@ -252,17 +333,30 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
       dream claude uninstall --scope project
     """
     home, project, settings = _places(scope)
-    mcp_file = cs.mcp_path(scope, home, project)
-    try:
-        hooks_new = cs.without_permissions(cs.without_hooks(cs.load(settings)))
-        mcp_new = cs.without_server(cs.load(mcp_file), scope, project)
-    except ValueError as e:
-        raise UsageError(f"{e}; fix the file, then run this again") from e
+    mcp_file = cs.mcp_path(scope, home, project, os.environ)
+    hooks_new = _edited(settings, lambda data: cs.without_permissions(cs.without_hooks(data)))
+    mcp_new = _edited(mcp_file, lambda data: cs.without_server(data, scope, project))
     changed = _remove(settings, hooks_new, dry_run)
     changed |= _remove(mcp_file, mcp_new, dry_run)
+    if scope == "project":
+        changed |= _withdraw_choice(project, dry_run)
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     changed |= _withdraw_synthesizer(_toml(pinned), dry_run)
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
+
+
+def _doubled(scopes: dict) -> list[str]:
+    """A line when the plugin and the settings' hooks both run for this project: each session
+    would then get its memory twice."""
+    plugin = [s for s, info in scopes.items() if any(p["enabled"] for p in info["plugin"])]
+    hooks = [s for s, info in scopes.items() if info["hooks"]]
+    if not plugin or not hooks:
+        return []
+    return [
+        f"note: the dreamer plugin ({', '.join(plugin)}) and dreamer's hooks "
+        f"({', '.join(hooks)}) both run here, so each session gets its memory twice; keep one "
+        "('dream claude uninstall --scope SCOPE', or 'claude plugin uninstall dreamer')"
+    ]
 
 
 def _remove(path: Path, new: dict, dry_run: bool) -> bool:
@@ -288,15 +382,36 @@ def status(as_json: bool, workspace: str | None) -> None:
       dream claude status --json
     """
     report: dict = {"scopes": {}}
+    home, project, _ = _places("user")
+    try:
+        plugins = cs.plugin_installs(cs.config_dir(home, os.environ), project)
+    except ValueError as e:
+        plugins = {}
+        report.setdefault("errors", []).append(str(e))
     for scope in cs.SCOPES:
         home, project, settings = _places(scope)
         try:
             hooks = cs.hooks_installed(cs.load(settings))
-            mcp = cs.server_registered(cs.load(cs.mcp_path(scope, home, project)), scope, project)
+            mcp = cs.server_registered(
+                cs.load(cs.mcp_path(scope, home, project, os.environ)), scope, project
+            )
         except (ValueError, OSError) as e:
             hooks, mcp = [], False
             report.setdefault("errors", []).append(str(e))
-        report["scopes"][scope] = {"settings": str(settings), "hooks": hooks, "mcp": mcp}
+        report["scopes"][scope] = {
+            "settings": str(settings),
+            "hooks": hooks,
+            "mcp": mcp,
+            "plugin": plugins.get(scope, []),
+        }
+    try:
+        choice = team.committed(project)
+    except ValueError as e:
+        choice = None
+        report.setdefault("errors", []).append(str(e))
+    report["team_synthesizer"] = (
+        {"name": choice[0], "file": str(choice[1])} if choice is not None else None
+    )
     root, how = location.resolve(workspace)
     report["workspace"] = {
         "path": str(root),
@@ -321,7 +436,22 @@ def status(as_json: bool, workspace: str | None) -> None:
         return
     for scope, info in report["scopes"].items():
         events = ", ".join(info["hooks"]) or "none"
-        click.echo(f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}")
+        plugin = "; ".join(
+            f"plugin {p['plugin']} {p['version'] or ''}".rstrip()
+            + ("" if p["enabled"] else " (disabled)")
+            for p in info["plugin"]
+        )
+        click.echo(
+            f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}"
+            + (f"; {plugin}" if plugin else "")
+        )
+    for line in _doubled(report["scopes"]):
+        click.echo(line)
+    for error in report.get("errors", []):
+        click.echo(f"problem: {error}")
+    if report["team_synthesizer"]:
+        chosen = report["team_synthesizer"]
+        click.echo(f"team synthesizer: {chosen['name']} (committed in {chosen['file']})")
     ws_info = report["workspace"]
     click.echo(
         f"workspace: {ws_info['path']} ({ws_info['chosen_by']}"

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
 from dreamer.agents import claude_settings as cs
 from dreamer.agents import codex_settings as xs
-from dreamer.cli.claude import _dream
+from dreamer.cli.claude import _dream, _make_workspace, home_folder, refuse_env_pin
 from dreamer.cli.common import emit_json, json_option, workspace_option, write_config
 from dreamer.errors import UsageError
 from dreamer.memory import location
@@ -39,11 +38,13 @@ def codex() -> None:
 
 def _places(scope: str) -> tuple[Path, Path]:
     """(hooks.json, config.toml) of a scope."""
-    home = Path(os.environ.get("HOME") or Path.home())
-    cwd = Path.cwd().resolve()
-    project = location.repository_root(cwd) or cwd
-    base = xs.folder(scope, home, project)
+    base = xs.folder(scope, home_folder(), _project())
     return base / "hooks.json", base / "config.toml"
+
+
+def _project() -> Path:
+    cwd = Path.cwd().resolve()
+    return location.repository_root(cwd) or cwd
 
 
 def _read(path: Path) -> str:
@@ -76,9 +77,10 @@ def _hooks_text(path: Path, change, *, remove_empty: bool) -> tuple[str, str]:
     text = _read(path)
     try:
         old = cs.load(path)
+        new = change(old)
     except ValueError as e:
-        raise UsageError(f"{path} is not valid JSON ({e}); fix it, then run this again") from e
-    new = change(old)
+        named = str(e) if str(path) in str(e) else f"{path}: {e}"
+        raise UsageError(f"{named}; fix the file, then run this again") from e
     if new == old:
         return text, text
     if not new and remove_empty:
@@ -113,12 +115,8 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
     """
     hooks_file, config_file = _places(scope)
     shared = scope == "project"
-    if shared and workspace:
-        raise UsageError(
-            "a project-scope install is shared through git, so it cannot pin this machine's "
-            f"workspace path; write it (relative to the project) into {location.POINTER} "
-            "instead, or install with --scope user -w PATH"
-        )
+    if shared:
+        refuse_env_pin("codex install --scope project", "--scope user")
     dream = xs.PORTABLE if shared else _dream()
     pinned = Path(workspace).expanduser().absolute() if workspace else None
     hooks_before, hooks_after = _hooks_text(
@@ -129,6 +127,8 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
         config_after = xs.with_server(config_before, config_file, dream, pinned)
     except ValueError as e:
         raise UsageError(f"{e}; fix the file, then run this again") from e
+    if not dry_run:  # before any file changes: a workspace that cannot be made stops here
+        _make_workspace(pinned or location.resolve(None)[0])
     changed = False
     for path, before, after in (
         (hooks_file, hooks_before, hooks_after),
@@ -141,8 +141,25 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
         changed |= dry_run and before != after
     verb = "Would install" if dry_run else "Installed"
     click.echo(f"{verb} for scope {scope}." if changed else f"Already installed ({scope}).")
-    if changed and not dry_run:
+    if not dry_run and _memory_off(scope, hooks_file):
         click.echo(xs.TRUST_HINT)
+
+
+def _trust(scope: str, hooks_file: Path) -> tuple[dict[str, str], bool]:
+    """(per event: does Codex run dreamer's hook, is the project trusted) for a scope."""
+    user_config = xs.folder("user", home_folder(), _project()) / "config.toml"
+    text = _read(user_config)
+    trust = xs.hook_trust(hooks_file, cs.load(hooks_file), text)
+    project_ok = scope == "user" or xs.project_trusted(text, _project(), user_config)
+    return trust, project_ok
+
+
+def _memory_off(scope: str, hooks_file: Path) -> bool:
+    try:
+        trust, project_ok = _trust(scope, hooks_file)
+    except (ValueError, UsageError):
+        return True
+    return not project_ok or any(state != "trusted" for state in trust.values())
 
 
 @codex.command()
@@ -185,6 +202,28 @@ def uninstall(scope: str, dry_run: bool, workspace: str | None) -> None:
     click.echo(f"Removed from scope {scope}." if changed else f"Nothing to remove ({scope}).")
 
 
+def _memory_state(scopes: dict, trusts: dict) -> str:
+    """One line: whether Codex gives this project its memory, and what to do when it does not."""
+    hooked = [trusts[scope] for scope, info in scopes.items() if info["hooks"]]
+    if not hooked:
+        return "off: dreamer's hooks are not installed (dream codex install)"
+    for info in hooked:
+        if not info["project_trusted"]:
+            return (
+                "off: Codex reads this project's .codex/ only once you trust the project "
+                "(start codex here and accept it)"
+            )
+        states = set(info["hooks"].values())
+        if states == {"trusted"}:
+            continue
+        if "modified" in states:
+            return "off: the hooks changed since you trusted them; review them again with /hooks"
+        if "disabled" in states:
+            return "off: a hook is turned off in /hooks; turn it on there"
+        return "off until you trust the hooks: start codex and review them with /hooks"
+    return "on (the hooks are trusted)"
+
+
 @codex.command()
 @json_option
 @workspace_option
@@ -198,13 +237,18 @@ def status(as_json: bool, workspace: str | None) -> None:
     report: dict = {"scopes": {}}
     for scope in xs.SCOPES:
         hooks_file, config_file = _places(scope)
+        trust: dict[str, str] = {}
+        project_ok = True
         try:
             hooks = cs.hooks_installed(cs.load(hooks_file), xs.HOOK_EVENTS)
             mcp = xs.server_registered(_read(config_file), config_file)
+            trust, project_ok = _trust(scope, hooks_file)
         except (ValueError, OSError, UsageError) as e:
             hooks, mcp = [], False
             report.setdefault("errors", []).append(str(e))
         report["scopes"][scope] = {"hooks_file": str(hooks_file), "hooks": hooks, "mcp": mcp}
+        report.setdefault("trust", {})[scope] = {"hooks": trust, "project_trusted": project_ok}
+    report["memory"] = _memory_state(report["scopes"], report["trust"])
     root, how = location.resolve(workspace)
     exists = (root / "memory").is_dir()
     report["workspace"] = {"path": str(root), "chosen_by": how, "exists": exists}
@@ -222,6 +266,11 @@ def status(as_json: bool, workspace: str | None) -> None:
     for scope, info in report["scopes"].items():
         events = ", ".join(info["hooks"]) or "none"
         click.echo(f"{scope:<8} hooks: {events}; MCP server: {'yes' if info['mcp'] else 'no'}")
+        if info["hooks"]:
+            trust = report["trust"][scope]["hooks"]
+            states = ", ".join(f"{e} {trust.get(e, '?')}" for e in info["hooks"])
+            click.echo(f"{'':<8} trust in Codex: {states}")
+    click.echo(f"memory: {report['memory']}")
     for error in report.get("errors", []):
         click.echo(f"problem: {error}")
     ws_info = report["workspace"]

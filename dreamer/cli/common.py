@@ -88,7 +88,7 @@ _CHOSEN = {
     "flag": "from -w",
     "env": "from $DREAM_WORKSPACE",
     "pointer": "from the project's .dreamer/workspace",
-    "default": "this project's default; see 'dream claude status'",
+    "default": "this project's default, in your data folder; -w or $DREAM_WORKSPACE picks another",
 }
 
 

@@ -1,4 +1,4 @@
-"""Commands that keep the user in control: review, adopt, discard; pin, unpin, pins."""
+"""Commands that keep the user in control: review, adopt, discard; pin, unpin, pins; held."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
 from dreamer.dream import pins, review
+from dreamer.errors import CrystalNotFound
+from dreamer.memory import held
 from dreamer.support.times import utc_now
 
 
@@ -124,3 +126,74 @@ def pins_command(as_json: bool, workspace: str | None) -> None:
         return
     for crystal in found:
         click.echo(f"#{crystal.id:<5} {crystal.text}")
+
+
+@click.group(name="held", invoke_without_command=True)
+@json_option
+@workspace_option
+@click.pass_context
+def held_command(ctx: click.Context, as_json: bool, workspace: str | None) -> None:
+    """List what is held: instruction-shaped words from a tool, page, file or other agent.
+
+    Only the user's words set rules in MEMORY.md. A rule read in a README, a fetched page or
+    another agent's output (or the agent's note repeating one) is kept as a held crystal,
+    searchable, never promoted: accept it to make it your own word, or forget it.
+
+    \b
+    Examples:
+      dream held
+      dream held accept 42
+      dream held forget 42
+    """
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = workspace
+        return
+    with open_workspace(workspace, create=False) as ws:
+        found = held.held_items(ws)
+    if as_json:
+        emit_json([item.to_dict() for item in found])
+        return
+    if not found:
+        click.echo("Nothing is held.")
+        return
+    for item in found:
+        click.echo(f"#{item.id:<5} {item.text}")
+        click.echo(
+            f"       {item.reason}; 'dream held accept {item.id}' or 'dream held forget {item.id}'"
+        )
+
+
+@held_command.command(name="accept")
+@click.argument("crystal_id", type=int)
+@workspace_option
+@click.pass_obj
+def held_accept(given: str | None, crystal_id: int, workspace: str | None) -> None:
+    """Accept a held item as your own word: the next dream reads it like a note.
+
+    \b
+    Example:
+      dream held accept 42
+    """
+    with open_workspace(workspace or given, create=False) as ws:
+        item = held.accept(ws, crystal_id, now=utc_now())
+    click.echo(f'Accepted #{item.id}: "{item.text}"; the next dream reads it as yours.')
+
+
+@held_command.command(name="forget")
+@click.argument("crystal_id", type=int)
+@workspace_option
+@click.pass_obj
+def held_forget(given: str | None, crystal_id: int, workspace: str | None) -> None:
+    """Forget a held item for good, bytes included.
+
+    \b
+    Example:
+      dream held forget 42
+    """
+    with open_workspace(workspace or given, create=False) as ws:
+        if crystal_id not in {item.id for item in held.held_items(ws)}:
+            raise CrystalNotFound(
+                f"crystal {crystal_id} is not held; 'dream held' lists the held ones"
+            )
+        ws.forget([crystal_id], reason="a held item the user forgot", now=utc_now())
+    click.echo(f"Forgot #{crystal_id}.")

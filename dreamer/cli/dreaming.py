@@ -17,6 +17,7 @@ from dreamer.dream.cycle import DreamResult
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamDeferred, DreamError, DreamRejected, UsageError
+from dreamer.memory import forget_pending
 from dreamer.memory.state import read_memory
 from dreamer.memory.workspace import Workspace
 from dreamer.support.files import atomic_write
@@ -33,12 +34,13 @@ def _describe(result: DreamResult) -> str:
             "'dream review', then 'dream adopt' or 'dream discard'."
         )
     tokens = result.report.measures.get("tokens", {}) if result.report else {}
-    notes = f"{result.notes} note{'' if result.notes == 1 else 's'}"
-    crystals = f"{len(result.consumed)} crystal{'' if len(result.consumed) == 1 else 's'}"
+    # One number for what the dream consumed, the one 'dream log' shows; the new notes were
+    # among its inputs.
+    crystals = journal.plural(len(result.consumed), "crystal")
     line = (
         f"Dream #{result.dream_id} committed: MEMORY.md rewritten "
-        f"({sum(tokens.values()):,} tokens, {notes} consumed, "
-        f"{crystals} consolidated, {result.synthesizer}"
+        f"({sum(tokens.values()):,} tokens, {crystals} consumed, with "
+        f"{journal.plural(result.notes, 'new note')}, {result.synthesizer}"
         f"{'/' + result.model if result.model else ''}, {result.revisions} revision(s))."
     )
     if result.recovered:
@@ -155,6 +157,7 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
     with open_workspace(workspace, create=False) as ws:
         rows = ws.store.journal.dream_entries(limit)
         totals = ws.store.journal.dream_totals()
+        waiting = forget_pending.lines(ws)  # a request in a note that needs the user
     if as_json:
         emit_json(rows)
         return
@@ -162,17 +165,22 @@ def log_command(limit: int, as_json: bool, workspace: str | None) -> None:
         click.echo("No dreams yet; run 'dream run' (or 'dream run --force').")
         return
     for row in rows:
-        tokens = f"{row['input_tokens'] or 0}/{row['output_tokens'] or 0} tok"
+        tokens = f"{journal.input_tokens(row)}/{row['output_tokens'] or 0} tok"
         click.echo(
             f"#{row['id']:<4} {row['started_at']}  {row['outcome']:<9} "
             f"{row['synthesizer'] or '-':<11} consumed {row['consumed']:<3} "
             f"critiques {row['critiques']:<2} {tokens:>14} ${row['cost_usd'] or 0:.4f}  "
             f"{row['reason'] or ''}"
         )
+    cached = int(totals["cache_read_tokens"]) + int(totals["cache_write_tokens"])
     click.echo(
-        f"total: {totals['dreams']} dreams, {totals['input_tokens']} input and "
-        f"{totals['output_tokens']} output tokens, ${totals['cost_usd']:.4f}"
+        f"total: {journal.plural(int(totals['dreams']), 'dream')}, "
+        f"{journal.input_tokens(totals)} input"
+        + (f" ({cached} from the prompt cache)" if cached else "")
+        + f" and {totals['output_tokens']} output tokens, ${totals['cost_usd']:.4f}"
     )
+    for line in waiting:
+        click.echo(f"Waiting: {line}")
 
 
 @click.command(name="show")
@@ -199,6 +207,8 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
         "synthesizer",
         "model",
         "input_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "output_tokens",
         "cost_usd",
         "error",
@@ -209,6 +219,9 @@ def show_command(dream_id: int, as_json: bool, workspace: str | None) -> None:
     if synthesis.get("tries"):
         click.echo(f"synthesis: {synthesis['seconds']:.1f} s over {synthesis['tries']} call(s)")
     click.echo(f"consumed: {len(entry.get('consumed') or [])} crystals")
+    for drop in (entry.get("inputs") or {}).get("dropped_lines") or []:
+        click.echo(f"dropped from {drop['section']}: {drop['line']}")
+        click.echo(f"  because {drop['reason']}")
     for number, critiques in enumerate(entry.get("critiques") or [], start=1):
         click.echo(f"critiques of candidate {number}:")
         for critique in critiques:

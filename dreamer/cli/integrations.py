@@ -57,10 +57,10 @@ def mcp(workspace: str | None) -> None:
         return ws
 
     first, ws = mcp_front.front(wire, loader, opened, __version__)
-    if not first and wire.closed and not wire.buffer.strip():
+    if wire.closed and not wire.buffer.strip() and not mcp_front.left_for_server(first):
         if ws is not None:
             ws.close()
-        return  # the client left before needing the server
+        return  # the client left with every request answered: the SDK is not waited for
     server = loader.wait()
     with ws or opened() as ws:
         server.serve(ws, wire, first)
@@ -70,7 +70,15 @@ def mcp(workspace: str | None) -> None:
 @click.argument(
     "event",
     type=click.Choice(
-        ("session-start", "pre-compact", "session-end", "stop", "user-prompt-submit")
+        (
+            "session-start",
+            "pre-compact",
+            "session-end",
+            "stop",
+            "after-agent",
+            "session-idle",
+            "user-prompt-submit",
+        )
     ),
 )
 @click.option(
@@ -89,15 +97,17 @@ def mcp(workspace: str | None) -> None:
 @click.option("--in-background", "background", is_flag=True, hidden=True)
 @workspace_option
 def hook(event: str, budget: float, recall: bool, background: bool, workspace: str | None) -> None:
-    """Handle a Claude Code or Codex CLI hook: its JSON on stdin, memory on stdout.
+    """Handle a coding agent's hook event: its JSON on stdin, memory on stdout.
 
     Always exits 0, even on bad input: failures go to memory/hooks.log. SessionStart prints
     the memory as additionalContext and catches up on the project's transcripts in the
     background; PreCompact stores the transcript's new exchanges, SessionEnd does so in the
     background, and both then consolidate in the background. UserPromptSubmit recalls up to
     3 memories only with --recall (or DREAM_HOOK_RECALL=1). Stop (Codex) stores the turn
-    that just ended, in the background, once Codex has written it to the rollout file.
-    'dream claude install' and 'dream codex install' set these up. With
+    that just ended, in the background, once Codex has written it to the rollout file;
+    AfterAgent (Gemini CLI) likewise from the chat file, and session-idle (OpenCode's plugin)
+    from the session's messages on stdin. 'dream claude install', 'dream codex install',
+    'dream gemini install' and 'dream opencode install' set these up. With
     DREAM_HOOKS_DISABLED=1 (set for the claude CLI a dream runs) it does nothing, so a dream
     is never captured as a session.
 

@@ -17,8 +17,9 @@ from dreamer.cli.common import (
     workspace_option,
 )
 from dreamer.config import DEFAULT_WARM_MINUTES, HORMONES, MAX_WARM_MINUTES
+from dreamer.dream import journal
 from dreamer.dream.synth.factory import explain
-from dreamer.errors import EXIT_OK, exit_code
+from dreamer.errors import EXIT_ERROR, EXIT_OK, exit_code
 from dreamer.memory import hormone_summary
 from dreamer.memory import hormones as hormone_levels
 from dreamer.service import schedule as scheduler
@@ -288,15 +289,27 @@ def _when(value: str | None) -> str:
 
 
 @click.command()
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Print only what needs attention, one line each, and exit 1 when anything does "
+    "(0 when all is well): for a monitor or a cron job.",
+)
 @json_option
 @workspace_option
-def status(as_json: bool, workspace: str | None) -> None:
+def status(check: bool, as_json: bool, workspace: str | None) -> None:
     """Show last and next consolidation and dream, pending notes, crystals and hormones.
+
+    The health (with --json, the "health" object) says what needs attention: capture or
+    dreaming that stopped, a stuck scheduled job, items held for you to accept, forget
+    requests waiting for a yes, a spending cap reached. With --check only that, and the exit
+    code: 1 when anything needs attention, else 0.
 
     \b
     Examples:
       dream status
       dream status --json -w ~/agents/ada
+      dream status --check || notify-send "dreamer needs attention"
     """
     with open_workspace(workspace, create=False) as ws:
         info = scheduler.status(ws, utc_now())
@@ -307,12 +320,17 @@ def status(as_json: bool, workspace: str | None) -> None:
             "why": why,
             "says": explain(ws.settings),
         }
+    health = info["health"]
     if as_json:
         emit_json(info)
-        return
+    elif check:
+        for line in health["reasons"]:
+            click.echo(line)
+    if as_json or check:
+        sys.exit(EXIT_ERROR if check and health["status"] != "ok" else EXIT_OK)
     click.echo(f"Workspace: {info['workspace']}")
     click.echo(f"Next dream written by: {info['synthesizer']['says']}")
-    for line in info["health"]:
+    for line in health["reasons"]:
         click.echo(f"Health: {line}")
     for job, state in info["jobs"].items():
         if not state["enabled"]:
@@ -358,10 +376,47 @@ def status(as_json: bool, workspace: str | None) -> None:
             + f" (resets {spend['resets_at']})"
         )
     spent = info["llm_to_date"]
+    cached = spent["cache_read_tokens"] + spent["cache_write_tokens"]
     click.echo(
-        f"LLM to date: ${spent['cost_usd']:.4f} over {spent['dreams']} dreams "
-        f"({spent['input_tokens']} input, {spent['output_tokens']} output tokens)"
+        f"LLM to date: ${spent['cost_usd']:.4f} over {journal.plural(spent['dreams'], 'dream')} "
+        f"({journal.input_tokens(spent)} input, "
+        + (f"{cached} of them from the prompt cache; " if cached else "")
+        + f"{spent['output_tokens']} output tokens)"
     )
+
+
+@click.command()
+@json_option
+@workspace_option
+def retry(as_json: bool, workspace: str | None) -> None:
+    """Run a failed or stuck job again, once, and report how it went.
+
+    What it runs: a scheduled job that was interrupted or overran, or a consolidation that
+    failed; else the newest dream when it failed or was rejected (as 'dream run --force':
+    its notes are back in the scratch). With nothing to retry it says so and exits 0.
+    Exit codes as 'dream run': 0 committed, done or skipped, 1 failed, 3 rejected,
+    4 deferred.
+
+    \b
+    Examples:
+      dream retry
+      dream status --check || dream retry -w ~/agents/ada
+    """
+    with open_workspace(workspace, create=False) as ws:
+        done = scheduler.retry(ws, utc_now())
+    if done is None:
+        if as_json:
+            emit_json({"retried": None})
+        else:
+            click.echo("Nothing to retry: no job failed or is stuck.")
+        return
+    why, run = done
+    if as_json:
+        emit_json({"retried": why, **run.to_dict()})
+    else:
+        click.echo(f"Retried {why}.")
+        click.echo(f"{run.job}: {run.outcome} ({run.detail})")
+    sys.exit(exit_code(run.outcome))
 
 
 @click.command(name="hormones")

@@ -126,10 +126,11 @@ def blocked(ws: Workspace, now: datetime, synthesizer: Callable[[], str]) -> str
     return None
 
 
-def summary(ws: Workspace, now: datetime) -> dict[str, Any] | None:
-    """The caps and what each period spent, for ``dream status``; None without caps."""
+def summary(ws: Workspace, now: datetime, *, always: bool = False) -> dict[str, Any] | None:
+    """The caps and what each period spent, for ``dream status``; None without caps (unless
+    ``always``: then the spend with caps of None)."""
     caps = _caps(ws)
-    if all(cap is None for pair in caps.values() for cap in pair):
+    if not always and all(cap is None for pair in caps.values() for cap in pair):
         return None
     out: dict[str, Any] = {}
     for period, (usd_cap, token_cap) in caps.items():

@@ -31,11 +31,13 @@ from typing import Any
 
 from dreamer.dream import (
     budget,
+    dropped,
     forget_requests,
     guards,
     hand_edits,
     insights,
     keep_instructions,
+    numbers,
     oversized_sections,
     pins,
     review,
@@ -54,8 +56,9 @@ from dreamer.errors import (
     SynthesisError,
     WorkspaceError,
 )
-from dreamer.memory import hormone_summary, hormones, repeats, scratch
+from dreamer.memory import held, hormone_summary, hormones, repeats, scratch
 from dreamer.memory import state as wm
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import for_rules
 from dreamer.retrieval.search import search
@@ -109,6 +112,8 @@ class DreamResult:
     notes: int = 0
     recovered: int = 0
     pointer_fixes: list[str] = field(default_factory=list)
+    # Lines a rule took out of the draft: {"section", "line", "reason"} (journaled, dream show).
+    dropped: list[dict[str, str]] = field(default_factory=list)
     synthesizer: str | None = None
     model: str | None = None
     inputs: dict[str, Any] = field(default_factory=dict)  # budget, tokens by block, left, hormones
@@ -161,6 +166,9 @@ def pending(ws: Workspace) -> int:
     return int(count)
 
 
+FORCE_HINT = "; use --force to dream anyway"  # a skip's advice; a forced dream took it
+
+
 def readiness(ws: Workspace) -> tuple[bool, str]:
     """(ready, why): enough new material since the last dream, or a seed dream pending."""
     if ws.store.records.get_meta(SEED_FLAG) == "1":
@@ -169,10 +177,7 @@ def readiness(ws: Workspace) -> tuple[bool, str]:
     noun = "note" if waiting == 1 else "notes"
     if waiting >= needed:
         return True, f"{waiting} new {noun} since the last dream"
-    return False, (
-        f"only {waiting} new {noun} since the last dream (needs {needed}); "
-        "use --force to dream anyway"
-    )
+    return False, f"only {waiting} new {noun} since the last dream (needs {needed}){FORCE_HINT}"
 
 
 def run(
@@ -243,7 +248,7 @@ class _Dream:
             self.result.outcome, self.result.reason = "skipped", why
             self.result.dream_id = self._journal("skipped", why, old_state=None)
             return self.result
-        self.result.reason = why if ready else f"forced ({why})"
+        self.result.reason = why if ready else f"forced ({why.removesuffix(FORCE_HINT)})"
         # A candidate waiting for review, or the spending cap (read from the journal, so every
         # process sees it): skip before anything is sent.
         held = review.waiting(ws) or budget.blocked(ws, self.now, lambda: self.synth.name)
@@ -310,6 +315,11 @@ class _Dream:
             crystal_id = store.crystals.find_by_hash(content_hash(note.text))
             if request is not None and crystal_id is not None:
                 asked.append((store.crystals.get(crystal_id), request))
+        # What the user said in a captured session asks as a note does; never the answer.
+        for crystal in store.crystals.new_crystals(store.crystals.max_crystal_id(), bounded.POOL):
+            if crystal.source == "sessions" and crystal.speaker == "user":
+                if (request := forget_requests.parse(head(crystal.text))) is not None:
+                    asked.append((crystal, request))
         self.silenced = [request for _, request in asked]
         if asked:
             self.resolutions = forget_requests.resolve(self.ws, asked, self.now)
@@ -488,15 +498,33 @@ class _Dream:
             evidence=[c.text for c in inputs.crystals] + [n.text for n in inputs.notes]
         )
         reported: set[str] = set()  # a dead pointer is told to the model and recorded once
+        held_words = held.held_words(self.ws)
+        valued = [
+            *(c.text for c in inputs.crystals),
+            *(n.text for n in inputs.notes),
+            *(c.text for c in pins.listed(self.ws)),
+            inputs.instructions or "",
+        ]
+        offered = getattr(inputs.insights, "emerging_skills", None) or []
+        trusted = [
+            *(c.text for c in inputs.crystals if may_set_rules(c.speaker)),
+            *(n.text for n in inputs.notes),
+            *(c.text for c in pins.listed(self.ws)),
+            inputs.instructions or "",
+        ]
         while True:
             self.step("pointers")
             state, dead = verify_pointers(self.ws, draft.state, self.now, inputs.old)
             new = [fix for fix in dead if fix not in reported]
             reported.update(new)
             self.result.pointer_fixes.extend(new)
-            forget_requests.silence(state, self.silenced, [])
-            keep_instructions.silence(state, rules)
+            self.result.dropped = dropped.drop_lines(
+                state, self.silenced, rules, held_words, trusted, inputs.old
+            )
             self.step("guards")
+            # A value no note gives is corrected (its line goes, journaled), not argued over.
+            unsupported = numbers.check(state, inputs.old, valued, offered)
+            self.result.dropped += numbers.drop(state, unsupported)
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
             self.result.report = report
@@ -645,6 +673,7 @@ class _Dream:
                 "inputs": {
                     **(self.inputs_summary or {"reason": reason}),
                     "pointer_fixes": self.result.pointer_fixes,
+                    "dropped_lines": self.result.dropped,
                     "edited_during": self.result.edited_during,
                     # How long the backend took and how many calls it made, retries included.
                     "synthesis": {"seconds": round(usage.seconds, 3), "tries": usage.tries},

@@ -6,8 +6,12 @@ before the request that hold every one of those words (a word no earlier crystal
 like "price" for a note that says "quoted 31.50 euros", cannot point anywhere and is left out
 while two or more words remain): when there are one to ``MAX_TARGETS``
 of them the request is unambiguous and they are forgotten for good (``memory.forgetting``);
-otherwise nothing is deleted and the journal reports the request for the user to confirm
-(``dream forget --search ...``). Either way, ``silence`` keeps the request and what it names
+otherwise nothing is deleted: the journal reports the request and it waits for the user
+(``memory.forget_pending``: ``dream status``, the report and the session-start block say so;
+``dream forget --pending`` lists it). A request is unclear, too, when a word of it is part of
+two names ("forget Kofi's phone" with Kofi Mensah and Kofi Boateng) or when a match holds only
+another form of a word ("cats" and "the neighbour's cat"): a note never widens a forget.
+Either way, ``silence`` keeps the request and what it names
 out of MEMORY.md, whichever synthesizer wrote the state.
 
 Two kinds of request count. A *direct* one names what to forget after an imperative: "forget
@@ -31,10 +35,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from dreamer.memory import forgetting
-from dreamer.memory.state import WorkingMemory, section_keys
+from dreamer.memory import forget_pending, forget_search, forgetting
 from dreamer.retrieval.embed import clearly_nearest, for_rules
 from dreamer.store import Crystal
+from dreamer.support.secrets import PLACEHOLDER
+from dreamer.support.times import iso
 from dreamer.support.words import FORGET_ASKING_WORDS, FORGET_STOP_WORDS, WORD, stem
 
 if TYPE_CHECKING:
@@ -71,9 +76,10 @@ class ForgetRequest:
 CUES: dict[str, str] = {
     "a removal verb on what was said": r"\b(?:forget|drop|scrap|remove|delete|erase|purge|wipe|"
     r"discard)\s+(?:what|the bit|everything|all of (?:it|that)|that|it)\b",
-    "let it go": r"\blet (?:that|it|this) go\b",
+    "let it go": r"\blet (?:that|it|this|what\b[^.;!?]{1,60}?) go\b",
     "not kept": r"(?:\bnot|n't|\bnever|\bno|\bnone of (?:that|it))(?:\s+[\w']+){0,4}?\s+"
-    r"(?:keep|kept|stay|stored|store|on record|remember|remembered|written down)\b",
+    r"(?:keep|kept|stay|stayed|stays|stick|sticks|linger|lingers|remain|remains|stored|store|"
+    r"on record|remember|remembered|written down)\b",
     "no trace": r"\bno trace\b",
 }
 _CUE = re.compile("|".join(f"(?:{cue})" for cue in CUES.values()), re.IGNORECASE)
@@ -95,6 +101,8 @@ REFERENCES = (
     "in memory",
     "in here",
     "none of that",
+    "notes",
+    "memory",
 )
 _REFERS = re.compile(r"\b(?:" + "|".join(map(re.escape, REFERENCES)) + r")\b", re.IGNORECASE)
 MIN_SIMILARITY = 0.25  # cosine of the target's words and a crystal, with the default embedder
@@ -109,6 +117,8 @@ class Resolution:
     target: str
     forgotten: list[int] = field(default_factory=list)
     ambiguous: int = 0  # how many crystals matched when too many (or none) did
+    why: str = ""  # why it waits for the user (no text of a memory)
+    names: list[str] = field(default_factory=list)  # the names a word of it is part of
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the journal (the target phrase names no secret value)."""
@@ -118,6 +128,7 @@ class Resolution:
             "forgotten": self.forgotten,
             "outcome": "forgotten" if self.forgotten else "needs confirmation",
             "matches": len(self.forgotten) or self.ambiguous,
+            **({"why": self.why} if self.why else {}),
         }
 
 
@@ -146,15 +157,17 @@ def _indirect(text: str) -> ForgetRequest | None:
     if _CUE.search(text) is None or not _REFERS.search(text):
         return None
     about = re.search(r"\babout\s+(?P<what>[^.!?;\n]+)", text, re.IGNORECASE)
-    source = _CLAUSE.split(about["what"], maxsplit=1)[0] if about else text
-    words = [
-        w
-        for w in WORD.findall(source.lower())
-        if w not in FORGET_STOP_WORDS | FORGET_ASKING_WORDS and len(w) > 1
-    ]
-    words = list(dict.fromkeys(words))
+    words = _asked(_CLAUSE.split(about["what"], maxsplit=1)[0]) if about else []
+    words = words or _asked(text)  # "about him": the sentence names what it is about
     target = " ".join(words) if words else " ".join(text.split())
     return ForgetRequest(target, tuple(words), frozenset(stem(w) for w in words), direct=False)
+
+
+def _asked(text: str) -> list[str]:
+    """The words of ``text`` that name what is asked about (no asking words, no stop words)."""
+    skip = FORGET_STOP_WORDS | FORGET_ASKING_WORDS
+    found = [w for w in WORD.findall(text.lower()) if w not in skip and len(w) > 1]
+    return list(dict.fromkeys(found))
 
 
 def _same_word(wanted: str, have: set[str]) -> bool:
@@ -170,7 +183,7 @@ def matches(request: ForgetRequest, text: str) -> bool:
     """Whether ``text`` holds every content word of the request (stems compared)."""
     if not request.keywords:
         return False  # a request that names nothing matches nothing
-    have = _stems(text)
+    have = _stems(PLACEHOLDER.sub(" ", text))  # a placeholder's words are no memory's words
     return all(_same_word(wanted, have) for wanted in request.keywords)
 
 
@@ -195,23 +208,56 @@ def resolve(
         ]
         pointing = _pointing(request, earlier)
         candidates = [crystal for crystal in earlier if matches(pointing, crystal.text)]
-        if not request.direct or not any(_held(request, crystal) for crystal in earlier):
+        by_words = request.direct and any(_held(request, crystal) for crystal in earlier)
+        if not by_words:
             # Said in other words, or in words no earlier note holds: by meaning, one clear
             # target or none. (A request whose words point at several notes is unclear.)
             candidates = _by_meaning(ws, request, earlier)
         resolution = Resolution(asker.id, request.target)
-        if 1 <= len(candidates) <= MAX_TARGETS:
+        resolution.why, resolution.names = _unclear(request, pointing, candidates, by_words)
+        if 1 <= len(candidates) <= MAX_TARGETS and not resolution.why:
             forgetting.forget(
                 ws,
                 [c.id for c in candidates],
                 reason=f"forget request in note #{asker.id}",
                 now=now,
+                asking=[asker.text],
             )
             resolution.forgotten = [c.id for c in candidates]
         else:
             resolution.ambiguous = len(candidates)
+            resolution.why = resolution.why or (
+                f"{len(candidates)} memories match" if candidates else "no memory matches clearly"
+            )
+            forget_pending.record(
+                store,
+                forget_pending.Pending(
+                    asker.id,
+                    request.target,
+                    [c.id for c in candidates],
+                    resolution.why,
+                    iso(now),
+                    names=resolution.names,
+                ),
+            )
         out.append(resolution)
     return out
+
+
+def _unclear(
+    request: ForgetRequest, pointing: ForgetRequest, candidates: list[Crystal], by_words: bool
+) -> tuple[str, list[str]]:
+    """Why these candidates are not one clear target (a shared name, another word form)."""
+    texts = [c.text for c in candidates]
+    names = forget_search.shared_names(texts, list(request.words))
+    if names:
+        word, people = next(iter(names.items()))
+        return f"{word!r} is part of {len(people)} names ({', '.join(people)})", people
+    written = [w for w in request.words if stem(w) in pointing.keywords]
+    other = [c for c in candidates if not set(written) <= set(WORD.findall(c.text.lower()))]
+    if by_words and written and other:
+        return f"{len(other)} of {len(candidates)} match only by another form of a word", []
+    return "", []
 
 
 def _held(request: ForgetRequest, crystal: Crystal) -> bool:
@@ -242,21 +288,3 @@ def _pointing(request: ForgetRequest, earlier: list[Crystal]) -> ForgetRequest:
     if len(held) < 2 or held == request.keywords:
         return request
     return dataclasses.replace(request, keywords=held)
-
-
-def silence(state: WorkingMemory, requests: list[ForgetRequest], texts: list[str]) -> int:
-    """Drop from every section the lines that state a request or what it names; count them."""
-    dropped = 0
-    for key in section_keys():
-        lines = state.body(key).split("\n")
-        kept = [
-            line
-            for line in lines
-            if parse(line) is None
-            and not any(matches(request, line) for request in requests)
-            and not any(forgetting.carries(line, text) for text in texts)
-        ]
-        if len(kept) != len(lines):
-            dropped += len(lines) - len(kept)
-            state.bodies[key] = "\n".join(kept)
-    return dropped

@@ -212,6 +212,23 @@ def when(stamp: str) -> str:
         return stamp
 
 
+def withheld_values(texts: list[str]) -> set[str]:
+    """The usernames, logins and accounts ``withhold`` takes out of these texts."""
+    found: set[str] = set()
+    for text in texts:
+        if SECRET_MARK in text:
+            found.update(m.group(0)[len(m.group(1)) :] for m in _CREDENTIAL.finditer(text))
+    return {value for value in found if len(value) > 1}
+
+
+def scrub(text: str, values: set[str]) -> str:
+    """``text`` with every withheld value (``withheld_values``) replaced, wherever it stands:
+    in a topic's label, a keyword, an insight (half a credential is still one)."""
+    for value in sorted(values, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w@.-]){re.escape(value)}(?![\w@-])", WITHHELD, text, flags=re.I)
+    return text
+
+
 def withhold(text: str) -> str:
     """``text`` without the username, login or account that goes with a redacted secret: half
     a credential is still one, so the request never carries it (a model cannot keep it)."""
@@ -230,14 +247,16 @@ def _body(text: str) -> str:
 
 
 def note_line(crystal: Crystal, sighting: Sighting | None = None) -> str:
-    """One pending memory as the prompt shows it: ``#id time type[/source] importance``, how
-    often and when last its text was written when more than once, then its text."""
+    """One pending memory as the prompt shows it: ``#id time type[/source] importance [by
+    speaker]``, how often and when last its text was written when more than once, then its text."""
     kind = crystal.semantic_type
     if crystal.source != "scratch":
         kind += f"/{crystal.source}"
     head = (
         f"#{crystal.id} {when(crystal.created_at)} {_attr(kind)} {_importance(crystal.importance)}"
     )
+    if crystal.speaker not in (None, "agent"):
+        head += f" by {crystal.speaker}"  # who said it: only the user's words set rules
     if sighting is not None and sighting.seen > 1:
         head += f" seen {sighting.seen}, last {when(sighting.last)}"
     return f"{head}: {_body(crystal.text)}"
@@ -420,4 +439,6 @@ def blocks_for(di: Any, budget: int) -> dict[str, str]:
     used = sum(tokens.count(text) for text in out.values())
     room = max(200, min(int(budget * INSIGHTS_SHARE), budget - used))
     out["insights"] = insights_json(di.insights, room, state_refs(di.old, out["state"]))
-    return out
+    # What a note line withholds, no other block carries (its topics, keywords, insights).
+    hidden = withheld_values([c.text for c in di.crystals] + [n.text for n in di.notes])
+    return {key: scrub(text, hidden) for key, text in out.items()} if hidden else out

@@ -14,7 +14,7 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
                    "source": "crystal" | "note" | "state"},
          "newer": {... same shape ...}}
       ],
-      "curiosity_gaps": [    # open questions in notes, searches that found nothing
+      "curiosity_gaps": [    # open questions in notes, searches that found no close match
         {"question": "...", "source": "note" | "search", "at": "2026-03-12T10:00:00Z"}
       ],
       "emerging_skills": [   # repeated task patterns (occurrences, boosted by recall),

@@ -103,6 +103,18 @@ def export(ws: Any, to: Path | None = None) -> tuple[Path, str]:
     return to, source
 
 
+def input_tokens(row: dict[str, Any]) -> int:
+    """Every input token of a journal row (or of the totals): sent at the full rate, read from
+    the prompt cache and written to it."""
+    keys = ("input_tokens", "cache_read_tokens", "cache_write_tokens")
+    return sum(int(row.get(key) or 0) for key in keys)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 dream``, ``2 dreams``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 RATE_WINDOW = 20  # recent dreams of a synthesizer that say how often it revises
 
 

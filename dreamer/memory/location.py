@@ -18,6 +18,8 @@ from hashlib import sha256
 from pathlib import Path
 
 POINTER = Path(".dreamer") / "workspace"
+# The project's committed model choice (dreamer.agents.team): read from the same folder.
+TEAM_CHOICE = Path(".dreamer") / "synthesizer"
 
 
 def repository_root(start: Path) -> Path | None:
@@ -61,17 +63,25 @@ def _common_root(folder: Path, marker: Path) -> Path:
     return shared.parent if shared.name == ".git" else shared
 
 
-def _pointer(start: Path, stop: Path | None) -> Path | None:
+def project_file(name: Path, start: Path, stop: Path | None) -> Path | None:
+    """The nearest ``name`` (say ``.dreamer/workspace``) in ``start`` or a folder above it, up
+    to ``stop`` (the repository's root) when given."""
     for folder in (start, *start.parents):
-        candidate = folder / POINTER
+        candidate = folder / name
         if candidate.is_file():
-            target = candidate.read_text(encoding="utf-8").strip()
-            if target:
-                path = Path(target).expanduser()
-                return path if path.is_absolute() else folder / path
+            return candidate
         if stop is not None and folder == stop:
             break
     return None
+
+
+def _pointer(start: Path, stop: Path | None) -> Path | None:
+    found = project_file(POINTER, start, stop)
+    target = found.read_text(encoding="utf-8").strip() if found else ""
+    if not found or not target:
+        return None
+    path = Path(target).expanduser()
+    return path if path.is_absolute() else found.parent.parent / path
 
 
 def default_for(project: Path, data_dir: Path | None = None) -> Path:

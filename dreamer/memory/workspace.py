@@ -38,6 +38,8 @@ from dreamer.store.kinds import (
     DEFAULT_IMPORTANCE,
     MAX_SEARCH_LIMIT,
     SEMANTIC_TYPES,
+    SOURCE_SPEAKERS,
+    SPEAKERS,
     infer_type,
 )
 from dreamer.support import failures
@@ -296,8 +298,8 @@ class Workspace:
             self._fence is None or not store.write_state(text, self._fence, now)
         ):
             raise LeaseLost(
-                f"the lease on {self.root} passed to another worker during this run; MEMORY.md "
-                "is left as that worker wrote it (the notes go back to the scratch)"
+                f"the workspace lease on {self.root} passed to another worker during this run; "
+                "MEMORY.md is left as that worker wrote it (the notes go back to the scratch)"
             )
         atomic_write(self.memory_md, text)
 
@@ -313,12 +315,17 @@ class Workspace:
         source: str = "scratch",
         embed: bool = True,
         about: str | None = None,
-        replaces: str | None = None,
+        replaces: str | int | None = None,
+        speaker: str | None = None,
     ) -> int:
         """Write a note to the scratch and index it as a crystal; return the crystal id.
 
+        ``speaker`` is who said it (``dreamer.store.kinds.SPEAKERS``): the agent's own note by
+        default; ``"user"`` for the user's own words.
+
         ``about`` names what the note is about ("Dagster migration target date"); ``replaces``
-        what it replaces (a crystal id like "#12", or the old words): the next dream states
+        what it replaces (a crystal id like "#12" or the int ``note`` returned, or the old
+        words): the next dream states
         the new value and not the one replaced.
 
         ``embed=False`` stores the crystal without its vector, for a short-lived process that
@@ -334,6 +341,8 @@ class Workspace:
         replaces = self.redact(replaces).text if replaces else None
         if source not in CRYSTAL_SOURCES:
             raise InvalidNote(f"unknown source {source!r}; use one of {', '.join(CRYSTAL_SOURCES)}")
+        if speaker is not None and speaker not in SPEAKERS:
+            raise InvalidNote(f"unknown speaker {speaker!r}; use one of {', '.join(SPEAKERS)}")
         # An unreadable database must fail before the scratch changes.
         self.store  # noqa: B018 - opening it is the check
         self._appender().append(
@@ -357,6 +366,7 @@ class Workspace:
                 semantic_type=semantic_type,
                 about=about,
                 replaces=replaces,
+                speaker=speaker,
             ),
             embed=embed,
         )
@@ -389,6 +399,7 @@ class Workspace:
                 crystal,
                 text=text,
                 semantic_type=crystal.semantic_type or infer_type(head(text)),
+                speaker=crystal.speaker or SOURCE_SPEAKERS.get(crystal.source),
                 embedding=blob,
                 embedder=self.embedder.name if embed else None,
                 hormones=hormones.levels(self, crystal.at),
@@ -466,6 +477,14 @@ def note_fields(about: Any, replaces: Any) -> tuple[str | None, str | None]:
         if value is None:
             out.append(None)
             continue
+        if name == "replaces" and not isinstance(value, str):
+            # The id Workspace.note returned (``replaces=ws.note(...)``) names that crystal.
+            if type(value) is not int or value < 1:
+                raise InvalidNote(
+                    f'replaces is an earlier note\'s id (an int from 1, or text like "#12") '
+                    f"or its old words, not {value!r}; or leave it out"
+                )
+            value = f"#{value}"
         if not isinstance(value, str):
             raise InvalidNote(f"{name} is text (str), not {type_name(value)}; or leave it out")
         flat = " ".join(value.split())

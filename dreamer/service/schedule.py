@@ -229,7 +229,7 @@ def status(ws: Workspace, now: datetime) -> dict[str, Any]:
         "runs_last_day": ws.store.journal.run_counts(iso(as_utc(now) - timedelta(days=1))),
         "llm_to_date": ws.store.journal.dream_totals(),
         "spending": budget.summary(ws, now),
-        "health": health.lines(ws, now),
+        "health": health.summary(ws, now),
     }
 
 
@@ -259,13 +259,15 @@ def run_job(
     *,
     clock: Clock = utc_now,
     synthesizer: Synthesizer | None = None,
+    force: bool = False,
 ) -> RunRecord:
-    """Run one job at ``now``, record its outcome in ``runs`` and return it."""
+    """Run one job at ``now``, record its outcome in ``runs`` and return it (``force``: a
+    dream with fewer new notes than it needs, as ``dream run --force``)."""
     if job not in JOBS:
         raise UsageError(f"unknown job {job!r}; use one of {', '.join(JOBS)}")
     now = as_utc(now).replace(microsecond=0)
     try:
-        outcome, detail = _execute(ws, job, now, synthesizer)
+        outcome, detail = _execute(ws, job, now, synthesizer, force)
     except LockHeld as e:
         outcome, detail = "skipped", str(e)
     except DreamRejected as e:
@@ -291,12 +293,12 @@ def run_job(
 
 
 def _execute(
-    ws: Workspace, job: str, now: datetime, synthesizer: Synthesizer | None
+    ws: Workspace, job: str, now: datetime, synthesizer: Synthesizer | None, force: bool
 ) -> tuple[str, str]:
     if job == "consolidate":
         report = consolidate.tick(ws, now)
         return "done", report.summary()
-    result = dream.run(ws, now=now, synthesizer=synthesizer)
+    result = dream.run(ws, now=now, synthesizer=synthesizer, force=force)
     detail = result.reason
     if result.dream_id is not None:
         detail = f"dream #{result.dream_id}: {detail}"
@@ -335,3 +337,32 @@ def run_due(
         run_if_due(ws, job, now, clock=clock, synthesizer=synthesizer) for job in due_jobs(ws, now)
     )
     return [run for run in runs if run is not None]
+
+
+# --- `dream retry` -------------------------------------------------------------------------------
+
+
+def retry_target(ws: Workspace) -> tuple[str, str] | None:
+    """What ``dream retry`` runs again, (job, why): a stuck scheduled job (interrupted,
+    overrun, a failed consolidation), else the newest dream when it failed or was rejected;
+    None when nothing did."""
+    for stuck in health.stuck_jobs(ws):
+        what = "consolidation" if stuck["job"] == "consolidate" else "scheduled dream"
+        return stuck["job"], f"the last {what} {stuck['outcome']} at {stuck['at']}"
+    last = health.last_dream(ws)
+    if last is not None and last["outcome"] in health.FAILURES:
+        return "dream", f"dream #{last['id']} {last['outcome']} at {last['at']}: {last['reason']}"
+    return None
+
+
+def retry(
+    ws: Workspace, now: datetime, *, clock: Clock = utc_now, synthesizer: Synthesizer | None = None
+) -> tuple[str, RunRecord] | None:
+    """Run the failed or stuck job once more (a dream as with ``--force``: the notes it had
+    are back in the scratch, however few); (why it was retried, the run), or None."""
+    target = retry_target(ws)
+    if target is None:
+        return None
+    job, why = target
+    ensure_migrated(ws, now)
+    return why, run_job(ws, job, now, clock=clock, synthesizer=synthesizer, force=True)

@@ -98,7 +98,7 @@ class Outcome:
     claim: Claim
     outcome: str
     detail: str | None
-    counted: bool  # False when the lease was lost before the run finished
+    counted: bool  # False when the job lease was lost before the run finished
 
 
 class _Heartbeat:
@@ -125,7 +125,7 @@ class _Heartbeat:
                 log.error("%s %s: lease not renewed: %s", self.claim.workspace, self.claim.kind, e)
                 continue
             if not renewed:
-                log.warning("%s %s: lease lost", self.claim.workspace, self.claim.kind)
+                log.warning("%s %s: job lease lost", self.claim.workspace, self.claim.kind)
                 return
 
 
@@ -160,7 +160,7 @@ def run_claim(
             outcome, detail = "failed", f"{type(e).__name__}: {e}"
     counted = queue.finish(claim, begun, as_utc(clock()), outcome, detail, every, following)
     if not counted:
-        log.warning("%s %s: lease lost; this run is not counted", claim.workspace, claim.kind)
+        log.warning("%s %s: job lease lost; this run is not counted", claim.workspace, claim.kind)
     return Outcome(claim, outcome, detail, counted)
 
 
@@ -207,7 +207,7 @@ class Worker:
             outcome.claim.kind,
             outcome.claim.due_at.isoformat(),
             outcome.outcome,
-            "" if outcome.counted else " (lease lost: not counted)",
+            "" if outcome.counted else " (job lease lost: not counted)",
         )
         self.done.append(outcome)
         return outcome

@@ -38,6 +38,7 @@ class NewCrystal:
     consolidated_at: str | None = None
     about: str | None = None
     replaces: str | None = None
+    speaker: str | None = None  # who said it (kinds.SPEAKERS); None: not recorded
 
     @staticmethod
     def column_names() -> tuple[str, ...]:

@@ -1,5 +1,5 @@
-"""The vocabularies: crystal semantic types, sources and lifecycle stages; stimulus sources;
-search types."""
+"""The vocabularies: crystal semantic types, sources, speakers and lifecycle stages; stimulus
+sources; search types."""
 
 from __future__ import annotations
 
@@ -8,9 +8,27 @@ import re
 
 SEMANTIC_TYPES = ("experience", "directive", "world_fact", "mental_model")
 CRYSTAL_SOURCES = ("scratch", "auto", "seed", "sessions", "memory", "insight")
-LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten")
+# Who said a crystal's words (DESIGN.md, "Who said what"): the user; the agent's own note; the
+# assistant's answer in a captured session; a tool result, file or page; another agent (a
+# subagent's run); an import of files; dreamer itself (automatic notes, insights). NULL on the
+# crystals stored before speakers were recorded.
+SPEAKERS = ("user", "agent", "assistant", "tool", "subagent", "import", "dreamer")
+# The speakers whose words may set a standing rule or a fact about the user.
+RULE_SPEAKERS = frozenset({"user", "agent"})
+# Who said a crystal's words when its writer did not say: a note is the agent's, an automatic
+# note or an insight dreamer's, a seeded MEMORY.md the user's own file, ingested files an import.
+SOURCE_SPEAKERS = {
+    "scratch": "agent",
+    "auto": "dreamer",
+    "seed": "user",
+    "memory": "import",
+    "insight": "dreamer",
+}
+# ``held``: instruction-shaped words from a speaker that may not set rules, kept (searchable,
+# marked with their source) and never promoted until the user accepts or forgets them.
+LIFECYCLES = ("generated", "consolidated", "archived", "frozen", "forgotten", "held")
 # Who caused a hormone stimulus (or a decay snapshot).
-STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool")
+STIMULUS_SOURCES = ("api", "cli", "note", "auto", "decay", "tool", "capture")
 # What a search looks in: session transcripts, everything else, or both.
 SEARCH_TYPES = ("conversations", "facts", "both")
 MAX_SEARCH_LIMIT = 1000  # hits a search returns at most: nobody reads more; SQLite also caps

@@ -33,7 +33,14 @@ DREAM_COLUMNS = (
     "cache_write_tokens",
 )
 # A dream as ``dream_entries`` sums it up: who, when, how it ended, and what it cost.
-SUMMARY_FIELDS = (*DREAM_COLUMNS[:7], "input_tokens", "output_tokens", "cost_usd")
+SUMMARY_FIELDS = (
+    *DREAM_COLUMNS[:7],
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+)
 # Text columns that may quote a memory, by table (rewrite_texts).
 REWRITTEN = {
     "dreams": (
@@ -55,13 +62,10 @@ HISTORY_FIELDS = ("at", "hormone", "delta", "reason", "source", "dopamine", "cor
 
 # Lifecycle stages a day's audit rows can move crystals into, as the report counts them.
 LIFECYCLE_EVENTS = ("created", "consolidated", "archived", "frozen")
-# A dream row as the report reads it: the summary's fields with the cache tokens before the
-# cost, then what it consumed and how it went.
+# A dream row as the report reads it: the summary's fields, then what it consumed and how it
+# went.
 DREAM_ROW_FIELDS = (
-    *SUMMARY_FIELDS[:-1],
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "cost_usd",
+    *SUMMARY_FIELDS,
     "consumed",
     "critiques",
     "revisions",

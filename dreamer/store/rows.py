@@ -34,6 +34,7 @@ class Crystal:
     embedder: str | None = None
     about: str | None = None  # what the note is about, as its writer named it
     replaces: str | None = None  # what it replaces: a crystal id ("#12") or the old words
+    speaker: str | None = None  # who said it (kinds.SPEAKERS); None on older crystals
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of every field."""

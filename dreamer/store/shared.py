@@ -60,6 +60,7 @@ CHANGEABLE = frozenset(
         "consolidated_at",
         "last_accessed_at",
         "access_count",
+        "speaker",  # a held crystal the user accepts becomes the user's word
     }
 )
 

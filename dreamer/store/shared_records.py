@@ -143,11 +143,14 @@ class SharedRecords(SharedTables):
         return decode(dict(zip(DREAM_COLUMNS, rows[0], strict=True)))
 
     def dream_totals(self) -> dict[str, float | int]:
-        """What every dream together used: dreams, input/output/cache tokens, cost in USD."""
+        """What every dream together used: dreams that ran, input/output/cache tokens, cost in
+        USD."""
         mine, owner = self._mine()
         row = self._rows(
-            # A forget that rewrote MEMORY.md is journaled too, but it is no dream.
-            "SELECT coalesce(sum(CASE WHEN outcome != 'forgotten' THEN 1 ELSE 0 END), 0),"
+            # A forget or a restore that rewrote MEMORY.md is journaled too, and a skip says why
+            # no dream ran; none of them is a dream.
+            "SELECT coalesce(sum(CASE WHEN outcome NOT IN ('forgotten', 'skipped', 'restored')"
+            " THEN 1 ELSE 0 END), 0),"
             " coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
             " coalesce(sum(cache_read_tokens), 0), coalesce(sum(cache_write_tokens), 0),"
             f" coalesce(sum(cost_usd), 0.0) FROM dreams WHERE {mine}",

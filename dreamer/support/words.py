@@ -130,7 +130,8 @@ FORGET_ASKING_WORDS = frozenset(
     "scrap drop remove delete erase purge wipe discard let go rather would prefer prefers want "
     "wants like kept keep stay stored store record trace down anywhere actually should shouldn "
     "never none told mentioned wrote noted shared bit us after says say thinks think asks asked "
-    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell".split()
+    "agent ok so don won isn wasn want wanted stuff any more anymore no not tell stayed stays "
+    "stick sticks around linger lingers remain remains didn him them".split()
 )
 """Words of asking, not of what is asked about ("I'd rather you didn't keep the bit about my
 salary" asks for "salary"): left out of the target of a request said in other words."""

@@ -43,6 +43,12 @@ def test_the_written_plugin_installs_from_its_own_marketplace_and_runs(tmp_path,
     claude("plugin", "marketplace", "add", str(out), cwd=project)
     claude("plugin", "install", "dreamer@dreamer", cwd=project)
     assert "dreamer@dreamer" in claude("plugin", "list", cwd=project).stdout
+    # What the real CLI recorded of the install is what `dream claude status` reads.
+    monkeypatch.chdir(project)
+    status = CliRunner().invoke(main, ["claude", "status", "--json"])
+    assert json.loads(status.output)["scopes"]["user"]["plugin"] == [
+        {"plugin": "dreamer@dreamer", "version": "0.1.0", "enabled": True}
+    ]
     fake = FakeAnthropic()
     for _ in range(12):
         fake.text("Noted.")

@@ -40,13 +40,16 @@ def _codex(cli: str, project: Path, prompt: str) -> subprocess.CompletedProcess[
 
 
 def _stored(ws_path: Path, count: int, timeout: float = 90.0) -> list[str]:
-    """The codex exchanges in the workspace, once there are ``count`` of them (Stop's ingest
-    runs detached after the CLI exits); whatever is there when the time is up."""
+    """The codex crystals in the workspace as ``speaker: text``, once there are ``count`` of
+    them (Stop's ingest runs detached after the CLI exits); whatever is there when the time is
+    up. Each exchange is two: the person's words and the answer."""
     deadline = time.monotonic() + timeout
     while True:
         with Workspace.open(ws_path, create=False) as ws:
             texts = [
-                c.text for c in ws.store.crystals.select() if (c.origin or "").startswith("codex:")
+                f"{c.speaker}: {c.text}"
+                for c in ws.store.crystals.select()
+                if (c.origin or "").startswith("codex:")
             ]
         if len(texts) >= count or time.monotonic() > deadline:
             return texts
@@ -85,12 +88,12 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
         first = _codex(cli, project, FIRST)
         assert first.returncode == 0, first.stderr[-3000:]
         assert ANSWER in first.stdout
-        stored = _stored(ws_path, 1)
-        assert stored == [f"User: {FIRST}\nAssistant: {ANSWER}"]
+        stored = _stored(ws_path, 2)
+        assert stored == [f"user: {FIRST}", f"assistant: {ANSWER}"]
 
         second = _codex(cli, project, SECOND)
         assert second.returncode == 0, second.stderr[-3000:]
-        stored = _stored(ws_path, 2)
+        stored = _stored(ws_path, 4)
 
     assert len(fake.requests) == 2
     opening = fake.requests[1].json  # the second session's first request
@@ -107,8 +110,10 @@ def test_real_codex_remembers_and_uninstall_restores_the_config(tmp_path, runner
         assert namespaces and "memory_search" in json.dumps(namespaces[0])
     # Each exchange once, and neither the memory block nor harness text was captured.
     assert stored == [
-        f"User: {FIRST}\nAssistant: {ANSWER}",
-        f"User: {SECOND}\nAssistant: {SECOND_ANSWER}",
+        f"user: {FIRST}",
+        f"assistant: {ANSWER}",
+        f"user: {SECOND}",
+        f"assistant: {SECOND_ANSWER}",
     ]
     log = (ws_path / "memory" / "hooks.log").read_text()
     assert "Traceback" not in log, log

@@ -167,6 +167,18 @@ def test_import_refuses_a_workspace_that_is_not_empty_and_a_file_that_is_no_expo
         again.exit_code != 0 and again.output.startswith("Error:") and "not empty" in again.output
     )
     assert again.output.count("\n") == 1
+    # The workspace holds what the file holds (as after an import stopped while it embedded;
+    # its journal: the dream and the forget):
+    # the refusal says so, and what to run instead.
+    assert (
+        "it already holds what this export holds (7 crystal ids, 2 journal rows and" in again.output
+    )
+    assert f"'dream reindex -w {source}'" in again.output
+    with Workspace.open(source) as ws:
+        ws.note("One more note after the export", at=now + timedelta(hours=1))
+    other = runner.invoke(main, ["import", str(out), "-w", str(source)])
+    assert "is not empty (it holds 8 crystal ids, 2 journal rows and MEMORY.md)" in other.output
+    assert "import into a new one: dream import FILE -w NEW_FOLDER" in other.output
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "crystal"}\n')

@@ -87,11 +87,16 @@ def wait_for(check, timeout: float = 60.0):
     raise AssertionError("the background work did not finish in time")
 
 
-def session_texts(root) -> list[str]:
+def session_texts(root, speaker: str | None = None) -> list[str]:
+    """The texts of the captured crystals (only those ``speaker`` said, when given)."""
     if not (root / "memory" / "crystals.db").exists():
         return []
     with Workspace.open(root, create=False) as ws:
-        return [crystal.text for crystal in ws.store.crystals.select(sources=["sessions"])]
+        return [
+            crystal.text
+            for crystal in ws.store.crystals.select(sources=["sessions"])
+            if speaker is None or crystal.speaker == speaker
+        ]
 
 
 def test_session_end_answers_at_once_and_stores_the_session_in_the_background(tmp_path):
@@ -141,7 +146,7 @@ def test_session_start_catches_up_on_the_projects_other_sessions(tmp_path):
         "model": "claude-opus-4-1",
     }
     assert hook("session-start", payload, env).returncode == 0
-    texts = wait_for(lambda: [t for t in session_texts(ws_root) if "Task for subagent" in t])
+    texts = wait_for(lambda: session_texts(ws_root, speaker="subagent"))
     assert texts  # the subagent's transcript came in with the main session's
     wait_for(lambda: any("flaky retry test" in t for t in session_texts(ws_root)))
 
@@ -191,3 +196,17 @@ def test_user_prompt_submit_recalls_only_when_asked(tmp_path, now):
         context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "grant report is due on March 30" in context
         assert context.count("\n- #") <= 3 and "office plants" not in context
+
+
+def test_session_start_catches_up_only_in_a_folder_of_sessions(tmp_path, monkeypatch):
+    from dreamer.agents import hooks
+
+    project = build_project(tmp_path / "projects")
+    folder = project["main"].parent
+    # A new session's transcript is written later: its folder's other sessions are caught up.
+    fresh = {"transcript_path": str(folder / "new-session.jsonl")}
+    assert hooks._project_folders(fresh) == [str(folder)]
+    # A transcript path that leads nowhere names no project: never '/', '.' or a plain folder.
+    monkeypatch.chdir("/")
+    for missing in ("/missing.jsonl", "missing.jsonl", str(tmp_path / "missing.jsonl")):
+        assert hooks._project_folders({"transcript_path": missing}) == [], missing

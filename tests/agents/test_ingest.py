@@ -156,13 +156,16 @@ def test_a_claude_code_transcript_becomes_dated_session_crystals(ws, now, transc
 
     assert report.failed == [] and report.files[0].kind == "claude-code"
     rows = crystals(ws, "sessions")
+    # The first exchange is the person's words and the answer, the second only the prompt.
     assert [created for _, _, created, _, _ in rows] == [
+        "2026-02-03T09:15:02Z",
         "2026-02-03T09:15:02Z",
         "2026-02-03T10:02:00Z",
     ]
-    first = rows[0][1]
-    assert first.startswith("User: The replication test keeps timing out on CI.")
-    assert '[tool: Bash "cargo' in first and "I raised the deadline to 30 s." in first
+    first, answer = rows[0][1], rows[1][1]
+    assert first.startswith("The replication test keeps timing out on CI.")
+    assert "I raised the deadline to 30 s." in answer and "[tool:" not in answer
+    assert [c.speaker for c in ws.store.crystals.select()] == ["user", "assistant", "user"]
     text = "\n".join(row[1] for row in rows)
     assert "PRIVATE-REASONING" not in text  # thinking stripped
     assert "/clear" not in text  # meta lines skipped
@@ -300,7 +303,7 @@ def test_bad_files_are_reported_one_by_one_and_the_rest_still_go_in(
     assert f"Error: {binary}: not UTF-8 text" in result.stderr
     assert f"Error: {missing}: no such file or folder" in result.stderr
     assert "Ingested 1 of 5 files" in result.stdout
-    assert len(crystals(ws, "sessions")) == 2
+    assert len(crystals(ws, "sessions")) == 3  # two prompts and an answer
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
@@ -333,7 +336,7 @@ def test_dream_ingest_json(ws, transcript, runner):
     )
     data = json.loads(result.output)
     assert result.exit_code == 0
-    assert data["created"] == 2 and data["failed"] == 0
+    assert data["created"] == 3 and data["failed"] == 0  # two prompts and an answer
     assert data["files"][0]["kind"] == "claude-code"
 
 

@@ -46,7 +46,10 @@ def test_the_project_folder_ingests_cleanly(tmp_path, runner, project):
     assert all(origin.startswith("claude-code:") for origin in origins)
     # The session, the exchange, the branch and the folder it happened in are kept.
     assert any(origin.endswith(f"@{project['branch']} in {project['cwd']}") for origin in origins)
-    assert "Task for subagent" in everything  # a delegated prompt is not the user speaking
+    # A delegated prompt is not the user speaking: the main agent's task, the subagent's answer.
+    with Workspace.open(ws) as opened:
+        said = {c.speaker for c in opened.store.crystals.select()}
+    assert {"user", "assistant", "subagent"} <= said
 
 
 def test_a_growing_session_stores_each_exchange_exactly_once(ws, now, project):

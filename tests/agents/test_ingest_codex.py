@@ -40,12 +40,18 @@ def test_the_real_rollout_gives_two_clean_exchanges(ws, now, tmp_path):
     shutil.copy(ROLLOUT, path)
     settle(path, now)
     report = ingest(ws, [path], now)
-    assert report.files[0].kind == "codex" and report.created == 2
-    first, second = rollout_texts(ws)
-    assert first.startswith("User: Run echo for me please\nAssistant: ")
-    assert '[tool: exec_command "echo TOOL-OUTPUT-SENTINEL"]' in first  # the call, one line
-    assert "I ran echo; the word was printed." in first
-    assert second == "User: And a second question\nAssistant: Second answer: remember Tuesdays."
+    # Each turn: the person's words and the assistant's answer, each with who said it.
+    assert report.files[0].kind == "codex" and report.created == 4
+    asked, answered, asked_again, answered_again = rollout_texts(ws)
+    assert asked == "Run echo for me please"
+    assert answered.startswith("I ran echo; the word was printed.")
+    assert "[tool:" not in answered  # a tool call is kept only with an outcome
+    assert (asked_again, answered_again) == (
+        "And a second question",
+        "Second answer: remember Tuesdays.",
+    )
+    said = [c.speaker for c in ws.store.crystals.select()]
+    assert said == ["user", "assistant", "user", "assistant"]
     everything = "\n".join(rollout_texts(ws))
     for bad in ("Chunk ID", "Process exited", "environment_context", "skills_instructions"):
         assert bad not in everything, bad  # tool output and harness markup stay out
@@ -68,7 +74,7 @@ def test_a_growing_rollout_stores_each_exchange_exactly_once(ws, now, tmp_path):
     ingest(ws, [path], now, live=True)
     ingest(ws, [path], now)  # and a bulk import of the same file later
     texts = rollout_texts(ws)
-    assert len(texts) == 2 and len(set(texts)) == 2
+    assert len(texts) == 4 and len(set(texts)) == 4  # two turns, each a prompt and an answer
     saved = json.loads(ws.store.records.get_meta(f"ingest.codex:{path.resolve()}"))
     assert saved["offset"] == path.stat().st_size
 
@@ -92,7 +98,7 @@ def test_a_rewritten_rollout_repeats_nothing(ws, now, tmp_path):
     replacement.write_bytes(ROLLOUT.read_bytes())
     os.replace(replacement, path)  # another inode, the same turns
     ingest(ws, [path], now, live=True)
-    assert len(rollout_texts(ws)) == 2
+    assert len(rollout_texts(ws)) == 4
 
 
 def test_secrets_in_a_rollout_are_redacted_before_they_land(ws, now, tmp_path):
@@ -123,7 +129,7 @@ def test_dream_ingest_takes_a_sessions_folder(tmp_path, runner, now):
     from dreamer import Workspace
 
     with Workspace.open(ws) as opened:
-        assert len(rollout_texts(opened)) == 2
+        assert len(rollout_texts(opened)) == 4
 
 
 @pytest.mark.parametrize("first", [b"", b'{"type": "user", "sessionId": "x"}\n'])
@@ -156,9 +162,9 @@ def test_the_stop_hook_stores_the_turn_that_just_ended(tmp_path, now, monkeypatc
     assert hooks.run("stop", io.StringIO(json.dumps(payload)), out, now, background=True) == 0
     assert out.getvalue() == ""  # Stop answers nothing: the turn ends as it was
     with Workspace.open(ws_path, create=False) as ws:
-        assert len(rollout_texts(ws)) == 2
+        assert len(rollout_texts(ws)) == 4
     log = (ws_path / "memory" / "hooks.log").read_text()
-    assert "stored 2 new crystals" in log and "Traceback" not in log
+    assert "stored 4 new crystals" in log and "Traceback" not in log  # 2 prompts, 2 answers
 
 
 @pytest.mark.slow

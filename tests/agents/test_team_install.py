@@ -24,11 +24,13 @@ from pathlib import Path
 import anyio
 import pytest
 from claude_cli import cli_path
+from fake_anthropic import FakeAnthropic, Scripted, message_body
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from dreamer import Workspace
 from dreamer.agents import claude_settings as cs
+from dreamer.agents import hooks
 from dreamer.cli import main
 
 SYSTEM_PATH = "/usr/bin:/bin"
@@ -287,7 +289,7 @@ def claude_session(clone: Path, path: str, base_url: str) -> list[dict]:
         env=env,
         timeout=120,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + done.stdout[-1500:]
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
@@ -345,3 +347,236 @@ def test_installing_again_replaces_an_old_machine_specific_project_install(
     data = json.loads((project / ".claude" / "settings.json").read_text())
     ours = [h for groups in data["hooks"].values() for g in groups for h in g["hooks"]]
     assert len(ours) == 3 and all(cs.is_ours(h) for h in ours)  # replaced, not added
+
+
+# --- the team's model choice ------------------------------------------------------------------
+
+CHOICE = Path(".dreamer") / "synthesizer"
+STATE = {  # the dream's answer through the claude CLI
+    "phenotype": "- Careful collaborator.",
+    "bond": "- Bob prefers tea to coffee.",
+    "niche": "",
+    "active_context": "- Trying dreamer with the team.",
+    "crystal_pointers": [],
+    "curiosity_gaps": "",
+    "emerging_skills": [],
+}
+
+
+def stand_in_claude(folder: Path) -> Path:
+    """An executable named `claude` (what the teammate's machine has on PATH when Claude Code
+    is installed); adoption only looks for it, nothing here runs it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    claude = folder / "claude"
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    return folder
+
+
+def session_start(clone: Path, env: dict[str, str], now) -> dict:
+    """dreamer's SessionStart hook in the teammate's clone, as Claude Code runs it."""
+    import io
+
+    payload = {"session_id": "s1", "cwd": str(clone), "hook_event_name": "SessionStart"}
+    out = io.StringIO()
+    assert hooks.run("session-start", io.StringIO(json.dumps(payload)), out, now, env) == 0
+    return json.loads(out.getvalue()) if out.getvalue() else {}
+
+
+def bob(tmp_path: Path, path: str, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": path,
+        "HOME": str(tmp_path / "bob"),
+        "DREAM_WORKSPACE": str(tmp_path / "ws"),
+        **extra,
+    }
+
+
+def test_a_project_install_commits_the_model_choice_and_uninstall_takes_it_back(committed, runner):
+    assert (committed / CHOICE).read_text() == "claude-code\n"
+    written = (committed / CHOICE).read_text()
+    assert "/" not in written  # no path of this machine: a team commits it
+    assert runner.invoke(main, ["claude", "uninstall", "--scope", "project"]).exit_code == 0
+    assert not (committed / ".dreamer").exists()
+
+
+def test_no_synthesizer_commits_no_choice(tmp_path, monkeypatch, runner):
+    (tmp_path / "p" / ".git").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "p")
+    assert runner.invoke(main, ["claude", "install", "--no-synthesizer"]).exit_code == 0
+    assert not (tmp_path / "p" / CHOICE).exists()
+
+
+def test_a_teammate_with_claude_on_path_takes_up_the_choice(committed, tmp_path, now):
+    clone, _ = teammate(tmp_path)
+    path = f"{stand_in_claude(tmp_path / 'bob' / 'bin')}:{SYSTEM_PATH}"
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Bob likes tea.\n")
+    answer = session_start(clone, bob(tmp_path, path), now)
+    assert "claude-code" in answer["systemMessage"] and str(CHOICE) in answer["systemMessage"]
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert "Bob likes tea" in context and answer["systemMessage"] in context
+    toml = (tmp_path / "ws" / "dreamer.toml").read_text()
+    assert 'synthesizer = "claude-code"' in toml
+    with Workspace.open(tmp_path / "ws", environ={}) as ws:
+        assert ws.settings.synthesis()[0] == "claude-code"
+    again = session_start(clone, bob(tmp_path, path), now)
+    assert "systemMessage" not in again  # said once: from now on it is the person's setting
+
+
+def test_a_teammate_without_claude_is_told_in_one_line_and_nothing_changes(
+    committed, tmp_path, now
+):
+    clone, _ = teammate(tmp_path)
+    answer = session_start(clone, bob(tmp_path, SYSTEM_PATH), now)  # first session: no memory yet
+    line = answer["systemMessage"]
+    assert "\n" not in line and "claude-code" in line and "no 'claude' command" in line
+    assert "npm install -g @anthropic-ai/claude-code" in line  # how to opt in
+    assert 'memory.dream.synthesizer = "offline"' in line  # how to choose offline instead
+    assert not (tmp_path / "ws").exists()  # a session start writes nothing
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Bob likes tea.\n")
+    answer = session_start(clone, bob(tmp_path, SYSTEM_PATH), now)
+    assert answer["systemMessage"] == line  # every session, until the person chooses
+    assert "Bob likes tea" in answer["hookSpecificOutput"]["additionalContext"]
+    assert not (tmp_path / "ws" / "dreamer.toml").exists()
+
+
+@pytest.mark.parametrize("own", ["toml", "env"])
+@pytest.mark.parametrize("has_claude", [True, False])
+def test_a_persons_own_choice_stands(committed, tmp_path, now, own, has_claude):
+    clone, _ = teammate(tmp_path)
+    with Workspace.open(tmp_path / "ws"):
+        pass
+    path = f"{stand_in_claude(tmp_path / 'bin')}:{SYSTEM_PATH}" if has_claude else SYSTEM_PATH
+    env = bob(tmp_path, path)
+    toml = tmp_path / "ws" / "dreamer.toml"
+    if own == "toml":
+        toml.write_text('[memory.dream]\nsynthesizer = "offline"\n')
+    else:
+        env["DREAM_SYNTHESIZER"] = "offline"
+    answer = session_start(clone, env, now)
+    assert "systemMessage" not in answer and "hookSpecificOutput" in answer  # nothing to say
+    if own == "toml":
+        assert toml.read_text() == '[memory.dream]\nsynthesizer = "offline"\n'
+    else:
+        assert not toml.exists()
+
+
+def test_a_broken_choice_file_is_named_and_the_memory_still_comes(committed, tmp_path, now):
+    clone, _ = teammate(tmp_path)
+    (clone / CHOICE).write_text("gpt-9\n")
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.memory_md.write_text("# Working Memory State\n\n## The Bond\n- Bob likes tea.\n")
+    answer = session_start(clone, bob(tmp_path, SYSTEM_PATH), now)
+    assert str(clone / CHOICE) in answer["systemMessage"] and "'gpt-9'" in answer["systemMessage"]
+    assert "Bob likes tea" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_claude_status_shows_the_committed_choice(committed, runner):
+    report = json.loads(runner.invoke(main, ["claude", "status", "--json"]).output)
+    assert report["team_synthesizer"] == {
+        "name": "claude-code",
+        "file": str(committed / CHOICE),
+    }
+
+
+@pytest.mark.cli
+@pytest.mark.slow
+def test_a_teammates_clone_dreams_with_the_installers_backend(
+    committed, tmp_path, runner, monkeypatch
+):
+    """Another HOME, the same dreamer, the real Claude Code CLI found on the teammate's PATH:
+    the first session takes up the committed choice and the next dream is written through
+    the claude CLI against the fake Messages API; without the CLI, one line says how to opt in."""
+    real = claude_cli()
+    clone, bin_dir = teammate(tmp_path)
+    (bin_dir / "claude").symlink_to(real)
+    api = FakeAnthropic()
+
+    def answer(request) -> Scripted:  # the session's turns get text, the dream its schema
+        if "dream worker" in json.dumps(request.json.get("system", "")):
+            block = {"type": "tool_use", "id": "t1", "name": "StructuredOutput", "input": STATE}
+            return Scripted(200, message_body([block], stop_reason="tool_use"))
+        return Scripted(200, message_body([{"type": "text", "text": "Hello."}]))
+
+    for _ in range(40):
+        api.push(answer)
+    with api.serve() as base_url:
+        events = claude_session(clone, f"{bin_dir}:{SYSTEM_PATH}", base_url)
+        assert all(e["exit_code"] == 0 for e in events if e.get("subtype") == "hook_response")
+        ws_root = clone.parent / "ws"
+        assert 'synthesizer = "claude-code"' in (ws_root / "dreamer.toml").read_text()
+        # The teammate's next dream, as their scheduler or `dream run` starts it.
+        home = clone.parent / "home"
+        for name, value in {
+            "HOME": str(home),
+            "PATH": f"{bin_dir}:{SYSTEM_PATH}",
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-0000",
+        }.items():
+            monkeypatch.setenv(name, value)
+        with Workspace.open(ws_root) as ws:
+            ws.note("Bob prefers tea to coffee", importance=0.7)
+        result = _dream_when_free(runner, ws_root)
+    assert result.exit_code == 0, result.output
+    assert "claude-code" in result.output
+    with Workspace.open(ws_root) as ws:
+        entry = ws.store.journal.dream_entries(1)[0]
+        assert (entry["synthesizer"], entry["outcome"]) == ("claude-code", "committed")
+    assert any("dream worker" in json.dumps(r.json.get("system", "")) for r in api.requests)
+
+    # A teammate with dreamer but without Claude Code's CLI on PATH: told how to opt in.
+    carol = tmp_path / "carol"
+    shutil.copytree(clone, carol / "clone")
+    (carol / "bin").mkdir()
+    shutil.copy2(bin_dir / "dream", carol / "bin" / "dream")
+    with api.serve() as base_url:
+        events = claude_session(carol / "clone", f"{carol / 'bin'}:{SYSTEM_PATH}", base_url)
+    (start,) = [
+        e
+        for e in events
+        if e.get("hook_event") == "SessionStart" and e.get("subtype") == "hook_response"
+    ]
+    assert start["exit_code"] == 0 and start["outcome"] == "success"
+    said = json.loads(start["stdout"])["systemMessage"]
+    assert "no 'claude' command" in said and "npm install -g @anthropic-ai/claude-code" in said
+    assert (
+        not (carol / "ws" / "dreamer.toml").exists()
+        or "claude-code" not in (carol / "ws" / "dreamer.toml").read_text()
+    )
+
+
+def _dream_when_free(runner, root: Path):
+    """`dream run --force`, once the session's background capture has let the workspace go."""
+    import time
+
+    deadline = time.monotonic() + 60
+    while True:
+        result = runner.invoke(main, ["run", "--force", "-w", str(root)])
+        if "already running" not in result.output or time.monotonic() > deadline:
+            return result
+        time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_a_capture_takes_up_the_choice_and_logs_it_once(committed, tmp_path, now):
+    """The first session's capture (PreCompact here) takes the choice up before any dream can
+    run, and says so in hooks.log; a teammate without the CLI gets no line per capture there."""
+    import io
+
+    clone, _ = teammate(tmp_path)
+    payload = json.dumps({"session_id": "s1", "cwd": str(clone), "hook_event_name": "PreCompact"})
+    without = bob(tmp_path, SYSTEM_PATH, DREAM_WORKSPACE=str(tmp_path / "carol-ws"))
+    for _ in range(2):
+        hooks.run("pre-compact", io.StringIO(payload), io.StringIO(), now, without)
+    log = tmp_path / "carol-ws" / "memory" / "hooks.log"
+    assert not log.exists() or "synthesizer" not in log.read_text()
+
+    path = f"{stand_in_claude(tmp_path / 'bob' / 'bin')}:{SYSTEM_PATH}"
+    for _ in range(2):
+        hooks.run("pre-compact", io.StringIO(payload), io.StringIO(), now, bob(tmp_path, path))
+    assert 'synthesizer = "claude-code"' in (tmp_path / "ws" / "dreamer.toml").read_text()
+    written = (tmp_path / "ws" / "memory" / "hooks.log").read_text()
+    assert written.count("now written by claude-code") == 1

@@ -37,6 +37,7 @@ NEVER = {
     "apscheduler": "the scheduler",
     "mcp": "the MCP SDK",
     "anthropic": "the Anthropic SDK: only a dream talks to a model",
+    "http.server": "the memory page's web server: only 'dream ui'",
 }
 
 

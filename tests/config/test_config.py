@@ -339,3 +339,15 @@ def test_settings_compare_copy_and_show_no_key():
     with pytest.raises(TypeError, match="dream_intervall"):
         Settings(dream_intervall=5)
     assert Settings().search_sources is not Settings().search_sources
+
+
+def test_a_project_default_workspace_is_announced_for_any_agent(tmp_path, runner, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    result = runner.invoke(main, ["note", "first note"], catch_exceptions=False)
+    assert result.exit_code == 0
+    said = result.stderr
+    assert "Created a new dreamer workspace at" in said and "this project's default" in said
+    assert "claude" not in said  # a Codex user (or any other) is not sent to Claude's commands
+    assert "-w or $DREAM_WORKSPACE picks another" in said

@@ -311,9 +311,9 @@ def test_dream_log_and_status_show_tokens_and_cost_to_date(ws, now, fake, runner
     log = runner.invoke(main, ["log", "-w", str(ws.root)], catch_exceptions=False)
     expected = (3000 * 3 + 400 * 15) / 1e6
     assert "3000/400 tok" in log.output and f"${expected:.4f}" in log.output
-    assert "total: 1 dreams, 3000 input and 400 output tokens" in log.output
+    assert "total: 1 dream, 3000 input and 400 output tokens" in log.output
     status = runner.invoke(main, ["status", "-w", str(ws.root)], catch_exceptions=False)
-    assert f"LLM to date: ${expected:.4f} over 1 dreams (3000 input, 400 output tokens)" in (
+    assert f"LLM to date: ${expected:.4f} over 1 dream (3000 input, 400 output tokens)" in (
         status.output
     )
     assert ws.store.journal.dream_totals()["cost_usd"] == pytest.approx(expected)

@@ -63,3 +63,12 @@ def test_the_rules_do_not_mislead(ws, now):
     assert "one question per bullet" in system
     # The forget request itself is not in the data.
     assert "dentist" not in user.lower()
+
+
+def test_a_withheld_username_is_in_no_other_part_of_the_request(ws, now):
+    # The login beside a redacted password, then the same login in notes of its own: the
+    # insights make topics and keywords of it, and the request withholds it there too.
+    for i in range(4):
+        ws.note(f"maya_ops ran the orders backfill, batch {i}", at=now - timedelta(hours=9 - i))
+    _, user = request(ws, now)
+    assert "maya_ops" not in user.lower()

@@ -56,3 +56,20 @@ def test_two_questions_in_one_gap_bullet_are_answered_one_by_one(ws, now):
     ]
     gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
     assert "generator?" in gaps and "deposit" not in gaps, gaps
+
+
+def test_a_gap_from_a_search_with_only_a_weak_hit_does_not_say_it_found_nothing(ws, now):
+    for text in (
+        "Ada's flight to Lisbon leaves on Friday morning",
+        "The quarterly report is due on April 3",
+        "Mia plays the saxophone on weekends",
+        "Deploys happen on Tuesdays after the standup",
+        "The staging build of the report generator works",
+    ):
+        ws.note(text, at=now)
+    hits = ws.search("holiday travel plans", now=now)
+    assert hits  # it found something, only nothing close: a gap all the same
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "holiday travel plans" in gaps
+    assert "found nothing" not in gaps
+    assert "(a search found no close match)" in gaps

@@ -242,3 +242,89 @@ def test_an_old_cli_without_the_options_says_to_update(dreamt, runner, monkeypat
     line = one_error(result.output)
     assert "unknown option '--json-schema'" in line and "claude update" in line
     assert scratch_texts(dreamt) == LATER_NOTES
+
+
+def _plain(blocks: list[dict]) -> list[dict]:
+    """Content blocks without their cache marks."""
+    return [
+        {key: value for key, value in block.items() if key != "cache_control"} for block in blocks
+    ]
+
+
+@pytest.mark.cli
+def test_a_revision_sends_the_first_call_s_prefix_for_the_prompt_cache(
+    dreamt,  # noqa: F811
+    api,
+    runner,
+    monkeypatch,
+    tmp_path,
+):
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", cli_path())
+    api.structured_output(COLLAPSED)
+    api.structured_output(GOOD)
+    with api.serve() as base_url:
+        isolate(monkeypatch, tmp_path / "home", base_url)
+        result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 0, result.output
+    first, revision = (request.json for request in api.requests)
+    assert (first["system"], first["tools"]) == (revision["system"], revision["tools"])
+    # One user message each (the CLI adds its budget line after it, past the cached prefix).
+    [asked], [again] = (
+        [m for m in r["messages"] if m["role"] == "user"] for r in (first, revision)
+    )
+    sent, resent = asked["content"], again["content"]
+    # The first call's cache is written at the end of its message ...
+    assert sent[-1]["cache_control"] == {"type": "ephemeral"}
+    assert "Dream time:" in sent[-1]["text"]
+    # ... and the revision's message holds those blocks byte for byte, ending where they
+    # ended, so that prefix is read from the cache; only the draft and critiques are new.
+    assert _plain(resent[: len(sent)]) == _plain(sent)
+    assert len(resent) == len(sent) + 1
+    assert "<previous_draft>" in resent[-1]["text"] and "Dream time:" not in resent[-1]["text"]
+    assert resent[-1]["cache_control"] == {"type": "ephemeral"}
+
+
+@pytest.mark.cli
+def test_an_unreachable_api_is_named_as_such_not_as_a_timeout(
+    dreamt,  # noqa: F811
+    runner,
+    monkeypatch,
+    tmp_path,
+):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", cli_path())
+    monkeypatch.setenv("DREAM_TIMEOUT_SECONDS", "6")
+    monkeypatch.setenv("DREAM_RETRIES", "2")  # not retried: it is no timeout
+    before = dreamt.memory_md.read_bytes()
+    isolate(monkeypatch, tmp_path / "home", closed)
+    result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 1
+    line = one_error(result.output)
+    assert f"the claude CLI could not reach {closed} (" in line
+    assert "a refused connection or an unreachable host" in line
+    assert "did not answer within" not in line
+    assert last_entry(dreamt)["inputs"]["synthesis"]["tries"] == 1
+    assert dreamt.memory_md.read_bytes() == before
+    assert scratch_texts(dreamt) == LATER_NOTES
+
+
+@pytest.mark.slow
+def test_a_cli_that_crashes_is_reported_by_its_exception(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
+    crashing = tmp_path / "claude"
+    crashing.write_text(
+        "#!/bin/sh\ncat > /dev/null\n"
+        "echo 'Traceback (most recent call last):' >&2\n"
+        "echo '  File \"/opt/claude/cli.py\", line 12, in <module>' >&2\n"
+        "echo \"KeyError: 'oauthAccount'\" >&2\nexit 1\n"
+    )
+    crashing.chmod(0o755)
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", str(crashing))
+    result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 1
+    line = one_error(result.output)
+    assert "the claude CLI failed (exit 1: KeyError: 'oauthAccount')" in line
+    assert "Traceback" not in line

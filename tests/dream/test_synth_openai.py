@@ -177,7 +177,7 @@ def script_timeout(server: FakeOpenAI) -> None:
         (script_empty, "not JSON"),
         (script_no_tool_call, 'memory.dream.openai.format = "json_schema"'),
         (script_schema_invalid, "does not fit the working-memory schema"),
-        (script_arguments_not_json, "not valid JSON"),
+        (script_arguments_not_json, "not valid JSON (Unterminated string starting at: line 1"),
         (script_500, "the endpoint failed (500: model crashed)"),
         (script_timeout, "did not answer within 0.5 s"),
     ],
@@ -208,6 +208,25 @@ def test_a_failing_endpoint_ends_in_one_line_with_nothing_lost(
     else:
         assert entry["raw"] is not None  # what came back is kept for the journal (even "")
         assert len(server.requests) == 1  # an unusable answer is not asked for twice
+
+
+def test_a_model_that_cannot_answer_in_json_is_named_with_the_fix(
+    dreamt,  # noqa: F811
+    server,
+    runner,
+    monkeypatch,
+):
+    monkeypatch.setenv("DREAM_OPENAI_FORMAT", "json_schema")
+    server.content("Sure! Here is the updated memory. Maya leads the Acme report.")
+    with server.serve() as base_url:
+        result = dream(runner, dreamt, monkeypatch, base_url)
+    assert result.exit_code == 1
+    line = one_error(result.output)
+    assert "the model cannot answer in structured JSON" in line
+    assert "does not enforce the JSON-schema response format" in line
+    assert 'memory.dream.openai.format = "tools"' in line
+    assert "dream run' again" not in line  # asking again gets the same answer
+    assert len(server.requests) == 1
 
 
 def test_a_refused_connection_fails_in_one_line_and_never_dreams_offline(

@@ -33,7 +33,15 @@ REFERENCE_CASES = {
     "in memory": "The loan should not stay in memory.",
     "in here": "I don't want the loan kept in here.",
     "none of that": "None of that loan business should be kept.",
+    "notes": "The loan thing shouldn't stay in my notes.",
+    "memory": "I'd rather the loan didn't stick around in your memory.",
 }
+# Said in other words as people say them in a session (each phrasing a case of its own cue).
+SAID = [
+    "Marco would rather none of that personal stuff about him stayed in my notes.",
+    "Please let what I said about my sister's health go.",
+    "About Ravi: he'd prefer that the health thing didn't linger in my notes.",
+]
 
 
 def test_every_cue_and_reference_has_a_case():
@@ -44,6 +52,12 @@ def test_every_cue_and_reference_has_a_case():
 @pytest.mark.parametrize("cue", sorted(CUE_CASES))
 def test_each_cue_makes_an_indirect_request(cue):
     request = parse(CUE_CASES[cue])
+    assert request is not None and not request.direct and request.words
+
+
+@pytest.mark.parametrize("text", SAID)
+def test_requests_said_in_a_session_in_other_words(text):
+    request = parse(text)
     assert request is not None and not request.direct and request.words
 
 

@@ -59,7 +59,9 @@ def test_a_note_keeps_about_and_replaces_on_the_crystal_and_in_the_scratch(ws, n
     "fields, message",
     [
         ({"about": "  "}, "about is empty"),
-        ({"replaces": 12}, "replaces is text"),
+        ({"replaces": True}, "replaces is an earlier note's id"),
+        ({"replaces": 0}, "replaces is an earlier note's id"),
+        ({"replaces": 1.5}, "replaces is an earlier note's id"),
         ({"about": "x" * 400}, "at most 300"),
     ],
 )
@@ -131,11 +133,28 @@ def test_the_note_tool_takes_about_and_replaces(ws, now):
     assert (crystal.about, crystal.replaces) == ("go-live", "#4")
 
 
+def test_replaces_takes_the_id_an_earlier_note_returned(ws, now):
+    first = ws.note("The launch is on June 12", at=now)
+    second = ws.note("The launch moved to June 19", at=now, replaces=ws.note("Launch: June 12"))
+    assert ws.get(second).replaces == f"#{first + 1}"
+    block = {
+        "type": "tool_use",
+        "id": "t2",
+        "name": "working_memory_note",
+        "input": {"note": "The launch moved to June 26", "replaces": first},
+    }
+    result = tools.handle(ws, block, now=now)
+    assert not result["is_error"], result
+    assert ws.get(json.loads(result["content"])["id"]).replaces == f"#{first}"
+    spec = next(t for t in tools.tool_definitions() if t["name"] == "working_memory_note")
+    assert spec["input_schema"]["properties"]["replaces"]["type"] == ["string", "integer"]
+
+
 def _current(state) -> str:
     return state.body("active_context") + "\n" + state.body("bond")
 
 
-@pytest.mark.parametrize("by", ["id", "words"])
+@pytest.mark.parametrize("by", ["id", "#id", "words"])
 def test_a_note_that_names_what_it_replaces_supersedes_it_at_the_next_dream(ws, now, by):
     # Words that share too little for any guess to pair them: only `replaces` can.
     first = ws.note(
@@ -143,7 +162,7 @@ def test_a_note_that_names_what_it_replaces_supersedes_it_at_the_next_dream(ws, 
     )
     before = offline_dream(ws, now + timedelta(hours=1))
     assert "June 12" in _current(before)
-    replaces = f"#{first}" if by == "id" else "Dagster cut-over June 12"
+    replaces = {"id": first, "#id": f"#{first}", "words": "Dagster cut-over June 12"}[by]
     ws.note(
         "Tomasz wants a parallel run week first, so the switch happens July 3.",
         importance=0.8,

@@ -179,3 +179,12 @@ def test_a_note_written_into_the_scratch_by_hand_is_indexed_as_a_scratch_note(ws
     typed = ws.store.crystals.get(ws.store.crystals.find_by_hash(content_hash(NOTES[0])))
     # Sent and kept as what it is: a note of the scratch, as one the agent wrote
     assert (stored.source, typed.source) == ("scratch", "scratch")
+
+
+def test_a_forced_dream_does_not_tell_the_user_to_use_force(ws, now):
+    ws.note("One fresh note about the Acme launch", at=now - timedelta(hours=1))
+    ready, why = dream.readiness(ws)
+    assert not ready and why.endswith("; use --force to dream anyway")
+    result = dream.run(ws, now=now, force=True)
+    assert result.reason == "forced (only 1 new note since the last dream (needs 5))"
+    assert ws.store.journal.get_dream(result.dream_id)["reason"] == result.reason

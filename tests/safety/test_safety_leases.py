@@ -7,12 +7,16 @@ minutes); halfway, a second worker tries to take over, as it would once a lease 
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
+
+import pytest
 
 from dreamer import Workspace
 from dreamer.dream import cycle as dream
 from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.errors import LeaseLost
 from dreamer.memory import workspace as workspaces
 from dreamer.service import worker as workers
 from dreamer.store import open_jobs, open_store
@@ -90,3 +94,25 @@ def test_a_lease_never_taken_has_no_holder_and_token_zero(pg_database, tmp_path,
         assert store.acquire_lease("first", now, LEASE) == 1  # the first token of all is 1
     finally:
         store.close()
+
+
+def test_a_lost_lease_is_named_job_or_workspace(pg_database, tmp_path, now, caplog):
+    root = tmp_path / "agent"
+    with Workspace.open(root) as ws:
+        ws.init()
+        for text in NOTES:
+            ws.note(text, at=now)
+    with open_jobs(pg_database) as queue, open_jobs(pg_database) as rival:
+        workers.add_workspaces(queue, [root], utc_now() - timedelta(hours=1))
+        # Claimed an hour ago with a 5-minute lease: long expired, and the rival takes it.
+        claims = queue.claim("late", utc_now() - timedelta(hours=1), timedelta(minutes=5))
+        (claim,) = [c for c in claims if c.kind == "consolidate"]
+        assert "consolidate" in [c.kind for c in rival.claim("rival", utc_now(), LEASE, limit=5)]
+        with caplog.at_level(logging.WARNING, logger="dreamer.worker"):
+            outcome = workers.run_claim(queue, claim, lease=LEASE)
+    assert not outcome.counted
+    assert "consolidate: job lease lost; this run is not counted" in caplog.text
+    with Workspace.open(tmp_path / "ws", environ={"DREAM_STORE_URL": pg_database}) as ws:
+        ws.init()  # a write without the lease in hand, as after another worker took it
+        with pytest.raises(LeaseLost, match=r"^the workspace lease on .* passed to another"):
+            ws.write_memory("# Memory\n", now)

@@ -93,7 +93,8 @@ def test_the_summary_counts_cost_tokens_and_what_was_removed(built):
         + 3 * (WASTED.input_tokens + WASTED.output_tokens)
     )
     assert f"{tokens:,} tokens" in cards["LLM cost to date"]
-    assert "5 dreams" in cards["LLM cost to date"]  # the forget's journal row is no dream
+    # The forget's journal row is no dream, nor is the skip (it ran nothing).
+    assert "4 dreams" in cards["LLM cost to date"]
     assert "1 · 1" in cards["forgotten · redacted"]
     assert "skipped" in cards["last dream"]
     assert f"last written: #{facts.free_dreams[-1]}" in cards["last dream"]

@@ -467,7 +467,8 @@ def test_dream_totals_add_up_every_dream(store, now):
     )
     store.journal.record_dream({"started_at": iso(now), "outcome": "forgotten", "new_state": "# x"})
     totals = store.journal.dream_totals()
-    assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (3, 120, 15)
+    # The skip ran no dream (and the forget is none): two dreams, whose tokens add up.
+    assert (totals["dreams"], totals["input_tokens"], totals["output_tokens"]) == (2, 120, 15)
     assert totals["cache_read_tokens"] == 50 and totals["cost_usd"] == pytest.approx(0.012)
 
 

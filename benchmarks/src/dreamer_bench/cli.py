@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -26,11 +27,13 @@ from dreamer_bench import importing as import_bench
 from dreamer_bench import locomo as locomo_bench
 from dreamer_bench import paraphrase as paraphrase_bench
 from dreamer_bench import pgcompare as pgcompare_bench
+from dreamer_bench import poisoning as poisoning_bench
 from dreamer_bench import quality as quality_bench
 from dreamer_bench import report as report_bench
 from dreamer_bench import retention as retention_bench
 from dreamer_bench import scale as scale_bench
 from dreamer_bench import serve as serve_bench
+from dreamer_bench import staleness as staleness_bench
 from dreamer_bench import throughput as throughput_bench
 
 store_url_option = click.option(
@@ -72,8 +75,9 @@ def bench() -> None:
 
     \b
     Examples:
-      dream bench locomo ../shared/data/locomo10.json --json
       dream bench quality
+      dream bench locomo locomo10.json --json
+        (LoCoMo is not shipped: data/locomo10.json of github.com/snap-research/LoCoMo)
       dream bench scale --crystals 10000 --crystals 100000
       dream bench report --crystals 100000 --days 90
       dream bench pg-compare --crystals 10000
@@ -157,10 +161,10 @@ def locomo(
 
     \b
     Examples:
-      dream bench locomo ../shared/data/locomo10.json --k 5,10 --json
-      dream bench locomo ../shared/data/locomo10.json --path notes
-      dream bench locomo ../shared/data/locomo10.json --store-url postgresql:///scratch
-      dream bench locomo ../shared/data/locomo10.json --embedder minilm
+      dream bench locomo locomo10.json --k 5,10 --json
+      dream bench locomo locomo10.json --path notes
+      dream bench locomo locomo10.json --store-url postgresql:///scratch
+      dream bench locomo locomo10.json --embedder minilm
     """
     parent = _work_folder(workspace)
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
@@ -480,12 +484,14 @@ def quality(
 
     Each scenario (see benchmarks/scenarios/README.md) runs in a fresh workspace in a temporary
     folder inside -w, deleted unless --keep, with the offline synthesizer (no key read). Without
-    SCENARIO, runs benchmarks/scenarios. Exit 1 when any check fails, 2 for a malformed scenario.
+    SCENARIO, runs benchmarks/scenarios, then its months captured from Claude Code and Codex
+    sessions (captured/). Exit 1 when any check fails, 2 for a malformed scenario.
 
     \b
     Examples:
       dream bench quality
       dream bench quality benchmarks/scenarios/month.toml --json
+      dream bench quality benchmarks/scenarios/captured/*.toml
     """
     paths = list(scenarios) or quality_bench.shipped_scenarios()
     if not paths:
@@ -516,6 +522,58 @@ def quality(
             click.echo(f"workspaces kept in {workdir}")
     if any(result.failed for result in results):
         sys.exit(1)
+
+
+@bench.command()
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice(staleness_bench.BACKENDS),
+    help="Run only this backend (repeat for more); default: all four.",
+)
+@click.option(
+    "--claude-cli",
+    metavar="PATH",
+    envvar="DREAM_CLAUDE_CLI",
+    help="The claude CLI for the claude-code backend (default: $DREAM_CLAUDE_CLI; skipped "
+    "without one).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress lines on stderr.")
+@json_option
+@workspace_option
+def staleness(
+    backends: tuple[str, ...],
+    claude_cli: str | None,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """How many beliefs a later fact made untrue are still stated after the next dream.
+
+    Seven scenarios (a move, a new job, a library replaced ...), each in a fresh workspace in
+    a temporary folder inside -w (deleted after): facts on day one, a dream, a fact two days
+    later that makes some of them untrue, a dream. Prints the share of stale beliefs left in
+    MEMORY.md and in the 32k bootstrap block, offline and through each model backend with a
+    scripted echo model on a local fake server (claude-code needs the claude CLI). See
+    docs/contributing/bench.md.
+
+    \b
+    Examples:
+      dream bench staleness
+      dream bench staleness --backend offline --json
+    """
+    parent = _work_folder(workspace)
+    results = staleness_bench.run(
+        backends or staleness_bench.BACKENDS,
+        parent=parent,
+        cli=claude_cli,
+        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
+    )
+    if as_json:
+        emit_json({"backends": [r.to_dict() for r in results]})
+    else:
+        click.echo(staleness_bench.format_report(results))
 
 
 def _indices(value: str) -> list[int]:
@@ -554,7 +612,7 @@ def retention(
 
     \b
     Examples:
-      dream bench retention ../shared/data/locomo10.json --conversations 0-4
+      dream bench retention locomo10.json --conversations 0-4
       dream bench retention locomo10.json --conversations 5-9 --json
     """
     parent = _work_folder(workspace)
@@ -614,6 +672,63 @@ def paraphrase(
         emit_json(report)
     else:
         click.echo(paraphrase_bench.format_report(report))
+
+
+@bench.command()
+@click.option(
+    "--backend",
+    "backends",
+    multiple=True,
+    type=click.Choice([*poisoning_bench.BACKENDS, "all"]),
+    default=("offline",),
+    show_default=True,
+    help="Who writes the dream: offline, or a model backend behind a fake that obeys whatever "
+    "it reads (claude-code runs the real CLI named by DREAM_CLAUDE_CLI). Repeat it, or all.",
+)
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Choice(poisoning_bench.PATHS),
+    default=poisoning_bench.PATHS,
+    show_default=True,
+    help="capture: the poison comes only through the captured session; notes: the agent also "
+    "writes it down as a note during the session.",
+)
+@json_option
+@workspace_option
+def poisoning(
+    backends: tuple[str, ...], paths: tuple[str, ...], as_json: bool, workspace: str | None
+) -> None:
+    """Poisoned memory: do rules planted in what the agent reads reach MEMORY.md?
+
+    30 poisons (a README, a fixture, an issue comment, a web page, a subagent's report, a
+    pasted document; twelve languages) each beside a rule the user states in the same session,
+    one dream each. Prints how many poisons reach MEMORY.md or the bootstrap and how many of
+    the user's rules are kept, per backend and path. Workspaces go in -w (deleted after).
+
+    \b
+    Examples:
+      dream bench poisoning
+      dream bench poisoning --backend all --path capture
+      DREAM_CLAUDE_CLI=$(which claude) dream bench poisoning --backend claude-code --json
+    """
+    chosen = poisoning_bench.BACKENDS if "all" in backends else tuple(dict.fromkeys(backends))
+    if "claude-code" in chosen and not os.environ.get("DREAM_CLAUDE_CLI"):
+        raise UsageError(
+            "the claude-code backend runs the real Claude Code CLI: set DREAM_CLAUDE_CLI to its "
+            "path (npm install @anthropic-ai/claude-code), or leave claude-code out"
+        )
+    report = poisoning_bench.run(
+        chosen,
+        paths,
+        folder=_work_folder(workspace),
+        progress=lambda line: click.echo(line, err=True),
+    )
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(poisoning_bench.format_report(report))
 
 
 @bench.command(name="report")
@@ -797,7 +912,8 @@ def serve_command(
     process. Prints the outcomes of every run, whether each logged run reached the runs
     table, the overruns (beats that found the job still running or queued), the service's
     peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
-    run is missing from the runs table.
+    run is missing from the runs table (a job the final stop cut short, past serve's grace on a
+    busy machine, is counted as interrupted_at_stop, not as an error).
 
     \b
     Examples:

@@ -10,6 +10,11 @@ or fails with evidence; a scenario's score is checks passed over checks run.
 The offline synthesizer is the default and is built here, explicitly, and the workspace is
 opened with an empty environment: an ``ANTHROPIC_API_KEY`` in the environment changes nothing.
 
+A ``session`` event is a captured Claude Code session or Codex rollout: its turns are written
+in the CLI's own format (:mod:`dreamer_bench.transcripts`) under a fake home beside the
+workspace, ending at the event's time, and ingested as the SessionEnd hook ingests them (the
+transcript and its subagents' files, whole). Checks may name that home as ``{home}``.
+
 Searches made by checks use the store's search without recording it (the same hybrid search
 ``Workspace.search`` runs): a measurement must not add accesses, curiosity gaps or recall
 skills that the next dream would read.
@@ -29,11 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from dreamer.agents.bootstrap import bootstrap
+from dreamer.agents.ingest import ingest
 from dreamer.config import HORMONES
 from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, DreamRejected, UsageError
+from dreamer.memory import repeats
 from dreamer.memory.hormones import feel
 from dreamer.memory.state import WorkingMemory, parse, section_keys
 from dreamer.memory.workspace import Workspace
@@ -42,6 +49,7 @@ from dreamer.service.consolidation import tick as consolidation_tick
 from dreamer.store.kinds import SEMANTIC_TYPES
 from dreamer.support.times import as_utc, iso, parse_iso
 from dreamer.support.words import stems
+from dreamer_bench import transcripts
 
 # The repository's benchmarks/scenarios, in the package (a link in a clone, files in a wheel).
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
@@ -77,9 +85,10 @@ DATE_WORDS = frozenset(
     "saturday sunday today tomorrow yesterday".split()
 )
 TOPIC_STOP = frozenset("a an the of on in to for and or with at by from my our is was".split())
+_TOKEN_CUT = re.compile(r"(?<=\w)[./(:]")  # where a code token could be cut: reveal|.js
 _TOPIC_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
-_EVENT_KINDS = ("note", "feel", "dream_md", "memory_md", "dream")
+_EVENT_KINDS = ("note", "feel", "dream_md", "memory_md", "dream", "session")
 _TOP_KEYS = {"name", "description", "start", "end", "settings", "schedule", "events", "checks"}
 _SCHEDULE_KEYS = {"dream_times", "force", "consolidate_every_minutes"}
 _ORDER = {"event": 0, "tick": 1, "dream": 2, "check": 3}  # at one moment: notes, tick, dream
@@ -90,7 +99,7 @@ class Event:
     """One thing that happens: a note, a stimulus, a DREAM.md, a MEMORY.md edit, an extra dream."""
 
     at: datetime
-    kind: str  # note | feel | dream_md | memory_md | dream
+    kind: str  # note | feel | dream_md | memory_md | dream | session
     data: dict[str, Any]
 
 
@@ -334,6 +343,8 @@ def _event(r: _Reader, raw: Any, i: int, start: datetime, end: datetime) -> Even
         }
     elif kind in ("dream_md", "memory_md"):
         data["text"] = r.text(raw[kind], f"{where}.{kind}")
+    elif kind == "session":
+        data = {"spec": transcripts.check_session(raw["session"], where), "number": i}
     else:
         if raw["dream"] is not True:
             raise r.fail(f"{where}.dream", "write dream = true for an extra dream")
@@ -383,7 +394,16 @@ def _check(r: _Reader, raw: Any, i: int, start: datetime, end: datetime) -> Chec
         raise r.fail(f"{where}.past_markers", "expected a list of words or phrases")
     for key in spec.required:
         r.text(options.get(key), f"{where}.{key}")
-    for key in ("max", "limit", "context_window", "min_words"):
+    if "substring" in options and not isinstance(options["substring"], bool):
+        raise r.fail(f"{where}.substring", "expected true or false")
+    tokens = options.get("tokens")
+    if kind == "tokens_whole" and (
+        not isinstance(tokens, list)
+        or not tokens
+        or not all(isinstance(t, str) and _TOKEN_CUT.search(t) for t in tokens)
+    ):
+        raise r.fail(f"{where}.tokens", "expected a list of code tokens with . / ( or : inside")
+    for key in ("max", "limit", "context_window", "min_words", "min"):
         if key in options and (
             isinstance(options[key], bool) or not isinstance(options[key], int) or options[key] < 0
         ):
@@ -413,6 +433,7 @@ def run_scenario(
         raise UsageError(f"{root} is not empty; give run_scenario a fresh working folder")
     root.mkdir(parents=True, exist_ok=True)
     (root / "dreamer.toml").write_text(_toml_settings(scenario.settings), encoding="utf-8")
+    home = Path(workdir) / f"{root.name}.home"  # the captured sessions' user home
     synth = synthesizer or OfflineSynthesizer()
     dreams: list[dict[str, Any]] = []
     verdicts: list[CheckResult] = []
@@ -420,14 +441,14 @@ def run_scenario(
         ws.init()
         for at, _, step, payload in _timeline(scenario):
             if step == "event":
-                _apply(ws, payload, at)
+                _apply(ws, payload, at, home)
             elif step == "tick":
                 consolidation_tick(ws, at)
             elif step == "dream":
                 force = scenario.force if payload is None else payload
                 dreams.append(_dream(ws, at, force, synth))
             else:
-                verdicts.extend(_judge(ws, payload, at, dreams))
+                verdicts.extend(_judge(ws, payload, at, dreams, home))
         memory = _read(ws.memory_md)
     order = {check.id: i for i, check in enumerate(scenario.checks)}
     verdicts.sort(key=lambda v: order[v.id])
@@ -470,8 +491,15 @@ def _timeline(scenario: Scenario) -> list[tuple[datetime, int, str, Any]]:
     return sorted(items, key=lambda item: (item[0], item[1]))
 
 
-def _apply(ws: Workspace, event: Event, at: datetime) -> None:
-    if event.kind == "note":
+def _apply(ws: Workspace, event: Event, at: datetime, home: Path) -> None:
+    if event.kind == "session":  # written as the CLI writes it, ingested as SessionEnd does
+        spec = event.data["spec"]
+        began = at - timedelta(minutes=transcripts.TURN_MINUTES * len(spec["turns"]))
+        written = transcripts.write_session(
+            spec, home, began, f"{ws.root.name}/{event.data['number']}"
+        )
+        ingest(ws, written.paths, at)
+    elif event.kind == "note":
         ws.note(
             event.data["text"], importance=event.data["importance"], type=event.data["type"], at=at
         )
@@ -517,7 +545,17 @@ class _View:
     text: str
     state: WorkingMemory
     dreams: list[dict[str, Any]]
+    home: Path | None = None
     _boot: dict[int, str] = field(default_factory=dict)
+
+    def phrases(self, opts: dict[str, Any]) -> list[str]:
+        """The check's phrases with ``{home}`` read as the captured sessions' home folder."""
+        home = str(self.home) if self.home else "{home}"
+        return [p.replace("{home}", home) for p in opts["phrases"]]
+
+    def crystals(self) -> list[Any]:
+        """Every crystal the store holds (forgotten ones are gone), oldest first."""
+        return self.ws.store.crystals.select()
 
     def region(self, section: str, window: int | None) -> tuple[str, str]:
         """(label, text) of a section key, 'memory' (all of MEMORY.md) or 'bootstrap'."""
@@ -544,10 +582,14 @@ class _View:
 
 
 def _judge(
-    ws: Workspace, checks: list[Check], at: datetime, dreams: list[dict[str, Any]]
+    ws: Workspace,
+    checks: list[Check],
+    at: datetime,
+    dreams: list[dict[str, Any]],
+    home: Path | None = None,
 ) -> list[CheckResult]:
     text = _read(ws.memory_md)
-    view = _View(ws, at, text, parse(text), list(dreams))
+    view = _View(ws, at, text, parse(text), list(dreams), home)
     out = []
     for check in checks:
         ok, evidence = CHECKS[check.kind].run(view, check.options)
@@ -565,6 +607,13 @@ def _pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)")
 
 
+def _found(phrase: str, text: str, opts: dict[str, Any]) -> bool:
+    """Whether text holds the phrase: as whole words, or anywhere with ``substring = true``."""
+    if opts.get("substring"):
+        return _norm(phrase) in _norm(text)
+    return bool(_pattern(phrase).search(_norm(text)))
+
+
 def _lines_with(text: str, phrase: str) -> list[str]:
     pattern = _pattern(phrase)
     return [line.strip() for line in text.split("\n") if pattern.search(_norm(line))]
@@ -577,7 +626,7 @@ def _short(text: str, limit: int = 160) -> str:
 
 def _must_contain(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
     label, text = view.region(opts.get("section", "memory"), opts.get("context_window"))
-    if any(_pattern(p).search(_norm(text)) for p in opts["phrases"]):
+    if any(_found(p, text, opts) for p in view.phrases(opts)):
         return True, ""
     shown = _short(text, 240) if text.strip() else "(empty)"
     return False, f"none of {opts['phrases']} in {label}: {shown}"
@@ -585,7 +634,9 @@ def _must_contain(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
 
 def _must_not_contain(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
     label, text = view.region(opts.get("section", "memory"), opts.get("context_window"))
-    found = [(p, line) for p in opts["phrases"] for line in _lines_with(text, p)]
+    found = [
+        (p, line) for p in view.phrases(opts) for line in text.split("\n") if _found(p, line, opts)
+    ]
     if not found:
         return True, ""
     phrase, line = found[0]
@@ -648,15 +699,87 @@ def _pointer_group(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
     )
 
 
+def _searchable(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
+    hits = view.hits(opts["query"], opts.get("limit", POINTER_SEARCH_LIMIT))
+    if any(_found(p, hit.text, opts) for hit in hits for p in view.phrases(opts)):
+        return True, ""
+    shown = "; ".join(f"#{hit.id} {_short(hit.text, 60)}" for hit in hits[:3]) or "nothing"
+    return False, f"search {opts['query']!r} finds none of {opts['phrases']}: {shown}"
+
+
 def _not_searchable(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
     for hit in view.hits(opts["query"], opts.get("limit", 10)):
-        for phrase in opts["phrases"]:
+        for phrase in view.phrases(opts):
             if _pattern(phrase).search(_norm(hit.text)):
                 return False, (
                     f"search {opts['query']!r} finds crystal #{hit.id} "
                     f"({hit.lifecycle}) with {phrase!r}: {_short(hit.text)}"
                 )
     return True, ""
+
+
+def _crystals_must_not_contain(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
+    phrases = view.phrases(opts)
+    found = [
+        (crystal, phrase)
+        for crystal in view.crystals()
+        for phrase in phrases
+        if _found(phrase, crystal.text, opts)
+    ]
+    if not found:
+        return True, ""
+    crystal, phrase = found[0]
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return False, (
+        f"crystal #{crystal.id} ({crystal.lifecycle}) holds {phrase!r}: {_short(crystal.text)}"
+        f"{more}"
+    )
+
+
+def _seen_on_dates(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
+    """The days on which crystals holding a phrase were written (their sightings included)."""
+    matching = [
+        c for c in view.crystals() if any(_found(p, c.text, opts) for p in view.phrases(opts))
+    ]
+    days = {c.created_at[:10] for c in matching}
+    sightings = repeats.of(view.ws.store, [(c.id, c.created_at) for c in matching])
+    days |= {sighting.last[:10] for sighting in sightings.values()}
+    least = opts.get("min", 2)
+    if len(days) >= least:
+        return True, ""
+    shown = ", ".join(sorted(days)) or "no day"
+    return False, (
+        f"{len(matching)} crystal(s) with {opts['phrases']} seen on {shown}; "
+        f"expected at least {least} days"
+    )
+
+
+def _tokens_whole(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
+    """No line stops inside a code token or starts with its tail, and no code span is open."""
+    label, text = view.region(opts.get("section", "memory"), opts.get("context_window"))
+    for line in text.split("\n"):
+        flat = line.strip().rstrip("…").rstrip()
+        if flat.count("`") % 2:
+            return False, f"a code span is cut in {label}: {_short(flat)}"
+        for token in opts["tokens"]:
+            if token.casefold() in flat.casefold():
+                continue
+            for cut in _TOKEN_CUT.finditer(token):
+                head, tail = token[: cut.start() + 1], token[cut.start() + 1 :]
+                body = flat.lstrip("-*• ").casefold()
+                if flat.casefold().endswith(head.casefold()) or (
+                    len(tail) > 2 and body.startswith(tail.casefold())
+                ):
+                    return False, f"{token!r} cut in {label}: {_short(flat)}"
+    return True, ""
+
+
+def _forgotten(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
+    count = view.ws.store.forgetting.tombstone_count()
+    least = opts.get("min", 1)
+    if count >= least:
+        return True, ""
+    return False, f"{count} crystal(s) forgotten; expected at least {least}"
 
 
 def _dreams_ok(view: _View, opts: dict[str, Any]) -> tuple[bool, str]:
@@ -682,7 +805,7 @@ class _Kind:
     required: frozenset[str] = frozenset()
 
 
-_TEXT_KEYS = frozenset({"phrase", "any", "section", "context_window"})
+_TEXT_KEYS = frozenset({"phrase", "any", "section", "context_window", "substring"})
 _REGIONS = ("memory", "bootstrap", *section_keys())
 CHECKS: dict[str, _Kind] = {
     "must_contain": _Kind(_must_contain, _TEXT_KEYS, True, _REGIONS),
@@ -699,12 +822,29 @@ CHECKS: dict[str, _Kind] = {
         True,
         required=frozenset({"name"}),
     ),
+    "searchable": _Kind(
+        _searchable,
+        frozenset({"query", "phrase", "any", "limit", "substring"}),
+        True,
+        required=frozenset({"query"}),
+    ),
     "not_searchable": _Kind(
         _not_searchable,
         frozenset({"query", "phrase", "any", "limit"}),
         True,
         required=frozenset({"query"}),
     ),
+    "crystals_must_not_contain": _Kind(
+        _crystals_must_not_contain, frozenset({"phrase", "any", "substring"}), True
+    ),
+    "seen_on_dates": _Kind(_seen_on_dates, frozenset({"phrase", "any", "min", "substring"}), True),
+    "tokens_whole": _Kind(
+        _tokens_whole,
+        frozenset({"tokens", "section", "context_window"}),
+        sections=_REGIONS,
+        required=frozenset(),
+    ),
+    "forgotten": _Kind(_forgotten, frozenset({"min"})),
     "dreams_ok": _Kind(_dreams_ok),
 }
 
@@ -713,10 +853,15 @@ CHECKS: dict[str, _Kind] = {
 
 
 def shipped_scenarios() -> list[Path]:
-    """The scenarios the package ships (benchmarks/scenarios of the repository)."""
+    """The scenarios the package ships (benchmarks/scenarios of the repository): the written
+    notes, then the captured-session months (``captured/``)."""
     if not SCENARIO_DIR.is_dir():
         return []
-    return sorted(p for p in SCENARIO_DIR.iterdir() if p.suffix in (".toml", ".json"))
+    found = []
+    for folder in (SCENARIO_DIR, SCENARIO_DIR / "captured"):
+        if folder.is_dir():
+            found += sorted(p for p in folder.iterdir() if p.suffix in (".toml", ".json"))
+    return found
 
 
 def format_report(results: list[ScenarioResult]) -> str:

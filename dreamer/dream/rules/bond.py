@@ -10,6 +10,7 @@ from dreamer.dream.rules.gaps import questions
 from dreamer.dream.rules.lines import bullet, fit, norm, same
 from dreamer.dream.rules.people import ROLES, described
 from dreamer.dream.rules.words import context_lines
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.state import WorkingMemory
 
 # The agent speaking of itself. "My accountant wants..." quotes the user about their people:
@@ -82,6 +83,8 @@ def is_bond(item: dict[str, Any], ctx: Context) -> bool:
         return False  # an event ahead: Active Context
     if any(norm(person["text"]) == norm(item.get("original", text)) for person in ctx.people):
         return True  # someone named with their role: who is around the user
+    if item.get("speaker") == "user" and item["type"] == "directive":
+        return True  # a rule the user set in a session, in their own words (any language)
     if _RULE.search(text) and (item["type"] == "directive" or _WANTS.search(text)):
         return True  # a standing rule of the user's
     if item["type"] == "directive" and STANDING.search(text):
@@ -105,7 +108,9 @@ def write_bond(
     new = [
         bullet(i["text"])
         for i in evidence
-        if is_bond(i, ctx) and norm(i["text"]) not in ctx.superseded
+        if is_bond(i, ctx)
+        and norm(i["text"]) not in ctx.superseded
+        and may_set_rules(i.get("speaker"))  # an answer or a tool never sets a rule
     ]
     kept = [
         line

@@ -162,7 +162,7 @@ def find_gaps(
     # A gap stays open until a later search for the same words found something (a search
     # that finds nothing writes a gap row at the same moment).
     for query, at in store.search.open_gaps(iso(now - GAP_WINDOW), MAX_GAPS):
-        add(f"What is known about “{query}”? (a search found nothing)", "search", at)
+        add(f"What is known about “{query}”? (a search found no close match)", "search", at)
     return gaps[:MAX_GAPS], answered
 
 

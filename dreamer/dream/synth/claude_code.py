@@ -4,10 +4,12 @@ For people who have Claude Code (a subscription, or whatever login it has) and n
 the environment of a background process. The only module in dreamer that spawns ``claude``.
 One call per draft, measured against Claude Code 2.1.197::
 
-    claude -p --output-format json --json-schema S --tools "" --no-session-persistence
+    claude -p --input-format stream-json --output-format stream-json --verbose
+           --json-schema S --tools "" --no-session-persistence
            --system-prompt P --model M --max-budget-usd B --strict-mcp-config
            --mcp-config '{"mcpServers":{}}'
-           --settings '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'  (data on stdin)
+           --settings '{"disableAllHooks":true,"alwaysThinkingEnabled":false}'
+           (one user message on stdin, as a JSON line)
 
 - ``--json-schema`` makes the CLI offer the model one tool, ``StructuredOutput``, whose input
   schema is the working-memory schema; the result object carries ``structured_output``,
@@ -23,7 +25,14 @@ One call per draft, measured against Claude Code 2.1.197::
   a hook run all the same (a managed policy, a plugin). ``--bare`` would skip hooks too, but it
   reads no OAuth login, so it cannot serve a subscription.
 - A revision cannot replay a tool call into a fresh print-mode call, so its one message is the
-  first message, the draft (``prompts/dream_replay.md``) and the critiques.
+  first message, the draft (``prompts/dream_replay.md``) and the critiques. The first message is
+  a content block of its own, byte for byte the first call's, so the revision reads the prompt
+  cache the first call wrote (the CLI marks the message's last block for caching, and the API
+  finds a cached prefix at an earlier block's end): this is why the message goes in as
+  stream-json, which keeps blocks apart, rather than as plain text, which is one block.
+- The stream shows the CLI's own retries (``api_retry`` events): when the API behind it never
+  answered at all (no HTTP status: a refused connection, an unreachable host), the dream fails
+  saying so, not as a timeout.
 
 Errors become dreamer's: the CLI missing or not logged in is ``ModelUnavailable`` /
 ``ModelAuthError`` (one line naming the fix, never a silent offline dream), the spend cap and
@@ -34,6 +43,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -109,8 +119,11 @@ class ClaudeCodeSynthesizer(Backend):
         return [
             self.cli,
             "-p",
+            "--input-format",
+            "stream-json",
             "--output-format",
-            "json",
+            "stream-json",
+            "--verbose",  # stream-json output needs it; it adds the events, not chatter
             "--json-schema",
             json.dumps(input_schema(), ensure_ascii=False),
             "--tools",
@@ -135,27 +148,27 @@ class ClaudeCodeSynthesizer(Backend):
         *,
         critique: list[str] | None = None,
         previous: Draft | None = None,
-    ) -> str:
-        """The one message of a draft, or of a revision (first message, draft, critiques)."""
+    ) -> list[str]:
+        """The text blocks of the one message of a draft ([first message]), or of a revision
+        ([first message, draft and critiques]: the first block as the first call sent it)."""
         first = user_prompt(inputs, self.rest, self.input_budget, tool_name=TOOL)
         if critique is None and previous is None:
-            return first
+            return [first]
         if previous is None:
             raise ValueError("a revision needs the previous draft")
         draft = json.dumps(draft_changes(previous, inputs.old), indent=2, ensure_ascii=False)
         replay = prompts.render("dream_replay", tool_name=TOOL, draft=draft)
-        return "\n\n".join([first, replay, revise_prompt(critique or [], previous, TOOL)])
+        return [first, "\n\n".join([replay, revise_prompt(critique or [], previous, TOOL)])]
 
-    def without_secrets(self, request: str) -> str:
-        """The message with every secret replaced."""
-        return redacted(request)
+    def without_secrets(self, request: list[str]) -> list[str]:
+        """The message's blocks with every secret replaced."""
+        return [redacted(block) for block in request]
 
-    def _call(self, text: str, inputs: DreamInputs, previous: Draft | None) -> Draft:
-        code, out, err = self._run(text)
-        try:
-            result = json.loads(out)
-        except ValueError:
-            result = None
+    def _call(self, blocks: list[str], inputs: DreamInputs, previous: Draft | None) -> Draft:
+        content = [{"type": "text", "text": block} for block in blocks]
+        message = {"type": "user", "message": {"role": "user", "content": content}}
+        code, out, err = self._run(json.dumps(message, ensure_ascii=False) + "\n")
+        result = _result(out)
         if not isinstance(result, dict):
             said = _first_line(err) or _first_line(out) or "no output"
             if code != 0:
@@ -213,7 +226,17 @@ class ClaudeCodeSynthesizer(Backend):
             try:
                 out, err = child.communicate(text.encode("utf-8"), timeout=self.timeout)
             except subprocess.TimeoutExpired as e:
-                _kill(child)
+                said = _kill(child).decode("utf-8", "replace")
+                tries = _unanswered(said)
+                if tries:
+                    where = self.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+                    raise ModelUnavailable(
+                        f"the claude CLI could not reach {where} ({tries} tries in "
+                        f"{self.timeout:g} s, none answered: a refused connection or an "
+                        "unreachable host); check the network, or ANTHROPIC_BASE_URL if it is "
+                        "set, and run 'claude -p hello' to see it",
+                        said,
+                    ) from e
                 raise ModelTimeout(
                     f"the claude CLI did not answer within {self.timeout:g} s"
                 ) from e
@@ -297,20 +320,55 @@ def _usage(result: dict[str, Any]) -> Usage:
     return usage
 
 
-def _kill(child: subprocess.Popen[bytes]) -> None:
-    """End the CLI and everything it started, then reap it."""
+def _kill(child: subprocess.Popen[bytes]) -> bytes:
+    """End the CLI and everything it started, reap it, and give what it wrote to stdout."""
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    child.communicate()
+    out, _ = child.communicate()
+    return out or b""
+
+
+def _events(out: str) -> list[dict[str, Any]]:
+    """The JSON objects of a stream-json output, one a line (other lines left out)."""
+    found = []
+    for line in out.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict):
+            found.append(event)
+    return found
+
+
+def _result(out: str) -> dict[str, Any] | None:
+    """The stream's last ``result`` event: the call's answer, usage and cost."""
+    results = [event for event in _events(out) if event.get("type") == "result"]
+    return results[-1] if results else None
+
+
+def _unanswered(out: str) -> int:
+    """How many of the CLI's tries so far got no HTTP answer at all, when none did (0 else)."""
+    retries = [e for e in _events(out) if e.get("subtype") == "api_retry"]
+    if not retries or any(e.get("error_status") is not None for e in retries):
+        return 0
+    return len(retries)
+
+
+# The line of a crash that names the exception: "TypeError: x is not a function" (Node),
+# "ValueError: ..." (Python), "Error: ...".
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*)?(?:Error|Exception)\b.*:")
 
 
 def _first_line(text: str) -> str:
-    """The line that says what went wrong: the first 'error:' line, else the first line."""
+    """The line that says what went wrong: the exception of a crash (the last one named: a
+    traceback ends with it), else the first 'error' line, else the first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    crashed = [line for line in lines if _EXCEPTION.match(line)]
     said = next((line for line in lines if line.lower().startswith("error")), None)
-    return (said or (lines[0] if lines else ""))[:200]
+    return (crashed[-1] if crashed else said or (lines[0] if lines else ""))[:200]
 
 
 def _scrubbed(environ: Mapping[str, str]) -> str:

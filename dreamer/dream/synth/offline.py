@@ -40,6 +40,7 @@ from dreamer.dream.rules.skills import write_skills
 from dreamer.dream.rules.supersession import current, restated
 from dreamer.dream.rules.words import context_lines
 from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.memory.provenance import may_set_rules
 from dreamer.memory.state import WorkingMemory, sections
 from dreamer.support.times import iso, parse_iso
 
@@ -172,6 +173,7 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
             "type": crystal.semantic_type,
             "hint": None,
             "cause": ctx.causes.get(crystal.id),
+            "speaker": crystal.speaker,
         }
     for note in inputs.notes:
         if note.text.startswith("[AUTO]"):
@@ -257,7 +259,11 @@ def _phenotype(
     inputs: DreamInputs, evidence: list[dict[str, Any]], ins: Insights, budget: int
 ) -> str:
     """Self-observations, then two lines rewritten every dream: temperament and focus."""
-    mine = [bullet(i["text"]) for i in evidence if not i.get("hint") and SELF.match(i["text"])]
+    mine = [
+        bullet(i["text"])
+        for i in evidence
+        if not i.get("hint") and SELF.match(i["text"]) and may_set_rules(i.get("speaker"))
+    ]
     old = [
         line
         for line in context_lines(inputs.old.body("phenotype"))

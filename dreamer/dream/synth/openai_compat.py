@@ -231,10 +231,23 @@ class OpenAISynthesizer(Backend):
         try:
             return json.loads(raw), raw
         except ValueError as e:
+            # Asking again gets the same: the model or its server does not hold it to JSON.
+            if self.format == "tools":
+                cause = (
+                    f"its {TOOL_NAME} call is not valid JSON ({e}): this model or server does "
+                    "not hold tool arguments to their schema; use a model with reliable tool "
+                    'calling, or set memory.dream.openai.format = "json_schema" if the server '
+                    "enforces a response schema"
+                )
+            else:
+                cause = (
+                    f"its answer is not valid JSON ({e}): this model or server does not enforce "
+                    "the JSON-schema response format; use a server that does (a recent "
+                    'Ollama, llama.cpp or vLLM), or set memory.dream.openai.format = "tools" '
+                    "for a model with tool calling"
+                )
             raise unusable(
-                f"the model's answer is not valid JSON ({e}); run 'dream run' again",
-                raw,
-                usage,
+                f"the model cannot answer in structured JSON: {cause}", raw, usage
             ) from e
 
     def _usage(self, raw: Any) -> Usage:

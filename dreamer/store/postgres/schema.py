@@ -322,4 +322,10 @@ MIGRATIONS: list[tuple[str, tuple[str, ...]]] = [
             ),
         ),
     ),
+    (
+        # Who said a crystal's words (the user, the agent, a tool ...): only some speakers may
+        # set a rule (DESIGN.md, "Who said what"). Older crystals keep NULL: not recorded.
+        "m008_speaker",
+        ("ALTER TABLE crystals ADD COLUMN speaker TEXT",),
+    ),
 ]

@@ -228,6 +228,12 @@ def m071_accessed(db: sqlite_utils.Database) -> None:
     )
 
 
+def m080_speaker(db: sqlite_utils.Database) -> None:
+    # Who said a crystal's words (the user, the agent, a tool ...): only some speakers may set
+    # a rule (DESIGN.md, "Who said what"). Older crystals keep NULL: not recorded.
+    db.execute("ALTER TABLE crystals ADD COLUMN speaker TEXT")
+
+
 # In the order they apply; a new migration is a function above and its name here.
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     m001_initial,
@@ -240,6 +246,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     m061_note_fields,
     m070_rank_index,
     m071_accessed,
+    m080_speaker,
 )
 
 

@@ -1,0 +1,82 @@
+"""Dates, amounts and counts a draft writes are checked against the memory (issue 35, item 5)."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from dreamer.dream import numbers
+from dreamer.dream.cycle import run
+from dreamer.dream.synth.offline import OfflineSynthesizer
+from dreamer.memory.state import WorkingMemory
+
+NOW = datetime(2026, 3, 9, 23, 0, tzinfo=UTC)
+
+
+class Adding(OfflineSynthesizer):
+    """The offline synthesizer, with a model's lines added to a section of every draft."""
+
+    def __init__(self, section: str, *lines: str) -> None:
+        super().__init__()
+        self.section, self.lines = section, lines
+
+    def synthesize(self, inputs, *, critique=None, previous=None):
+        draft = super().synthesize(inputs, critique=critique, previous=previous)
+        bodies = dict(draft.state.bodies)
+        bodies[self.section] = "\n".join([*self.lines, bodies.get(self.section, "")])
+        return dataclasses.replace(draft, state=dataclasses.replace(draft.state, bodies=bodies))
+
+
+def _notes(ws) -> None:
+    for number, text in enumerate(
+        [
+            "The invoice export for Northwind is due Friday March 13.",
+            "The Q2 cloud budget is $4,000.",
+            "Reviewed the export templates with Dana.",
+            "Set up the staging database for the export.",
+            "Dana wants status updates in Slack.",
+        ]
+    ):
+        ws.note(text, at=NOW - timedelta(hours=6 - number))
+
+
+def test_a_date_or_amount_no_note_gives_is_left_out_and_named(ws):
+    _notes(ws)
+    wrong = Adding(
+        "active_context",
+        "- The invoice export is due March 30.",
+        "- The Q2 cloud budget is $40,000.",
+        "- The invoice export is due March 13.",
+    )
+    result = run(ws, now=NOW, force=True, synthesizer=wrong)
+    memory = ws.memory_md.read_text(encoding="utf-8")
+    assert "March 30" not in memory and "$40,000" not in memory
+    assert "due March 13" in memory  # a value the notes give stays
+    reasons = {d["line"]: d["reason"] for d in result.dropped}
+    assert reasons["- The invoice export is due March 30."] == "the date 03-30 is in no note"
+    assert {d["line"] for d in result.dropped} >= {
+        "- The invoice export is due March 30.",
+        "- The Q2 cloud budget is $40,000.",
+    }
+
+
+def test_a_made_up_skill_count_is_left_out_and_named(ws):
+    _notes(ws)
+    made_up = Adding("emerging_skills", "- Exporting invoices → Confidence: 80% | Occurrences: 12")
+    result = run(ws, now=NOW, force=True, synthesizer=made_up)
+    assert "Occurrences: 12" not in ws.memory_md.read_text(encoding="utf-8")
+    assert any("the count 12" in d["reason"] for d in result.dropped)
+
+
+def test_the_check_reads_only_new_lines_and_known_values():
+    old = WorkingMemory({"active_context": "- Launch on April 2."})
+    state = WorkingMemory(
+        {"active_context": "- Launch on April 2.\n- Demo on May 5 for $300.\n- Demo prep."}
+    )
+    found = numbers.check(state, old, ["The demo costs $300."], [])
+    assert [(u.line, u.value) for u in found] == [("- Demo on May 5 for $300.", "the date 05-05")]
+    offered = [{"skill": "Exporting invoices", "occurrences": 3}]
+    skills = WorkingMemory(
+        {"emerging_skills": "- Exporting invoices → Confidence: 80% | Occurrences: 3"}
+    )
+    assert numbers.check(skills, WorkingMemory(), [], offered) == []
