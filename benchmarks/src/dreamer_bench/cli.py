@@ -564,12 +564,15 @@ def staleness(
       dream bench staleness --backend offline --json
     """
     parent = _work_folder(workspace)
-    results = staleness_bench.run(
-        backends or staleness_bench.BACKENDS,
-        parent=parent,
-        cli=claude_cli,
-        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
-    )
+    chosen = backends or staleness_bench.BACKENDS
+    results = []
+    with ProgressLine("Backends", quiet=quiet or as_json) as line:
+        line(0, len(chosen))
+        for number, backend in enumerate(chosen, 1):
+            results += staleness_bench.run(
+                (backend,), parent=parent, cli=claude_cli, progress=_say(line, quiet or as_json)
+            )
+            line(number, len(chosen))
     if as_json:
         emit_json({"backends": [r.to_dict() for r in results]})
     else:
