@@ -698,10 +698,15 @@ def paraphrase(
     help="capture: the poison comes only through the captured session; notes: the agent also "
     "writes it down as a note during the session.",
 )
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
 def poisoning(
-    backends: tuple[str, ...], paths: tuple[str, ...], as_json: bool, workspace: str | None
+    backends: tuple[str, ...],
+    paths: tuple[str, ...],
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
 ) -> None:
     """Poisoned memory: do rules planted in what the agent reads reach MEMORY.md?
 
@@ -722,12 +727,14 @@ def poisoning(
             "the claude-code backend runs the real Claude Code CLI: set DREAM_CLAUDE_CLI to its "
             "path (npm install @anthropic-ai/claude-code), or leave claude-code out"
         )
-    report = poisoning_bench.run(
-        chosen,
-        paths,
-        folder=_work_folder(workspace),
-        progress=lambda line: click.echo(line, err=True),
-    )
+    with ProgressLine("Cases", quiet=quiet) as line:
+        report = poisoning_bench.run(
+            chosen,
+            paths,
+            folder=_work_folder(workspace),
+            progress=_say(line, quiet),
+            counts=line,
+        )
     if as_json:
         emit_json(report)
     else:
