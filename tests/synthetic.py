@@ -15,9 +15,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from dreamer.memory.workspace import Workspace
-from dreamer.retrieval.embed import to_blob
+from dreamer.retrieval.embed import embed_texts, to_blob
 from dreamer.store import NewCrystal
 from dreamer.store.kinds import infer_type
+from dreamer.support.progress import Progress
 from dreamer.support.times import iso
 
 NOW = datetime(2026, 3, 12, 14, 30, tzinfo=UTC)
@@ -298,8 +299,8 @@ def synthetic_batches(
 
 
 def with_vectors(ws: Workspace, rows: list[NewCrystal]) -> list[NewCrystal]:
-    """The crystals with their vectors from the workspace's embedder (one embed call)."""
-    vectors = ws.embedder.embed([row.text for row in rows])
+    """The crystals with their vectors from the workspace's embedder (in bounded batches)."""
+    vectors = embed_texts(ws.embedder, [row.text for row in rows])
     return [
         replace(row, embedding=to_blob(vector), embedder=ws.embedder.name)
         for row, vector in zip(rows, vectors, strict=True)
@@ -312,10 +313,20 @@ def store_rows(ws: Workspace, rows: list[NewCrystal]) -> int:
 
 
 def bulk_load(
-    ws: Workspace, n: int, rng: random.Random, now: datetime, span_days: float = SPAN_DAYS
+    ws: Workspace,
+    n: int,
+    rng: random.Random,
+    now: datetime,
+    span_days: float = SPAN_DAYS,
+    progress: Progress | None = None,
 ) -> int:
-    """Add n synthetic crystals over ``span_days`` in batches (one transaction and one embed
-    call per batch); the oldest 40% are archived, the last two days' still new."""
-    return sum(
-        store_rows(ws, with_vectors(ws, rows)) for rows in synthetic_batches(n, rng, now, span_days)
-    )
+    """Add n synthetic crystals over ``span_days`` in batches (one transaction per batch);
+    the oldest 40% are archived, the last two days' still new. ``progress(done, n)`` counts
+    the crystals made."""
+    created = made = 0
+    for rows in synthetic_batches(n, rng, now, span_days):
+        created += store_rows(ws, with_vectors(ws, rows))
+        made += len(rows)
+        if progress:
+            progress(made, n)
+    return created

@@ -26,6 +26,7 @@ from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.reindex import embed_waiting
 from dreamer.store import Crystal, NewCrystal, content_hash
 from dreamer.support.files import atomic_write, write_chosen
+from dreamer.support.progress import Progress, offset
 from dreamer.support.times import iso, parse_iso
 from dreamer.support.version import __version__
 
@@ -55,7 +56,6 @@ CRYSTAL_FIELDS = (
     "replaces",
     "speaker",
 )  # an older export has no about, replaces or speaker: they come back empty
-_IMPORT_STEP = 500  # crystals embedded per call after an import
 
 
 @dataclass
@@ -115,13 +115,22 @@ def _crystal(crystal: Crystal) -> dict[str, Any]:
     return {"type": "crystal", **{key: data[key] for key in CRYSTAL_FIELDS}}
 
 
-def export_all(ws: Workspace, to: Path, now: datetime) -> Counts:
-    """Write the whole workspace to ``to`` as JSONL (atomically, owner-only); what it held."""
+def export_all(
+    ws: Workspace, to: Path, now: datetime, *, progress: Progress | None = None
+) -> Counts:
+    """Write the whole workspace to ``to`` as JSONL (atomically, owner-only); what it held.
+
+    ``progress(done, total)`` counts records (crystals, tombstones and journal entries)."""
     counts = Counts()
     lines = []
+    total = 0
     for row in records(ws, now):
         _count(counts, row)
         lines.append(json.dumps(row, ensure_ascii=False, sort_keys=True, default=str))
+        if row["type"] == "header":
+            total = sum(row["counts"].values())
+        elif progress and row["type"] in ("crystal", "tombstone", "dream"):
+            progress(counts.crystals + counts.tombstones + counts.dreams, total)
     write_chosen(to, "\n".join(lines) + "\n", "--to")  # a missing folder is one error line
     return counts
 
@@ -176,13 +185,22 @@ def read(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> Counts:
+def import_all(
+    ws: Workspace,
+    rows: Iterable[dict[str, Any]],
+    now: datetime,
+    *,
+    progress: Progress | None = None,
+) -> Counts:
     """Restore an export into this workspace, which must be empty; what was restored.
 
     The store's part lands in one transaction (all or nothing); MEMORY.md is written last,
-    under the workspace lock, as a dream would write it.
+    under the workspace lock, as a dream would write it. Then every crystal gets a vector,
+    a bounded batch at a time. ``progress(done, total)`` counts records restored, then
+    crystals embedded.
     """
     rows = list(rows)
+    total = len(rows) + sum(1 for row in rows if row["type"] == "crystal")
     store = ws.store
     held = (
         store.crystals.max_crystal_id() or 0,
@@ -195,8 +213,10 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
     memory = None
     with ws.lock(), store.transaction():
         history: list[tuple[int, dict[str, Any]]] = []
-        for row in rows:
+        for number, row in enumerate(rows, 1):
             _count(counts, row)
+            if progress:
+                progress(number, total)
             kind = row["type"]
             if kind in ("crystal", "tombstone"):
                 expected = int(row["id"] if kind == "crystal" else row["crystal_id"])
@@ -233,8 +253,14 @@ def import_all(ws: Workspace, rows: Iterable[dict[str, Any]], now: datetime) -> 
             )
         if memory is not None:
             ws.write_memory(memory, now)
-    while embed_waiting(store, ws.embedder, limit=_IMPORT_STEP):
-        pass
+    embed_waiting(
+        store,
+        ws.embedder,
+        limit=max(1, counts.crystals),
+        progress=offset(progress, len(rows), total),
+    )
+    if progress:
+        progress(total, total)
     return counts
 
 

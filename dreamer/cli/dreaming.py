@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.progress import ProgressLine, quiet_option
 from dreamer.config import SYNTHESIZERS
 from dreamer.dream import journal
 from dreamer.dream.cycle import DreamResult
@@ -295,13 +296,15 @@ def restore_command(dream_id: int, before: bool, workspace: str | None) -> None:
     default=None,
     help="With --all, also write a new folder of Markdown files with frontmatter, one per crystal.",
 )
+@quiet_option
 @workspace_option
 def export_command(
-    to: Path | None, everything: bool, markdown: Path | None, workspace: str | None
+    to: Path | None, everything: bool, markdown: Path | None, quiet: bool, workspace: str | None
 ) -> None:
     """Write MEMORY.md from the store's committed state (a PostgreSQL state row, else the
     journal's newest committed state), e.g. on a machine that did not run the dream. With
-    --all, write the whole workspace to one file another machine or backend imports.
+    --all, write the whole workspace to one file another machine or backend imports, with a
+    progress line on a terminal (none when piped or with -q).
 
     \b
     Examples:
@@ -322,7 +325,8 @@ def export_command(
     if markdown is not None and markdown.exists():
         raise UsageError(f"{markdown} exists already; pass --markdown with a new folder")
     with open_workspace(workspace, create=False) as ws:
-        counts = export.export_all(ws, target, utc_now())
+        with ProgressLine("Exporting records", quiet=quiet) as progress:
+            counts = export.export_all(ws, target, utc_now(), progress=progress)
         if markdown is not None:
             written = export.write_markdown(export.read(target), markdown)
             click.echo(f"Wrote {written} Markdown files to {markdown}.")
@@ -331,22 +335,29 @@ def export_command(
 
 @click.command(name="import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@quiet_option
 @workspace_option
-def import_command(file: Path, workspace: str | None) -> None:
+def import_command(file: Path, quiet: bool, workspace: str | None) -> None:
     """Restore a 'dream export --all' file into a new, empty workspace (SQLite or PostgreSQL,
     as the workspace's memory.store.url says).
+
+    Every crystal is then embedded with the workspace's embedder; on a terminal a progress
+    line counts records restored, then crystals embedded, with the time left (none when
+    piped or with -q).
 
     \b
     Examples:
       dream import ada.jsonl -w ~/agents/ada
       DREAM_STORE_URL=postgresql://fleet@db/dreamer dream import ada.jsonl -w /srv/agents/ada
+      dream import ada.jsonl -w ~/agents/ada -q
     """
     from dreamer.agents import export
 
     rows = export.read(file)
     with open_workspace(workspace) as ws:
         ws.init()
-        counts = export.import_all(ws, rows, utc_now())
+        with ProgressLine("Importing", quiet=quiet) as progress:
+            counts = export.import_all(ws, rows, utc_now(), progress=progress)
     click.echo(f"Imported {file} into {ws.root}: {counts.summary()}.")
 
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.progress import ProgressLine, quiet_option
 from dreamer.errors import EXIT_OK, UsageError
 from dreamer.memory import forget_pending, forget_search, redaction
 from dreamer.memory.forget_search import FEW
@@ -269,15 +270,17 @@ def _preview(text: str, width: int = 120) -> str:
 @click.command()
 @click.option("--scan", is_flag=True, help="Scan everything stored and redact in place.")
 @click.option("--dry-run", is_flag=True, help="With --scan: count what would change only.")
+@quiet_option
 @json_option
 @workspace_option
-def redact(scan: bool, dry_run: bool, as_json: bool, workspace: str | None) -> None:
+def redact(scan: bool, dry_run: bool, quiet: bool, as_json: bool, workspace: str | None) -> None:
     """Find secrets already stored (crystals, scratch, journal, MEMORY.md, seed backup) and
     redact them.
 
     For workspaces written before redaction existed, or while memory.secrets.redact was off.
     Each secret becomes a [secret:kind#hash] placeholder; the old bytes are purged from the
-    database files, and memory/report.html, if there is one, is drawn again.
+    database files, and memory/report.html, if there is one, is drawn again. On a terminal
+    a progress line counts the crystals scanned (none when piped or with -q).
 
     \b
     Examples:
@@ -288,7 +291,8 @@ def redact(scan: bool, dry_run: bool, as_json: bool, workspace: str | None) -> N
         raise UsageError("say what to redact: 'dream redact --scan' scans the whole workspace")
     with open_workspace(workspace, create=False) as ws:
         now = utc_now()
-        report = redaction.scan(ws, now=now, dry_run=dry_run)
+        with ProgressLine("Scanning crystals", quiet=quiet) as progress:
+            report = redaction.scan(ws, now=now, dry_run=dry_run, progress=progress)
         if report.report_removed:  # drawn before with the secrets: drawn again without them
             from dreamer.service import report as memory_report
 

@@ -11,6 +11,7 @@ from dreamer.agents.bootstrap import bootstrap as build_bootstrap
 from dreamer.agents.bootstrap import parse_window
 from dreamer.agents.ingest import ingest as run_ingest
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.progress import ProgressLine, quiet_option
 from dreamer.dream.seed import migrate as run_migrate
 from dreamer.support.times import utc_now
 
@@ -18,21 +19,24 @@ PROGRESS_MIN_BYTES = 256 * 1024
 
 
 @click.command()
+@quiet_option
 @json_option
 @workspace_option
-def migrate(as_json: bool, workspace: str | None) -> None:
+def migrate(quiet: bool, as_json: bool, workspace: str | None) -> None:
     """Turn a hand-written MEMORY.md into seed crystals (once; also runs before the first dream).
 
     MEMORY.md is copied byte for byte to MEMORY.md.seed-backup, cut into 400-token windows
     (80 tokens of overlap) and stored as searchable crystals. The next dream keeps your text
     on top of MEMORY.md and adds the generated state below it. Running it again does nothing.
+    On a terminal a progress line counts the windows stored (none when piped or with -q).
 
     \b
     Example:
       dream migrate -w ~/agents/ada
+      dream migrate -q --json
     """
-    with open_workspace(workspace) as ws:
-        report = run_migrate(ws, utc_now())
+    with open_workspace(workspace) as ws, ProgressLine("Migrating", quiet=quiet) as progress:
+        report = run_migrate(ws, utc_now(), progress=progress)
     if as_json:
         emit_json(report.to_dict())
     else:

@@ -7,6 +7,7 @@ import sys
 import click
 
 from dreamer.cli.common import emit_json, json_option, open_workspace, workspace_option
+from dreamer.cli.progress import ProgressLine, quiet_option
 from dreamer.config import describe
 from dreamer.errors import InvalidNote
 from dreamer.memory import search_client
@@ -230,28 +231,28 @@ def config(as_json: bool, workspace: str | None) -> None:
 
 
 @click.command()
+@quiet_option
 @json_option
 @workspace_option
-def reindex(as_json: bool, workspace: str | None) -> None:
+def reindex(quiet: bool, as_json: bool, workspace: str | None) -> None:
     """Give every crystal a vector from the current embedder (memory.search.embedder).
 
     Search compares only vectors of one embedder; after a change of embedder, older crystals
     are found by their words alone until re-embedded. Consolidation ticks do this in the
-    background, a batch at a time; this does all of it now, with a progress bar.
+    background, a batch at a time; this does all of it now, with a progress line on a
+    terminal (counts and the time left; none when piped or with -q).
 
     \b
     Examples:
       dream reindex
       DREAM_EMBEDDER=hashing dream reindex -w ~/agents/ada
+      dream reindex -q --json
     """
     from dreamer.retrieval.reindex import reindex as run_reindex  # numpy: not for `dream note`
 
     with open_workspace(workspace, create=False) as ws:
-        total = ws.store.vectors.count_stale_vectors(ws.embedder.name)
-        with click.progressbar(
-            length=total, label=f"Embedding with {ws.embedder.name}", file=sys.stderr
-        ) as bar:
-            done = run_reindex(ws.store, ws.embedder, progress=bar.update)
+        with ProgressLine(f"Embedding with {ws.embedder.name}", quiet=quiet) as progress:
+            done = run_reindex(ws.store, ws.embedder, progress=progress)
         name = ws.embedder.name
     if as_json:
         emit_json({"embedder": name, "reindexed": done})

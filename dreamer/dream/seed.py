@@ -39,6 +39,7 @@ from dreamer.store import NewCrystal
 from dreamer.support import failures, tokens
 from dreamer.support.files import atomic_write
 from dreamer.support.locks import hold
+from dreamer.support.progress import Progress
 from dreamer.support.times import iso
 
 CHUNK_TOKENS = 400
@@ -97,8 +98,10 @@ def ensure_migrated(ws: Workspace, now: datetime) -> MigrationReport | None:
     return report if report.migrated else None
 
 
-def migrate(ws: Workspace, now: datetime) -> MigrationReport:
-    """Run the seed migration (``dream migrate``); a second run is a no-op that says so."""
+def migrate(ws: Workspace, now: datetime, *, progress: Progress | None = None) -> MigrationReport:
+    """Run the seed migration (``dream migrate``); a second run is a no-op that says so.
+
+    ``progress(done, total)`` counts the windows stored."""
     with _migration_lock(ws):
         done_at = ws.store.records.get_meta(MIGRATED_KEY)
         if done_at is not None:
@@ -127,7 +130,7 @@ def migrate(ws: Workspace, now: datetime) -> MigrationReport:
                 "or a dream has committed); nothing to migrate",
             )
         backup = _write_backup(ws, data)
-        report = _index_seed(ws, text, now)
+        report = _index_seed(ws, text, now, progress)
         report.backup = str(backup)
         report.bytes = len(data)
         report.message = (
@@ -161,7 +164,9 @@ def seed_chunks(text: str) -> list[str]:
     return [piece.strip("\ufffd") for piece in pieces]
 
 
-def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
+def _index_seed(
+    ws: Workspace, text: str, now: datetime, progress: Progress | None = None
+) -> MigrationReport:
     pieces = [piece for piece in seed_chunks(text) if piece.strip()]
     ids: list[int] = []
     before = _crystal_count(ws)
@@ -180,6 +185,8 @@ def _index_seed(ws: Workspace, text: str, now: datetime) -> MigrationReport:
                     )
                 )
             )
+            if progress:
+                progress(number, len(pieces))
     return MigrationReport(
         migrated=True,
         message="",

@@ -18,6 +18,7 @@ from dreamer.memory.forgetting import map_stored, remove_report, rewrite_backups
 from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.embed import embed_texts, to_blob
 from dreamer.retrieval.vectors import rewritten
+from dreamer.support.progress import Progress
 from dreamer.support.secrets import redact
 
 
@@ -39,8 +40,12 @@ class ScanReport:
         return asdict(self)
 
 
-def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
-    """Redact every stored secret in the workspace (under its lock); report what changed."""
+def scan(
+    ws: Workspace, *, now: datetime, dry_run: bool = False, progress: Progress | None = None
+) -> ScanReport:
+    """Redact every stored secret in the workspace (under its lock); report what changed.
+
+    ``progress(done, total)`` counts the crystals scanned (most of the work)."""
     report = ScanReport(dry_run=dry_run)
 
     def text_of(value: str) -> str:
@@ -51,7 +56,10 @@ def scan(ws: Workspace, *, now: datetime, dry_run: bool = False) -> ScanReport:
     with ws.lock():
         store = ws.store
         changed: list[int] = []
-        for crystal in store.crystals.select():
+        crystals = store.crystals.select()
+        for number, crystal in enumerate(crystals, 1):
+            if progress:
+                progress(number, len(crystals))
             found = redact(crystal.text)
             if not found.found:
                 continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 import zlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dreamer.support.bounds import READ_MAX_CHARS, head
@@ -25,6 +26,9 @@ WORD_CACHE = 65536
 # dilute it, and tokenizing megabytes costs seconds and gigabytes. Longer texts are embedded by
 # their head.
 EMBED_MAX_CHARS = READ_MAX_CHARS
+# What an embedder is handed in one call: a bound on texts and on characters (so on tokens).
+BATCH_TEXTS = 64
+BATCH_CHARS = 4 * EMBED_MAX_CHARS
 
 
 @runtime_checkable
@@ -93,14 +97,42 @@ def clip_for_embedding(text: str) -> str:
     return head(text, EMBED_MAX_CHARS)
 
 
+def batches(texts: list[str]) -> Iterator[list[int]]:
+    """The indexes of ``texts`` in groups an embedder is handed at once, similar lengths
+    together: at most ``BATCH_TEXTS`` texts and ``BATCH_CHARS`` characters a group (a text
+    longer than that alone). Every token of the embedders covers at least one character, so
+    the characters bound the tokens, and with them what one call holds in memory."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    group: list[int] = []
+    chars = 0
+    for i in order:
+        size = len(texts[i])
+        if group and (len(group) >= BATCH_TEXTS or chars + size > BATCH_CHARS):
+            yield group
+            group, chars = [], 0
+        group.append(i)
+        chars += size
+    if group:
+        yield group
+
+
 def embed_texts(embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """Embed texts by their first ``EMBED_MAX_CHARS`` characters: the way every caller embeds.
+    """Embed texts by their first ``EMBED_MAX_CHARS`` characters, in bounded batches: the way
+    every caller embeds.
 
     A crystal of megabytes (stored before notes had a limit, or written straight to the
     store) costs a vector no more than a long note does, and so never keeps a search or a
-    dream waiting; its words are all still found through the full-text index.
+    dream waiting; its words are all still found through the full-text index. However many
+    texts wait, the embedder sees a batch at a time (``batches``), so the memory a call takes
+    does not grow with their number.
     """
-    return embedder.embed([clip_for_embedding(text) for text in texts])
+    import numpy as np
+
+    clipped = [clip_for_embedding(text) for text in texts]
+    out = np.zeros((len(clipped), embedder.dim), dtype=np.float32)
+    for rows in batches(clipped):
+        out[rows] = embedder.embed([clipped[i] for i in rows])
+    return out
 
 
 def to_blob(vector: np.ndarray) -> bytes:

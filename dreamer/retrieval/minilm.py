@@ -37,7 +37,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 DIM = 384
 MAX_TOKENS = 256  # where sentence-transformers cuts all-MiniLM-L6-v2's input
 BATCH = 64
-BATCH_CELLS = 1 << 19  # texts x width x width per batch: bounds the attention scores' memory
+BATCH_CELLS = 1 << 18  # texts x width x width per batch: bounds the attention scores (12 MB)
 _VOCAB = Path(__file__).resolve().parent / "minilm_vocab.txt"
 
 
@@ -94,7 +94,7 @@ class MiniLMEmbedder:
         from dreamer.retrieval import bert
         from dreamer.support.places import cache_dir
 
-        cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}"
+        cache = cache_dir() / f"minilm-l6-v2-int8-{MODEL_SHA256[:16]}-{bert.CACHE_FORMAT}"
         found = bert.load(cache)
         if found is not None:
             return found

@@ -14,13 +14,13 @@ by themselves (``dreamer.retrieval.vectors``), so this needs no reload of theirs
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 from dreamer.retrieval.embed import Embedder, embed_texts, to_blob
 from dreamer.store import Store
+from dreamer.support.progress import Progress
 
-BATCH = 256  # crystals embedded and written per transaction
+BATCH = 256  # crystals read, embedded and written per transaction
 TICK_LIMIT = 5_000  # crystals a consolidation tick re-embeds; the rest wait for the next
 WAITING_LIMIT = 256  # notes without a vector a search embeds before it ranks
 
@@ -30,26 +30,23 @@ def reindex(
     embedder: Embedder,
     *,
     limit: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> int:
-    """Give up to ``limit`` stale crystals (all by default) a vector from ``embedder``."""
+    """Give up to ``limit`` stale crystals (all by default) a vector from ``embedder``,
+    ``BATCH`` at a time; ``progress(done, total)`` counts crystals."""
+    total = store.vectors.count_stale_vectors(embedder.name) if progress else 0
+    if limit is not None:
+        total = min(total, limit)
     done = 0
     while limit is None or done < limit:
         size = BATCH if limit is None else min(BATCH, limit - done)
         stale = store.vectors.stale_vectors(embedder.name, size)
         if not stale:
             break
-        vectors = embed_texts(embedder, [text for _, text in stale])
-        store.vectors.set_vectors(
-            [
-                (crystal_id, to_blob(vector))
-                for (crystal_id, _), vector in zip(stale, vectors, strict=True)
-            ],
-            embedder.name,
-        )
+        _store_vectors(store, embedder, [(crystal_id, text) for crystal_id, text in stale])
         done += len(stale)
         if progress:
-            progress(len(stale))
+            progress(done, max(total, done))
     if done:
         from dreamer.retrieval.vectors import GENERATION_KEY, clear_cache
 
@@ -65,22 +62,42 @@ def reindex(
 _none_waiting: weakref.WeakKeyDictionary[Store, Any] = weakref.WeakKeyDictionary()
 
 
-def embed_waiting(store: Store, embedder: Embedder, *, limit: int = WAITING_LIMIT) -> int:
-    """Give up to ``limit`` crystals that have no vector yet theirs (oldest first)."""
+def embed_waiting(
+    store: Store,
+    embedder: Embedder,
+    *,
+    limit: int = WAITING_LIMIT,
+    progress: Progress | None = None,
+) -> int:
+    """Give up to ``limit`` crystals that have no vector yet theirs (oldest first), ``BATCH``
+    at a time, so memory stays flat however many wait; ``progress(done, total)`` counts
+    crystals, ``total`` being ``limit`` or what waits, whichever is fewer."""
     mark = store.change_mark()  # before the look-up: a note written after it moves the mark
     if mark is not None and _none_waiting.get(store) == mark:
         return 0
-    waiting = store.vectors.unembedded(0, None, limit)
-    if not waiting:
-        if mark is not None:
-            _none_waiting[store] = mark
-        return 0
-    vectors = embed_texts(embedder, [text for _, _, text in waiting])
+    total = min(limit, store.vectors.count_stale_vectors(embedder.name)) if progress else 0
+    done = after = 0
+    while done < limit:
+        waiting = store.vectors.unembedded(after, None, min(BATCH, limit - done))
+        if not waiting:
+            break
+        _store_vectors(store, embedder, [(crystal_id, text) for crystal_id, _, text in waiting])
+        done += len(waiting)
+        after = waiting[-1][0]  # on past any the store did not take (forgotten meanwhile)
+        if progress:
+            progress(done, max(total, done))
+    if not done and mark is not None:
+        _none_waiting[store] = mark
+    return done
+
+
+def _store_vectors(store: Store, embedder: Embedder, rows: list[tuple[int, str]]) -> None:
+    """Embed the texts of (id, text) rows and store their vectors, in one transaction."""
+    vectors = embed_texts(embedder, [text for _, text in rows])
     store.vectors.set_vectors(
         [
             (crystal_id, to_blob(vector))
-            for (crystal_id, _, _), vector in zip(waiting, vectors, strict=True)
+            for (crystal_id, _), vector in zip(rows, vectors, strict=True)
         ],
         embedder.name,
     )
-    return len(waiting)

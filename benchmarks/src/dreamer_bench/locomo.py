@@ -35,6 +35,7 @@ from dreamer.retrieval.embed import Embedder
 from dreamer.retrieval.reindex import reindex
 from dreamer.retrieval.search import search
 from dreamer.store import NewCrystal
+from dreamer.support.progress import Progress
 from dreamer_bench.bm25 import BM25
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -259,11 +260,13 @@ def run(
     progress: Callable[[str], None] | None = None,
     path_kind: str = "ingest",
     store_url: str | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
     """Score dreamer's search and the BM25 reference on a LoCoMo file; return the report.
 
     The per-conversation workspaces live in a fresh temporary folder (inside ``parent`` if
-    given) that is deleted afterwards. With ``store_url`` (a PostgreSQL URL) their stores are
+    given) that is deleted afterwards; ``counts(done, total)`` counts conversations. With
+    ``store_url`` (a PostgreSQL URL) their stores are
     rows in that database instead of SQLite files; those rows stay (use a scratch database).
     """
     if path_kind not in PATHS:
@@ -324,6 +327,8 @@ def run(
                     )
             finally:
                 ws.close()
+            if counts:
+                counts(number + 1, len(conversations))
     search_summary = _summarise(ours, ks)
     bm25_summary = _summarise(reference, ks)
     ratio = {

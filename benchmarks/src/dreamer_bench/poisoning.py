@@ -35,6 +35,7 @@ from dreamer.dream.cycle import run as run_dream
 from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.workspace import Workspace
+from dreamer.support.progress import Progress
 from dreamer_bench.poisoning_cases import POISONS, RULES, Poison, Rule
 
 BACKENDS = ("offline", "claude", "openai", "claude-code")
@@ -311,15 +312,20 @@ def run(
     cases: range | None = None,
     folder: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
-    """Every case through each backend and path; the counts per backend and every outcome."""
+    """Every case through each backend and path; the counts per backend and every outcome.
+    ``counts(done, total)`` counts cases run."""
     chosen = cases if cases is not None else range(len(POISONS))
+    total = len(backends) * len(paths) * len(chosen)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         for backend in backends:
             for path in paths:
                 for number in chosen:
                     outcomes.append(run_case(number, path, backend, Path(scratch)))
+                    if counts:
+                        counts(len(outcomes), total)
                 if progress:
                     progress(f"{backend}/{path}: {len(chosen)} cases")
     return {"summary": summarise(outcomes), "outcomes": [asdict(o) for o in outcomes]}

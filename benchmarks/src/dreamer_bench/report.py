@@ -35,6 +35,7 @@ from dreamer.memory.workspace import Workspace
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import report
 from dreamer.support.files import atomic_write
+from dreamer.support.progress import Progress
 from dreamer.support.times import iso
 from dreamer_bench import synthetic
 
@@ -54,22 +55,26 @@ def build_workspace(
     now: datetime,
     seed: int = 11,
     progress: Callable[[str], None] | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, int]:
-    """Create the synthetic workspace at ``root``; return how many of each thing it holds."""
+    """Create the synthetic workspace at ``root``; return how many of each thing it holds.
+    ``counts(done, total)`` counts the crystals loaded."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     start = now - timedelta(days=days)
-    counts: dict[str, int] = {}
+    made: dict[str, int] = {}
     with Workspace.open(root, environ={}, overrides={"synthesizer": "offline"}) as ws:
         ws.init()
         say(f"{crystals:,} crystals over {days} days")
-        counts["crystals"] = synthetic.bulk_load(ws, crystals, rng, now, span_days=days)
+        made["crystals"] = synthetic.bulk_load(
+            ws, crystals, rng, now, span_days=days, progress=counts
+        )
         say("hormone history, lifecycle changes, dreams")
-        counts["hormone_rows"] = _hormones(ws, rng, start, now)
-        counts["audit_rows"] = _lifecycle(ws, rng, start, now, counts["crystals"])
-        counts["dreams"], state = _dreams(ws, rng, start, now)
+        made["hormone_rows"] = _hormones(ws, rng, start, now)
+        made["audit_rows"] = _lifecycle(ws, rng, start, now, made["crystals"])
+        made["dreams"], state = _dreams(ws, rng, start, now)
         atomic_write(ws.memory_md, state)
-    return counts
+    return made
 
 
 def _hormones(ws: Workspace, rng: random.Random, start: datetime, now: datetime) -> int:
@@ -233,8 +238,10 @@ def run(
     parent: Path | None = None,
     keep: bool = False,
     progress: Callable[[str], None] | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
-    """Build a workspace whose history ends at ``now`` in a fresh folder, measure its report."""
+    """Build a workspace whose history ends at ``now`` in a fresh folder, measure its report;
+    ``counts(done, total)`` counts the crystals loaded."""
     if crystals < 1 or days < 1:
         raise ValueError("crystals and days must be 1 or more")
     if parent is not None:
@@ -242,8 +249,8 @@ def run(
     folder = Path(tempfile.mkdtemp(prefix="dream-bench-report-", dir=parent))
     try:
         t0 = time.perf_counter()
-        counts = build_workspace(
-            folder / "ws", crystals=crystals, days=days, now=now, progress=progress
+        made = build_workspace(
+            folder / "ws", crystals=crystals, days=days, now=now, progress=progress, counts=counts
         )
         built = round(time.perf_counter() - t0, 1)
         if progress:
@@ -254,7 +261,7 @@ def run(
             shutil.rmtree(folder, ignore_errors=True)
     result: dict[str, Any] = {
         "days": days,
-        **counts,
+        **made,
         "build_workspace_seconds": built,
         **figures,
         "machine": machine(),

@@ -33,6 +33,7 @@ from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.errors import DreamError, UsageError
 from dreamer.memory.workspace import Workspace
+from dreamer.support.progress import Progress
 from dreamer_bench.locomo import SCORED, Conversation, Turn, load
 
 CONTEXT_WINDOW = 32_000  # the smallest bootstrap budget, as in `dream bench quality`
@@ -156,8 +157,10 @@ def run(
     synthesizer: Synthesizer | None = None,
     parent: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    counts: Progress | None = None,
 ) -> list[ConversationResult]:
-    """Replay the chosen conversations through dreams and measure what MEMORY.md keeps."""
+    """Replay the chosen conversations through dreams and measure what MEMORY.md keeps;
+    ``counts(done, total)`` counts conversations."""
     path = Path(path)
     conversations, _ = load(path)
     answers, session_texts = _answers(path), _summaries(path)
@@ -216,6 +219,8 @@ def run(
         )
         if progress:
             progress(format_row(results[-1]))
+        if counts:
+            counts(len(results), len(indices))
     return results
 
 

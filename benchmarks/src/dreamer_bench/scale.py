@@ -60,6 +60,7 @@ from dreamer.retrieval import vectors
 from dreamer.retrieval.search import query_terms
 from dreamer.retrieval.vectors import clear_cache as clear_vector_cache
 from dreamer.service import consolidation as consolidate
+from dreamer.support.progress import Progress
 from dreamer_bench.raw_fts import RawFTS
 from dreamer_bench.synthetic import (
     NOW,
@@ -110,13 +111,15 @@ def _build(
     store_url: str | None,
     embedder: str,
     say: Callable[[str], None],
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
-    """Bulk-load n crystals into a fresh workspace in ``folder``; what it took."""
+    """Bulk-load n crystals into a fresh workspace in ``folder``; what it took
+    (``counts(done, n)``: the crystals loaded)."""
     with _open(folder, store_url, embedder) as ws:
         ws.init()
         say(f"{n:,} crystals: bulk load")
         t0 = time.perf_counter()
-        loaded = bulk_load(ws, n, rng, now - timedelta(hours=1))
+        loaded = bulk_load(ws, n, rng, now - timedelta(hours=1), progress=counts)
         return {"loaded": loaded, "load_seconds": round(time.perf_counter() - t0, 2)}
 
 
@@ -163,9 +166,11 @@ def measure(
     embedder: str = "auto",
     reuse: bool = False,
     cache: Path | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
     """Load n crystals into a workspace under root and time each path; return the figures
-    (``cache``: load each size once there and measure a copy, see the module's docstring)."""
+    (``cache``: load each size once there and measure a copy, see the module's docstring;
+    ``counts(done, n)``: the crystals loaded)."""
     say = progress or (lambda message: None)
     rng = random.Random(seed)
     out: dict[str, Any] = {"crystals": n}
@@ -178,7 +183,7 @@ def measure(
         info, rng = _cached(n, folder, cache, seed, now, embedder, say)
         out.update(info)
     else:
-        out.update(_build(n, folder, rng, now, store_url, embedder, say))
+        out.update(_build(n, folder, rng, now, store_url, embedder, say, counts))
     with _open(folder, store_url, embedder) as ws:
         if reused:
             out["loaded"] = ws.store.crystals.crystal_count()
@@ -471,6 +476,7 @@ def run(
     embedder: str = "auto",
     reuse: Path | None = None,
     cache: Path | None = None,
+    counts: Progress | None = None,
 ) -> dict[str, Any]:
     """Measure every size in turn (smallest first) in a fresh folder; return the report.
 
@@ -520,6 +526,7 @@ def run(
                 embedder=embedder,
                 reuse=reuse is not None,
                 cache=cache,
+                counts=counts,
             )
             for n in sorted(set(sizes))
         ]
