@@ -34,7 +34,7 @@ NOTES = [
     ("2026-03-02T09:00:00Z", "Refactored the invoice module: split the builder from the renderer."),
     ("2026-03-02T10:00:00Z", "Refactored the payments module: a retry policy class."),
     ("2026-03-02T11:00:00Z", "Decided with Dana to keep Postgres for the payout queue."),
-    ("2026-03-02T12:00:00Z", "The invoice export deadline moved to April 3."),
+    ("2026-03-02T12:00:00Z", "The invoice export deadline moved from March 20 to April 3."),
 ]
 
 GOOD_STATE = """# Working Memory State

@@ -89,6 +89,7 @@ DAY = timedelta(days=1)
 # A hand edit of MEMORY.md during a dream: dream again over the edited state this many times,
 # then defer (the edit stands, the notes wait for the next dream).
 REDREAMS = 1
+RECALLED = 20  # older memories a draft line's values are looked up in
 CARRIED = " (the old state had it; it is left out)"  # how a dead pointer the old state had ends
 POINTER_SAMPLE = 50  # crystals holding a pointer's keywords read to confirm one is on topic
 POINTER_SETS = 70  # keyword subsets asked for one pointer at most (eight keywords)
@@ -523,7 +524,7 @@ class _Dream:
             )
             self.step("guards")
             # A value no note gives is corrected (its line goes, journaled), not argued over.
-            unsupported = numbers.check(state, inputs.old, valued, offered)
+            unsupported = numbers.check(state, inputs.old, valued, offered, self._recall)
             self.result.dropped += numbers.drop(state, unsupported)
             report = guards.check(state, inputs.old, context)
             pins.guard(self.ws, state, report)
@@ -543,6 +544,12 @@ class _Dream:
             self.result.revisions += 1
             self.step("synthesize")
             draft = self._call(inputs, critiques, draft)
+
+    def _recall(self, line: str) -> list[str]:
+        """The texts of the memories a state line's words find (for its values)."""
+        store = self.ws.store
+        found = store.search.fts_match(keywords(line)[:12], [], RECALLED)
+        return [c.text for c in store.crystals.crystals_by_id([i for i, _ in found])]
 
     def _call(
         self, inputs: DreamInputs, critique: list[str] | None, previous: Draft | None

@@ -12,7 +12,7 @@ correction the journal records: it goes, named with its reason in the dream's dr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +35,14 @@ def _days(text: str) -> set[tuple[int, int]]:
     """The (month, day) of every calendar date ``text`` writes out (ISO, "March 13", "13
     March"); a weekday alone names no date to check."""
     found = {(int(m[2]), int(m[3])) for m in dates._ISO.finditer(text)}
-    for pattern in (dates._MONTH_DAY, dates._DAY_MONTH):
-        for match in pattern.finditer(text):
-            found.add((dates.MONTHS[match["month"].lower()], int(match["day"])))
+    for match in dates._MONTH_DAY.finditer(text):
+        month = dates.MONTHS[match["month"].lower()]
+        found.add((month, int(match["day"])))
+        if match["day2"]:  # "March 20 to April 3", "May 4-8"
+            later = dates.MONTHS[match["month2"].lower()] if match["month2"] else month
+            found.add((later, int(match["day2"])))
+    for match in dates._DAY_MONTH.finditer(text):
+        found.add((dates.MONTHS[match["month"].lower()], int(match["day"])))
     return found
 
 
@@ -50,8 +55,13 @@ def check(
     old: WorkingMemory,
     evidence: Sequence[str],
     offered_skills: Sequence[dict[str, Any]],
+    recall: Callable[[str], list[str]] | None = None,
 ) -> list[Unsupported]:
-    """The new lines of ``state`` naming a date, an amount or a count no evidence gives."""
+    """The new lines of ``state`` naming a date, an amount or a count no evidence gives.
+
+    ``recall(line)`` gives the texts of older memories about a line (a value a dream consumed
+    long ago is still known); without it only ``evidence`` and the old state count.
+    """
     had = {line.strip() for key in section_keys() for line in old.body(key).split("\n")}
     known = "\n".join([*evidence, *(old.body(key) for key in section_keys())])
     days, money = _days(known), _money(known)
@@ -64,9 +74,16 @@ def check(
             if key == "emerging_skills":
                 out += _skill(line, offered_skills, evidence)
                 continue
-            for month, day in sorted(_days(line) - days):
+            missing_days, missing_money = _days(line) - days, _money(line) - money
+            if (missing_days or missing_money) and recall is not None:
+                older = "\n".join(recall(line))
+                missing_days, missing_money = (
+                    missing_days - _days(older),
+                    missing_money - _money(older),
+                )
+            for month, day in sorted(missing_days):
                 out.append(Unsupported(key, line, f"the date {month:02d}-{day:02d}"))
-            for currency, amount in sorted(_money(line) - money):
+            for currency, amount in sorted(missing_money):
                 out.append(Unsupported(key, line, f"the amount {currency}{amount:,.0f}"))
     return out
 
