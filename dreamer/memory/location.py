@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from hashlib import sha256
 from pathlib import Path
 
+from dreamer.errors import InvalidSetting
+
 POINTER = Path(".dreamer") / "workspace"
 
 
@@ -65,7 +67,14 @@ def _pointer(start: Path, stop: Path | None) -> Path | None:
     for folder in (start, *start.parents):
         candidate = folder / POINTER
         if candidate.is_file():
-            target = candidate.read_text(encoding="utf-8").strip()
+            try:
+                target = candidate.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as e:
+                reason = e.strerror if isinstance(e, OSError) else f"not UTF-8, byte {e.start}"
+                raise InvalidSetting(
+                    f"cannot read the workspace pointer {candidate} ({reason}); write the "
+                    "workspace's path in it, or remove it"
+                ) from e
             if target:
                 path = Path(target).expanduser()
                 return path if path.is_absolute() else folder / path

@@ -339,3 +339,29 @@ def test_settings_compare_copy_and_show_no_key():
     with pytest.raises(TypeError, match="dream_intervall"):
         Settings(dream_intervall=5)
     assert Settings().search_sources is not Settings().search_sources
+
+
+def test_a_bad_value_in_dreamer_toml_names_the_file_by_its_path(tmp_path):
+    path = write_toml(tmp_path, '[memory.dream]\nintervalMinutes = "soon"\n')
+    with pytest.raises(InvalidSetting) as caught:
+        load_settings(path, environ={})
+    assert str(caught.value).startswith(f"{path}: memory.dream.intervalMinutes must be a number")
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00/srv/x\n", b"\xc3("])
+def test_an_unreadable_workspace_pointer_is_one_line_naming_it(
+    tmp_path, monkeypatch, runner, content
+):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".dreamer").mkdir()
+    pointer = repo / ".dreamer" / "workspace"
+    pointer.write_bytes(content)
+    monkeypatch.chdir(repo)
+    result = runner.invoke(main, ["status"])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"Error: cannot read the workspace pointer {pointer} (not UTF-8, byte 0); write the "
+        "workspace's path in it, or remove it\n"
+    )
+    assert pointer.read_bytes() == content
