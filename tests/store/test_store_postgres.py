@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -285,7 +286,10 @@ def test_a_lost_connection_and_a_value_postgres_cannot_hold_are_one_line_each(
         database = pg_database.split("/")[-1].split("?")[0]
         with psycopg.connect(pg_database.replace(database, "postgres"), autocommit=True) as admin:
             admin.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
-            admin.execute("SELECT pg_terminate_backend(%s)", [store.conn.info.backend_pid])
+            pid = store.conn.info.backend_pid
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+            while admin.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+                time.sleep(0.01)  # terminating is asynchronous: wait until it is gone
         # ... and when it cannot be, the error is one line that names the setting to check.
         with pytest.raises(StoreUnavailable, match="PostgreSQL store .*DREAM_STORE_URL") as e:
             store.crystals.crystal_count()
