@@ -96,6 +96,7 @@ class PgServer:
         log_path: Path,
         version: str,
         owned_dirs: list[Path],
+        respawn: Callable[[], subprocess.Popen[bytes]] | None = None,
     ) -> None:
         self.process = process
         self.root = root
@@ -104,6 +105,7 @@ class PgServer:
         self.log_path = log_path
         self.version = version
         self._owned_dirs = owned_dirs
+        self._respawn = respawn
         self._stopped = False
         self._owner_pid = os.getpid()
         self.url = self.url_for(SUPERUSER)
@@ -118,6 +120,31 @@ class PgServer:
         """A libpq URL for `database` on this server, as the superuser, over the unix socket."""
         host = quote(str(self.socket_dir), safe="")
         return f"postgresql://{SUPERUSER}@/{quote(database, safe='')}?host={host}&port={PORT}"
+
+    def restart(self, *, timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        """Shut the server down (fast: every connection is closed) and start it again on the
+        same data and socket, as a restart by an administrator or a crash and recovery does."""
+        self.halt()
+        self.resume(timeout=timeout)
+
+    def halt(self) -> None:
+        """Shut the server down, keeping its data: `resume()` starts it again."""
+        if self._stopped or self._respawn is None:
+            raise PostgresUnavailable("this server cannot be restarted (stopped, or not ours)")
+        _terminate(self.process)
+
+    def resume(self, *, timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        """Start a halted server again on the same data and socket; return when it is ready."""
+        if self._stopped or self._respawn is None or self.process.poll() is None:
+            raise PostgresUnavailable("only a halted server can be resumed")
+        self.process = self._respawn()
+        try:
+            _wait_ready(
+                self.process, self.data_dir, self.socket_dir, _Deadline(timeout), self.log_path
+            )
+        except BaseException:
+            self.stop()
+            raise
 
     def stop(self) -> None:
         """Stop the server, whatever state it is in, and remove its folders. Idempotent."""
@@ -203,6 +230,7 @@ def start_postgres(tmp_dir: Path | str, *, timeout: float | None = None) -> PgSe
             log_path=log_path,
             version=version.removeprefix("postgres (PostgreSQL) "),
             owned_dirs=owned_dirs,
+            respawn=lambda: _spawn_postgres(bindir, data_dir, socket_dir, account, log_path),
         )
     except BaseException:
         for folder in owned_dirs:

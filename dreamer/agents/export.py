@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreamer.agents import export_records
 from dreamer.dream.journal import plural
 from dreamer.errors import UsageError
 from dreamer.memory.workspace import Workspace
@@ -158,7 +159,14 @@ def read(path: Path) -> list[dict[str, Any]]:
         raise UsageError(
             f"{path} does not exist; pass the file 'dream export --all' wrote"
         ) from None
-    rows = []
+    except UnicodeDecodeError as e:
+        raise UsageError(
+            f"{path} is not UTF-8 text (byte {e.start} cannot be read), so not a dreamer "
+            "export; pass the JSONL file 'dream export --all' wrote"
+        ) from None
+    except OSError as e:
+        raise UsageError(f"cannot read {path} ({e.strerror}); pass a readable export file") from e
+    rows, lines = [], []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -171,6 +179,7 @@ def read(path: Path) -> list[dict[str, Any]]:
         if not isinstance(row, dict) or "type" not in row:
             raise UsageError(f"{path} line {number} has no record type; is it an export?")
         rows.append(row)
+        lines.append(number)
     if not rows or rows[0].get("format") != FORMAT:
         raise UsageError(f"{path} is not a dreamer export (its first line is no export header)")
     if rows[0].get("version") != VERSION:
@@ -182,6 +191,8 @@ def read(path: Path) -> list[dict[str, Any]]:
     for number, row in enumerate(rows, 1):
         if row["type"] not in known:
             raise UsageError(f"{path} record {number} has unknown type {row['type']!r}")
+    for number, row in zip(lines, rows, strict=True):
+        export_records.check(path, number, row)
     return rows
 
 

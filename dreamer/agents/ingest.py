@@ -75,6 +75,7 @@ from dreamer.memory import held, repeats
 from dreamer.memory.workspace import Workspace
 from dreamer.store import NewCrystal, content_hash
 from dreamer.support import failures, tokens
+from dreamer.support.encoding import unencodable
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso
 
@@ -214,6 +215,14 @@ def _ingest_file(
     except IngestFailed as e:
         result.error = str(e)
         return
+    for piece in pieces:  # a JSON "\ud800" escape: text no store can hold
+        at = unencodable(piece.text)
+        if at is not None:
+            result.error = (
+                f"{path}: holds a lone surrogate (U+{ord(piece.text[at]):04X}), not Unicode "
+                "text; nothing of the file was stored: fix the text or leave the file out"
+            )
+            return
     _land(ws, pieces, result, advance, cursor, now, live=live)
 
 

@@ -42,6 +42,7 @@ from anthropic.types.beta import (
 from dreamer.errors import DreamError
 from dreamer.memory.workspace import Workspace
 from dreamer.store import Crystal
+from dreamer.support.encoding import unencodable
 from dreamer.support.times import utc_now
 
 ROOT = "/memories"
@@ -269,7 +270,7 @@ def _checked(path: str) -> str:
     """The normalised path under /memories, or ToolError (as the SDK's file backend refuses)."""
     if not path.startswith(ROOT):
         raise ToolError(f"Path must start with /memories, got: {path}")
-    if "\\" in path or "\x00" in path:
+    if "\\" in path or "\x00" in path or unencodable(path) is not None:
         raise ToolError(f"Path {path} holds a character a memory path cannot hold")
     normal = posixpath.normpath(path)
     if normal != ROOT and not normal.startswith(ROOT + "/"):

@@ -29,6 +29,7 @@ from dreamer.memory import forget_search, hormones
 from dreamer.memory.workspace import Workspace
 from dreamer.store.kinds import DEFAULT_IMPORTANCE
 from dreamer.support.bounds import shown
+from dreamer.support.encoding import require_utf8
 from dreamer.support.resources import schema
 from dreamer.support.times import as_utc, utc_now
 
@@ -82,6 +83,10 @@ def validate_input(name: str, arguments: Any) -> dict[str, Any]:
     if errors:
         problems = "; ".join(_describe(error) for error in errors)
         raise InvalidToolInput(f"invalid input for {name}: {problems}")
+    for field, value in arguments.items():  # text the store cannot hold, in any argument
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                require_utf8(text, f"{name} argument {field!r}", InvalidToolInput)
     return arguments
 
 

@@ -662,7 +662,7 @@ def load_settings(
         )
     if toml_path is not None:
         for key, raw in read_toml(toml_path).items():
-            _apply(settings, _BY_KEY[key], raw, f"{toml_path.name}: {key}", "dreamer.toml")
+            _apply(settings, _BY_KEY[key], raw, f"{toml_path}: {key}", "dreamer.toml")
     for spec in _SPECS:
         if environ.get(spec.env, "") != "":
             _apply(settings, spec, environ[spec.env], spec.env, "env")

@@ -22,10 +22,11 @@ import re
 from datetime import datetime
 
 from dreamer.dream import guards
-from dreamer.errors import PinNotFound, UsageError
+from dreamer.errors import NoteTooLarge, PinNotFound, UsageError
 from dreamer.memory import state as wm
 from dreamer.memory.workspace import Workspace
 from dreamer.store import Crystal, NewCrystal
+from dreamer.support.encoding import require_utf8
 from dreamer.support.words import stems
 
 MARKER = "(pinned)"
@@ -53,6 +54,13 @@ def evidence(ws: Workspace, pool: list[Crystal]) -> list[Crystal]:
 
 def pin(ws: Workspace, text: str, now: datetime) -> int:
     """Pin a fact (a new crystal, or the crystal that already holds this text); its id."""
+    limit = ws.settings.note_max_chars  # a pin is a note every dream keeps: no longer than one
+    if len(text) > limit:
+        raise NoteTooLarge(
+            f"the pin is {len(text):,} characters, over the limit of {limit:,} "
+            "(memory.note.maxChars); nothing was pinned: pin one short fact"
+        )
+    require_utf8(text, "pin")
     cleaned = _BULLET.sub("", text.replace(MARKER, "")).strip()
     if not cleaned:
         raise UsageError(

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from dreamer.config import HORMONES
 from dreamer.errors import InvalidStimulus
 from dreamer.store.kinds import STIMULUS_SOURCES
+from dreamer.support.encoding import require_utf8
 from dreamer.support.secrets import redact
 from dreamer.support.times import as_utc, iso, parse_iso, utc_now
 
@@ -165,6 +166,7 @@ def feel(
         raise InvalidStimulus(
             f"unknown stimulus source {source!r}; use one of {', '.join(STIMULUS_SOURCES)}"
         )
+    require_utf8(reason or "", "reason", InvalidStimulus)
     moment = as_utc(now or utc_now())
     if ws.settings.redact_secrets:  # a reason is free text: it passes the door like a note
         reason = redact(reason).text

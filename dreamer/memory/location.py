@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from hashlib import sha256
 from pathlib import Path
 
+from dreamer.errors import InvalidSetting
+
 POINTER = Path(".dreamer") / "workspace"
 # The project's committed model choice (dreamer.agents.team): read from the same folder.
 TEAM_CHOICE = Path(".dreamer") / "synthesizer"
@@ -77,7 +79,14 @@ def project_file(name: Path, start: Path, stop: Path | None) -> Path | None:
 
 def _pointer(start: Path, stop: Path | None) -> Path | None:
     found = project_file(POINTER, start, stop)
-    target = found.read_text(encoding="utf-8").strip() if found else ""
+    try:
+        target = found.read_text(encoding="utf-8").strip() if found else ""
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) else f"not UTF-8, byte {e.start}"
+        raise InvalidSetting(
+            f"cannot read the workspace pointer {found} ({reason}); write the "
+            "workspace's path in it, or remove it"
+        ) from e
     if not found or not target:
         return None
     path = Path(target).expanduser()

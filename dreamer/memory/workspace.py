@@ -44,6 +44,7 @@ from dreamer.store.kinds import (
 )
 from dreamer.support import failures
 from dreamer.support.bounds import head
+from dreamer.support.encoding import require_utf8
 from dreamer.support.files import DIR_MODE, atomic_write
 from dreamer.support.locks import hold
 from dreamer.support.times import as_utc, parse_iso, utc_now
@@ -383,6 +384,7 @@ class Workspace:
         ``crystal.at`` recorded. A slow embedder (``deferred``, e.g. the minilm sentence model)
         never embeds here: the crystal waits without a vector, as with ``embed=False``.
         """
+        require_utf8(crystal.text, "text")  # a door names it better; this is the last one
         # NUL: SQLite would keep it and PostgreSQL refuse the row; dropped the same on both
         # (a note with one is refused at the door, ingested text loses it).
         text = self.redact(crystal.text).text.replace("\x00", "")
@@ -424,6 +426,7 @@ class Workspace:
         from dreamer.memory import forgetting
 
         checked = forgetting.crystal_ids(ids)
+        require_utf8(reason, "reason")
         moment = as_utc(now) if now else utc_now()
         with self.lock():  # never under a running dream's feet
             return forgetting.forget(self, checked, reason=reason, now=moment)
@@ -443,6 +446,7 @@ class Workspace:
             raise UsageError(f"limit is a whole number from 1 to {MAX_SEARCH_LIMIT}, not {limit!r}")
         if limit > MAX_SEARCH_LIMIT:
             raise UsageError(f"limit must be at most {MAX_SEARCH_LIMIT}, not {limit}")
+        require_utf8(query, "query")  # else the search log would refuse it at every later write
         from dreamer.retrieval.reindex import embed_waiting
         from dreamer.retrieval.search import search as run_search
 
@@ -487,6 +491,7 @@ def note_fields(about: Any, replaces: Any) -> tuple[str | None, str | None]:
             value = f"#{value}"
         if not isinstance(value, str):
             raise InvalidNote(f"{name} is text (str), not {type_name(value)}; or leave it out")
+        require_utf8(value, f"note's {name}", InvalidNote)
         flat = " ".join(value.split())
         if not flat:
             raise InvalidNote(f"{name} is empty; name it in a few words, or leave it out")
@@ -520,10 +525,7 @@ def validate_note(
             f"the note contains a NUL character (at character {at_char}); "
             "remove it (a note is text, not binary data)"
         )
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidNote("the note has lone surrogates, not Unicode text; pass UTF-8") from None
+    require_utf8(text, "note", InvalidNote)
     if isinstance(importance, bool) or not isinstance(importance, int | float):
         raise InvalidNote(f"importance must be a number from 0 to 1, not {importance!r}")
     if math.isnan(importance) or not 0.0 <= importance <= 1.0:

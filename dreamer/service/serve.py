@@ -61,6 +61,7 @@ from dreamer.service.schedule import (
 )
 from dreamer.service.search_server import Door
 from dreamer.store import open_store
+from dreamer.support import heap
 from dreamer.support.times import as_utc, iso, utc_now
 
 DEFAULT_WORKERS = 4
@@ -177,6 +178,9 @@ class Service:
         finally:
             with self._running_lock:
                 self._running.pop((root, job), None)
+            # What the run freed goes back to the system: else each worker thread's heap
+            # keeps its own peak, and the service's memory creeps up for hours.
+            heap.release()
 
     def _run(self, root: str, job: str, now: datetime) -> None:
         try:

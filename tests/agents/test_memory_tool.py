@@ -204,3 +204,19 @@ def test_the_backend_works_on_a_postgresql_workspace(tmp_path, now, pg_database)
         assert "/memories/notes/a.md" in tool.call({"command": "view", "path": "/memories"})
         tool.call({"command": "delete", "path": "/memories/notes/a.md"})
         assert ws.store.forgetting.tombstone_count() == 1 and ws.search("coffee", now=now) == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/memories/notes/a\\b.md", "/memories/notes/a\x00.md", "/memories/notes/a\ud800.md"],
+)
+def test_a_backslash_a_nul_or_a_lone_surrogate_in_a_path_is_refused(ws, now, path):
+    tool = DreamerMemoryTool(ws, clock=lambda: now)
+    for command in (
+        {"command": "create", "path": path, "file_text": "Mira likes whales."},
+        {"command": "view", "path": path},
+    ):
+        with pytest.raises(ToolError, match="cannot hold"):
+            tool.call(command)
+    assert ws.store.crystals.crystal_count() == 0
+    assert ws.store.records.get_meta(FILES_KEY) is None

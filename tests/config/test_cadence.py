@@ -78,7 +78,8 @@ def test_a_bad_schedule_in_dreamer_toml_is_one_error_line(tmp_path, runner):
     result = runner.invoke(main, ["status", "-w", str(root)])
     assert result.exit_code != 0
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: dreamer.toml: memory.dream.schedule")
+    named = f"Error: {root / 'dreamer.toml'}: memory.dream.schedule"  # the file, by its path
+    assert len(lines) == 1 and lines[0].startswith(named)
     assert "weekday field 'mon-fry'" in lines[0]
 
 

@@ -351,3 +351,29 @@ def test_a_project_default_workspace_is_announced_for_any_agent(tmp_path, runner
     assert "Created a new dreamer workspace at" in said and "this project's default" in said
     assert "claude" not in said  # a Codex user (or any other) is not sent to Claude's commands
     assert "-w or $DREAM_WORKSPACE picks another" in said
+
+
+def test_a_bad_value_in_dreamer_toml_names_the_file_by_its_path(tmp_path):
+    path = write_toml(tmp_path, '[memory.dream]\nintervalMinutes = "soon"\n')
+    with pytest.raises(InvalidSetting) as caught:
+        load_settings(path, environ={})
+    assert str(caught.value).startswith(f"{path}: memory.dream.intervalMinutes must be a number")
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00/srv/x\n", b"\xc3("])
+def test_an_unreadable_workspace_pointer_is_one_line_naming_it(
+    tmp_path, monkeypatch, runner, content
+):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".dreamer").mkdir()
+    pointer = repo / ".dreamer" / "workspace"
+    pointer.write_bytes(content)
+    monkeypatch.chdir(repo)
+    result = runner.invoke(main, ["status"])
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"Error: cannot read the workspace pointer {pointer} (not UTF-8, byte 0); write the "
+        "workspace's path in it, or remove it\n"
+    )
+    assert pointer.read_bytes() == content

@@ -9,6 +9,7 @@ import pytest
 from fake_anthropic import FakeAnthropic
 from test_dream_claude import FIRST_NOTES, GOOD, LATER_NOTES, claude, write_notes
 
+from dreamer import Workspace
 from dreamer.cli import main
 from dreamer.dream import pins
 from dreamer.dream.cycle import run
@@ -125,3 +126,21 @@ def test_an_offline_workspace_with_a_pin_keeps_dreaming(ws, now):
             ws.note(f"Day {day} task {i}: reviewed chapter {i} of the handbook", at=now)
         assert run(ws, now=now + timedelta(days=day)).committed
     assert "2026-03-24" in ws.memory_md.read_text(encoding="utf-8")
+
+
+def test_a_pin_is_bounded_like_a_note(tmp_path, runner):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "dreamer.toml").write_text("[memory.note]\nmaxChars = 1000\n", encoding="utf-8")
+    for size in (120_000, 1_001):
+        done = runner.invoke(main, ["pin", "x" * size, "-w", str(root)])
+        assert done.exit_code == 2, done.output
+        errors = [line for line in done.output.splitlines() if line.startswith("Error:")]
+        assert errors == [
+            f"Error: the pin is {size:,} characters, over the limit of 1,000 "
+            "(memory.note.maxChars); nothing was pinned: pin one short fact"
+        ]
+    fits = runner.invoke(main, ["pin", "y" * 1_000, "-w", str(root)])
+    assert fits.exit_code == 0, fits.output
+    with Workspace.open(root, create=False) as ws:
+        assert [len(c.text) for c in pins.listed(ws)] == [1_000]

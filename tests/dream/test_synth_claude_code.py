@@ -328,3 +328,49 @@ def test_a_cli_that_crashes_is_reported_by_its_exception(dreamt, runner, monkeyp
     line = one_error(result.output)
     assert "the claude CLI failed (exit 1: KeyError: 'oauthAccount')" in line
     assert "Traceback" not in line
+
+
+@pytest.mark.slow
+def test_a_50_mb_cli_answer_fails_in_one_line_and_the_journal_keeps_a_bounded_head(
+    dreamt,  # noqa: F811
+    runner,
+    monkeypatch,
+    tmp_path,
+):
+    from dreamer.dream.synth.answer import KEPT_CHARS, MAX_BYTES
+
+    finished = tmp_path / "finished"
+    runaway = tmp_path / "claude"
+    runaway.write_text(
+        "#!/bin/sh\ncat > /dev/null\n"
+        "yes 'the same words again and again, forty bytes' | head -c 50000000\n"
+        f"touch {finished}\n"
+    )
+    runaway.chmod(0o755)
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", str(runaway))
+    before = dreamt.memory_md.read_bytes()
+    result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 1
+    line = one_error(result.output)
+    assert f"the claude CLI answered more than {MAX_BYTES / 1e6:g} MB" in line
+    assert not finished.exists()  # the CLI was stopped, not read to its end
+    assert dreamt.memory_md.read_bytes() == before
+    assert scratch_texts(dreamt) == LATER_NOTES
+    raw = last_entry(dreamt)["raw"]
+    assert raw.startswith("the same words again") and len(raw) < KEPT_CHARS + 100
+    assert raw.endswith("more characters of the answer not kept]")
+
+
+@pytest.mark.slow
+def test_the_cli_runs_with_dreamer_s_hooks_disabled(dreamt, runner, monkeypatch, tmp_path):  # noqa: F811
+    seen = tmp_path / "environment"
+    probe = tmp_path / "claude"
+    probe.write_text(
+        f'#!/bin/sh\ncat > /dev/null\necho "hooks=$DREAM_HOOKS_DISABLED" > {seen}\necho nope\n'
+    )
+    probe.chmod(0o755)
+    monkeypatch.setenv("DREAM_CLAUDE_CLI", str(probe))
+    monkeypatch.delenv("DREAM_HOOKS_DISABLED", raising=False)
+    result = dream(runner, dreamt, monkeypatch)
+    assert result.exit_code == 1  # "nope" is no JSON result: the dream fails as it should
+    assert seen.read_text() == "hooks=1\n"

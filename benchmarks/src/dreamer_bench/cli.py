@@ -921,14 +921,17 @@ def serve_command(
     Short intervals make many jobs fire; meanwhile agent notes are written from this
     process. Prints the outcomes of every run, whether each logged run reached the runs
     table, the overruns (beats that found the job still running or queued), the service's
-    peak open files (/proc/PID/fd) and the notes' latency. Exit code 1 when a job failed or a
-    run is missing from the runs table (a job the final stop cut short, past serve's grace on a
-    busy machine, is counted as interrupted_at_stop, not as an error).
+    peak open files (/proc/PID/fd), its resident memory over time (/proc/PID/status: after
+    the first minute, at the end, the peak, one sample every 30 s) and the notes' latency.
+    Exit code 1 when a job failed or a run is missing from the runs table (a job the final
+    stop cut short, past serve's grace on a busy machine, is counted as interrupted_at_stop,
+    not as an error).
 
     \b
     Examples:
       dream bench serve
       dream bench serve --workspaces 50 --seconds 30 --json
+      dream bench serve --workspaces 200 --seconds 600   # is the memory flat?
     """
     with ProgressLine("Seconds", quiet=quiet) as line, _ticking(line, seconds):
         report = serve_bench.run(

@@ -5,6 +5,10 @@ starts ``dream serve`` over all of them as a child process with ``RLIMIT_NOFILE`
 ``nofile`` (as ``ulimit -n`` would) and short intervals so that many jobs fire, and meanwhile:
 
 - counts the child's open files (``/proc/<pid>/fd``) every 50 ms: the peak is the figure;
+- reads the child's resident memory (``VmRSS`` in ``/proc/<pid>/status``) every second: the
+  figures are its value after the first ``MEMORY_SETTLE`` seconds (every module loaded, the
+  first jobs run), at the end, its peak, the growth between the first two, and one sample a
+  ``MEMORY_STEP`` (the memory over time);
 - writes agent notes into random workspaces from this process (``Workspace.note``), timing
   each: a note must not wait on the service's jobs;
 - after ``seconds``, stops the service with SIGTERM, then reads every workspace's ``runs``
@@ -73,6 +77,41 @@ def _open_files(pid: int) -> int:
         return 0
 
 
+MEMORY_SETTLE = 60.0  # seconds: the start-up and the first jobs load what a serve keeps
+MEMORY_STEP = 30.0  # seconds between the samples reported as the memory over time
+
+
+def _resident_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def _memory(series: list[tuple[float, float]]) -> dict[str, Any]:
+    """The resident-memory figures of ``series`` ((seconds since start, MB) samples)."""
+    if not series:
+        return {}
+    settled = next((mb for at, mb in series if at >= MEMORY_SETTLE), series[-1][1])
+    end = series[-1][1]
+    over_time, next_at = [], 0.0
+    for at, mb in series:
+        if at >= next_at:
+            over_time.append([round(at), round(mb, 1)])
+            next_at = at + MEMORY_STEP
+    return {
+        "settled": round(settled, 1),
+        "end": round(end, 1),
+        "peak": round(max(mb for _, mb in series), 1),
+        "growth_after_settling": round(end - settled, 1),
+        "over_time": over_time,
+    }
+
+
 def _percentile(values: list[float], share: float) -> float:
     if not values:
         return 0.0
@@ -123,7 +162,9 @@ def run(
             child = subprocess.Popen(
                 args, env=env, stdout=subprocess.DEVNULL, stderr=log_file, preexec_fn=_limit(nofile)
             )
-            peak, samples, latencies, note_errors = _watch(child, roots, seconds, notes_per_second)
+            peak, samples, latencies, note_errors, memory = _watch(
+                child, roots, seconds, notes_per_second
+            )
             child.send_signal(signal.SIGTERM)
             try:
                 code = child.wait(timeout=60)
@@ -158,6 +199,7 @@ def run(
             "tracebacks": log.count("Traceback"),
             "log_errors": log.count(" ERROR "),
             "peak_open_files": peak,
+            "resident_mb": _memory(memory),
             "open_files_samples": samples,
             "notes": len(latencies),
             "note_errors": note_errors,
@@ -177,8 +219,9 @@ def run(
 
 def _watch(
     child: subprocess.Popen[bytes], roots: list[Path], seconds: float, rate: float
-) -> tuple[int, int, list[float], int]:
-    """Sample the child's open files while notes are written; return (peak, samples, ...)."""
+) -> tuple[int, int, list[float], int, list[tuple[float, float]]]:
+    """Sample the child's open files and memory while notes are written; return (peak open
+    files, samples, note latencies, note errors, resident memory samples)."""
     stop = threading.Event()
     latencies: list[float] = []
     errors = [0]
@@ -200,11 +243,19 @@ def _watch(
     writer = threading.Thread(target=write_notes, daemon=True)
     writer.start()
     peak = samples = 0
-    deadline = time.monotonic() + seconds
+    memory: list[tuple[float, float]] = []
+    start = time.monotonic()
+    deadline = start + seconds
+    next_memory = start
     while time.monotonic() < deadline and child.poll() is None:
         peak = max(peak, _open_files(child.pid))
         samples += 1
+        if time.monotonic() >= next_memory:
+            resident = _resident_mb(child.pid)
+            if resident is not None:
+                memory.append((time.monotonic() - start, resident))
+            next_memory += 1.0
         time.sleep(0.05)
     stop.set()
     writer.join()
-    return peak, samples, latencies, errors[0]
+    return peak, samples, latencies, errors[0], memory

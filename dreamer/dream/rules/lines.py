@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from dreamer.support import tokens
+from dreamer.support.secrets import redact
 
 LINE_WORDS = 40
 
@@ -45,3 +47,21 @@ def same(line: str, texts: set[str]) -> bool:
     body = norm(re.sub(r"^\s*([-*•]|\d+[.)])\s+", "", line))
     body = LABEL_PREFIX.sub("", body)
     return body in texts or norm(clip(body)) in {norm(clip(t)) for t in texts}
+
+
+def readable_head(
+    head: str, render: Callable[[str], str], read: Callable[[str], str | None]
+) -> str | None:
+    """``head`` (a pointer's topic, a skill's name) on one line, cut back word by word from its
+    end until the line ``render`` makes of it reads back (``read``: its head, or None) as that
+    head, also after redaction: a head ending in "password" makes "password → search: …" read
+    as a password and its value, and the dream's redaction would eat the line's structure.
+    None when no word of it is left (the line is not written)."""
+    words = head.replace("`", "'").split()
+    while words:
+        kept = " ".join(words)
+        line = render(kept)
+        if read(line) == kept and read(redact(line).text) == redact(kept).text:
+            return kept
+        words.pop()
+    return None

@@ -8,7 +8,7 @@ from typing import Any
 
 from dreamer.dream import dates, keep_instructions
 from dreamer.dream.rules.context import Context, line_key
-from dreamer.dream.rules.lines import LABEL_PREFIX, fit
+from dreamer.dream.rules.lines import LABEL_PREFIX, fit, readable_head
 from dreamer.dream.rules.skills import task_action
 from dreamer.dream.rules.supersession import current
 from dreamer.dream.rules.words import LABELS, context_lines
@@ -311,9 +311,25 @@ def write_pointers(
     if len(out) > MAX_POINTERS:
         heavy = sorted(range(len(out)), key=lambda n: (-out[n][1], n))[:MAX_POINTERS]
         out = [out[n] for n in sorted(heavy)]
+    readable = [r for r in (_readable(p) for p, _ in out) if r is not None]
     stray = [
         line
         for line in old.body("crystal_pointers").split("\n")
         if line.strip() and not parse_pointers(line)
     ]
-    return fit([p.render() for p, _ in out] + stray, budget)
+    return fit([p.render() for p in readable] + stray, budget)
+
+
+def _readable(pointer: Pointer) -> Pointer | None:
+    """The pointer as a line that parses back as itself, redacted or not (see readable_head);
+    None when it cannot be one."""
+    keywords = " ".join(pointer.keywords.replace("`", "").split())
+    if not keywords:
+        return None
+
+    def read(line: str) -> str | None:
+        found = parse_pointers(line)
+        return found[0].topic if len(found) == 1 else None
+
+    topic = readable_head(pointer.topic, lambda t: Pointer(t, keywords).render(), read)
+    return None if topic is None else Pointer(topic, keywords)

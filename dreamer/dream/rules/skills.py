@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from dreamer.dream.rules.insight_results import Insights
-from dreamer.dream.rules.lines import fit
+from dreamer.dream.rules.lines import fit, readable_head
 from dreamer.dream.rules.words import nameable
 from dreamer.memory.repeats import SEEN
 from dreamer.memory.state import Skill, WorkingMemory, parse_skills
@@ -300,4 +300,18 @@ def write_skills(old: WorkingMemory, ins: Insights, budget: int) -> str:
         for line in old.body("emerging_skills").split("\n")
         if line.strip() and not parse_skills(line)
     ]
-    return fit([s.render() for s in ranked[:MAX_SKILLS_SHOWN]] + stray, budget)
+    readable = [r for r in (_readable(s) for s in ranked[:MAX_SKILLS_SHOWN]) if r is not None]
+    return fit([s.render() for s in readable] + stray, budget)
+
+
+def _readable(skill: Skill) -> Skill | None:
+    """The skill as a line that parses back as itself, redacted or not (see readable_head)."""
+
+    def read(line: str) -> str | None:
+        found = parse_skills(line)
+        return found[0].skill if len(found) == 1 else None
+
+    name = readable_head(
+        skill.skill, lambda n: Skill(n, skill.confidence, skill.occurrences).render(), read
+    )
+    return None if name is None else Skill(name, skill.confidence, skill.occurrences)

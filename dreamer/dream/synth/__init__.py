@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from dreamer.dream.synth.answer import excerpt
 from dreamer.errors import SynthesisError
 from dreamer.memory.repeats import Sighting
 from dreamer.memory.scratch import Note
@@ -102,8 +103,8 @@ class Redacting:
     A model can write a secret no note held (a prompt injection obeyed, a hallucination, a file
     no door redacts such as niche.json): the dream wraps whatever synthesizer it runs in this,
     so every draft, revision and unusable raw answer passes ``redact`` before the guards, the
-    commit and the journal see it. ``redact`` is the workspace's (a no-op when
-    memory.secrets.redact is off, as for the notes).
+    commit and the journal see it (a raw answer cut to its head first: ``answer.excerpt``).
+    ``redact`` is the workspace's (a no-op when memory.secrets.redact is off, as for the notes).
     """
 
     def __init__(self, inner: Synthesizer, redact: Callable[[str], str]) -> None:
@@ -124,9 +125,9 @@ class Redacting:
             draft = self.inner.synthesize(inputs, critique=critique, previous=previous)
         except SynthesisError as error:
             if error.raw is not None:
-                error.raw = self.redact(error.raw)
+                error.raw = self.redact(excerpt(error.raw))
             raise
-        return Draft(self._state(draft.state), self.redact(draft.raw), draft.usage)
+        return Draft(self._state(draft.state), self.redact(excerpt(draft.raw)), draft.usage)
 
     def _state(self, state: WorkingMemory) -> WorkingMemory:
         return dataclasses.replace(

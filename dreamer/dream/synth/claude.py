@@ -42,6 +42,7 @@ import anthropic
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.dream.synth.answer import Capped, too_large
 from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     MAX_TOKENS,
@@ -336,23 +337,32 @@ class ClaudeSynthesizer(Backend):
     def _call(self, kwargs: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
         try:
             response = self.client.messages.with_raw_response.create(**kwargs)
-            message = response.parse()
+            status, content = response.http_response.status_code, response.http_response.content
         except anthropic.AnthropicError as e:
             raise _translate(e, str(self.model), self.timeout) from e
-        except ValueError as e:  # the SDK lets a body that is not JSON through as this
+        # The SDK's transport has the body; nothing of dreamer's reads past the limit of it.
+        read = Capped().read([content])
+        body = read.text()
+        if read.over:
+            raise unusable(too_large("the Anthropic API"), body, Usage())
+        try:
+            data = json.loads(body)
+        except ValueError as e:
             raise unusable(
-                f"the Anthropic API answered {response.http_response.status_code} with a body "
-                f"that is not JSON ({e}; truncated or empty); if ANTHROPIC_BASE_URL points at a "
-                "proxy, check it, else run 'dream run' again",
-                response.http_response.text,
+                f"the Anthropic API answered {status} with a body that is not JSON ({e}; "
+                "truncated or empty); if ANTHROPIC_BASE_URL points at a proxy, check it, else "
+                "run 'dream run' again",
+                body,
                 Usage(),
             ) from e
+        # Built as the SDK's own parse builds it: without validation (``malformed`` checks).
+        message: Any = anthropic.types.Message.construct(**data) if isinstance(data, dict) else data
         problem = malformed(message)
         if problem:
             raise unusable(
                 f"the API answered, but not with a Messages response ({problem}); if "
                 "ANTHROPIC_BASE_URL points at a proxy, check it, else run 'dream run' again",
-                response.http_response.text or _dump(message),
+                body or _dump(message),
                 Usage(),
             )
         usage = usage_of(str(self.model), message.usage)

@@ -44,16 +44,19 @@ from __future__ import annotations
 import json
 import os
 import re
+import selectors
 import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from dreamer.config import HOOKS_DISABLED, Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.dream.synth.answer import Capped, too_large
 from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     as_raw,
@@ -224,9 +227,10 @@ class ClaudeCodeSynthesizer(Backend):
                     "DREAM_CLAUDE_CLI / memory.dream.claudeCli"
                 ) from e
             try:
-                out, err = child.communicate(text.encode("utf-8"), timeout=self.timeout)
+                out, err = _exchange(child, text.encode("utf-8"), self.timeout)
             except subprocess.TimeoutExpired as e:
-                said = _kill(child).decode("utf-8", "replace")
+                _kill(child)
+                said = (e.output or b"").decode("utf-8", "replace")
                 tries = _unanswered(said)
                 if tries:
                     where = self.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
@@ -240,7 +244,10 @@ class ClaudeCodeSynthesizer(Backend):
                 raise ModelTimeout(
                     f"the claude CLI did not answer within {self.timeout:g} s"
                 ) from e
-        return child.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+            if out.over:  # a runaway CLI: never read whole, never redacted whole, never kept
+                _kill(child)
+                raise unusable(too_large("the claude CLI"), out.text(), Usage())
+        return child.returncode, out.text(), err.text()
 
     def _failed(self, result: dict[str, Any], out: str, usage: Usage) -> SynthesisError:
         """dreamer's error for a result the CLI marked as an error."""
@@ -320,14 +327,63 @@ def _usage(result: dict[str, Any]) -> Usage:
     return usage
 
 
-def _kill(child: subprocess.Popen[bytes]) -> bytes:
-    """End the CLI and everything it started, reap it, and give what it wrote to stdout."""
+def _exchange(child: subprocess.Popen[bytes], data: bytes, timeout: float) -> tuple[Capped, Capped]:
+    """Write ``data`` to the CLI and read its stdout and stderr, each up to answer.MAX_BYTES:
+    what ``communicate`` does, but a stdout past the limit stops the reading (``over``)."""
+    assert child.stdin and child.stdout and child.stderr
+    deadline = time.monotonic() + timeout
+    out, err = Capped(), Capped()
+    os.set_blocking(child.stdin.fileno(), False)
+    sent = 0
+    with selectors.DefaultSelector() as selector:
+        if data:
+            selector.register(child.stdin, selectors.EVENT_WRITE)
+        else:
+            child.stdin.close()
+        selector.register(child.stdout, selectors.EVENT_READ, out)
+        selector.register(child.stderr, selectors.EVENT_READ, err)
+        while selector.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:  # what it said so far tells a refused connection from a slow answer
+                raise subprocess.TimeoutExpired(child.args, timeout, output=bytes(out.data))
+            for key, _ in selector.select(left):
+                if key.fileobj is child.stdin:
+                    try:
+                        sent += os.write(key.fd, data[sent : sent + 65536])
+                    except BlockingIOError:
+                        continue
+                    except BrokenPipeError:  # the CLI stopped reading: its answer says why
+                        sent = len(data)
+                    if sent >= len(data):
+                        selector.unregister(child.stdin)
+                        child.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    continue
+                if not key.data.add(chunk) and key.data is out:
+                    return out, err
+                # stderr past the limit is read and dropped, so the CLI never blocks on it
+    child.stdout.close()
+    child.stderr.close()
+    try:
+        child.wait(max(deadline - time.monotonic(), 0.001))
+    except subprocess.TimeoutExpired:
+        raise subprocess.TimeoutExpired(child.args, timeout, output=bytes(out.data)) from None
+    return out, err
+
+
+def _kill(child: subprocess.Popen[bytes]) -> None:
+    """End the CLI and everything it started, then reap it."""
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-    out, _ = child.communicate()
-    return out or b""
+    child.wait()
+    for pipe in (child.stdin, child.stdout, child.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 def _events(out: str) -> list[dict[str, Any]]:

@@ -33,6 +33,7 @@ import httpx2
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
+from dreamer.dream.synth.answer import Capped, too_large
 from dreamer.dream.synth.calls import Backend
 from dreamer.dream.synth.prompt import (
     MAX_TOKENS,
@@ -148,15 +149,14 @@ class OpenAISynthesizer(Backend):
         return {**request, "messages": redacted(request["messages"])}
 
     def _call(self, body: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
-        response = self._post(body)
-        text = response.text
-        if response.status_code >= 300:
-            raise self._refused(response.status_code, text)
+        status, text = self._post(body)
+        if status >= 300:
+            raise self._refused(status, text)
         try:
             answer = json.loads(text)
         except ValueError as e:
             raise unusable(
-                f"the endpoint answered {response.status_code} with a body that is not JSON "
+                f"the endpoint answered {status} with a body that is not JSON "
                 f"({e}; truncated or empty); check the server at {self.url}, then run "
                 "'dream run' again",
                 text,
@@ -183,10 +183,17 @@ class OpenAISynthesizer(Backend):
             )
         return draft_from(fields, raw, inputs, usage, previous)
 
-    def _post(self, body: dict[str, Any]) -> httpx2.Response:
+    def _post(self, body: dict[str, Any]) -> tuple[int, str]:
+        """The status and body of the endpoint's answer, read up to ``answer.MAX_BYTES``."""
         try:
-            with httpx2.Client(timeout=self.timeout, transport=self.transport) as client:
-                return client.post(self.url, json=body, headers=self.headers)
+            with (
+                httpx2.Client(timeout=self.timeout, transport=self.transport) as client,
+                client.stream("POST", self.url, json=body, headers=self.headers) as response,
+            ):
+                read = Capped().read(response.iter_bytes())
+                if read.over:
+                    raise unusable(too_large(f"the endpoint {self.url}"), read.text(), Usage())
+                return response.status_code, read.text()
         except httpx2.TimeoutException as e:
             raise ModelTimeout(
                 f"the endpoint {self.url} did not answer within {self.timeout:g} s; a slow local "

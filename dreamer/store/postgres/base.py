@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import select
 import struct
 import threading
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -111,15 +112,54 @@ def workspace_id(conn: psycopg.Connection[Any], key: str) -> int:
     return int(row[0])
 
 
+def alive(conn: psycopg.Connection[Any]) -> bool:
+    """Whether an idle connection is still open: the server did not close it (a restart, an
+    administrator, a dropped link it noticed). Reads only what already arrived; sends nothing."""
+    if conn.closed or conn.broken:
+        return False
+    if not hasattr(select, "poll"):
+        return True  # no poll (Windows): a dead link shows on the next statement instead
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    for _ in range(4):  # a notice, then the server's farewell, then the end of the stream
+        events = poller.poll(0)
+        if not events:
+            return True
+        if events[0][1] & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            return False
+        try:
+            conn.pgconn.consume_input()
+        except psycopg.OperationalError:
+            return False
+    return False
+
+
+Reopen = Callable[[], psycopg.Connection[Any]]
+
+
 class Connected(SharedTables):
-    """One workspace's view of a shared database: every query is filtered by ``self.ws``."""
+    """One workspace's view of a shared database: every query is filtered by ``self.ws``.
+
+    A connection the server closed (a restart, a dropped link) is replaced by a fresh one from
+    ``reopen`` before the next statement is sent, so an open workspace outlives its server.
+    A statement that fails on a link that died under it is sent again only where that cannot
+    do anything twice: a plain ``SELECT``, or the ``BEGIN`` of a transaction. Any other write
+    may have committed before the link went, so its failure is reported, never replayed.
+    """
 
     path: Path
 
-    def __init__(self, path: Path, conn: psycopg.Connection[Any], key: str):
+    def __init__(
+        self,
+        path: Path,
+        conn: psycopg.Connection[Any],
+        key: str,
+        reopen: Reopen | None = None,
+    ):
         self.path = path
         self.conn = conn
         self.key = key
+        self._reopen = reopen
         self.ws = workspace_id(conn, key)
         # One connection may serve several threads (an in-process agent): statements and
         # transactions take turns, or one thread's statement lands in another's transaction.
@@ -213,8 +253,7 @@ class Connected(SharedTables):
                 finally:
                     self._depth -= 1
                 return
-            with reported():
-                self.conn.execute("BEGIN")
+            self._execute("BEGIN", (), again=True)
             self._depth = 1
             written = list(self._pending)
             try:
@@ -277,16 +316,44 @@ class Connected(SharedTables):
                 )
                 self.conn.execute("SELECT set_config('dreamer.access_only', '', true)")
 
+    def _execute(self, sql: str, params: Params, *, binary: bool = False, again: bool) -> Any:
+        """Send one statement on a live connection (reopened if the server closed it while
+        idle); the cursor. ``again``: the statement may be sent a second time, on a fresh
+        connection, when the first one died under it (only outside a transaction)."""
+        with self._lock:
+            if not self._depth and self._reopen is not None and not alive(self.conn):
+                self._reconnect()
+            try:
+                with reported():
+                    return self.conn.execute(sql, _params(params), binary=binary)
+            except StoreUnavailable:
+                lost = self.conn.closed or self.conn.broken
+                if not (again and lost and not self._depth and self._reopen is not None):
+                    raise
+            self._reconnect()
+            with reported():
+                return self.conn.execute(sql, _params(params), binary=binary)
+
+    def _reconnect(self) -> None:
+        """Replace a dead connection with a fresh one (StoreUnavailable while the server is
+        down: the next statement tries again)."""
+        assert self._reopen is not None
+        with contextlib.suppress(psycopg.Error):
+            self.conn.close()
+        self.conn = self._reopen()
+        self._kept, self._kept_at = {}, None
+
     def _run(self, sql: str, params: Params = (), *, binary: bool = False) -> Any:
         """Execute one statement (taking turns with other threads); the cursor."""
         self._unpin()  # a write, most likely: the next read takes the mark again
-        with self._lock, reported():
-            return self.conn.execute(sql, _params(params), binary=binary)
+        return self._execute(sql, params, binary=binary, again=_reads_only(sql))
 
     def _all(self, sql: str, params: Params = (), *, binary: bool = False) -> list[Any]:
         """Every row of a query."""
-        with self._lock, reported():
-            return self.conn.execute(sql, _params(params), binary=binary).fetchall()
+        with self._lock:
+            cursor = self._execute(sql, params, binary=binary, again=_reads_only(sql))
+            with reported():
+                return cursor.fetchall()
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """Every row of a statement written with ``?`` placeholders."""
@@ -310,8 +377,10 @@ class Connected(SharedTables):
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """The first column of the first row, or None."""
-        with self._lock, reported():
-            row = self.conn.execute(sql, list(params)).fetchone()
+        with self._lock:
+            cursor = self._execute(sql, params, again=_reads_only(sql))
+            with reported():
+                row = cursor.fetchone()
         return row[0] if row else None
 
     def purge(self) -> None:
@@ -349,6 +418,12 @@ def reported() -> Iterator[None]:
             f"the PostgreSQL store failed ({_first_line(e)}); check the server behind "
             "memory.store.url (DREAM_STORE_URL), then retry"
         ) from e
+
+
+def _reads_only(sql: str) -> bool:
+    """Whether a statement only reads, so sending it twice changes nothing. (A ``SELECT`` that
+    calls a writing function runs inside a transaction, where nothing is sent twice.)"""
+    return sql.lstrip()[:6].upper() == "SELECT"
 
 
 def _first_line(error: BaseException) -> str:

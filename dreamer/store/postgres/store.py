@@ -31,7 +31,7 @@ class PostgresStore(
     def __init__(self, url: str, key: str, path: Path):
         conn = connect(url)
         try:
-            super().__init__(path, conn, key)
+            super().__init__(path, conn, key, lambda: connect(url))
         except BaseException:
             conn.close()
             raise
