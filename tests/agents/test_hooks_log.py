@@ -90,7 +90,7 @@ def test_session_end_stores_the_sessions_subagents_once_linked_to_it(tmp_path):
     def subagent_crystals() -> list[tuple[str, str | None]]:
         with Workspace.open(ws_root, create=False) as ws:
             found = ws.store.crystals.select(sources=["sessions"])
-        return [(c.text, c.origin) for c in found if "Task for subagent" in c.text]
+        return [(c.text, c.origin) for c in found if c.speaker == "subagent"]
 
     log = hook_log.path(ws_root)
     for run in (1, 2):  # the second SessionEnd (or a catch-up) adds nothing

@@ -196,8 +196,8 @@ def test_the_stop_hook_waits_for_codex_to_close_the_turn(tmp_path, now, monkeypa
         writer.join()
     with Workspace.open(ws_path, create=False) as ws:
         texts = rollout_texts(ws)
-    assert texts[-1] == "User: And a second question\nAssistant: Second answer: remember Tuesdays."
-    assert len(texts) == 2
+    assert texts[-2:] == ["And a second question", "Second answer: remember Tuesdays."]
+    assert len(texts) == 4  # two turns, each the person's words and the answer
 
 
 def test_an_interrupted_turn_keeps_the_prompt_and_older_prompt_events_count(tmp_path):

@@ -85,7 +85,7 @@ def _export_file(tmp_path, now, count):
                     f"Kiln batch {i} fired at cone six on shelf {i % 7}",
                     importance=0.5,
                     source="scratch",
-                    semantic_type="episodic",
+                    semantic_type="experience",
                     at=now,
                 )
                 for i in range(count)
