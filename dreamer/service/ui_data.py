@@ -18,11 +18,10 @@ from typing import Any
 from dreamer.dream import pins, review
 from dreamer.dream.synth.factory import explain
 from dreamer.errors import NoCandidate, UsageError
-from dreamer.memory import forget_search, held
+from dreamer.memory import forget_pending, held
 from dreamer.memory.workspace import Workspace
 
 RECENT_DREAMS = 8  # journal rows the page explains
-REQUEST_DREAMS = 50  # journal rows searched for forget requests that wait for the user
 SOURCES = 3  # nearest crystals shown for a line
 STAMP = re.compile(r"^_Last dream:.*_$")  # as dreamer.dream.hand_edits reads it
 SOURCES_NOTE = (
@@ -106,30 +105,12 @@ def journal(ws: Workspace, limit: int = RECENT_DREAMS) -> list[dict[str, Any]]:
     return out
 
 
-def forget_requests(ws: Workspace, limit: int = REQUEST_DREAMS) -> list[dict[str, Any]]:
-    """Forget requests a dream found unclear, whose words some crystal still holds."""
-    out, seen = [], set()
-    for summary in ws.store.journal.dream_entries(limit):
-        inputs = ws.store.journal.get_dream(summary["id"]).get("inputs") or {}
-        for request in inputs.get("forget_requests") or []:
-            target = request.get("target") or ""
-            if request.get("outcome") != "needs confirmation" or target in seen:
-                continue
-            seen.add(target)
-            try:
-                matches = forget_search.select(ws.store, target)
-            except UsageError:
-                continue  # no word to match: nothing the page could select
-            if matches:
-                out.append(
-                    {
-                        "dream_id": summary["id"],
-                        "note_id": request.get("request_id"),
-                        "target": target,
-                        "matches": len(matches),
-                    }
-                )
-    return out
+def forget_requests(ws: Workspace) -> list[dict[str, Any]]:
+    """The forget requests waiting for the user (the one list ``dream forget --pending`` shows)."""
+    return [
+        {"note_id": item.request_id, "target": item.target, "matches": len(item.matches)}
+        for item in forget_pending.pending_forget_requests(ws)
+    ]
 
 
 def health(ws: Workspace, now: datetime) -> dict[str, Any]:

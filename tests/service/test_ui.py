@@ -245,8 +245,8 @@ def test_an_unclear_forget_request_waits_on_the_page_with_what_it_would_select(t
     thread.start()
     try:
         [waiting] = call(server, "GET", "/api/overview")[2]["forget_requests"]
-        # The five notes, and the request itself: it holds the words too.
-        assert waiting["target"] == "the deploy checklist" and waiting["matches"] == 6
+        # The five notes the request matched (the list dream forget --pending shows).
+        assert waiting["target"] == "the deploy checklist" and waiting["matches"] == 5
         status, _, shown = call(server, "POST", "/api/forget/preview", {"query": waiting["target"]})
         assert status == 200 and len(shown["crystals"]) == 6 and shown["many"]
         assert waiting["note_id"] in [c["id"] for c in shown["crystals"]]

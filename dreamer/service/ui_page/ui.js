@@ -228,8 +228,8 @@ function renderRequests(requests) {
   const list = document.getElementById("request-list");
   list.replaceChildren(...requests.map((r) => el("li", {},
     el("span", { text: "“" + r.target + "” " }),
-    el("span", { class: "meta", text: "(note #" + r.note_id + ", dream #" + r.dream_id + ", " +
-      r.matches + " crystal(s) hold these words) " }),
+    el("span", { class: "meta", text: "(note #" + r.note_id + ", " +
+      r.matches + " memories match) " }),
     button("preview forget", "forget-request",
       () => previewForget({ query: r.target }), true))));
   if (!requests.length) list.append(el("li", { class: "meta", text: "none waiting" }));
