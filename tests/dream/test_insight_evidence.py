@@ -45,3 +45,12 @@ def test_a_fading_line_names_its_last_note(ws, now):
     found = insights.compute(ws.store, [], [], now, old).fading_topics
     kitchen = ws.store.crystals.select()[0]
     assert found[0]["crystal_ids"] == [kitchen.id]
+
+
+def test_a_line_whose_note_was_written_again_yesterday_does_not_fade(ws, now):
+    text = "Format the changed files before the review"
+    ws.note(text, at=now - timedelta(days=10))
+    ws.note(text, at=now - timedelta(days=1))  # the same words again: a sighting, no new crystal
+    assert len(ws.store.crystals.select()) == 1
+    old = wm.parse(f"# Working Memory State\n\n## Active Context\n- {text}\n")
+    assert insights.compute(ws.store, [], [], now, old).fading_topics == []
