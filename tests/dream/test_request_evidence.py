@@ -95,11 +95,11 @@ def sent(now) -> dict:
 
 def test_a_withheld_kind_is_not_in_the_request(now):
     data = sent(now)
-    for kind in ("contradictions", "curiosity_gaps", "answered_questions", "fading_topics"):
+    for kind in ("contradictions", "curiosity_gaps", "answered_questions"):
         assert kind not in SENT_KINDS
         assert kind not in data
     assert QUESTION not in json.dumps(data) and "pg-boss" not in json.dumps(data)
-    assert "Kitchen quotes" not in json.dumps(data)
+    assert data["fading_topics"][0]["crystal_ids"] == [1]
     assert data["topics"][0]["label"] == "events table"  # a sent kind still goes
 
 

@@ -64,12 +64,10 @@ def insights(now) -> Insights:
 
 @pytest.fixture(autouse=True)
 def contradictions_sent(monkeypatch):
-    """These tests are about how a sent item refers to the state; contradictions and fading
-    lines are withheld from a model by default (their measured precision), so they are sent here."""
+    """These tests are about how a sent item refers to the state; contradictions are withheld
+    from a model by default (their measured precision), so they are sent here."""
     monkeypatch.setattr(
-        request_inputs,
-        "SENT_KINDS",
-        (*request_inputs.SENT_KINDS, "contradictions", "fading_topics"),
+        request_inputs, "SENT_KINDS", (*request_inputs.SENT_KINDS, "contradictions")
     )
 
 
