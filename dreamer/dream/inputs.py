@@ -49,6 +49,10 @@ CAPS = {
     "upcoming": 10,
     "people": 10,
 }
+# The kinds of insight a model is handed: those right at least nine times in ten on the quality
+# scenarios (``dream bench insights``; docs/performance.md gives each kind's figure). The offline
+# synthesizer reads every kind.
+SENT_KINDS = ("topics", "emerging_skills", "fading_topics", "upcoming", "people")
 TEXT_CAP = 240  # characters of any text inside the insights
 IDS_CAP = 5
 CONTINUATION = "  "  # indent of a note's later lines
@@ -359,13 +363,48 @@ def refer(value: Any, refs: dict[str, str]) -> Any:
     return value
 
 
-def insights_json(insights: Any, room: int, refs: dict[str, str] | None = None) -> str:
-    """The insights as compact JSON, each list capped, shortened until it fits ``room``; a
-    state line they name is referred to (``refs``, see ``refer``), not repeated."""
+def evidenced(kind: str, item: dict[str, Any]) -> bool:
+    """Whether an insight names the crystals that bear it out (a contradiction: either side)."""
+    if kind == "contradictions":
+        return any(
+            isinstance(item.get(side), dict) and item[side].get("id") for side in ("older", "newer")
+        )
+    return bool(item.get("crystal_ids"))
+
+
+def _aged(item: dict[str, Any], now: datetime | None) -> dict[str, Any]:
+    """The item with ``age_days``: how long ago its evidence was written (``at``, else
+    ``last_seen``), when ``now`` is known."""
+    stamp = item.get("at") or item.get("last_seen")
+    if now is None or not isinstance(stamp, str):
+        return item
+    try:
+        days = (now - parse_iso(stamp)).days
+    except ValueError:
+        return item
+    return {**item, "age_days": max(days, 0)}
+
+
+def offered(data: dict[str, Any], now: datetime | None = None) -> dict[str, Any]:
+    """The insights a model is handed: the kinds in ``SENT_KINDS``, each item with its evidence
+    and its age; an item naming no crystal is left out."""
+    return {
+        kind: [_aged(item, now) for item in items if evidenced(kind, item)]
+        for kind, items in data.items()
+        if kind in SENT_KINDS
+    }
+
+
+def insights_json(
+    insights: Any, room: int, refs: dict[str, str] | None = None, now: datetime | None = None
+) -> str:
+    """The insights a model is handed (``offered``) as compact JSON, each list capped, shortened
+    until it fits ``room``; a state line they name is referred to (``refs``, see ``refer``),
+    not repeated."""
     if insights is None:
         return "(none)"
     data = insights.to_dict() if hasattr(insights, "to_dict") else dict(insights)
-    data = refer(data, refs or {})
+    data = refer(offered(data, now), refs or {})
     data = {key: _short(value[: CAPS.get(key, 8)]) for key, value in data.items() if value}
     while True:
         text = neutralise(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
@@ -438,7 +477,7 @@ def blocks_for(di: Any, budget: int) -> dict[str, str]:
     out["notes"] = "\n".join(([listed] if di.crystals else []) + loose) or listed
     used = sum(tokens.count(text) for text in out.values())
     room = max(200, min(int(budget * INSIGHTS_SHARE), budget - used))
-    out["insights"] = insights_json(di.insights, room, state_refs(di.old, out["state"]))
+    out["insights"] = insights_json(di.insights, room, state_refs(di.old, out["state"]), di.now)
     # What a note line withholds, no other block carries (its topics, keywords, insights).
     hidden = withheld_values([c.text for c in di.crystals] + [n.text for n in di.notes])
     return {key: scrub(text, hidden) for key, text in out.items()} if hidden else out

@@ -42,6 +42,12 @@ The shape of ``Insights.to_dict()`` is a contract (the Claude prompt formats it)
       ]
     }
 
+Each item of curiosity_gaps, answered_questions, upcoming, people and fading_topics also
+carries ``crystal_ids``, the crystals saying its words (a question and its answer; a fading
+line's last note), and, when it has any, ``said_by``, the speaker of the first; a contradiction's
+side with an id carries ``said_by`` (``dreamer.dream.rules.evidence``). A model is handed only
+the kinds in ``dreamer.dream.inputs.SENT_KINDS``, and of those only items naming a crystal.
+
 Insights are suggestions: the Claude prompt says so, and a synthesizer may reject any.
 
 Every list is deterministic for the same inputs (ties broken by id or text).
@@ -54,6 +60,7 @@ from datetime import datetime
 from typing import Any
 
 from dreamer.dream.rules.ageing import Written, find_fading, find_upcoming, weigh_pointers
+from dreamer.dream.rules.evidence import attach as evidence_of
 from dreamer.dream.rules.gaps import find_gaps
 from dreamer.dream.rules.insight_results import Insights
 from dreamer.dream.rules.people import find_people
@@ -149,7 +156,7 @@ def compute(
         date_state_sides(store, pair, old)
     written = Written(store, old, now)  # asked by both rules below, looked up once a line
     fading = find_fading(store, old, notes, crystals, now, written)
-    return Insights(
+    found = Insights(
         topics=find_topics(crystals),
         contradictions=contradictions,
         curiosity_gaps=gaps,
@@ -160,3 +167,5 @@ def compute(
         people=find_people(notes, crystals, old),
         weights=weigh_pointers(store, old, fading, now),
     )
+    evidence_of(store, crystals, found)
+    return found

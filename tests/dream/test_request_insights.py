@@ -10,6 +10,7 @@ import pytest
 from fake_anthropic import FakeAnthropic
 
 from dreamer.config import Settings
+from dreamer.dream import inputs as request_inputs
 from dreamer.dream.insights import Insights
 from dreamer.dream.synth import DreamInputs
 from dreamer.dream.synth.claude import TOOL_NAME, ClaudeSynthesizer
@@ -42,6 +43,7 @@ def insights(now) -> Insights:
                 "keywords": "kitchen renovation quotes",
                 "line": f"- {STALE}.",
                 "last_seen": None,
+                "crystal_ids": [3],
             }
         ],
         contradictions=[
@@ -57,6 +59,15 @@ def insights(now) -> Insights:
                 "newer": {"id": 7, "text": NEWER, "at": "2026-03-12T09:00:00Z", "source": "note"},
             }
         ],
+    )
+
+
+@pytest.fixture(autouse=True)
+def contradictions_sent(monkeypatch):
+    """These tests are about how a sent item refers to the state; contradictions are withheld
+    from a model by default (their measured precision), so they are sent here."""
+    monkeypatch.setattr(
+        request_inputs, "SENT_KINDS", (*request_inputs.SENT_KINDS, "contradictions")
     )
 
 
@@ -95,7 +106,7 @@ def test_insights_refer_to_state_lines_by_section_and_number(now):
 
 def test_referring_saves_the_repeated_tokens(now):
     referred = insights_of(request(now, insights(now)))
-    spelled = insights(now).to_dict()
+    spelled = request_inputs.offered(insights(now).to_dict(), now)
     spelled = {key: value for key, value in spelled.items() if value}
     saved = tokens.count(json.dumps(spelled)) - tokens.count(json.dumps(referred))
     assert saved >= tokens.count(STALE + DEADLINE) - 6

@@ -24,6 +24,7 @@ from dreamer.support.times import utc_now
 from dreamer_bench import embed as embed_bench
 from dreamer_bench import fleet as fleet_bench
 from dreamer_bench import importing as import_bench
+from dreamer_bench import insight_precision as insight_bench
 from dreamer_bench import locomo as locomo_bench
 from dreamer_bench import paraphrase as paraphrase_bench
 from dreamer_bench import pgcompare as pgcompare_bench
@@ -76,6 +77,7 @@ def bench() -> None:
     \b
     Examples:
       dream bench quality
+      dream bench insights
       dream bench locomo locomo10.json --json
         (LoCoMo is not shipped: data/locomo10.json of github.com/snap-research/LoCoMo)
       dream bench scale --crystals 10000 --crystals 100000
@@ -522,6 +524,53 @@ def quality(
             click.echo(f"workspaces kept in {workdir}")
     if any(result.failed for result in results):
         sys.exit(1)
+
+
+@bench.command()
+@click.argument(
+    "scenarios",
+    nargs=-1,
+    metavar="[SCENARIO]...",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option("--heldout", is_flag=True, help="Judge the held-out months (scenarios/heldout).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@json_option
+@workspace_option
+def insights(
+    scenarios: tuple[Path, ...], heldout: bool, quiet: bool, as_json: bool, workspace: str | None
+) -> None:
+    """How often each kind of insight is right, over the quality scenarios' offline dreams.
+
+    Every dream's insights are judged by a rule per kind (dreamer_bench.insight_precision says
+    each); prints each kind's suggestions, those right, the precision, and those naming their
+    crystals. Without SCENARIO, the shipped scenarios (notes and captured months).
+
+    \b
+    Examples:
+      dream bench insights
+      dream bench insights --heldout --json
+      dream bench insights benchmarks/scenarios/captured/api.toml
+    """
+    paths = list(scenarios) or insight_bench.scenario_paths(heldout)
+    if not paths:
+        raise click.UsageError("no scenario given and no benchmarks/scenarios folder; pass files")
+    for path in paths:
+        quality_bench.load_scenario(path)  # UsageError: exit 2, before any dream
+    workdir = Path(tempfile.mkdtemp(prefix="dream-insights-", dir=_work_folder(workspace)))
+    judged: list[insight_bench.Judged] = []
+    try:
+        with ProgressLine("Scenarios", quiet=quiet or as_json) as line:
+            for n, path in enumerate(paths, 1):
+                judged += insight_bench.judge_scenario(path, workdir)
+                line(n, len(paths))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    table = insight_bench.precision(judged)
+    if as_json:
+        emit_json({"kinds": table, "scenarios": [p.stem for p in paths]})
+    else:
+        click.echo(insight_bench.format_table(table))
 
 
 @bench.command()

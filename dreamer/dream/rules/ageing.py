@@ -9,6 +9,7 @@ from typing import Any
 from dreamer.dream import dates
 from dreamer.dream.rules.values import CALENDAR
 from dreamer.dream.rules.words import context_lines, nameable, topic_of
+from dreamer.memory import repeats
 from dreamer.memory.scratch import Note
 from dreamer.memory.state import WorkingMemory
 from dreamer.store import Crystal, Store
@@ -17,6 +18,7 @@ from dreamer.support.times import iso, parse_iso
 from dreamer.support.words import keywords, stem, stems
 
 FADE_AFTER = timedelta(days=2)  # an Active Context line with no support this long fades
+SAID_AGAIN_LOOKUP = 20  # full-text matches of a fading line's words read for its own note
 
 
 def _when(stamp: str | None, fallback: datetime) -> datetime:
@@ -124,6 +126,8 @@ def find_fading(
             if standing(line):
                 continue  # an open question or a standing rule is live until it is settled
         words, last = finding_words(store, line)
+        if passed is None and last is not None and _said_again(store, words, last, since):
+            continue  # its note was written again in the window: a sighting is support
         finding = {
             "topic": topic_of(line),
             "keywords": " ".join(words),
@@ -136,6 +140,13 @@ def find_fading(
             finding |= {"passed": passed.isoformat(), "outcome": outcome(line, passed, statements)}
         fading.append(finding)
     return fading
+
+
+def _said_again(store: Store, words: list[str], last: str, since: str) -> bool:
+    """Whether the note ``words`` find (the one created at ``last``) was written again since."""
+    ids = [crystal_id for crystal_id, _ in store.search.fts_match(words, [], SAID_AGAIN_LOOKUP)]
+    own = [(c.id, c.created_at) for c in store.crystals.crystals_by_id(ids) if c.created_at == last]
+    return any(seen.last >= since for seen in repeats.of(store, own).values())
 
 
 def _passed(line: str, written: datetime, now: datetime) -> date | None:
