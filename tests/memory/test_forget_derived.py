@@ -52,10 +52,17 @@ def _label_case(root: Path, env: dict[str, str], now) -> None:
     result = runner.invoke(main, ["forget", "--search", WORD, "--yes", "--all", *w])
     assert result.exit_code == 0, result.output
     assert holding(root) == []
-    for command in (["bootstrap"], ["export", "--all"], ["log", "--json"], ["status"]):
+    exported = root.parent / "export.jsonl"  # not the working folder's dreamer-export.jsonl
+    for command in (
+        ["bootstrap"],
+        ["export", "--all", "--to", str(exported)],
+        ["log", "--json"],
+        ["status"],
+    ):
         shown = runner.invoke(main, [*command, *w])
         assert shown.exit_code == 0, shown.output
         assert WORD not in shown.output.lower(), command
+    assert exported.is_file() and WORD not in exported.read_text(encoding="utf-8").lower()
     with Workspace.open(root, environ=env) as ws:
         rows = [ws.store.journal.get_dream(e["id"]) for e in ws.store.journal.dream_entries(50)]
         assert len(rows) == 2 and WORD not in json.dumps(rows, default=str).lower()
