@@ -193,7 +193,11 @@ TARGETS = (
     Target(
         "provenance",
         "dreamer/memory/provenance.py",
-        ("tests/memory/test_provenance.py", "tests/agents/test_capture_provenance.py"),
+        (
+            "tests/memory/test_provenance.py",
+            "tests/agents/test_capture_provenance.py",
+            "tests/dream/test_dropped_lines.py",
+        ),
         why="who said what: the speaker of a note and whether it may set a rule",
     ),
     Target(
