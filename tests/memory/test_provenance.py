@@ -104,3 +104,8 @@ def test_a_line_traces_a_text_holding_two_and_40_percent_of_its_stems():
     assert traces(line, ["alpha bravo charlie delta"])
     assert traces("Deploy", ["deploy billing"])
     assert not traces("Deploy", ["billing"])
+
+
+def test_a_cue_ending_in_a_colon_needs_no_space_after_it():
+    assert instruction_shaped("Regel:Tests vor dem Push")
+    assert instruction_shaped("règle:tests avant le push")
