@@ -146,6 +146,20 @@ TARGETS = (
         why="explicit forgetting everywhere, derived text (labels, keywords, summaries) included",
     ),
     Target(
+        "forget_derived",
+        "dreamer/memory/forgetting.py",
+        ("tests/memory/test_forget_derived.py", "tests/memory/test_forget_edges.py"),
+        functions=(
+            "*x_lost_words__mutmut_*",
+            "*x_hand_written__mutmut_*",
+            "*x_holds_lost__mutmut_*",
+            "*x__stems_of__mutmut_*",
+            "*x__stems__mutmut_*",
+            "*x__gone__mutmut_*",
+        ),
+        why="the cleaning of derived text: the words no memory holds any more after a forget",
+    ),
+    Target(
         "secrets",
         "dreamer/support/secrets.py",
         (
