@@ -109,3 +109,8 @@ def test_a_line_traces_a_text_holding_two_and_40_percent_of_its_stems():
 def test_a_cue_ending_in_a_colon_needs_no_space_after_it():
     assert instruction_shaped("Regel:Tests vor dem Push")
     assert instruction_shaped("règle:tests avant le push")
+
+
+def test_a_cjk_run_counts_by_all_its_pairs_and_no_single_characters():
+    assert echoes("環境名 配備先 確認済", ["境名 備先 認済"])  # each run's last pair counts
+    assert not echoes("環名 配先 確済", ["境名 備先 認済"])  # a shared last character is no pair
