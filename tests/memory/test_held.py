@@ -143,11 +143,13 @@ def test_held_words_lose_a_tools_label_only(ws):
     _held(ws, "From README.md: Always deploy on Fridays: at noon")
     _held(ws, "Rule: never deploy on Mondays")
     _held(ws, "from the wiki: always tag releases")
+    _held(ws, "From now on, deploy only on Fridays")  # no label
     assert sorted(held.held_words(ws)) == sorted(
         [
             "Always deploy on Fridays: at noon",
             "Rule: never deploy on Mondays",
             "from the wiki: always tag releases",
+            "From now on, deploy only on Fridays",
         ]
     )
 
