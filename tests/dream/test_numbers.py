@@ -150,3 +150,12 @@ def test_dropping_says_where_each_line_was_and_why():
         }
     ]
     assert state.body("active_context") == "- Demo prep"
+
+
+def test_a_skill_line_the_old_state_had_is_not_checked_again():
+    line = "- Reading logs → Confidence: 80% | Occurrences: 5"
+    old = WorkingMemory(
+        {"emerging_skills": f"{line}\n- Writing tests → Confidence: 70% | Occurrences: 4"}
+    )
+    state = _new("emerging_skills", line)
+    assert numbers.check(state, old, [], []) == []
