@@ -141,8 +141,23 @@ TARGETS = (
             "tests/memory/test_forget.py",
             "tests/safety/test_safety_forget.py",
             "tests/memory/test_forget_edges.py",
+            "tests/memory/test_forget_derived.py",
         ),
-        why="explicit forgetting everywhere",
+        why="explicit forgetting everywhere, derived text (labels, keywords, summaries) included",
+    ),
+    Target(
+        "forget_derived",
+        "dreamer/memory/forgetting.py",
+        ("tests/memory/test_forget_derived.py", "tests/memory/test_forget_edges.py"),
+        functions=(
+            "*x_lost_words__mutmut_*",
+            "*x_hand_written__mutmut_*",
+            "*x_holds_lost__mutmut_*",
+            "*x__stems_of__mutmut_*",
+            "*x__stems__mutmut_*",
+            "*x__gone__mutmut_*",
+        ),
+        why="the cleaning of derived text: the words no memory holds any more after a forget",
     ),
     Target(
         "secrets",
@@ -188,6 +203,97 @@ TARGETS = (
             "tests/support/test_secrets_prose_edges.py",
         ),
         why="secrets written as numbers: card numbers, IBANs, social security numbers",
+    ),
+    Target(
+        "provenance",
+        "dreamer/memory/provenance.py",
+        (
+            "tests/memory/test_provenance.py",
+            "tests/agents/test_capture_provenance.py",
+            "tests/dream/test_dropped_lines.py",
+        ),
+        why="who said what: the speaker of a note and whether it may set a rule",
+    ),
+    Target(
+        "held",
+        "dreamer/memory/held.py",
+        (
+            "tests/memory/test_held.py",
+            "tests/agents/test_capture_provenance.py",
+            "tests/dream/test_dropped_lines.py",
+        ),
+        why="the held set: instructions from a source that may not set rules, never promoted",
+    ),
+    Target(
+        "speakers",
+        "dreamer/agents/speakers.py",
+        (
+            "tests/agents/test_capture_provenance.py",
+            # not test_ingest_claude_code.py and test_ingest_codex.py: their hooks start child
+            # processes, which mutmut 3.8.1's worker pool reaps as its own and then fails
+            "tests/agents/test_ingest.py",
+        ),
+        why="a captured exchange split by who said what, the agent's promises and dumps dropped",
+    ),
+    Target(
+        "harness",
+        "dreamer/agents/harness.py",
+        (
+            "tests/agents/test_capture_provenance.py",
+            # not test_ingest_claude_code.py and test_ingest_codex.py: their hooks start child
+            # processes, which mutmut 3.8.1's worker pool reaps as its own and then fails
+            "tests/agents/test_ingest.py",
+        ),
+        why="the harness's markup out of the words, machine paths made relative, tool output "
+        "reduced to its outcome",
+    ),
+    Target(
+        "dropped",
+        "dreamer/dream/dropped.py",
+        ("tests/dream/test_dropped_lines.py",),
+        why="the lines a rule takes out of a draft, each with its reason",
+    ),
+    Target(
+        "numbers",
+        "dreamer/dream/numbers.py",
+        ("tests/dream/test_numbers.py",),
+        why="the dates, amounts and counts a draft writes must stand in the evidence",
+    ),
+    Target(
+        "forget_pending",
+        "dreamer/memory/forget_pending.py",
+        ("tests/memory/test_forget_pending.py", "tests/memory/test_forget_requests.py"),
+        why="forget requests that wait for the user: confirm, dismiss, keep no words when done",
+    ),
+    Target(
+        "forget_search",
+        "dreamer/memory/forget_search.py",
+        (
+            "tests/memory/test_forget_search.py",
+            "tests/memory/test_forget_phrase.py",
+        ),
+        why="which crystals a forget query names: every word of it, never a neighbour",
+    ),
+    Target(
+        "secrets_unnamed",
+        "dreamer/support/secrets_unnamed.py",
+        (
+            "tests/support/test_secrets.py",
+            "tests/support/test_secrets_unnamed.py",
+            "tests/support/test_secrets_boundary.py",
+        ),
+        why="secrets no rule names: key-shaped tokens, secret-looking settings, base64 by a key",
+    ),
+    Target(
+        "secrets_sentences",
+        "dreamer/support/secrets_sentences.py",
+        (
+            "tests/support/test_secrets.py",
+            "tests/support/test_secrets_unnamed.py",
+            "tests/support/test_secrets_words.py",
+            "tests/support/test_secrets_prose_edges.py",
+        ),
+        why="a password said in a sentence, in any of its languages",
     ),
 )
 BY_NAME = {target.name: target for target in TARGETS}

@@ -80,3 +80,82 @@ def test_the_check_reads_only_new_lines_and_known_values():
         {"emerging_skills": "- Exporting invoices → Confidence: 80% | Occurrences: 3"}
     )
     assert numbers.check(skills, WorkingMemory(), [], offered) == []
+
+
+def _new(section: str, *lines: str) -> WorkingMemory:
+    return WorkingMemory({section: "\n".join(lines)})
+
+
+def test_each_way_of_writing_a_date_is_checked_against_the_others():
+    evidence = ["Launch moved: due March 14", "The trip starts March 20", "and ends April 3"]
+    ok = _new(
+        "active_context",
+        "- Launch on 2026-03-14",
+        "- Launch on 14 March",
+        "- Trip from March 20 to April 3",
+        "- Trip March 20-3",  # day two of the same month: March 3
+    )
+    assert [u.value for u in numbers.check(ok, WorkingMemory(), evidence, [])] == ["the date 03-03"]
+    wrong = _new("active_context", "- Launch on 2026-03-15", "- Launch on 15 March")
+    found = numbers.check(wrong, WorkingMemory(), evidence, [])
+    assert [u.value for u in found] == ["the date 03-15", "the date 03-15"]
+
+
+def test_the_old_state_and_recalled_memories_count_as_known():
+    old = WorkingMemory({"active_context": "- Launch on April 2.\n- Budget $5,000 for Q3."})
+    state = WorkingMemory(
+        {"active_context": "- Launch on April 2.\n- Spend the $5,000 on April 2 ads."}
+    )
+    assert numbers.check(state, old, [], []) == []
+    line = "- Review on May 5 at the office"
+    state = _new("active_context", line, "- Pay $7,500 for the venue")
+    found = numbers.check(state, WorkingMemory(), [], [], recall=lambda _: ["due May 5", "x"])
+    assert found == [
+        numbers.Unsupported("active_context", "- Pay $7,500 for the venue", "the amount $7,500")
+    ]
+
+
+def test_a_skill_count_is_the_offered_one_or_at_most_the_texts_holding_its_words():
+    def skill(name: str, count: int) -> str:
+        return f"- {name} → Confidence: 80% | Occurrences: {count}"
+
+    offered = [{"skill": "Exporting invoices", "occurrences": 3}]
+    evidence = ["writing migrations", "Writing migrations again today", "Lunch with Dana"]
+    state = _new(
+        "emerging_skills",
+        skill("Exporting invoices", 4),
+        skill("Writing migrations", 2),
+        skill("Writing migrations daily", 2),
+        skill("Reading logs", 1),
+    )
+    found = numbers.check(state, WorkingMemory(), evidence, offered)
+    assert found == [
+        numbers.Unsupported("emerging_skills", skill("Exporting invoices", 4), "the count 4"),
+        numbers.Unsupported("emerging_skills", skill("Writing migrations daily", 2), "the count 2"),
+    ]
+    more = _new("emerging_skills", skill("Writing migrations", 3))
+    assert [u.value for u in numbers.check(more, WorkingMemory(), evidence, offered)] == [
+        "the count 3"
+    ]
+
+
+def test_dropping_says_where_each_line_was_and_why():
+    state = _new("active_context", "- Demo on May 5", "- Demo prep")
+    found = numbers.check(state, WorkingMemory(), [], [])
+    assert numbers.drop(state, found) == [
+        {
+            "section": "active_context",
+            "line": "- Demo on May 5",
+            "reason": "the date 05-05 is in no note",
+        }
+    ]
+    assert state.body("active_context") == "- Demo prep"
+
+
+def test_a_skill_line_the_old_state_had_is_not_checked_again():
+    line = "- Reading logs → Confidence: 80% | Occurrences: 5"
+    old = WorkingMemory(
+        {"emerging_skills": f"{line}\n- Writing tests → Confidence: 70% | Occurrences: 4"}
+    )
+    state = _new("emerging_skills", line)
+    assert numbers.check(state, old, [], []) == []

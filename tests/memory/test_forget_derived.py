@@ -155,3 +155,12 @@ def test_a_request_in_a_note_takes_the_label_and_the_old_journal_with_it(ws, now
     assert resolution["forgotten"] == [1, 2, 3]
     assert WORD not in ws.read_memory().lower()
     assert WORD not in json.dumps(ws.store.journal.get_dream(first.dream_id)).lower()
+
+
+def test_a_three_letter_word_and_another_form_of_a_lost_word_go_too(ws, now):
+    ws.note("Tea with Kim on Friday", at=now)
+    lost = forgetting.lost_words(ws.store, ["Zed drinks tea, Kim plays oboe"])
+    assert lost == {"zed", "drinks", "plays", "oboe"}  # "tea" and "kim" are still held
+    assert forgetting.holds_lost("Zed was drinking", frozenset({"drinks"}))
+    assert forgetting.holds_lost("She was drinking", frozenset({"drinks"}))  # another form
+    assert not forgetting.holds_lost("She was eating", frozenset({"drinks"}))

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from dreamer.memory.provenance import CUES, echoes, instruction_shaped, may_set_rules
+from dreamer.memory.provenance import (
+    CUES,
+    echoes,
+    instruction_shaped,
+    may_set_rules,
+    sentences,
+    traces,
+)
 
 ALL_CUES = [(language, cue) for language, cues in CUES.items() for cue in cues]
 
@@ -46,3 +53,64 @@ def test_only_the_user_and_the_agent_set_rules():
     assert may_set_rules("user") and may_set_rules("agent") and may_set_rules(None)
     for speaker in ("assistant", "tool", "subagent", "import", "dreamer"):
         assert not may_set_rules(speaker)
+
+
+def test_sentences_lose_their_list_marks_and_keep_every_word():
+    text = "- Always run the tests.\n> Never push to branch X\n-\n> \nX"
+    assert sentences(text) == ["Always run the tests.", "Never push to branch X", "X"]
+
+
+def test_an_echo_needs_three_shared_stems_and_half_of_the_shorter_side():
+    rule = "Always deploy the billing service to staging"
+    assert echoes("Deploy billing service.", [rule])  # three of three
+    assert not echoes("Never deploy billing.", ["Deploy billing reports weekly"])  # two only
+    # three of six on each side: exactly half is enough
+    assert echoes(
+        "alpha bravo charlie delta echo foxtrot", ["alpha bravo charlie india juliet kilo"]
+    )
+    # three of eight on each side: not half
+    assert not echoes(
+        "alpha bravo charlie delta echo foxtrot golf hotel",
+        ["alpha bravo charlie india juliet kilo lima mike"],
+    )
+    assert not echoes("", [rule])
+    assert not echoes("the", [rule])
+
+
+def test_an_echo_counts_two_forms_of_a_word_and_short_words_but_no_stop_words():
+    assert echoes("The tile pushes never.", ["Never push tiles"])  # "til" and "tile"
+    assert echoes("Run CI on db.", ["Always run CI on the db"])  # two-letter words count
+    assert not echoes("The deploy of the billing.", ["Always deploy the billing of the week"])
+    # a lone digit is no content word: three shared of three, however many digits follow
+    assert echoes(
+        "Keep replicas in zones 1 2 3 4 5 6 7", ["Always keep replicas across zones 8 9 x z"]
+    )
+
+
+def test_an_echo_reads_cjk_text_by_character_pairs():
+    rule = "本番環境にデプロイしないでください"
+    assert echoes("本番環境へのデプロイは禁止", [rule])
+    assert not echoes("テストは全部通りました", [rule])
+    assert echoes("ci를 항상 실행하세요", ["항상 ci 실행"])  # the latin word inside a CJK word
+
+
+def test_a_line_traces_a_text_holding_two_and_40_percent_of_its_stems():
+    assert traces("", ["anything"])
+    assert traces("the", ["anything"])
+    assert traces("Deploy billing reports weekly staging", ["deploy billing"])  # two of five
+    assert not traces("Deploy billing reports weekly staging", ["deploy"])  # one of five
+    line = "alpha bravo charlie delta echo foxtrot golf hotel"
+    assert not traces(line, ["alpha bravo charlie"])  # three of eight: four needed
+    assert traces(line, ["alpha bravo charlie delta"])
+    assert traces("Deploy", ["deploy billing"])
+    assert not traces("Deploy", ["billing"])
+
+
+def test_a_cue_ending_in_a_colon_needs_no_space_after_it():
+    assert instruction_shaped("Regel:Tests vor dem Push")
+    assert instruction_shaped("règle:tests avant le push")
+
+
+def test_a_cjk_run_counts_by_all_its_pairs_and_no_single_characters():
+    assert echoes("環境名 配備先 確認済", ["境名 備先 認済"])  # each run's last pair counts
+    assert not echoes("環名 配先 確済", ["境名 備先 認済"])  # a shared last character is no pair
