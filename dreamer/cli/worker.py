@@ -186,5 +186,5 @@ def run(
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, process.stop)
         ran = process.run(until_idle=until_idle)
-    failed = sum(1 for outcome in process.done if outcome.outcome == "failed")
+    failed = process.counts["failed"]
     click.echo(f"{process.owner}: ran {ran} job(s), {failed} failed", err=True)

@@ -28,6 +28,7 @@ import logging
 import os
 import socket
 import threading
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("dreamer.worker")
 DEFAULT_LEASE = timedelta(minutes=5)
+RECENT_OUTCOMES = 100  # a worker runs for months: it keeps the newest outcomes, counts them all
 
 
 def default_owner() -> str:
@@ -177,6 +179,7 @@ class Worker:
         poll_seconds: float = 1.0,
         environ: dict[str, str] | None = None,
         synthesizer: Synthesizer | None = None,
+        keep: int = RECENT_OUTCOMES,
     ):
         self.queue = queue
         self.owner = owner or default_owner()
@@ -185,7 +188,8 @@ class Worker:
         self.poll_seconds = poll_seconds
         self.environ = environ
         self.synthesizer = synthesizer
-        self.done: list[Outcome] = []
+        self.done: deque[Outcome] = deque(maxlen=keep)  # the newest outcomes, for logs and tests
+        self.counts: Counter[str] = Counter()  # every outcome since start, by name
         self._stop = threading.Event()
 
     def step(self) -> Outcome | None:
@@ -210,6 +214,7 @@ class Worker:
             "" if outcome.counted else " (job lease lost: not counted)",
         )
         self.done.append(outcome)
+        self.counts[outcome.outcome] += 1
         return outcome
 
     def stop(self, *_: Any) -> None:

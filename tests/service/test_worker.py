@@ -128,6 +128,17 @@ def test_a_missing_workspace_is_a_failed_run_not_a_dead_worker(queue, tmp_path, 
     assert worker.run(until_idle=True) == 2
     assert {o.outcome for o in worker.done} == {"failed"}
     assert "no dreamer workspace" in worker.done[0].detail
+    assert worker.counts == {"failed": 2}
+
+
+def test_a_long_running_worker_keeps_its_newest_outcomes_and_counts_them_all(queue, tmp_path, now):
+    roots = make_workspaces(tmp_path, 2)
+    workers.add_workspaces(queue, roots, now)
+    (roots[0] / "memory").rename(roots[0] / "moved")
+    worker = workers.Worker(queue, owner="w", clock=lambda: now, lease=LEASE, keep=3)
+    assert worker.run(until_idle=True) == 4
+    assert len(worker.done) == 3  # bounded: a worker of months does not grow by every job
+    assert worker.counts["failed"] == 2 and sum(worker.counts.values()) == 4
 
 
 _DIE_AFTER_CLAIM = """
