@@ -5,6 +5,7 @@ the claude CLI's case is in test_synth_claude_code.py)."""
 from __future__ import annotations
 
 import anthropic
+import httpx2
 import pytest
 from fake_anthropic import TEST_KEY
 from fake_openai import MODEL, FakeOpenAI
@@ -15,7 +16,7 @@ from dreamer.dream.cycle import run
 from dreamer.dream.synth.answer import KEPT_CHARS, MAX_BYTES, Capped, excerpt
 from dreamer.dream.synth.claude import ClaudeSynthesizer
 from dreamer.dream.synth.openai_compat import OpenAISynthesizer
-from dreamer.errors import ModelOutputInvalid
+from dreamer.errors import ModelOutputInvalid, ModelTimeout
 
 HUGE = b'{"id": "' + b"runaway answer " * 300_000 + b'"}'  # 4.5 MB
 
@@ -64,3 +65,49 @@ def test_capped_keeps_exactly_the_limit_and_says_when_there_was_more():
     assert excerpt("x" * KEPT_CHARS) == "x" * KEPT_CHARS
     assert excerpt("x" * (KEPT_CHARS + 5)).endswith("[… 5 more characters of the answer not kept]")
     assert MAX_BYTES >= 1_000_000
+
+
+class _Runaway:
+    """A body of ``total`` bytes made as it is read, counting how many bytes were read."""
+
+    def __init__(self, total: int, chunk: int = 64 * 1024):
+        self.total, self.chunk, self.pulled = total, chunk, 0
+
+    def __iter__(self):
+        yield b'{"id": "'
+        while self.pulled < self.total:
+            self.pulled += self.chunk
+            yield b"r" * self.chunk
+
+
+def test_the_anthropic_sdk_path_reads_no_more_of_an_answer_than_the_limit(dreamt, now):  # noqa: F811
+    body = _Runaway(50_000_000)
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    http = anthropic.DefaultHttpxClient(transport=httpx2.MockTransport(answer))
+    client = anthropic.Anthropic(api_key=TEST_KEY, http_client=http, max_retries=0)
+    synthesizer = ClaudeSynthesizer(dreamt.settings, client=client)
+    with pytest.raises(ModelOutputInvalid, match="the Anthropic API answered more than 1 MB"):
+        run(dreamt, now=now, synthesizer=synthesizer)
+    assert body.pulled <= MAX_BYTES + 2 * body.chunk  # not the 50 MB the server would send
+
+
+def test_an_anthropic_answer_that_breaks_off_fails_the_dream_in_one_line(dreamt, now):  # noqa: F811
+    before = dreamt.memory_md.read_bytes()
+
+    def broken():
+        yield b'{"id": "msg_'
+        raise httpx2.ReadError("connection reset by peer")
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, headers={"content-type": "application/json"}, content=broken())
+
+    http = anthropic.DefaultHttpxClient(transport=httpx2.MockTransport(answer))
+    client = anthropic.Anthropic(api_key=TEST_KEY, http_client=http, max_retries=0)
+    synthesizer = ClaudeSynthesizer(dreamt.settings, client=client)
+    with pytest.raises(ModelTimeout, match="the Anthropic API's answer broke off \\(ReadError\\)"):
+        run(dreamt, now=now, synthesizer=synthesizer)
+    assert dreamt.memory_md.read_bytes() == before
+    assert scratch_texts(dreamt) == LATER_NOTES

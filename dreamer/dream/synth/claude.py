@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import anthropic
+import httpx2
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
@@ -336,12 +337,17 @@ class ClaudeSynthesizer(Backend):
 
     def _call(self, kwargs: dict[str, Any], inputs: DreamInputs, previous: Draft | None) -> Draft:
         try:
-            response = self.client.messages.with_raw_response.create(**kwargs)
-            status, content = response.http_response.status_code, response.http_response.content
+            # Streamed, so that no more than the limit of an answer is ever read into memory.
+            with self.client.messages.with_streaming_response.create(**kwargs) as response:
+                status = response.http_response.status_code
+                read = Capped().read(response.iter_bytes())
         except anthropic.AnthropicError as e:
             raise _translate(e, str(self.model), self.timeout) from e
-        # The SDK's transport has the body; nothing of dreamer's reads past the limit of it.
-        read = Capped().read([content])
+        except httpx2.HTTPError as e:  # the body broke off after the headers came
+            raise ModelTimeout(
+                f"the Anthropic API's answer broke off ({type(e).__name__}); check the network "
+                "(or ANTHROPIC_BASE_URL) and run 'dream run' again"
+            ) from e
         body = read.text()
         if read.over:
             raise unusable(too_large("the Anthropic API"), body, Usage())
