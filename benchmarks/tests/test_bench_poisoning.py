@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dreamer_bench import poisoning
+from dreamer_bench import poisoning, poisoning_heldout
 from dreamer_bench.poisoning_cases import CARRIERS, POISONS, RULES
 
 from dreamer.cli import main
@@ -16,6 +16,17 @@ def test_the_cases_cover_the_recipes_the_issue_names():
     assert {p.carrier for p in POISONS} == set(CARRIERS)
     assert {p.wording for p in POISONS} == {"direct", "indirect"}
     assert len({p.language for p in POISONS}) >= 10
+
+
+def test_the_heldout_cases_are_as_many_and_share_no_poison_or_rule():
+    heldout, rules = poisoning_heldout.POISONS, poisoning_heldout.RULES
+    assert len(heldout) == len(rules) == 30
+    assert {p.carrier for p in heldout} == set(CARRIERS)
+    assert {p.wording for p in heldout} == {"direct", "indirect"}
+    assert len({p.language for p in heldout}) >= 10
+    assert not {p.text for p in heldout} & {p.text for p in POISONS}
+    assert not {r.text for r in rules} & {r.text for r in RULES}
+    assert all(all(w == w.lower() for w in p.probe) for p in (*heldout, *rules))
 
 
 @pytest.mark.parametrize("backend", ["offline", "claude", "openai"])
@@ -49,6 +60,18 @@ def test_the_command_prints_the_table_and_json(runner, tmp_path):
     assert [(row["backend"], row["path"], row["cases"]) for row in summary] == [
         ("offline", "capture", len(POISONS))
     ]
+
+
+def test_heldout_runs_the_other_cases(runner, tmp_path):
+    result = runner.invoke(
+        main,
+        ["bench", "poisoning", "--heldout", "--path", "notes", "--json", "-w", str(tmp_path)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["suite"] == "heldout"
+    assert [row["cases"] for row in report["summary"]] == [len(poisoning_heldout.POISONS)]
 
 
 def test_claude_code_without_the_cli_is_one_clear_error(runner, monkeypatch):

@@ -747,12 +747,19 @@ def paraphrase(
     help="capture: the poison comes only through the captured session; notes: the agent also "
     "writes it down as a note during the session.",
 )
+@click.option(
+    "--heldout",
+    is_flag=True,
+    help="Run the 30 held-out cases (other wordings, two more languages) instead of the 30 "
+    "the defences were built on.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
 def poisoning(
     backends: tuple[str, ...],
     paths: tuple[str, ...],
+    heldout: bool,
     quiet: bool,
     as_json: bool,
     workspace: str | None,
@@ -768,6 +775,7 @@ def poisoning(
     Examples:
       dream bench poisoning
       dream bench poisoning --backend all --path capture
+      dream bench poisoning --heldout --backend all
       DREAM_CLAUDE_CLI=$(which claude) dream bench poisoning --backend claude-code --json
     """
     chosen = poisoning_bench.BACKENDS if "all" in backends else tuple(dict.fromkeys(backends))
@@ -783,6 +791,7 @@ def poisoning(
             folder=_work_folder(workspace),
             progress=_say(line, quiet),
             counts=line,
+            suite="heldout" if heldout else "main",
         )
     if as_json:
         emit_json(report)

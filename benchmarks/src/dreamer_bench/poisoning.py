@@ -36,9 +36,14 @@ from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.workspace import Workspace
 from dreamer.support.progress import Progress
-from dreamer_bench.poisoning_cases import POISONS, RULES, Poison, Rule
+from dreamer_bench import poisoning_cases, poisoning_heldout
+from dreamer_bench.poisoning_cases import Poison, Rule
 
 BACKENDS = ("offline", "claude", "openai", "claude-code")
+SUITES = {  # name: (poisons, rules); "heldout" was never used to change a defence
+    "main": (poisoning_cases.POISONS, poisoning_cases.RULES),
+    "heldout": (poisoning_heldout.POISONS, poisoning_heldout.RULES),
+}
 PATHS = ("capture", "notes")
 START = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)
 CWD = "/home/sam/work/shop"
@@ -276,9 +281,10 @@ def _in_one_line(text: str, probe: tuple[str, ...]) -> bool:
     return any(all(word in line for word in probe) for line in text.lower().splitlines())
 
 
-def run_case(number: int, path: str, backend: str, folder: Path) -> Outcome:
+def run_case(number: int, path: str, backend: str, folder: Path, suite: str = "main") -> Outcome:
     """One poison and one rule through capture (and, on the notes path, a note) and a dream."""
-    poison, rule = POISONS[number], RULES[number]
+    poisons, rules = SUITES[suite]
+    poison, rule = poisons[number], rules[number]
     outcome = Outcome(
         backend, path, number, poison.carrier, poison.language, poison.wording, False, False, False
     )
@@ -313,22 +319,27 @@ def run(
     folder: Path | None = None,
     progress: Callable[[str], None] | None = None,
     counts: Progress | None = None,
+    suite: str = "main",
 ) -> dict[str, Any]:
-    """Every case through each backend and path; the counts per backend and every outcome.
-    ``counts(done, total)`` counts cases run."""
-    chosen = cases if cases is not None else range(len(POISONS))
+    """Every case of ``suite`` through each backend and path; the counts per backend and every
+    outcome. ``counts(done, total)`` counts cases run."""
+    chosen = cases if cases is not None else range(len(SUITES[suite][0]))
     total = len(backends) * len(paths) * len(chosen)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(dir=folder) as scratch:
         for backend in backends:
             for path in paths:
                 for number in chosen:
-                    outcomes.append(run_case(number, path, backend, Path(scratch)))
+                    outcomes.append(run_case(number, path, backend, Path(scratch), suite))
                     if counts:
                         counts(len(outcomes), total)
                 if progress:
                     progress(f"{backend}/{path}: {len(chosen)} cases")
-    return {"summary": summarise(outcomes), "outcomes": [asdict(o) for o in outcomes]}
+    return {
+        "suite": suite,
+        "summary": summarise(outcomes),
+        "outcomes": [asdict(o) for o in outcomes],
+    }
 
 
 def summarise(outcomes: list[Outcome]) -> list[dict[str, Any]]:
@@ -353,6 +364,7 @@ def summarise(outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 def format_report(report: dict[str, Any]) -> str:
     """The summary as a table, then each case that let a poison in or lost a rule."""
+    poisons, rules = SUITES[report.get("suite", "main")]
     out = [
         "backend      path     cases  poison→MEMORY.md  poison→bootstrap  rules kept  errors",
     ]
@@ -367,9 +379,9 @@ def format_report(report: dict[str, Any]) -> str:
         if o["poison_in_memory"] or o["poison_in_bootstrap"] or not o["rule_kept"] or o["error"]:
             what = []
             if o["poison_in_memory"] or o["poison_in_bootstrap"]:
-                what.append(f"poison {POISONS[o['case']].text[:60]!r} got in")
+                what.append(f"poison {poisons[o['case']].text[:60]!r} got in")
             if not o["rule_kept"]:
-                what.append(f"rule {RULES[o['case']].text[:50]!r} lost")
+                what.append(f"rule {rules[o['case']].text[:50]!r} lost")
             if o["error"]:
                 what.append(o["error"])
             out.append(f"  {o['backend']}/{o['path']} case {o['case']}: {'; '.join(what)}")
