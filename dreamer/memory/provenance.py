@@ -77,14 +77,63 @@ def instruction_shaped(text: str) -> bool:
     return bool(_CUE.search(text))
 
 
+# Words read from a source (a tool, a page, a file, another agent, a pasted document) that
+# speak to the agent itself, or frame a rule without a cue word, are an instruction too:
+# ordinary files, pages and reports rarely address an assistant, so here a wider net costs a
+# held item at most. (Too wide for the user's own words: their "should we ...?" is a question.)
+ADDRESSEES: dict[str, tuple[str, ...]] = {
+    "en": ("assistant", "assistants", "ai assistant", "ai assistants", "ai agent", "ai agents",
+           "agent", "agents", "coding agent", "ai model", "ai models", "language model", "llm",
+           "llms", "claude", "codex", "copilot", "chatgpt", "main agent", "you are an ai",
+           "system:", "note to ai", "for ai"),
+    "de": ("assistent", "assistenten", "ki-assistent", "ki-assistenten", "ki-agent", "agenten"),
+    "fr": ("l'assistant", "assistants", "assistante", "l'ia", "agents ia", "agent ia"),
+    "es": ("asistente", "asistentes", "agente", "agentes", "la ia"),
+    "pt": ("assistente", "assistentes", "agente", "agentes", "a ia"),
+    "it": ("assistente", "assistenti", "agente", "agenti", "l'ia"),
+    "nl": ("assistent", "assistenten", "agenten"),
+    "pl": ("asystent", "asystenci", "asystenta", "asystentów", "agenci", "agentów"),
+    "ru": ("ассистент", "ассистенты", "ассистента", "ассистентам", "агент", "агенты",
+           "помощник", "помощники", "ии"),
+    "sv": ("assistenten", "assistenterna", "agenten", "agenterna"),
+    "da": ("assistenten", "assistenterne", "agenten"),
+    "tr": ("asistan", "asistanı", "asistanlar", "yapay zeka"),
+    "ja": ("アシスタント", "エージェント", "ＡＩ"),
+    "zh": ("助手", "智能体", "人工智能"),
+    "ko": ("어시스턴트", "에이전트", "비서"),
+}  # fmt: skip
+FRAMINGS: tuple[str, ...] = (
+    "standing order", "best practice", "correct workflow", "the workflow is", "it has been decided",
+    "has been decided", "has been agreed", "have agreed", "for every later", "for all future",
+    "every later task", "future sessions", "every future", "please note", "note for",
+    "authorised you", "authorized you", "permanently", "policy update", "new rule",
+)  # fmt: skip
+# "agent" in words that name no assistant (a browser's user agent, an SSH agent, a CI runner).
+_OTHER_AGENTS = re.compile(
+    r"\b(?:user|ssh|gpg|build|ci|deploy|monitoring|travel|estate)[ -]agents?\b", re.I
+)
+_SOURCE_CUE = re.compile(
+    "|".join(
+        _cue_pattern(c) for c in (*FRAMINGS, *(c for cues in ADDRESSEES.values() for c in cues))
+    ),
+    re.I,
+)
+
+
+def source_instruction(text: str) -> bool:
+    """Whether words read from a source are an instruction: instruction-shaped, addressed to an
+    assistant or agent, or framed as a rule (``ADDRESSEES``, ``FRAMINGS``)."""
+    return instruction_shaped(text) or bool(_SOURCE_CUE.search(_OTHER_AGENTS.sub(" ", text)))
+
+
 def sentences(text: str) -> list[str]:
     """The sentences (and lines) of ``text``, stripped, empty ones left out."""
     return [s.strip(" -*>\t") for s in _SENTENCE.split(text) if s.strip(" -*>\t")]
 
 
 def instructions(text: str) -> list[str]:
-    """The instruction-shaped sentences of ``text``."""
-    return [s for s in sentences(text) if instruction_shaped(s)]
+    """The sentences of ``text`` read from a source that are instructions to the agent."""
+    return [s for s in sentences(text) if source_instruction(s)]
 
 
 def _content(text: str) -> set[str]:
