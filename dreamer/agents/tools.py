@@ -316,7 +316,7 @@ def _held(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any]:
     listed = items[::-1][: args.get("limit", DEFAULT_HELD_LIMIT)]
     output: dict[str, Any] = {
         "count": len(items),
-        "held": [_held_item(item, HELD_TEXT_CHARS) for item in listed],
+        "held": [_held_item(item) for item in listed],
     }
     if not items:
         output["done"] = "Nothing is held."
@@ -353,17 +353,19 @@ def _accept(ws: Workspace, args: dict[str, Any], now: datetime) -> dict[str, Any
         if not items:
             raise
         done = [item.id for item in items]
-        raise DreamError(f"{e}; accepted {done}, not the rest: call again with those") from None
+        raise DreamError(
+            f"{e}; {done} were accepted, the others not: call again with the others later"
+        ) from None
     return {
         "accepted": [item.id for item in items],
-        "items": [_held_item(item, HELD_TEXT_CHARS) for item in items],
+        "items": [_held_item(item) for item in items],
         "done": "Accepted as the user's own words: the next dream reads them like the user's "
         "notes.",
     }
 
 
-def _held_item(item: held.Held, limit: int) -> dict[str, Any]:
-    return {**item.to_dict(), "text": shown(item.text, f"memory_get({item.id})", limit)}
+def _held_item(item: held.Held) -> dict[str, Any]:
+    return {**item.to_dict(), "text": shown(item.text, f"memory_get({item.id})", HELD_TEXT_CHARS)}
 
 
 _RUNNERS: dict[str, Callable[[Workspace, dict[str, Any], datetime], dict[str, Any]]] = {
