@@ -43,8 +43,10 @@ HOOK_EVENTS = {
 SERVER = "dreamer"
 PORTABLE = "dream"  # the command a project-scope install writes: resolved on each machine's PATH
 # The MCP tools Claude Code may run without asking (rule ``mcp__<server>__<tool>``). Forgetting
-# is left out on purpose: it erases memory for good, so a person approves each one.
-ALLOWED_TOOLS = ("working_memory_note", "memory_search", "memory_get", "memory_feel")
+# is left out on purpose: it erases memory for good, so a person approves each one. So is
+# accepting a held item: words a page or tool said would become the user's rule, so a person
+# approves that too, not an agent a page may have steered.
+ALLOWED_TOOLS = ("working_memory_note", "memory_search", "memory_get", "memory_feel", "memory_held")
 MISSING_HINT = (
     "dreamer: the 'dream' command is not on PATH, so this session has no long-term memory; "
     "install it (pip install dreamer-memory) or add its folder to PATH, then start a new session"

@@ -13,7 +13,8 @@ Where the Gemini CLI keeps them (its docs ``hooks/reference.md`` and
 - MCP servers: ``{"mcpServers": {"<name>": {"command", "args"}}}``; their tools reach the model
   as ``mcp_<name>_<tool>``. A tool that asks for confirmation is left out of a headless run,
   so install lists dreamer's tools in ``tools.allowed`` (which skips the confirmation) as for
-  Claude Code: all but ``memory_forget``, which a person approves each time.
+  Claude Code: all but ``memory_forget`` and ``memory_accept``, which a person approves each
+  time.
 
 dreamer's hooks are the ones whose command runs ``dream hook`` (as for Claude Code, so the
 JSON side reuses :mod:`dreamer.agents.claude_settings`): SessionStart hands over the memory,

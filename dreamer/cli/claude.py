@@ -165,7 +165,7 @@ def install(
     first session takes it into their own dreamer.toml when the claude CLI is on their PATH,
     and otherwise says in one line how to opt in.
     Unless --no-permissions, permissions.allow lets Claude Code run dreamer's tools without
-    asking, all but memory_forget.
+    asking, all but memory_forget and memory_accept (a person approves each of those).
 
     \b
     Examples:

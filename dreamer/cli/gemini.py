@@ -67,12 +67,12 @@ def install(scope: str, dry_run: bool, workspace: str | None) -> None:
     """Add dreamer's hooks (SessionStart, AfterAgent, SessionEnd) and its MCP server.
 
     All go into settings.json, in ~/.gemini for --scope user or .gemini/ of this repository
-    for --scope project, with dreamer's tools but memory_forget in tools.allowed (a headless
-    run leaves out a tool that would ask first). Shows the diff; running it again changes
-    nothing; 'dream gemini uninstall' gives the file back byte for byte. SessionStart hands
-    the agent its memory; AfterAgent stores the turn that just ended (from the session's chat
-    file); SessionEnd stores what is left. With -w, hooks and server use that workspace;
-    without, each project's own.
+    for --scope project, with dreamer's tools but memory_forget and memory_accept in
+    tools.allowed (a headless run leaves out a tool that would ask first). Shows the diff;
+    running it again changes nothing; 'dream gemini uninstall' gives the file back byte for
+    byte. SessionStart hands the agent its memory; AfterAgent stores the turn that just ended
+    (from the session's chat file); SessionEnd stores what is left. With -w, hooks and server
+    use that workspace; without, each project's own.
 
     The project scope is for committing: its commands run the 'dream' found on each
     teammate's PATH (a hook prints a hint when there is none) and name no path of this

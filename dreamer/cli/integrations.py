@@ -19,11 +19,12 @@ if TYPE_CHECKING:
 def mcp(workspace: str | None) -> None:
     """Serve the memory tools to an MCP client over stdio (runs until the client disconnects).
 
-    Tools: working_memory_note, memory_search, memory_get, memory_feel. Resources:
-    dreamer://MEMORY.md and dreamer://scratch.md. Prompt: bootstrap (the system-prompt block).
-    The workspace is created if it does not exist yet (noted in its memory/hooks.log: only
-    errors go to stderr). The handshake and the listings are answered at once, before the MCP
-    SDK has loaded; Ctrl-C ends the server at once (exit status 130).
+    Tools: working_memory_note, memory_search, memory_get, memory_feel, memory_forget,
+    memory_held, memory_accept. Resources: dreamer://MEMORY.md and dreamer://scratch.md.
+    Prompt: bootstrap (the system-prompt block). The workspace is created if it does not exist
+    yet (noted in its memory/hooks.log: only errors go to stderr). The handshake and the
+    listings are answered at once, before the MCP SDK has loaded; Ctrl-C ends the server at
+    once (exit status 130).
 
     \b
     Examples:

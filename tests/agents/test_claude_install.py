@@ -47,6 +47,10 @@ def test_install_status_uninstall_round_trip_in_project_scope(place, runner):
     data = json.loads(settings.read_text())
     # theirs kept first, dreamer's tool rules after them
     assert data["permissions"]["allow"] == OTHER["permissions"]["allow"] + cs.tool_rules()
+    # Listing what is held runs unasked; accepting it, like forgetting, waits for a person.
+    assert "mcp__dreamer__memory_held" in data["permissions"]["allow"]
+    for asked in ("memory_accept", "memory_forget"):
+        assert not any(asked in rule for rule in data["permissions"]["allow"])
     assert data["hooks"]["SessionStart"][0] == OTHER["hooks"]["SessionStart"][0]  # theirs first
     ours = [
         h["command"]

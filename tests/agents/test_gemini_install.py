@@ -47,6 +47,8 @@ def test_user_install_shows_the_diff_is_idempotent_and_uninstall_restores_bytes(
     assert data["hooks"]["AfterAgent"][0]["hooks"][0]["command"] == "notify-send done"
     assert data["mcpServers"]["dreamer"]["args"] == ["mcp", "-w", str(tmp_path / "ws")]
     assert "mcp_dreamer_memory_forget" not in data["tools"]["allowed"]
+    assert "mcp_dreamer_memory_accept" not in data["tools"]["allowed"]
+    assert "mcp_dreamer_memory_held" in data["tools"]["allowed"]
     assert data["tools"]["allowed"][0] == "run_shell_command(git)"
     again = runner.invoke(
         main, ["gemini", "install", "--scope", "user", "-w", str(tmp_path / "ws")]

@@ -19,7 +19,7 @@ from mcp_session import dream_command
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from dreamer import Workspace
-from dreamer.agents import mcp_front
+from dreamer.agents import mcp_front, tools
 
 pytestmark = pytest.mark.slow
 
@@ -97,7 +97,7 @@ def test_the_front_and_the_sdk_server_give_the_same_answers(tmp_path):
     assert searched["id"] == 10 and searched["result"]["isError"] is False
     for method in LISTINGS:
         assert front[method]["result"] == sdk[method]["result"], method
-    assert len(sdk["tools/list"]["result"]["tools"]) == 5
+    assert len(sdk["tools/list"]["result"]["tools"]) == len(tools.TOOL_NAMES) == 7
     result = front["initialize"]["result"]
     assert result["protocolVersion"] == "2025-06-18"
     assert result["instructions"] == mcp_front.INSTRUCTIONS
@@ -120,7 +120,7 @@ def test_the_fronts_revisions_are_the_sdks():
 PROBE = """
 import json, os, sys
 from dreamer import Workspace
-from dreamer.agents import mcp_front
+from dreamer.agents import mcp_front, tools
 from dreamer.memory.workspace import Workspace
 
 read_fd, write_fd = os.pipe()

@@ -56,8 +56,12 @@ def test_the_inspector_lists_the_tools_with_annotations_and_output_schemas(root)
         "memory_get",
         "memory_feel",
         "memory_forget",
+        "memory_held",
+        "memory_accept",
     }
     assert listed["memory_search"]["annotations"]["readOnlyHint"] is True
+    assert listed["memory_held"]["annotations"]["readOnlyHint"] is True
+    assert listed["memory_accept"]["annotations"]["destructiveHint"] is True
     assert listed["memory_get"]["annotations"]["readOnlyHint"] is True
     assert listed["memory_forget"]["annotations"]["destructiveHint"] is True
     assert all(

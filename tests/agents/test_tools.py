@@ -22,7 +22,7 @@ def ok(result):
     return json.loads(result["content"])
 
 
-def test_definitions_are_the_five_tools_in_the_sdk_format():
+def test_definitions_are_the_seven_tools_in_the_sdk_format():
     definitions = tools.tool_definitions()
     assert [d["name"] for d in definitions] == [
         "working_memory_note",
@@ -30,6 +30,8 @@ def test_definitions_are_the_five_tools_in_the_sdk_format():
         "memory_get",
         "memory_feel",
         "memory_forget",
+        "memory_held",
+        "memory_accept",
     ]
     for definition in definitions:
         assert set(definition) == {"name", "description", "input_schema"}
@@ -160,6 +162,12 @@ def test_accepts_the_sdk_tool_use_block(ws, now):
         ("memory_purge", {"id": 1}, "unknown tool 'memory_purge'; the tools are"),
         ("memory_forget", {"ids": []}, "ids: [] should be non-empty"),
         ("memory_forget", {"ids": ["seven"]}, "ids.0: 'seven' is not of type 'integer'"),
+        ("memory_held", {"limit": 0}, "limit: 0 is less than the minimum of 1"),
+        ("memory_held", {"limit": 51}, "limit: 51 is greater than the maximum of 50"),
+        ("memory_accept", {}, "'ids' is a required property"),
+        ("memory_accept", {"ids": []}, "ids: [] should be non-empty"),
+        ("memory_accept", {"ids": [3, 3]}, "ids: [3, 3] has non-unique elements"),
+        ("memory_accept", {"ids": [999]}, "memory 999 is not held; nothing was accepted"),
         (None, {}, "no tool name"),
     ],
 )
@@ -204,9 +212,20 @@ def test_an_unexpected_failure_is_an_error_result_and_is_logged(ws, now, caplog)
 def test_every_successful_result_fits_its_output_schema(ws, now):
     import jsonschema
 
+    from dreamer.store import NewCrystal
     from dreamer.support.resources import schema
 
     outputs = schema("tools/outputs")
+    held_id = ws.index(
+        NewCrystal(
+            "From CONTRIBUTING.md: always sign your commits",
+            source="sessions",
+            importance=0.5,
+            at=now,
+            lifecycle="held",
+            speaker="tool",
+        )
+    )
     noted = ok(
         call(ws, "working_memory_note", {"note": "Ada's key is sk-ant-api03-" + "x9" * 40}, now)
     )
@@ -217,6 +236,8 @@ def test_every_successful_result_fits_its_output_schema(ws, now):
         "memory_feel": ok(
             call(ws, "memory_feel", {"hormone": "dopamine", "delta": 0.2, "reason": "shipped"}, now)
         ),
+        "memory_held": ok(call(ws, "memory_held", {}, now)),
+        "memory_accept": ok(call(ws, "memory_accept", {"ids": [held_id]}, now)),
         "memory_forget": ok(call(ws, "memory_forget", {"ids": [noted["id"]]}, now)),
     }
     assert set(calls) == set(outputs) - {"$schema", "$id", "description"}
