@@ -164,7 +164,8 @@ def held_lines(ws: Workspace) -> list[str]:
     items = "item is" if waiting == 1 else "items are"
     return [
         f"{waiting} {items} held: words a tool, page, file or another agent returned that read "
-        "like rules; no dream keeps them until you accept them ('dream held' lists them)"
+        "like rules; no dream keeps them until you accept them ('dream held' or the "
+        "memory_held tool lists them)"
     ]
 
 
