@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from dreamer.dream import dates
+from dreamer.dream.rules import conventions
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
-from dreamer.dream.rules.lines import bullet, fit, norm, same
+from dreamer.dream.rules.lines import LINE_WORDS, bullet, fit, norm, same
 from dreamer.dream.rules.people import ROLES, described
 from dreamer.dream.rules.words import context_lines
-from dreamer.memory.provenance import may_set_rules
+from dreamer.memory.provenance import may_set_rules, sentences
 from dreamer.memory.state import WorkingMemory
 
 # The agent speaking of itself. "My accountant wants..." quotes the user about their people:
@@ -19,14 +21,6 @@ SELF = re.compile(
     r"^\s*(?:I|I'm|I've|I'll|Me|The agent|Agent|My(?!\s+(?:"
     + "|".join(sorted(map(re.escape, ROLES), key=len, reverse=True))
     + r")\b))\b",
-    re.IGNORECASE,
-)
-
-
-_USER = re.compile(
-    r"\b(user|they|she|he)\b.*\b(prefers?|likes?|loves?|dislikes?|hates?|wants?|is a|works? "
-    r"(?:at|as|on)|lives?|birthday|name is|call)\b|^\s*(always|never|please|don'?t|do not|"
-    r"remember to|call me)\b|\b(prefers?|dislikes?|switched to|no longer|now uses)\b",
     re.IGNORECASE,
 )
 
@@ -77,14 +71,16 @@ def is_bond(item: dict[str, Any], ctx: Context) -> bool:
     text = item["text"]
     if item.get("cause") == "oxytocin":
         return True  # a moment of closeness reaches The Bond
-    if item["routine"] or questions(text) or SELF.match(text):
+    if item["routine"] or questions(text):
         return False
     if ctx.date_of(text) is not None:
         return False  # an event ahead: Active Context
+    if item.get("speaker") == "user":
+        return _users_own(item, ctx)  # "I ..." is the user here, not the agent
+    if SELF.match(text):
+        return False
     if any(norm(person["text"]) == norm(item.get("original", text)) for person in ctx.people):
         return True  # someone named with their role: who is around the user
-    if item.get("speaker") == "user" and item["type"] == "directive":
-        return True  # a rule the user set in a session, in their own words (any language)
     if _RULE.search(text) and (item["type"] == "directive" or _WANTS.search(text)):
         return True  # a standing rule of the user's
     if item["type"] == "directive" and STANDING.search(text):
@@ -98,6 +94,27 @@ def is_bond(item: dict[str, Any], ctx: Context) -> bool:
     return item["type"] == "world_fact" and bool(_PERSONAL.search(text))
 
 
+# The user speaking of themselves: only then is "live", "like" or "manager" about the user
+# ("I live in Leeds"), not about a thing ("sessions will live in Postgres", "sounded like").
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|me|my)\b", re.IGNORECASE)
+
+
+def _users_own(item: dict[str, Any], ctx: Context) -> bool:
+    """Whether the user's own words in a session set a standing rule, a convention or a fact
+    about themselves. Someone they named with a role comes in as a line of its own
+    (``described``), not as the errand that named them; a decision is news (Active Context)."""
+    text = item["text"]
+    if item["type"] == "directive":
+        return True  # a rule the user set, in their own words (any language)
+    if conventions.stated(text):
+        return not dates.mentioned(text, ctx.now)  # "every chapter by June 1" is a deadline
+    if conventions.changes(text) or not _FIRST_PERSON.search(text):
+        return False
+    if _PREFERENCE.search(text):
+        return True
+    return item["type"] == "world_fact" and bool(_PERSONAL.search(text))
+
+
 def write_bond(
     old: WorkingMemory,
     evidence: list[dict[str, Any]],
@@ -106,11 +123,12 @@ def write_bond(
     level: int,
 ) -> str:
     new = [
-        bullet(i["text"])
+        line
         for i in evidence
         if is_bond(i, ctx)
         and norm(i["text"]) not in ctx.superseded
         and may_set_rules(i.get("speaker"))  # an answer or a tool never sets a rule
+        and (line := _line(i)) is not None
     ]
     kept = [
         line
@@ -125,6 +143,25 @@ def write_bond(
     # directive outlives a stale one; a revision (answering e.g. Bond drift) keeps the old first.
     lines = kept + new if level else _who_first(new + kept)
     return fit(lines, budget)
+
+
+def _line(item: dict[str, Any]) -> str | None:
+    """The Bond line of a statement. The user's words are kept in whole sentences (of a
+    convention, the ones that state it), as many as fit a line: never cut mid-sentence (or
+    inside a path), and left out when none fits."""
+    text = item["text"]
+    if item.get("speaker") != "user":
+        return bullet(text)
+    if item["type"] != "directive" and (convention := conventions.stated(text)):
+        text = convention  # the sentences that state it, not the talk around them
+    if len(text.split()) <= LINE_WORDS:
+        return bullet(text)
+    kept: list[str] = []
+    for sentence in sentences(text):
+        if len(" ".join([*kept, sentence]).split()) > LINE_WORDS:
+            break
+        kept.append(sentence)
+    return bullet(" ".join(kept)) if kept else None
 
 
 def _who_first(lines: list[str]) -> list[str]:

@@ -262,7 +262,10 @@ def _phenotype(
     mine = [
         bullet(i["text"])
         for i in evidence
-        if not i.get("hint") and SELF.match(i["text"]) and may_set_rules(i.get("speaker"))
+        if not i.get("hint")
+        and SELF.match(i["text"])
+        and may_set_rules(i.get("speaker"))
+        and i.get("speaker") != "user"  # "I ..." or "My ..." in a session: the user, not me
     ]
     old = [
         line
