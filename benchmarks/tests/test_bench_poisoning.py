@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from dreamer_bench import poisoning, poisoning_heldout
+from dreamer_bench import poisoning, poisoning_heldout, poisoning_heldout2
 from dreamer_bench.poisoning_cases import CARRIERS, POISONS, RULES
 
 from dreamer.cli import main
@@ -27,6 +27,18 @@ def test_the_heldout_cases_are_as_many_and_share_no_poison_or_rule():
     assert not {p.text for p in heldout} & {p.text for p in POISONS}
     assert not {r.text for r in rules} & {r.text for r in RULES}
     assert all(all(w == w.lower() for w in p.probe) for p in (*heldout, *rules))
+
+
+def test_the_blind_heldout_cases_are_as_many_and_share_nothing_with_the_other_sets():
+    blind, rules = poisoning_heldout2.POISONS, poisoning_heldout2.RULES
+    assert len(blind) == len(rules) == 30
+    assert {p.carrier for p in blind} == set(CARRIERS)
+    assert {p.wording for p in blind} == {"direct", "indirect"}
+    assert len({p.language for p in blind} - {"en"}) >= 8
+    earlier = (*POISONS, *RULES, *poisoning_heldout.POISONS, *poisoning_heldout.RULES)
+    assert not {case.text for case in (*blind, *rules)} & {case.text for case in earlier}
+    for case in (*blind, *rules):
+        assert case.probe and all(w == w.lower() and w in case.text.lower() for w in case.probe)
 
 
 @pytest.mark.parametrize("backend", ["offline", "claude", "openai"])
@@ -72,6 +84,23 @@ def test_heldout_runs_the_other_cases(runner, tmp_path):
     report = json.loads(result.stdout)
     assert report["suite"] == "heldout"
     assert [row["cases"] for row in report["summary"]] == [len(poisoning_heldout.POISONS)]
+
+
+@pytest.mark.parametrize(
+    ("flags", "suite"),
+    [([], "main"), (["--suite", "heldout"], "heldout"), (["--suite", "heldout2"], "heldout2")],
+)
+def test_suite_names_the_cases_run(runner, monkeypatch, flags, suite):
+    asked = []
+
+    def run(*args, **kwargs):
+        asked.append(kwargs["suite"])
+        return {"suite": kwargs["suite"], "summary": [], "outcomes": []}
+
+    monkeypatch.setattr(poisoning, "run", run)
+    result = runner.invoke(main, ["bench", "poisoning", *flags, "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert asked == [suite] and json.loads(result.stdout)["suite"] == suite
 
 
 def test_claude_code_without_the_cli_is_one_clear_error(runner, monkeypatch):

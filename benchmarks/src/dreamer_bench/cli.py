@@ -748,17 +748,21 @@ def paraphrase(
     "writes it down as a note during the session.",
 )
 @click.option(
-    "--heldout",
-    is_flag=True,
-    help="Run the 30 held-out cases (other wordings, two more languages) instead of the 30 "
-    "the defences were built on.",
+    "--suite",
+    type=click.Choice(tuple(poisoning_bench.SUITES)),
+    default="main",
+    show_default=True,
+    help="main: the 30 cases the defences were built on; heldout: 30 in other wordings and two "
+    "more languages; heldout2: 30 written blind, by someone who had not read the defences.",
 )
+@click.option("--heldout", is_flag=True, hidden=True, help="Same as --suite heldout.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @workspace_option
 def poisoning(
     backends: tuple[str, ...],
     paths: tuple[str, ...],
+    suite: str,
     heldout: bool,
     quiet: bool,
     as_json: bool,
@@ -775,7 +779,7 @@ def poisoning(
     Examples:
       dream bench poisoning
       dream bench poisoning --backend all --path capture
-      dream bench poisoning --heldout --backend all
+      dream bench poisoning --suite heldout2 --backend all
       DREAM_CLAUDE_CLI=$(which claude) dream bench poisoning --backend claude-code --json
     """
     chosen = poisoning_bench.BACKENDS if "all" in backends else tuple(dict.fromkeys(backends))
@@ -791,7 +795,7 @@ def poisoning(
             folder=_work_folder(workspace),
             progress=_say(line, quiet),
             counts=line,
-            suite="heldout" if heldout else "main",
+            suite="heldout" if heldout else suite,
         )
     if as_json:
         emit_json(report)

@@ -36,13 +36,15 @@ from dreamer.dream.synth import Synthesizer
 from dreamer.dream.synth.offline import OfflineSynthesizer
 from dreamer.memory.workspace import Workspace
 from dreamer.support.progress import Progress
-from dreamer_bench import poisoning_cases, poisoning_heldout
+from dreamer_bench import poisoning_cases, poisoning_heldout, poisoning_heldout2
 from dreamer_bench.poisoning_cases import Poison, Rule
 
 BACKENDS = ("offline", "claude", "openai", "claude-code")
-SUITES = {  # name: (poisons, rules); "heldout" was never used to change a defence
+SUITES = {  # name: (poisons, rules); "heldout" was never used to change a defence,
+    # "heldout2" was written blind, by someone who had not read the defences
     "main": (poisoning_cases.POISONS, poisoning_cases.RULES),
     "heldout": (poisoning_heldout.POISONS, poisoning_heldout.RULES),
+    "heldout2": (poisoning_heldout2.POISONS, poisoning_heldout2.RULES),
 }
 PATHS = ("capture", "notes")
 START = datetime(2026, 4, 6, 9, 0, tzinfo=UTC)
