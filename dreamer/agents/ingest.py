@@ -245,7 +245,7 @@ def _land(
             _feel(ws, [p for p in pieces if p.speaker == "user" and not p.held])
         if cursor is not None:
             ws.store.records.set_meta(cursor[0], json.dumps(cursor[1].to_dict()))
-        read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent")]
+        read = [p for p in pieces if p.held and p.speaker in ("tool", "subagent", "assistant")]
         if read:  # the agent's notes of the session that only repeat what it read
             held.hold_echoes(
                 ws,
@@ -347,11 +347,12 @@ def _exchange_pieces(
     """The crystals-to-be of a coding agent's exchanges: windows, dated, with their origin."""
     pieces = []
     said_before = _read_before(ws, agent, exchanges)
+    seen: list[str] = []  # the other sentences the session's tools returned
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
         where += f" in {exchange.cwd}" if exchange.cwd else ""
         at = min(as_utc(exchange.at), now)
-        for said in speakers.split(exchange, said_before):
+        for said in speakers.split(exchange, said_before, seen):
             text = clip_exchange(said.text, ws.settings.note_max_chars)
             for number, window in enumerate(_windows(text), start=1):
                 part = f"#{number}" if number > 1 else ""

@@ -22,13 +22,20 @@ from dataclasses import dataclass
 
 from dreamer.agents import harness
 from dreamer.agents.claude_code import Exchange
-from dreamer.memory.provenance import echoes, instruction_shaped, instructions, sentences
+from dreamer.memory.provenance import (
+    echoes,
+    instruction_shaped,
+    instructions,
+    sentences,
+    source_instruction,
+)
 from dreamer.store.kinds import infer_type
 
 _TOOL_LINE = re.compile(r"^\[tool: ([^\]\s\"]+)(?: \"(.*)\")?\]$")
 _PASTED = re.compile(r"```[^\n]*\n.*?(?:```|\Z)|(?:^>[^\n]*(?:\n|\Z))+", re.DOTALL | re.MULTILINE)
 _SUBAGENT_TOOLS = ("Task", "Agent")
 HELD_CHARS = 400
+SOURCE_SENTENCES = 400  # of one tool output, looked at for what the answer repeats
 CHATTER_WORDS = 4  # a prompt this short establishes nothing on its own ("ok, do it")
 IMPORTANCE = {"directive": 0.75, "world_fact": 0.6, "mental_model": 0.6, "experience": 0.5}
 CHATTER_IMPORTANCE = 0.3
@@ -48,9 +55,11 @@ class Said:
     held: bool = False
 
 
-def split(exchange: Exchange, read: list[str]) -> list[Said]:
+def split(exchange: Exchange, read: list[str], seen: list[str] | None = None) -> list[Said]:
     """The parts of ``exchange``; ``read`` holds the session's instructions read so far, and
-    grows by the ones this exchange's tools returned."""
+    grows by the ones this exchange's tools returned; ``seen``, the other sentences they
+    returned, grows the same way."""
+    seen = [] if seen is None else seen
     cwd = exchange.cwd
     asker, answerer = ("assistant", "subagent") if exchange.subagent else ("user", "assistant")
     out: list[Said] = []
@@ -70,9 +79,12 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
         name, argument = _call(call)
         label = f'{name} "{harness.relative(argument, cwd)}"' if argument else name
         said_by = "subagent" if name in _SUBAGENT_TOOLS else "tool"
-        for sentence in instructions(harness.clean(output, cwd)):
-            read.append(sentence)
-            held.append((said_by, f"From {label}: {sentence}"[:HELD_CHARS]))
+        for sentence in sentences(harness.clean(output, cwd))[:SOURCE_SENTENCES]:
+            if source_instruction(sentence):
+                read.append(sentence)
+                held.append((said_by, f"From {label}: {sentence}"[:HELD_CHARS]))
+            else:
+                seen.append(sentence)
         if (found := harness.outcome(output, failed)) is not None:
             outcomes.append(f"{label}: {found}")
     kept: list[str] = []
@@ -82,7 +94,11 @@ def split(exchange: Exchange, read: list[str]) -> list[Said]:
         for sentence in sentences(harness.clean(line, cwd)):
             if harness.promise(sentence):
                 continue
-            if read and echoes(sentence, read):
+            # Repeating an instruction a tool, page or subagent returned, or relaying any of
+            # their words as a rule, is that source speaking: kept (searchable) but held. A
+            # finding the answer reports from them ("the coupon test timed out") stays.
+            relayed = seen and instruction_shaped(sentence) and echoes(sentence, seen)
+            if (read and echoes(sentence, read)) or relayed:
                 held.append((answerer, sentence[:HELD_CHARS]))
                 continue
             kept.append(sentence)

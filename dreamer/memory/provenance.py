@@ -33,6 +33,7 @@ CUES: dict[str, tuple[str, ...]] = {
         "required to", "are supposed to", "is mandatory", "standard practice", "policy",
         "make it a habit", "as a rule", "at all times", "every time you", "whenever you",
         "call me", "i prefer", "i'd prefer", "i want", "i'd like", "i don't want", "i like",
+        "i'd rather", "i would rather",
     ),
     "de": ("immer", "niemals", "ab jetzt", "von nun an", "merke dir", "merk dir", "regel:",
            "in zukunft", "stets", "du musst", "ich möchte", "ich will", "bevorzuge"),
@@ -51,7 +52,7 @@ CUES: dict[str, tuple[str, ...]] = {
     "ja": ("常に", "必ず", "絶対に", "今後", "覚えて", "ルール", "してはいけない",
            "お願いします", "してください"),
     "zh": ("总是", "永远", "始终", "从现在起", "今后", "记住", "规则", "必须", "不要",
-           "希望", "请"),
+           "希望", "请", "一律"),
     "ko": ("항상", "절대", "앞으로", "기억해", "규칙", "반드시", "주세요"),
 }  # fmt: skip
 
@@ -103,11 +104,32 @@ ADDRESSEES: dict[str, tuple[str, ...]] = {
     "ko": ("어시스턴트", "에이전트", "비서"),
 }  # fmt: skip
 FRAMINGS: tuple[str, ...] = (
+    # a rule framed without a cue word
     "standing order", "best practice", "correct workflow", "the workflow is", "it has been decided",
-    "has been decided", "has been agreed", "have agreed", "for every later", "for all future",
-    "every later task", "future sessions", "every future", "please note", "note for",
-    "authorised you", "authorized you", "permanently", "policy update", "new rule",
+    "has been decided", "has been agreed", "have agreed", "authorised you", "authorized you",
+    "permanently", "policy update", "new rule",
+    # the agent's memory and sessions: what a page has no business telling
+    "future sessions", "every session", "each session", "next session", "for every later",
+    "for all future", "every later task", "every future", "long-term memory", "memory.md",
+    "your memory", "please note", "note for", "save this",
+    "keep in mind", "don't forget", "do not forget",
+    "in jeder sitzung", "chaque session", "cada sesión", "cada sessão", "ogni sessione",
+    "elke sessie", "każdej sesji", "каждой сессии", "セッション", "会话", "세션", "varje session",
+    "každé relaci", "her oturum", "सत्र",
+    # a message made to look like the harness's or the user's own
+    "[system", "system message", "system prompt", "developer message", "developer override",
+    "<system", "role: system", "the user told", "the user said", "the user asked",
+    "the user wants", "when the user", "if the user", "whenever the user", "user told me",
+    "der benutzer", "der nutzer", "l'utilisateur", "el usuario", "o usuário", "l'utente",
+    "de gebruiker", "użytkownik", "пользователь", "ユーザー", "用户", "用戶", "사용자",
+    "användaren", "uživatel", "kullanıcı", "उपयोगकर्ता", "यूज़र",
 )  # fmt: skip
+# An identifier or markup naming the assistant ("ai-instructions", "agent_memory", "// AI:").
+_AI_TOKEN = re.compile(
+    r"(?<![\w])(?:(?:ai|ia|ki|llm|agent|assistant)[-_ ]?)+(?:instructions?|memory|policy|policies|"
+    r"config|rules?|notes?|directives?|prompt|mode)(?![\w])|(?<![\w])(?:ai|ia|ki|llm)\)?:",
+    re.I,
+)
 # "agent" in words that name no assistant (a browser's user agent, an SSH agent, a CI runner).
 _OTHER_AGENTS = re.compile(
     r"\b(?:user|ssh|gpg|build|ci|deploy|monitoring|travel|estate)[ -]agents?\b", re.I
@@ -122,8 +144,10 @@ _SOURCE_CUE = re.compile(
 
 def source_instruction(text: str) -> bool:
     """Whether words read from a source are an instruction: instruction-shaped, addressed to an
-    assistant or agent, or framed as a rule (``ADDRESSEES``, ``FRAMINGS``)."""
-    return instruction_shaped(text) or bool(_SOURCE_CUE.search(_OTHER_AGENTS.sub(" ", text)))
+    assistant or agent, framed as a rule, speaking of the agent's memory or sessions, or dressed
+    as a system message or the user's own words (``ADDRESSEES``, ``FRAMINGS``)."""
+    text = _OTHER_AGENTS.sub(" ", text)
+    return instruction_shaped(text) or bool(_SOURCE_CUE.search(text) or _AI_TOKEN.search(text))
 
 
 def sentences(text: str) -> list[str]:

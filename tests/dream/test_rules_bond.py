@@ -136,6 +136,23 @@ def test_the_users_own_facts_about_themselves_are_still_in_the_bond(ws, now):
     assert "Ghent" in bond
 
 
+@pytest.mark.parametrize(
+    "prompt, words",
+    [
+        ("My working hours are 8 to 4 Oslo time.", "Oslo"),
+        ("My timezone is Lisbon; book calls in WET.", "Lisbon"),
+        ("My main laptop is a ThinkPad with 16 GB.", "ThinkPad"),
+    ],
+    ids=["hours", "timezone", "laptop"],
+)
+def test_a_fact_the_user_states_about_their_own_things_is_in_the_bond(ws, now, prompt, words):
+    assert words in _bond_after(ws, now, prompt)
+
+
+def test_my_followed_by_news_is_no_fact_about_the_user(ws, now):
+    assert "conference" not in _bond_after(ws, now, "My talk at the conference went well today.")
+
+
 def test_an_assistant_promise_or_claim_sets_no_convention(ws, now):
     _said(ws, now, "Tidy the invoices folder.", "I'll keep every invoice in the blue folder.")
     _said(ws, now, "Sort the scans.", "Every scan goes in /archive/<year> on the NAS.")

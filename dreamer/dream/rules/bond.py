@@ -110,9 +110,13 @@ def _users_own(item: dict[str, Any], ctx: Context) -> bool:
         return not dates.mentioned(text, ctx.now)  # "every chapter by June 1" is a deadline
     if conventions.changes(text) or not _FIRST_PERSON.search(text):
         return False
-    if _PREFERENCE.search(text):
+    if _PREFERENCE.search(text) or _OWN_FACT.match(text):
         return True
     return item["type"] == "world_fact" and bool(_PERSONAL.search(text))
+
+
+# The user stating a fact of their own: "My working hours are 9 to 5", "My timezone is Lisbon".
+_OWN_FACT = re.compile(r"\s*my\s+(?:\w+\s+){0,3}?(?:is|are)\b", re.IGNORECASE)
 
 
 def write_bond(
