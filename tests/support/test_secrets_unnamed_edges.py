@@ -15,6 +15,7 @@ import pytest
 from dreamer.support.secrets import redact
 
 HEX32 = "3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d"  # lowercase hex, entropy 3.9
+UUID = "3f9c2a71-8b4e-4d6a-9e1f-7c5b0a2d8e43"
 
 
 def _redacted(token: str, kind: str, note: str = "the deploy used {} today") -> None:
@@ -98,6 +99,14 @@ def test_a_langsmith_shaped_key_is_a_key():
 
 def test_a_hex_key_written_in_groups_is_a_key():
     _redacted("acme-3f2a9c1d-8e7b6a5f-4e3d2c1b-0a9f8e7d", "api-key")
+
+
+def test_a_uuid_after_a_short_name_is_an_id_and_after_a_key_prefix_a_key():
+    # Kubernetes names volumes pvc-<uuid>; logs write user-<uuid>, node-<uuid>.
+    for name in ("pvc", "user", "node", "acme-na1"):
+        _kept(f"{name}-{UUID}", "kubectl describe {} showed it bound")
+    _redacted(f"pat-na1-{UUID}", "api-key")
+    _redacted(f"sk-{UUID}", "api-key")
 
 
 # A generated body: mixed case and digits with no run of words. Two capitalised words of six
