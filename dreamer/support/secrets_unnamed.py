@@ -159,7 +159,6 @@ def _not_a_value(value: str) -> bool:
         STAND_IN.search(value)
         or REFERENCE.match(value)
         or CODE.match(value)
-        or "://" in value
         or decoded_text(value) is not None
     )
 
