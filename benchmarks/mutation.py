@@ -281,6 +281,7 @@ TARGETS = (
             "tests/support/test_secrets.py",
             "tests/support/test_secrets_unnamed.py",
             "tests/support/test_secrets_boundary.py",
+            "tests/support/test_secrets_unnamed_edges.py",
         ),
         why="secrets no rule names: key-shaped tokens, secret-looking settings, base64 by a key",
     ),

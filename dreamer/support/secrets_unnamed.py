@@ -4,6 +4,8 @@
   ``sb_secret_``), a separator and a long generated body. An id or a digest has the same shape
   (``msg_01…``, ``evt_1…``, ``sha512-…``, ``commit_<sha>``): its prefix is in ``ID_PREFIXES``, its
   body is shorter, or it is no generated string (a uuid, a word, lowercase hex after a word).
+  A uuid after a short name is an id (``pvc-<uuid>``), after a key's prefix a key
+  (``pat-na1-<uuid>``).
 - ``name=value`` / ``name: value``: the value is a long generated string, or the name says it
   is a secret (``sig=``, ``X-Amz-Signature=``) and the value is long hex or generated; never
   when the name says it is a digest or an id (``integrity``, ``etag``, ``sha256``).
@@ -36,6 +38,7 @@ from dreamer.support.secrets_words import (
 _HEX = frozenset("0123456789abcdef")
 _CAPITALISED_WORD = Lazy(r"[A-Z][a-z]{5,}")
 _LONG_LOWER_RUN = Lazy(r"[a-z]{8}")
+_UUID = Lazy(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def generated(value: str) -> bool:
@@ -91,9 +94,10 @@ def prefixed_keys(text: str, lowered: str) -> Iterator[Span]:
             continue
         parts = {part.lower() for part in m.group().replace("-", "_").split("_")[:3]}
         keyish = bool(parts & KEY_PREFIX_WORDS)
+        core = _core(body)
         if (
             (len(body) >= 30 and generated(body))
-            or (len(first) <= 5 and _hex(_core(body), 32))
+            or (len(first) <= 5 and _hex(core, 32) and not _UUID.fullmatch(core))
             or (keyish and _keyish_body(body))
         ):
             yield m.start(), m.end(), "api-key"
@@ -155,7 +159,6 @@ def _not_a_value(value: str) -> bool:
         STAND_IN.search(value)
         or REFERENCE.match(value)
         or CODE.match(value)
-        or "://" in value
         or decoded_text(value) is not None
     )
 
