@@ -48,7 +48,7 @@ def relative(text: str, cwd: str | None = None) -> str:
     if cwd:
         for sep in ("/", "\\"):
             root = cwd.rstrip(sep)
-            if root and len(root) > 1:
+            if sep in cwd and len(root) > 1:  # a Windows folder is not cut at a "/"
                 text = text.replace(root + sep, "").replace(root, ".")
     home = str(Path.home())
     if len(home) > 1:
