@@ -73,8 +73,18 @@ def test_the_project_folder_is_made_relative(cwd, text, relative):
 
 
 def test_the_users_home_is_written_as_a_tilde(home):
-    text = f"{home}/notes/todo.md and {home}"
-    assert harness.relative(text) == "~/notes/todo.md and ~"
+    text = f"{home}/notes/todo.md and {home}. Then {home}"
+    assert harness.relative(text) == "~/notes/todo.md and ~. Then ~"
+
+
+def test_a_folder_is_made_relative_only_where_it_stands_whole(home):
+    """A sibling whose name starts with the folder's is another folder, left as it is."""
+    text = f"{home}-old/a, {home}_2/b, {home}.d/c, {home}x/d"
+    assert harness.relative(text) == text
+    siblings = f"{CWD}-old/a.py, {CWD}_v2/b.py, {CWD}.git/c, {CWD}2/d, and {CWD}."
+    assert harness.relative(siblings, CWD) == (
+        "~/code/atlas-old/a.py, ~/code/atlas_v2/b.py, ~/code/atlas.git/c, ~/code/atlas2/d, and .."
+    )
 
 
 @pytest.mark.parametrize(
