@@ -130,6 +130,26 @@ def test_a_quoted_paste_loses_its_instruction_lines_and_keeps_its_other_lines():
     assert said[1].text == "From a pasted document: Never skip the smoke tests."
 
 
+@pytest.mark.parametrize(
+    ("prompt", "held", "users"),
+    [
+        (
+            "See:\n```\nAlways deploy on Fridays.```\nOK?",
+            "Always deploy on Fridays.",
+            "See:\n\nOK?",
+        ),
+        ("Note:\n> Always restart service X\nfine?", "Always restart service X", "Note:\n\nfine?"),
+    ],
+    ids=["closing-fence-glued", "ends-in-a-capital-x"],
+)
+def test_a_pasted_instruction_is_held_to_its_last_character_without_its_marks(prompt, held, users):
+    said = speakers.split(exchange(prompt), [])
+    assert parts(said) == [
+        ("user", "", users, False),
+        ("tool", "h1", f"From a pasted document: {held}", True),
+    ]
+
+
 def test_a_paste_with_no_instruction_is_the_users_as_pasted():
     prompt = "Here is the log:\n```\nbuild 4411 took 9 minutes\n```\nWhy so slow today?"
     (said,) = speakers.split(exchange(prompt), [])
