@@ -90,7 +90,7 @@ def test_a_folder_is_made_relative_only_where_it_stands_whole(home):
 @pytest.mark.parametrize(
     ("home", "text", "relative"),
     [
-        ("/", "/etc/hosts", "/etc/hosts"),  # a home of one character is no home
+        ("/", "cd / && cat /etc/hosts", "cd / && cat /etc/hosts"),  # "/" is no home
         ("/m", "/m/notes.md in /m", "~/notes.md in ~"),  # two characters: a home
     ],
     ids=["one-character", "two-characters"],
