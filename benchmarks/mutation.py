@@ -232,6 +232,7 @@ TARGETS = (
             # not test_ingest_claude_code.py and test_ingest_codex.py: their hooks start child
             # processes, which mutmut 3.8.1's worker pool reaps as its own and then fails
             "tests/agents/test_ingest.py",
+            "tests/agents/test_speakers_edges.py",
         ),
         why="a captured exchange split by who said what, the agent's promises and dumps dropped",
     ),
@@ -243,6 +244,8 @@ TARGETS = (
             # not test_ingest_claude_code.py and test_ingest_codex.py: their hooks start child
             # processes, which mutmut 3.8.1's worker pool reaps as its own and then fails
             "tests/agents/test_ingest.py",
+            "tests/agents/test_speakers_edges.py",
+            "tests/agents/test_harness_edges.py",
         ),
         why="the harness's markup out of the words, machine paths made relative, tool output "
         "reduced to its outcome",

@@ -48,12 +48,18 @@ def relative(text: str, cwd: str | None = None) -> str:
     if cwd:
         for sep in ("/", "\\"):
             root = cwd.rstrip(sep)
-            if root and len(root) > 1:
-                text = text.replace(root + sep, "").replace(root, ".")
+            if sep in cwd and len(root) > 1:  # a Windows folder is not cut at a "/"
+                text = _whole(text.replace(root + sep, ""), root, ".")
     home = str(Path.home())
     if len(home) > 1:
-        text = text.replace(home + os.sep, "~" + os.sep).replace(home, "~")
+        text = _whole(text.replace(home + os.sep, "~" + os.sep), home, "~")
     return _HOME.sub("~", text)
+
+
+def _whole(text: str, folder: str, into: str) -> str:
+    """``text`` with ``folder`` written ``into`` where it stands whole: not the start of another
+    name ("/srv/atlas" in "/srv/atlas-old"), a sentence's full stop after it allowed."""
+    return re.sub(re.escape(folder) + r"(?![\w-]|\.\w)", lambda _: into, text)
 
 
 def outcome(result: str, is_error: bool = False) -> str | None:

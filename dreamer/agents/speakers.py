@@ -70,7 +70,9 @@ def split(exchange: Exchange, read: list[str], seen: list[str] | None = None) ->
         if passed_on:
             read.extend(passed_on)
             held.extend(("tool", f"From a pasted document: {s}"[:HELD_CHARS]) for s in passed_on)
-            prompt = prompt.replace(block, "\n".join(_without(block, passed_on)))
+            rest = "\n".join(_without(block, passed_on))
+            # a quoted block ends with its newline: keep it, or the next line joins its last
+            prompt = prompt.replace(block, rest + "\n" if block.endswith("\n") else rest)
     prompt = prompt.strip()
     if prompt:
         out.append(_prompt(prompt, asker))
