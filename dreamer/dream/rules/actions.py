@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from dreamer.dream.rules.verbs import gerund, imperative_gerunds
 from dreamer.dream.rules.words import nameable
@@ -46,11 +46,12 @@ class Said:
 
 @dataclass
 class Action:
-    """One action done on one day, with the crystals that say so."""
+    """One action done on one day, with the crystal that says so: the request, else the
+    answer or the note (a skill's evidence, one crystal an action)."""
 
     said: Said
     day: str
-    crystal_ids: set[int] = field(default_factory=set)
+    crystal_id: int
 
 
 def parse(text: str, known: set[str] | None = None) -> Said | None:
@@ -119,35 +120,27 @@ def actions(
         parts = exchanges[key]
         if max(importance for _, importance in parts) < routine_below:
             continue  # emptying a bin twice is a chore, not an emerging skill (as written)
-        said = _said(parts, known)
-        if said is not None:
-            found.append(Action(said, key[0][:10], {c.id for c, _ in parts}))
+        if (said := _said(parts, known)) is not None:
+            found.append(Action(said[0], key[0][:10], said[1]))
     return _once_a_day(found)
 
 
-def _said(parts: list[tuple[Crystal, float]], known: set[str]) -> Said | None:
+def _said(parts: list[tuple[Crystal, float]], known: set[str]) -> tuple[Said, int] | None:
     """The request's action when the person asked for one, else what the answer reports."""
-    asked = [parse(head(c.text), known) for c, _ in parts if c.speaker in ASKERS]
-    reported = [parse(head(c.text)) for c, _ in parts if c.speaker not in ASKERS]
-    return next((s for s in asked + reported if s is not None), None)
+    asked = [(parse(head(c.text), known), c.id) for c, _ in parts if c.speaker in ASKERS]
+    reported = [(parse(head(c.text)), c.id) for c, _ in parts if c.speaker not in ASKERS]
+    return next(((s, i) for s, i in asked + reported if s is not None), None)
 
 
 def _once_a_day(found: list[Action]) -> list[Action]:
-    """Actions of one verb on one day merged when one's words hold the other's."""
+    """Actions of one verb on one day as one when one's words hold the other's."""
     kept: list[Action] = []
     for action in found:
-        same = next(
-            (
-                k
-                for k in kept
-                if k.day == action.day
-                and k.said.verb == action.said.verb
-                and (k.said.detail <= action.said.detail or action.said.detail <= k.said.detail)
-            ),
-            None,
-        )
-        if same is None:
+        if not any(
+            k.day == action.day
+            and k.said.verb == action.said.verb
+            and (k.said.detail <= action.said.detail or action.said.detail <= k.said.detail)
+            for k in kept
+        ):
             kept.append(action)
-        else:
-            same.crystal_ids |= action.crystal_ids
     return kept

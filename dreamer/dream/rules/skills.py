@@ -127,7 +127,7 @@ def find_skills(store: Store, now: datetime) -> list[dict[str, Any]]:
     skills: list[dict[str, Any]] = []
     for verb, members in by_verb.items():
         for group, name, keys in _groups(members):
-            ids = sorted({i for a in group for i in a.crystal_ids})
+            ids = sorted({a.crystal_id for a in group})
             recall = sum(min(access.get(i, 0), 3) for i in ids)
             recall += sum(1 for query in searches if keys & query)
             seen = len(group)
@@ -173,7 +173,7 @@ def _groups(members: list[Action]) -> list[tuple[list[Action], str, set[str]]]:
 
 
 def _when(action: Action) -> tuple[str, int]:
-    return action.day, min(action.crystal_ids)
+    return action.day, action.crystal_id
 
 
 def _listed(names: list[str]) -> str:
