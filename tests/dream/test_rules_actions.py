@@ -38,3 +38,16 @@ def test_no_action_in_promises_questions_or_statements(text):
 def test_the_object_ends_at_its_preposition_and_drops_determiners():
     said = parse("Reviewed the PR #31 for the payments team")
     assert said is not None and said.tokens == ("PR", "31")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please translate chapter 4.",
+        "Let's translate chapter 4 into Dutch.",
+        "Translate chapter 4.",
+    ],
+)
+def test_a_request_may_open_with_please_or_lets(text):
+    said = parse(text, known={"translating"})
+    assert said is not None and said.tokens == ("chapter", "4")

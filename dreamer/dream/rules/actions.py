@@ -22,6 +22,7 @@ from dreamer.support.bounds import head
 from dreamer.support.words import DETERMINERS, NOTE_WORD, PREPOSITIONS, stem
 
 _SUBJECTS = frozenset("i we also then finally again".split())
+_ASKING = frozenset({"please", "let's", "lets"})  # before a request's verb
 _CLAUSE = re.compile(r"[:;!\n]|\.(?=\s|$)")
 _NUMBER = re.compile(r"\d")
 _NAME = re.compile(r"[^\W\d_][\w-]*\d[\w-]*[^\W\d_][\w-]*|[^\W\d_]{3,}[\w-]*\d")  # boto3, log4j
@@ -72,7 +73,9 @@ def parse(text: str, known: set[str] | None = None) -> Said | None:
         if not (following and following[0] in DETERMINERS):
             return None  # "Billing API returns 500" is a noun, not an action
     if verb is None and known is not None and at == 0:
-        verb = next((g for g in imperative_gerunds(lower[0]) if g in known), None)
+        at = 1 if len(lower) > 1 and lower[0] in _ASKING else 0
+        verb = next((g for g in imperative_gerunds(lower[at]) if g in known), None)
+        following = lower[at + 1 :]
     if verb is None:
         return None
     start = at + 1
