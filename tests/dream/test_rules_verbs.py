@@ -16,6 +16,9 @@ from dreamer.dream.rules import verbs
         ("proofread", "proofreading"),
         ("misread", "misreading"),
         ("unset", "unsetting"),
+        ("prepaid", "prepaying"),
+        ("overpaid", "overpaying"),
+        ("undertook", "undertaking"),
         ("reviewing", "reviewing"),
     ],
 )

@@ -25,7 +25,7 @@ IRREGULAR = {
 }
 
 # An irregular past after one of these is the same verb's past: "rewrote", "proofread", "unset".
-PREFIXES = ("re", "un", "pre", "mis", "over", "under", "proof", "fore")
+PREFIXES = ("re", "un", "pre", "mis", "over", "under", "proof")
 
 NOT_VERBS = frozenset(
     {
