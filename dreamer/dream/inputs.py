@@ -52,7 +52,7 @@ CAPS = {
 # The kinds of insight a model is handed: those right at least nine times in ten on the quality
 # scenarios (``dream bench insights``; docs/performance.md gives each kind's figure). The offline
 # synthesizer reads every kind.
-SENT_KINDS = ("topics", "emerging_skills", "fading_topics", "upcoming", "people")
+SENT_KINDS = ("topics", "fading_topics", "upcoming", "people")
 TEXT_CAP = 240  # characters of any text inside the insights
 IDS_CAP = 5
 CONTINUATION = "  "  # indent of a note's later lines

@@ -450,9 +450,7 @@ def test_without_dream_md_the_prompt_says_so(fake, now):
 def test_old_state_insights_and_niche_are_sent(fake, now):
     insights = Insights(
         curiosity_gaps=[{"question": "Which chart style?", "source": "note", "at": None}],
-        emerging_skills=[
-            {"skill": "Writing reports", "occurrences": 4, "confidence": 70, "crystal_ids": [1, 2]}
-        ],
+        topics=[{"label": "quarterly reports", "keywords": ["reports"], "crystal_ids": [1, 2]}],
     )
     fake.tool_use(TOOL_NAME, GOOD)
     synth(fake).synthesize(make_inputs(now, insights=insights, niche={"earnings": "$420"}))
@@ -460,7 +458,7 @@ def test_old_state_insights_and_niche_are_sent(fake, now):
     state = user.split("<current_state>", 1)[1].split("</current_state>", 1)[0]
     assert "- Past: kitchen renovation → search: `kitchen renovation quotes`" in state
     sent = json.loads(user.split("<insights>", 1)[1].split("</insights>", 1)[0])
-    assert sent["emerging_skills"][0]["occurrences"] == 4
+    assert sent["topics"][0]["crystal_ids"] == [1, 2]
     assert '"earnings":"$420"' in user  # compact JSON
 
 
