@@ -179,3 +179,14 @@ def test_a_question_the_assistant_leaves_open_is_no_gap(ws, now):
     )
     gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
     assert "lockfile" not in gaps
+
+
+def test_a_rhetorical_question_in_a_session_is_no_gap(ws, now):
+    _said(
+        ws,
+        now,
+        "Who doesn't love a green build on a Friday? Merge the docs branch.",
+        "Merged the docs branch; the build is green.",
+    )
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "green build" not in gaps
