@@ -8,7 +8,7 @@ import pytest
 from dreams import offline_dream
 
 from dreamer.dream import insights
-from dreamer.dream.rules.gaps import OPEN_MARKERS
+from dreamer.dream.rules.gaps import OPEN_MARKERS, answer_to, questions
 from dreamer.memory.state import parse
 from dreamer.store import NewCrystal
 
@@ -89,3 +89,104 @@ def test_a_question_left_open_in_a_session_is_a_gap_and_an_asked_one_is_not(ws, 
     gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
     assert "partitioned by day or by customer" in gaps
     assert "JWT" not in gaps  # asked of the agent, and answered there
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Still undecided: monthly or annual billing for the pro plan.",
+        "Not sure yet whether the venue takes card payments for the deposit.",
+        "We haven't decided which runner image to pin for the release builds.",
+        "It's still an open question whether the bakery opens on Sundays in winter.",
+        "Olga is undecided between the two quotes for the roof repair.",
+    ],
+)
+def test_a_question_left_open_without_a_question_mark_is_a_question(text):
+    assert questions(text) == [text]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Not sure.",  # nothing is left open
+        "Decided: the blue tiles for the kitchen floor.",
+        "The undecided voters were the theme of the podcast.",
+        "Ran the nightly export; it finished in four minutes.",
+    ],
+)
+def test_a_statement_is_no_question(text):
+    assert questions(text) == []
+
+
+ASKED = "Which courier should carry the frozen lab samples to the city hospital on Fridays?"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "We went with Medilink for the Friday lab samples.",
+        "Let's go with Medilink for the Friday lab samples.",
+        "We opted for Medilink on the Friday lab samples.",
+        "Picked Medilink for the Friday lab samples.",
+        "We're sticking with Medilink for the Friday lab samples.",
+        "We'll stick with Medilink for the Friday lab samples.",
+    ],
+)
+def test_a_choice_made_answers_a_question(answer):
+    later = [(answer, "2026-03-05T10:00:00Z")]
+    assert answer_to(ASKED, "2026-03-04T10:00:00Z", later)[0] == answer
+    plain = [("Medilink carried the Friday lab samples.", "2026-03-05T10:00:00Z")]
+    assert answer_to(ASKED, "2026-03-04T10:00:00Z", plain) == ("", "")
+
+
+def _said(ws, at, user, assistant):
+    ws.index(NewCrystal(user, source="sessions", importance=0.6, at=at, speaker="user"))
+    ws.index(NewCrystal(assistant, source="sessions", importance=0.5, at=at, speaker="assistant"))
+
+
+NEWSLETTER = (
+    "Still undecided: should the club newsletter go out weekly or every two weeks this winter"
+)
+
+
+def test_a_reply_to_another_question_does_not_close_an_open_one(ws, now):
+    _said(ws, now, NEWSLETTER, "Noted, the newsletter rhythm is still open.")
+    assert "newsletter" in offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    _said(
+        ws,
+        now + timedelta(days=1),
+        "Is 'e-mail' hyphenated in the club newsletter style?",
+        "No, the club newsletter style writes email without a hyphen.",
+    )
+    gaps = offline_dream(ws, now + timedelta(days=1, hours=1)).body("curiosity_gaps")
+    assert "newsletter" in gaps
+    _said(
+        ws,
+        now + timedelta(days=2),
+        "We settled it: the club newsletter goes out fortnightly through the winter.",
+        "Scheduled the club newsletter for every other Thursday until March.",
+    )
+    gaps = offline_dream(ws, now + timedelta(days=2, hours=1)).body("curiosity_gaps")
+    assert "newsletter" not in gaps
+
+
+def test_a_question_the_assistant_leaves_open_is_no_gap(ws, now):
+    _said(
+        ws,
+        now,
+        "Bump the date library in the booking service.",
+        "Open question for later: should I also regenerate the lockfile of the booking app?",
+    )
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "lockfile" not in gaps
+
+
+def test_a_rhetorical_question_in_a_session_is_no_gap(ws, now):
+    _said(
+        ws,
+        now,
+        "Who doesn't love a green build on a Friday? Merge the docs branch.",
+        "Merged the docs branch; the build is green.",
+    )
+    gaps = offline_dream(ws, now + timedelta(hours=1)).body("curiosity_gaps")
+    assert "green build" not in gaps

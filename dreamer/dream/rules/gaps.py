@@ -33,9 +33,22 @@ _QUESTION_LEAD = re.compile(
 
 _SENTENCE = re.compile(r"[^.!?\n]+[?]|[^.!?\n]+[.!]?", re.UNICODE)
 
+# A question asked without a question mark, inside a sentence ("we're still undecided: ...",
+# "not sure yet whether ..."): the phrase and what it leaves open. Each entry has a test in
+# tests/dream/test_rules_gaps.py.
+UNDECIDED = (
+    r"not sure (?:yet )?(?:whether|if|which|how|when|where|who|what)",
+    r"(?:still |yet )?undecided\b\s*(?::|on|about|whether|if|between)",
+    r"(?:have not|haven't|hasn't|has not) (?:yet )?decided\b\s*(?::|whether|if|which|how|on)",
+    r"(?:it's|it is|that's|that is) (?:still )?an open question\b\s*(?::|whether|if|which|how)",
+)
+_UNDECIDED = re.compile(r"\b(?:" + "|".join(UNDECIDED) + r")", re.IGNORECASE)
+MIN_LEFT_OPEN = 3  # words after the phrase: "still undecided: X or Y" leaves something open
+
 
 def questions(text: str) -> list[str]:
-    """Open questions in a note: sentences ending in '?' or led by 'find out', 'TODO' ..."""
+    """Open questions in a note: sentences ending in '?', led by 'find out', 'TODO' ..., or
+    saying what is still undecided ("not sure yet whether we shard by tenant")."""
     out = []
     for line in text.split("\n"):
         stripped = line.strip().lstrip("-*• ").strip()
@@ -49,6 +62,10 @@ def questions(text: str) -> list[str]:
             sentence = sentence.strip()
             if sentence.endswith("?") and len(sentence) > 8:
                 out.append(sentence)
+            elif (found := _UNDECIDED.search(sentence)) and len(
+                sentence[found.end() :].split()
+            ) >= MIN_LEFT_OPEN:
+                out.append(sentence[0].upper() + sentence[1:])
     return out
 
 
@@ -70,13 +87,16 @@ def one_each(text: str) -> list[str]:
 
 _ANSWER = re.compile(
     r"\b(decided|decision|decide|found|answer(?:ed)?|resolved|chose|chosen|going with|settled|"
-    r"turns out|confirmed|agreed|approved|we will|we'll|will use|booked|done)\b",
+    r"turns out|confirmed|agreed|approved|we will|we'll|will use|booked|done|went with|go with|"
+    r"opted|picked|sticking with|stick with)\b",
     re.IGNORECASE,
 )
 
 
 _QUESTION_WORDS = frozenset(
-    stem(w) for w in "open question find out need figure whether why ask unclear".split()
+    stem(w)
+    for w in "open question find out need figure whether why ask unclear sure yet still "
+    "undecided decide decided haven't".split()
 )
 
 
@@ -106,26 +126,37 @@ def by_meaning(
     # An answer names something the question names (the courier, the metric): meaning alone
     # would let any near sentence close a question.
     wanted = stems(question) - _QUESTION_WORDS
-    # One entry per text: a note and its crystal are one statement, not two close rivals.
-    later = list(
-        {
-            text: (text, at)
-            for text, at in statements
-            if not (asked and at <= asked) and wanted & stems(text)
-        }.values()
-    )
-    if not later:
+    # One entry per moment: a note and its crystal, or the two sides of one exchange (the
+    # person's words and the answer that repeats them), are one statement, not two rivals.
+    moments: dict[str, list[str]] = {}
+    for text, at in statements:
+        if not (asked and at <= asked) and wanted & stems(text):
+            said = moments.setdefault(at, [])
+            if text not in said:
+                said.append(text)
+    if not moments:
         return "", ""
-    texts = [text for text, _ in later]
+    later = list(moments.items())
+    texts = [" ".join(said) for _, said in later]
     nearest = clearly_nearest(embedder, question, texts, ANSWER_SIMILARITY, ANSWER_MARGIN)
-    return later[nearest] if nearest is not None else ("", "")
+    return (later[nearest][1][0], later[nearest][0]) if nearest is not None else ("", "")
 
 
 # A question said in a session that the person leaves open on purpose ("open question:", "for
 # later"): a gap until something answers it. Each entry has a test in
 # tests/dream/test_rules_gaps.py.
-OPEN_MARKERS = ("open question", "for later", "still open", "to be decided", "not sure yet")
+OPEN_MARKERS = (
+    "open question",
+    "for later",
+    "still open",
+    "to be decided",
+    "not sure yet",
+    "undecided",
+    "haven't decided",
+    "not decided",
+)
 OPEN = re.compile(r"\b(?:" + "|".join(map(re.escape, OPEN_MARKERS)) + r")\b", re.IGNORECASE)
+_ANSWERERS = ("assistant", "subagent")
 
 
 def find_gaps(
@@ -142,7 +173,14 @@ def find_gaps(
     gaps: list[dict[str, Any]] = []
     answered: list[dict[str, Any]] = []
     texts = [(n.text, iso(n.at)) for n in notes] + [(c.text, c.created_at) for c in crystals]
-    statements = [(text, at) for text, at in texts if not questions(text)]
+    # The answer in a session exchange whose prompt was a question answers that question
+    # ("Is 'honeybee' one word?" "Yes, ..."), not an older one it happens to sound like.
+    session = [c for c in crystals if c.source == "sessions"]
+    asked_then = {
+        c.created_at for c in session if c.speaker not in _ANSWERERS and questions(c.text)
+    }
+    replies = {c.text for c in session if c.speaker in _ANSWERERS and c.created_at in asked_then}
+    statements = [(t, at) for t, at in texts if not questions(t) and t not in replies]
 
     def add(question: str, source: str, at: str) -> None:
         key = " ".join(question.lower().split())
@@ -157,10 +195,13 @@ def find_gaps(
         elif source != "state":
             gaps.append({"question": question, "source": source, "at": at})
 
-    asked_in_session = {c.text for c in crystals if c.source == "sessions"}
+    # A question asked in a session was asked of the agent and answered there, unless the
+    # person left it open on purpose; a question the assistant asks back is no gap.
+    left_open = {c.text for c in session if c.speaker == "user" and OPEN.search(c.text)}
+    asked_in_session = {c.text for c in session} - left_open
     for text, at in sorted(texts, key=lambda pair: pair[1], reverse=True):
-        if is_capture(text) or (text in asked_in_session and not OPEN.search(text)):
-            continue  # a question asked in a session was asked of the agent, and answered there
+        if is_capture(text) or text in asked_in_session:
+            continue
         for found in questions(text):
             for question in one_each(found):
                 add(question, "note", at)

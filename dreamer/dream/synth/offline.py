@@ -26,7 +26,7 @@ import re
 from typing import Any
 
 from dreamer.dream import forget_requests, keep_instructions
-from dreamer.dream.rules.active import write_active
+from dreamer.dream.rules.active import chatter, still_open, write_active
 from dreamer.dream.rules.bond import SELF, write_bond
 from dreamer.dream.rules.context import Context, line_key
 from dreamer.dream.rules.gaps import write_gaps
@@ -99,7 +99,7 @@ class OfflineSynthesizer:
         fading = [
             f
             for f in ins.fading_topics[fade_from:]
-            if not keep_instructions.pinned(f["line"], ctx.rules)
+            if not keep_instructions.pinned(f["line"], ctx.rules) and not still_open(f, ctx)
         ]
         bond = write_bond(old, evidence, ctx, budgets["bond"], level)
         phenotype = _phenotype(inputs, evidence, ins, budgets["phenotype"])
@@ -174,6 +174,7 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
             "hint": None,
             "cause": ctx.causes.get(crystal.id),
             "speaker": crystal.speaker,
+            "source": crystal.source,
         }
     for note in inputs.notes:
         if note.text.startswith("[AUTO]"):
@@ -203,8 +204,9 @@ def _evidence(inputs: DreamInputs, ins: Insights, ctx: Context) -> list[dict[str
         if older and norm(item["original"]) not in ctx.superseded:
             item["text"] = restated(item["text"], older)  # the old value it names is the past
         # A routine note that happened to move a hormone ("it passed") is still routine.
+        step = chatter(item)
         item["routine"] = (
-            is_routine(item["text"], item["importance"])
+            (is_routine(item["text"], item["importance"]) if step is None else step)
             and not item.get("hint")
             and not keep_instructions.pinned(item["text"], ctx.rules)
         )
