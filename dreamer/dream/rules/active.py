@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from dreamer.dream import keep_instructions
+from dreamer.dream.rules import conventions
 from dreamer.dream.rules.bond import SELF, is_bond
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
@@ -141,6 +142,8 @@ def chatter(item: dict[str, Any]) -> bool | None:
     a fact), which is routine by its weight."""
     if item.get("source") != "sessions" or item.get("type") not in (None, "experience"):
         return None
+    if item.get("speaker") == "user" and conventions.stated(item["text"]):
+        return False  # how things are done here, in the user's words: The Bond's
     return not establishes(item["text"], item.get("speaker"))
 
 
