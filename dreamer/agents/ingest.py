@@ -348,11 +348,14 @@ def _exchange_pieces(
     pieces = []
     said_before = _read_before(ws, agent, exchanges)
     seen: list[str] = []  # the other sentences the session's tools returned
+    before: dict[str, str] = {}  # each session's last answer, for a rule the next prompt confirms
     for exchange in exchanges:
         where = f"@{exchange.git_branch}" if exchange.git_branch else ""
         where += f" in {exchange.cwd}" if exchange.cwd else ""
         at = min(as_utc(exchange.at), now)
-        for said in speakers.split(exchange, said_before, seen):
+        answered_before = before.get(exchange.session_id, "")
+        before[exchange.session_id] = exchange.assistant
+        for said in speakers.split(exchange, said_before, seen, answered_before):
             text = clip_exchange(said.text, ws.settings.note_max_chars)
             for number, window in enumerate(_windows(text), start=1):
                 part = f"#{number}" if number > 1 else ""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from dreamer.agents import harness
 from dreamer.agents.claude_code import Exchange
+from dreamer.agents.confirmations import bare_reply, confirmed_rule
 from dreamer.memory.provenance import (
     echoes,
     instruction_shaped,
@@ -49,16 +50,20 @@ class Said:
 
     text: str
     speaker: str
-    part: str  # the origin's suffix: "" (the prompt), "a" (the answer), "h1".. (held)
+    part: str  # the origin's suffix: "" (the prompt), "a" (the answer), "c" (a rule the
+    # prompt confirmed), "h1".. (held)
     semantic_type: str | None
     importance: float
     held: bool = False
 
 
-def split(exchange: Exchange, read: list[str], seen: list[str] | None = None) -> list[Said]:
+def split(
+    exchange: Exchange, read: list[str], seen: list[str] | None = None, before: str = ""
+) -> list[Said]:
     """The parts of ``exchange``; ``read`` holds the session's instructions read so far, and
     grows by the ones this exchange's tools returned; ``seen``, the other sentences they
-    returned, grows the same way."""
+    returned, grows the same way. ``before`` is the session's answer just before this
+    exchange, for a rule it offered that this prompt confirms."""
     seen = [] if seen is None else seen
     cwd = exchange.cwd
     asker, answerer = ("assistant", "subagent") if exchange.subagent else ("user", "assistant")
@@ -74,8 +79,13 @@ def split(exchange: Exchange, read: list[str], seen: list[str] | None = None) ->
             # a quoted block ends with its newline: keep it, or the next line joins its last
             prompt = prompt.replace(block, rest + "\n" if block.endswith("\n") else rest)
     prompt = prompt.strip()
-    if prompt:
+    if prompt and bare_reply(prompt):  # "yes, always": the rule it confirms, if any, speaks
+        out.append(Said(prompt, asker, "", "experience", CHATTER_IMPORTANCE))
+    elif prompt:
         out.append(_prompt(prompt, asker))
+    offered = harness.clean(before, cwd) if prompt and before and asker == "user" else ""
+    if offered and (rule := confirmed_rule(prompt, offered)):
+        out.append(Said(rule, "user", "c", "directive", RULE_IMPORTANCE))
     outcomes: list[str] = []
     for call, output, failed in exchange.results:
         name, argument = _call(call)

@@ -158,3 +158,29 @@ def test_a_reversed_choice_outranks_the_days_requests(ws, now):
         _said(ws, now + timedelta(days=2, hours=hour), request, "Done, the change is in.")
     active = offline_dream(ws, now + timedelta(days=2, hours=9)).body("active_context")
     assert "cron job" in active or "crontab" in active
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please keep PR titles under 60 characters.",
+        "Use the eu-west bucket for all exports.",
+        "Prefer dataclasses over dicts in new code.",
+        "Format dates with ISO 8601, not locale strings.",
+        "Avoid raw SQL in the views.",
+    ],
+    ids=["keep", "use", "prefer", "not", "avoid"],
+)
+def test_a_habit_the_user_asks_for_in_a_session_is_no_chatter(text):
+    item = {"source": "sessions", "type": "experience", "speaker": "user", "text": text}
+    assert chatter(item) is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Run the smoke tests.", "Add a retry to the upload.", "Rename the export job."],
+    ids=["run", "add", "rename"],
+)
+def test_a_step_of_work_the_user_asks_for_is_chatter(text):
+    item = {"source": "sessions", "type": "experience", "speaker": "user", "text": text}
+    assert chatter(item) is True

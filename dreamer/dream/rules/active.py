@@ -142,8 +142,10 @@ def chatter(item: dict[str, Any]) -> bool | None:
     a fact), which is routine by its weight."""
     if item.get("source") != "sessions" or item.get("type") not in (None, "experience"):
         return None
-    if item.get("speaker") == "user" and conventions.stated(item["text"]):
-        return False  # how things are done here, in the user's words: The Bond's
+    if item.get("speaker") == "user" and (
+        conventions.stated(item["text"]) or conventions.habit(item["text"])
+    ):
+        return False  # how things are done here, in the user's words: kept, not chatter
     return not establishes(item["text"], item.get("speaker"))
 
 

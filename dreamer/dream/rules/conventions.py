@@ -79,3 +79,18 @@ def stated(text: str) -> str | None:
 def changes(text: str) -> bool:
     """Whether ``text`` speaks of a change at one time (a decision, a reversal)."""
     return bool(_CHANGE.search(text))
+
+
+# A standing request in the imperative: a verb of habit ("Keep commit messages under 72
+# characters", "Use the staging bucket for uploads", "Prefer SQLAlchemy 2.0 style queries"),
+# or a choice against another ("Write tests with pytest, not unittest").
+_HABIT = re.compile(
+    r"^(?:please\s+)?(?:keep|use|prefer|avoid|stick to|store|follow|name)\s+\w"
+    r"|^(?:please\s+)?\w+\s+[^.?!]*\b(?:with|in|for)\s+[^.?!,]+,\s+not\s+\w",
+    re.IGNORECASE,
+)
+
+
+def habit(text: str) -> bool:
+    """Whether ``text`` asks for a habit rather than one step of work."""
+    return bool(_HABIT.match(text.strip()))
