@@ -3,12 +3,17 @@ carries what they established, in whole clauses."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
+from dreamer.dream import insights
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.digest import DIGEST_WORDS, digest, is_digest, resolved, stamp
 from dreamer.dream.rules.pointers import write_pointers
+from dreamer.dream.synth import DreamInputs
+from dreamer.dream.synth.offline import ACTIVE_SHARE, OfflineSynthesizer
+from dreamer.memory import state as wm
 from dreamer.memory.state import Pointer, WorkingMemory, parse_pointers
+from dreamer.support import tokens
 
 NOW = datetime(2026, 3, 20, 9, 0, tzinfo=UTC)
 
@@ -116,3 +121,28 @@ def test_an_old_digest_never_folds_into_a_new_pointer():
     )
     topics = [p.topic for p in parse_pointers(body)]
     assert old_day.topic in topics and len(topics) == 2, topics
+
+
+def test_the_offline_dream_fills_a_share_of_active_context_and_digests_the_rest(ws, now):
+    day = now - timedelta(hours=3)
+    for n in range(40):
+        ws.note(
+            f"Crew {n} poured the slab for unit {n} at the Harbour Road site in Dundee.",
+            at=day + timedelta(minutes=n),
+        )
+    old = wm.parse("")
+    crystals = ws.store.crystals.select(lifecycles=["generated"])
+    draft = OfflineSynthesizer().synthesize(
+        DreamInputs(
+            now=now,
+            old=old,
+            notes=[],
+            crystals=crystals,
+            insights=insights.compute(ws.store, [], crystals, now, old),
+            hormones={"dopamine": 0.2, "cortisol": 0.1, "oxytocin": 0.3},
+            mood="steady",
+        )
+    )
+    budget = next(s.budget_tokens for s in wm.sections() if s.key == "active_context")
+    assert tokens.count(draft.state.body("active_context")) <= budget * ACTIVE_SHARE
+    assert any(is_digest(p) for p in draft.state.pointers()), draft.state.body("crystal_pointers")
