@@ -90,6 +90,20 @@ def test_a_cut_sentence_and_a_long_one_are_left_out_never_cut():
     assert len(pointer.topic.split()) <= DIGEST_WORDS + 5  # the day and speaker names aside
 
 
+def test_a_title_or_an_initial_does_not_end_a_clause():
+    lines = [
+        "- 2026-02-03 Dr. Okafor moved the thyroid review to the Leeds clinic.",
+        "- 2026-02-03 Mrs. Diaz sent the scan results, e.g. the ultrasound report.",
+        "- 2026-02-03 J. Lee starts physiotherapy at Kirkgate on Thursday.",
+        "- 2026-02-03 Fine.",
+    ]
+    pointer = digest(date(2026, 2, 3), lines)
+    assert pointer is not None
+    assert "Dr. Okafor moved the thyroid review" in pointer.topic, pointer.topic
+    assert "; Okafor" not in pointer.topic and "; Lee" not in pointer.topic
+    assert "; Diaz" not in pointer.topic and "; the ultrasound" not in pointer.topic
+
+
 def test_a_day_of_chatter_makes_no_digest():
     lines = ["- 2026-01-20 Okay, great!", "- 2026-01-20 Thanks so much.", "- 2026-01-20 Sure."]
     assert digest(date(2026, 1, 20), lines) is None

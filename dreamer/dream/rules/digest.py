@@ -33,7 +33,9 @@ _STAMP = re.compile(
 )
 # Who said it, heading the rest of a line ("Ana: …", "Ana Lima: …"); a label is no speaker.
 _SPEAKER = re.compile(r"^(?P<who>[A-Z][\w'’-]+(?: [A-Z][\w'’-]+)?):\s+")
-_CLAUSE = re.compile(r"(?<=[.!?;])\s+")
+# A sentence ends at ".", "!", "?" or ";" before a space, not after a title or an initial
+# ("Dr. Okafor", "J. Lee", "Mrs. Diaz") or "e.g." / "i.e.", which would leave a torn clause.
+_CLAUSE = re.compile(r"(?<![A-Z][a-z]\.)(?<![A-Z]\.)(?<!Mrs\.)(?<!e\.g\.)(?<!i\.e\.)(?<=[.!?;])\s+")
 # Words that say how a moment felt, not what happened: they make no clause worth keeping.
 _CHATTER = frozenset(
     "awesome amazing great glad cool nice lovely wow yeah yes hey hi hello thanks thank sure "
