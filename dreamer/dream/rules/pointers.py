@@ -8,6 +8,7 @@ from typing import Any
 
 from dreamer.dream import dates, keep_instructions
 from dreamer.dream.rules.context import Context, line_key
+from dreamer.dream.rules.digest import DIGEST_LINES, day_of, digest, is_digest
 from dreamer.dream.rules.lines import LABEL_PREFIX, fit, readable_head
 from dreamer.dream.rules.skills import task_action
 from dreamer.dream.rules.supersession import current
@@ -275,6 +276,20 @@ def write_pointers(
         line for line in overflow if not keep_instructions.dropped(line, ctx.rules)
     ]
     passed = {f["line"]: f for f in fading if f.get("passed")}
+    # Many lines of one day leaving at once (a busy day, a long session): one dated digest of
+    # what they established, not a pointer per line that names its topic and not its facts.
+    leaving = {f["line"]: f for f in fading}
+    days: dict[Any, list[str]] = {}
+    for line in sources:
+        if line not in passed:
+            day = day_of(line, leaving, known or {}, line_key(line), ctx.now)
+            if day is not None:
+                days.setdefault(day, []).append(line)
+    digests: list[tuple[Pointer, str]] = []
+    for day, lines in sorted(days.items(), reverse=True):
+        if len(lines) >= DIGEST_LINES and (made := digest(day, lines)) is not None:
+            digests += [(made, line) for line in lines]
+            sources = [line for line in sources if line not in lines]
     fresh: list[tuple[Pointer, str]] = []
     for line in sources:
         topic = passed_topic(passed[line]) if line in passed else _topic(current(line))
@@ -288,7 +303,13 @@ def write_pointers(
     }
     common |= {p["name"].split()[0].lower() for p in ctx.people}
     olds = {f"{_OLD}{p.topic} {p.keywords}": p for p in old.pointers()}
-    merged = _merge(fresh + [(p, source) for source, p in olds.items()], common)
+    # A digest is the record of its day: it never folds into a topic, nor a topic into it.
+    kept_days = [(p, [s]) for s, p in olds.items() if is_digest(p)]
+    merged = _merge(fresh + [(p, s) for s, p in olds.items() if not is_digest(p)], common)
+    new_days: dict[str, tuple[Pointer, list[str]]] = {}
+    for pointer, line in digests:
+        new_days.setdefault(pointer.topic, (pointer, []))[1].append(line)
+    merged = list(new_days.values()) + merged + kept_days
 
     def weighed(source: str) -> float:
         if source in olds:  # an old pointer its keywords no longer find weighs nothing

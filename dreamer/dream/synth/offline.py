@@ -65,6 +65,12 @@ _HEADING_HINTS = (
 )
 
 
+# Of Active Context's budget, what the offline dream fills: it copies notes as written and cannot
+# condense them, so the whole budget would go to the newest day verbatim; what does not fit
+# leaves as a day digest (rules.digest), which carries more of what happened per character.
+ACTIVE_SHARE = 0.6
+
+
 class OfflineSynthesizer:
     """Deterministic synthesizer: rules over the inputs, no network."""
 
@@ -89,6 +95,7 @@ class OfflineSynthesizer:
             0.9 if critique and any("budget" in c or "pointers" in c for c in critique) else 1.0
         )
         budgets = {s.key: int(s.budget_tokens * squeeze) for s in sections()}
+        budgets["active_context"] = int(budgets["active_context"] * ACTIVE_SHARE)
         ins: Insights = inputs.insights if isinstance(inputs.insights, Insights) else Insights()
         ctx = Context.of(inputs, ins)
         evidence = _evidence(inputs, ins, ctx)
