@@ -184,3 +184,29 @@ def test_a_habit_the_user_asks_for_in_a_session_is_no_chatter(text):
 def test_a_step_of_work_the_user_asks_for_is_chatter(text):
     item = {"source": "sessions", "type": "experience", "speaker": "user", "text": text}
     assert chatter(item) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ravi owns the payments service; loop him in on changes there.",
+        "Für dieses Projekt nehmen wir uv statt pip.",
+        "Для фронтенда мы используем только TypeScript.",
+        "Ask me before you touch anything under infra/.",
+        "No force-pushes to shared branches, please.",
+    ],
+    ids=["statement", "de", "ru", "before-you", "no"],
+)
+def test_the_users_statements_and_rules_in_any_language_are_no_chatter(text):
+    item = {"source": "sessions", "type": "experience", "speaker": "user", "text": text}
+    assert chatter(item) is False
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Please run the smoke tests.", "Can you spell-check chapter 7?", "/wordcount manuscript"],
+    ids=["please", "hyphen", "slash-command"],
+)
+def test_a_request_after_please_a_hyphen_or_a_slash_is_a_step_of_work(text):
+    item = {"source": "sessions", "type": "experience", "speaker": "user", "text": text}
+    assert chatter(item) is True

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 from dreamer.dream import keep_instructions
-from dreamer.dream.rules import conventions
+from dreamer.dream.rules import conventions, verbs
 from dreamer.dream.rules.bond import SELF, is_bond
 from dreamer.dream.rules.context import Context
 from dreamer.dream.rules.gaps import questions
@@ -143,9 +143,11 @@ def chatter(item: dict[str, Any]) -> bool | None:
     if item.get("source") != "sessions" or item.get("type") not in (None, "experience"):
         return None
     if item.get("speaker") == "user" and (
-        conventions.stated(item["text"]) or conventions.habit(item["text"])
+        not verbs.task(item["text"])
+        or conventions.stated(item["text"])
+        or conventions.habit(item["text"])
     ):
-        return False  # how things are done here, in the user's words: kept, not chatter
+        return False  # the user's own statement, or a habit they ask for: kept, not chatter
     return not establishes(item["text"], item.get("speaker"))
 
 

@@ -91,6 +91,15 @@ _HABIT = re.compile(
 )
 
 
+# Words that make a request hold for every case, not one step: "Run ruff before every
+# commit", "Ask me before you touch infra/", "No force-pushes to shared branches".
+_GENERAL = re.compile(
+    r"\b(?:every|each|all|any|anything|whenever|before you|after you|from here on|"
+    r"going forward|by default)\b|^\W*no\s+\w",
+    re.IGNORECASE,
+)
+
+
 def habit(text: str) -> bool:
     """Whether ``text`` asks for a habit rather than one step of work."""
-    return bool(_HABIT.match(text.strip()))
+    return bool(_HABIT.match(text.strip()) or _GENERAL.search(text))

@@ -140,3 +140,32 @@ def imperative_gerunds(word: str) -> tuple[str, ...]:
     if word[-1] not in "aeiouwxy" and word[-2] in "aeiou":
         forms.append(word + word[-1] + "ing")
     return tuple(forms)
+
+
+# Verbs a one-off step of work opens with ("Run the API tests.", "Add that date filter.").
+TASKS = frozenset(
+    "run add fix check format rename list explain bump update clean start stop show look open "
+    "create make remove delete refactor split move regenerate test build deploy review tidy "
+    "find search try install merge push commit rebase revert migrate backfill proofread "
+    "translate summarise summarize draft turn convert generate implement port debug "
+    "investigate profile measure document read rerun retry restart drop truncate refresh "
+    "reindex sort print count compare diff lint reformat rewrite edit change replace upgrade "
+    "downgrade pin unpin tag release publish ship send email post close reopen label assign "
+    "write scaffold stub mock seed load export import dump inspect trace grep tail".split()
+)
+_OPENERS = ("please", "can you", "could you", "would you", "let's", "now", "ok", "okay", "then")
+
+
+def task(text: str) -> bool:
+    """Whether ``text`` opens as a request for one step of work (in English: its first word,
+    after "please" or "can you", a verb of ``TASKS``, or a slash command)."""
+    words = text.strip().lower().replace(",", " ").split()
+    for opener in _OPENERS:
+        parts = opener.split()
+        if words[: len(parts)] == parts:
+            words = words[len(parts) :]
+    if not words:
+        return False
+    first = words[0].strip(".:;!?")
+    # a slash command ("/wordcount manuscript"); "spell-check" is a kind of "check"
+    return first.startswith("/") or first.rsplit("-", 1)[-1] in TASKS
