@@ -1,10 +1,12 @@
 """The edges of what a forget takes out of the text it leaves: a logged search that names the
-forgotten text in words other memories still hold."""
+forgotten text in words other memories still hold, a one-line string holding a lost word."""
 
 from __future__ import annotations
 
 import sqlite3
 from datetime import timedelta
+
+from dreamer.memory.forget_pending import Pending, pending_forget_requests, record
 
 
 def logged(ws) -> list[str]:
@@ -24,3 +26,13 @@ def test_a_search_naming_the_text_in_words_others_still_hold_leaves_the_log(ws, 
     ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
     assert "locker code" not in logged(ws)
     assert "spring" in logged(ws)
+
+
+def test_a_one_line_string_holding_a_lost_word_reads_forgotten_not_empty(ws, now):
+    ws.note("The quokkavelvet attic has a slow leak", at=now - timedelta(minutes=5))
+    ws.note("Billing runs nightly", at=now - timedelta(minutes=4))
+    record(ws.store, Pending(2, "that quokkavelvet thing", [7]))
+    (hit,) = [h for h in ws.search("quokkavelvet", now=now) if "attic" in h.text]
+    ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    [waiting] = pending_forget_requests(ws)
+    assert waiting.target == "[forgotten]"
