@@ -166,6 +166,7 @@ TARGETS = (
             "tests/memory/test_forget_edges.py",
             "tests/memory/test_forget_derived.py",
             "tests/memory/test_forget.py",
+            "tests/memory/test_forget_text_edges.py",
         ),
         functions=(
             "*x_carries__mutmut_*",
@@ -188,6 +189,7 @@ TARGETS = (
             "tests/memory/test_forget_edges.py",
             "tests/safety/test_safety_forget.py",
             "tests/memory/test_forget.py",
+            "tests/memory/test_forget_run_edges.py",
         ),
         functions=(
             "*x_forget__mutmut_*",
