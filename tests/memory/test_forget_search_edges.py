@@ -48,6 +48,12 @@ def test_a_note_holding_the_word_only_in_a_placeholder_is_passed_over_not_an_end
     assert [m.crystal.id for m in select(ws.store, "secret")] == [2]
 
 
+def test_a_note_without_the_quoted_phrase_is_passed_over_not_an_end(ws, now):
+    ws.note("the key to the deploy shed hangs by the door", at=now)
+    ws.note("the deploy key rotates on Mondays", at=now)
+    assert [m.crystal.id for m in select(ws.store, '"deploy key"')] == [2]
+
+
 def test_the_kind_of_a_placeholder_makes_no_match_exact(ws, now):
     # "passwords" is written; "password" only names the placeholder's kind: another form only.
     ws.note("rotate the passwords [secret:password#ab12]", at=now)
