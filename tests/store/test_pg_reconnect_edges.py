@@ -5,10 +5,15 @@ forgets (the values kept under the old connection's change mark)."""
 
 from __future__ import annotations
 
+import contextlib
 import select
+import socket
+import threading
+from collections.abc import Iterator
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from dreamer.errors import StoreUnavailable
 from dreamer.store import open_store
@@ -147,6 +152,45 @@ def test_alive_tells_an_open_connection_from_a_closed_or_dropped_one(pg_database
     closed = psycopg.connect(pg_database, autocommit=True)
     closed.close()
     assert not alive(closed)
+
+
+@contextlib.contextmanager
+def over_tcp(url: str) -> Iterator[str]:
+    """``url`` reached over TCP, through a relay to the server's Unix socket: a link the server
+    drops ends with the end of the stream only, where a Unix socket also hangs up."""
+    params = conninfo_to_dict(url)
+    path = f"{params['host']}/.s.PGSQL.{params['port']}"
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def pump(source: socket.socket, sink: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := source.recv(65536):
+                sink.sendall(data)
+        with contextlib.suppress(OSError):
+            sink.shutdown(socket.SHUT_WR)
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = listener.accept()
+                server = socket.socket(socket.AF_UNIX)
+                server.connect(path)
+                for pair in ((client, server), (server, client)):
+                    threading.Thread(target=pump, args=pair, daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield make_conninfo(url, host="127.0.0.1", port=listener.getsockname()[1])
+    finally:
+        listener.close()
+
+
+def test_a_tcp_link_the_server_dropped_is_told_from_an_open_one(pg_database):
+    with over_tcp(pg_database) as url, psycopg.connect(url, autocommit=True) as conn:
+        assert alive(conn)
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+        drop(pg_database, conn)
+        assert not alive(conn)
 
 
 def test_without_poll_an_open_connection_counts_as_alive(pg_database, monkeypatch):
