@@ -106,6 +106,7 @@ def test_confirming_forgets_the_matches_and_keeps_only_the_outcome(ws, now):
     assert [c.text for c in ws.store.crystals.select()] == ["the gym opens at six"]
     [tomb] = ws.store.forgetting.tombstones()
     assert tomb["reason"] == "forget request in note #2"
+    assert tomb["forgotten_at"] == "2026-03-12T14:30:00Z"  # the time given, not the clock's
     assert stored(ws) == {
         "forget_request.2": {"request_id": 2, "state": "confirmed", "at": "2026-03-12T14:30:00Z"}
     }
