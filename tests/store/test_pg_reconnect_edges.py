@@ -84,6 +84,12 @@ def test_a_read_whose_link_died_under_it_is_sent_again_on_a_fresh_connection(sto
     assert store.conn is not first
 
 
+def test_a_read_sent_again_keeps_its_parameters(store, pg_database):
+    sql = READ_THAT_DIES_ONCE.replace("ELSE true END", "ELSE %s = 'teal' END")
+    assert store._all(sql, ["teal"]) == [(True,)]
+    assert runs(pg_database) == 2
+
+
 def test_a_read_written_in_lower_case_after_spaces_is_a_read_too(store, pg_database):
     assert store._all("\n   " + READ_THAT_DIES_ONCE.lower()) == [(True,)]
     assert runs(pg_database) == 2
