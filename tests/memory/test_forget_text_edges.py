@@ -1,6 +1,7 @@
 """The edges of what a forget takes out of the text it leaves: a logged search that names the
 forgotten text in words other memories still hold, a one-line string holding a lost word,
-a stored JSON value left as it was when nothing was taken from it."""
+a stored JSON value left as it was when nothing was taken from it, a secret placeholder's
+hash as the one lost word of it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sqlite3
 from datetime import timedelta
 
 from dreamer.memory.forget_pending import Pending, pending_forget_requests, record
-from dreamer.memory.forgetting import map_stored
+from dreamer.memory.forgetting import lost_words, map_stored
 
 
 def logged(ws) -> list[str]:
@@ -47,3 +48,9 @@ def test_a_stored_json_value_nothing_was_taken_from_is_left_byte_for_byte():
     assert map_stored(stored, lambda piece: piece.replace("nightly", "[forgotten]")) == (
         '{"place": "café", "notes": ["Billing runs [forgotten]"]}'
     )
+
+
+def test_of_a_secret_placeholder_only_its_hash_is_a_lost_word(ws):
+    # The hash names that one secret; "secret" and its kind name every secret of the kind.
+    text = "Deploy key for staging: [secret:github-pat#9c1d]"
+    assert sorted(lost_words(ws.store, [text])) == ["9c1d", "deploy", "key", "staging"]
