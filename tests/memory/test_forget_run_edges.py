@@ -1,11 +1,15 @@
 """The edges of a forget's receipt: each place on its line, with its count, in the words
-``dream forget`` prints (counts and ids, never the text), and the counts of two at once."""
+``dream forget`` prints (counts and ids, never the text), the counts of two at once, and the
+lost words: a line dreamer wrote with one goes, a person's line keeps its words out of them,
+and the words of the request being honoured hold nothing up."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from dreamer.memory import forgetting
 from dreamer.memory.forgetting import ForgetReport
+from dreamer.support.times import iso
 
 
 def test_the_receipt_names_each_place_and_its_count():
@@ -48,3 +52,44 @@ def test_a_forget_of_two_notes_counts_both_vectors_and_both_index_entries(ws, no
     assert len(ids) == 2
     report = ws.forget(ids, reason="asked", now=now)
     assert (report.vectors, report.index_entries) == (2, 2)
+
+
+ATTIC = "The quokkavelvet attic has a slow leak"
+
+
+def test_a_line_dreamer_wrote_with_a_lost_word_leaves_memory_md(ws, now):
+    ws.note(ATTIC, at=now - timedelta(hours=1))
+    ws.note("Billing runs nightly", at=now - timedelta(minutes=30))
+    memory = "# Memory\n\n- The attic needs a dehumidifier\n- Billing runs nightly\n"
+    ws.write_memory(memory, now)
+    ws.store.journal.record_dream(
+        {
+            "started_at": iso(now),
+            "finished_at": iso(now),
+            "outcome": "committed",
+            "new_state": memory,
+        }
+    )
+    (hit,) = [h for h in ws.search("quokkavelvet", now=now) if "attic" in h.text]
+    report = ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    assert ws.read_memory() == "# Memory\n\n- Billing runs nightly\n"
+    assert report.memory_lines == 1
+
+
+def test_a_line_a_person_wrote_keeps_its_words_out_of_the_lost_ones(ws, now):
+    ws.note(ATTIC, at=now - timedelta(hours=1))
+    ws.write_memory("# Memory\n\n- I keep my tools in the attic\n", now)  # no dream wrote it
+    (hit,) = [h for h in ws.search("quokkavelvet", now=now) if "attic" in h.text]
+    report = ws.forget([hit.id], reason="asked", now=now + timedelta(minutes=1))
+    assert ws.read_memory() == "# Memory\n\n- I keep my tools in the attic\n"
+    assert report.lost_words == 3  # quokkavelvet, slow, leak
+
+
+def test_the_words_of_the_request_being_honoured_hold_nothing_up(ws, now):
+    ws.note(ATTIC, at=now - timedelta(hours=1))
+    asking = "please forget the quokkavelvet attic"
+    ws.note(asking, at=now - timedelta(minutes=30))
+    (hit,) = [h for h in ws.search("quokkavelvet", now=now) if "leak" in h.text]
+    with ws.lock():
+        report = forgetting.forget(ws, [hit.id], reason="asked", now=now, asking=[asking])
+    assert report.lost_words == 4  # quokkavelvet, attic, slow, leak
