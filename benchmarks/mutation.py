@@ -160,6 +160,47 @@ TARGETS = (
         why="the cleaning of derived text: the words no memory holds any more after a forget",
     ),
     Target(
+        "forget_text",
+        "dreamer/memory/forgetting.py",
+        (
+            "tests/memory/test_forget_edges.py",
+            "tests/memory/test_forget_derived.py",
+            "tests/memory/test_forget.py",
+            "tests/memory/test_forget_text_edges.py",
+        ),
+        functions=(
+            "*x_carries__mutmut_*",
+            "*x_names__mutmut_*",
+            "*x_scrub__mutmut_*",
+            "*x__scrub_piece__mutmut_*",
+            "*x_map_stored__mutmut_*",
+            "*x__map_json__mutmut_*",
+            "*x__normal__mutmut_*",
+            "*x__shape_lines__mutmut_*",
+            "*x__placeholder_hash__mutmut_*",
+            "*x_crystal_ids__mutmut_*",
+        ),
+        why="which lines and stored strings a forget takes out, and the ids it takes",
+    ),
+    Target(
+        "forget_run",
+        "dreamer/memory/forgetting.py",
+        (
+            "tests/memory/test_forget_edges.py",
+            "tests/safety/test_safety_forget.py",
+            "tests/memory/test_forget.py",
+            "tests/memory/test_forget_run_edges.py",
+        ),
+        functions=(
+            "*x_forget__mutmut_*",
+            "*ForgetReport*",
+            "*x_seed_backups__mutmut_*",
+            "*x_rewrite_backups__mutmut_*",
+            "*x_remove_report__mutmut_*",
+        ),
+        why="a forget everywhere: crystals, scratch, MEMORY.md, journal, backups, report, receipt",
+    ),
+    Target(
         "secrets",
         "dreamer/support/secrets.py",
         (
@@ -265,7 +306,11 @@ TARGETS = (
     Target(
         "forget_pending",
         "dreamer/memory/forget_pending.py",
-        ("tests/memory/test_forget_pending.py", "tests/memory/test_forget_requests.py"),
+        (
+            "tests/memory/test_forget_pending.py",
+            "tests/memory/test_forget_requests.py",
+            "tests/memory/test_forget_pending_edges.py",
+        ),
         why="forget requests that wait for the user: confirm, dismiss, keep no words when done",
     ),
     Target(
@@ -274,8 +319,22 @@ TARGETS = (
         (
             "tests/memory/test_forget_search.py",
             "tests/memory/test_forget_phrase.py",
+            "tests/memory/test_forget_search_edges.py",
         ),
         why="which crystals a forget query names: every word of it, never a neighbour",
+    ),
+    Target(
+        "reconnect",
+        "dreamer/store/postgres/base.py",
+        # PostgreSQL: set DREAMER_REQUIRE_POSTGRES=1, so that a server that cannot start fails
+        ("tests/store/test_pg_reconnect_edges.py", "tests/store/test_pg_reconnect.py"),
+        functions=(
+            "*x_alive__mutmut_*",
+            "*ǁConnectedǁ_execute__mutmut_*",
+            "*ǁConnectedǁ_reconnect__mutmut_*",
+            "*x__reads_only__mutmut_*",
+        ),
+        why="the PostgreSQL store's reconnect: a dead connection replaced, only reads sent again",
     ),
     Target(
         "secrets_unnamed",
