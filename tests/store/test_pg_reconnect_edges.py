@@ -235,3 +235,13 @@ def test_a_notification_waiting_on_an_idle_connection_is_no_sign_of_death(pg_dat
 )
 def test_only_a_plain_select_counts_as_a_read(sql, reads):
     assert _reads_only(sql) is reads
+
+
+def test_a_statement_keeps_its_transfer_format_first_and_when_sent_again(store, pg_database):
+    """Rows asked for in binary (vectors) come in binary, on the first send and the one sent
+    again after the link died; rows asked for as text come as text."""
+    assert store._execute("SELECT 1", (), binary=True, again=True).pgresult.fformat(0) == 1
+    assert store._execute("SELECT 1", (), again=True).pgresult.fformat(0) == 0
+    assert store._run("SELECT 1").pgresult.fformat(0) == 0
+    again = store._execute(READ_THAT_DIES_ONCE, (), binary=True, again=True)
+    assert runs(pg_database) == 2 and again.pgresult.fformat(0) == 1
