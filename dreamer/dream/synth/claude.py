@@ -39,7 +39,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import anthropic
-import httpx2
 
 from dreamer.config import Settings
 from dreamer.dream.synth import Draft, DreamInputs, Usage
@@ -146,6 +145,18 @@ def _api_message(e: anthropic.APIStatusError) -> str:
     else:
         text = str(e.message)
     return " ".join(text.split())[:200] or "no message"
+
+
+def _read_answer(response: Any) -> Capped:
+    """The streamed body, read up to the answer limit; one line when it breaks off after the
+    headers came (the SDK's transport raises its own error there, not the SDK's)."""
+    try:
+        return Capped().read(response.iter_bytes())
+    except Exception as e:  # noqa: BLE001 (whatever the transport raises mid-body)
+        raise ModelTimeout(
+            f"the Anthropic API's answer broke off ({type(e).__name__}); check the network "
+            "(or ANTHROPIC_BASE_URL) and run 'dream run' again"
+        ) from e
 
 
 def _translate(e: anthropic.AnthropicError, model: str, timeout: float) -> SynthesisError:
@@ -340,14 +351,9 @@ class ClaudeSynthesizer(Backend):
             # Streamed, so that no more than the limit of an answer is ever read into memory.
             with self.client.messages.with_streaming_response.create(**kwargs) as response:
                 status = response.http_response.status_code
-                read = Capped().read(response.iter_bytes())
+                read = _read_answer(response)
         except anthropic.AnthropicError as e:
             raise _translate(e, str(self.model), self.timeout) from e
-        except httpx2.HTTPError as e:  # the body broke off after the headers came
-            raise ModelTimeout(
-                f"the Anthropic API's answer broke off ({type(e).__name__}); check the network "
-                "(or ANTHROPIC_BASE_URL) and run 'dream run' again"
-            ) from e
         body = read.text()
         if read.over:
             raise unusable(too_large("the Anthropic API"), body, Usage())
