@@ -643,22 +643,7 @@ def test_a_captured_month_is_ingested_dreamed_and_judged_offline(tmp_path_factor
     assert f"{result.name}: {result.passed}/{result.total} checks passed" in format_report([result])
 
 
-# 90 of 91 pass: etl's deadline-current asks, at the month's end, for a cutover date six days
-# past in Active Context, where the passed-deadline rule makes it a "(passed)" pointer the next
-# day (docs/contributing/bench.md).
-_STILL_FAILING = {"etl": "issue 35: a passed cutover date is a pointer, the check wants it current"}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(reason=_STILL_FAILING[p.stem], strict=True))
-        if p.stem in _STILL_FAILING
-        else p
-        for p in CAPTURED
-    ],
-    ids=lambda p: p.stem,
-)
+@pytest.mark.parametrize("path", CAPTURED, ids=lambda p: p.stem)
 def test_a_captured_month_passes_every_check_offline(tmp_path_factory, path):
     _, result = _captured_run(path, tmp_path_factory)
     assert not result.failed, format_report([result])

@@ -84,3 +84,34 @@ def test_a_passed_deadline_leaves_the_next_day_even_when_still_mentioned(ws, now
     assert pointer.topic.startswith("RSVPs have to be back by Saturday March 14"), pointer
     assert pointer.topic.endswith("(passed)"), pointer
     assert "passed" not in pointer.keywords  # the mark is not a word to search for
+
+
+def _moved_twice(ws):
+    ws.note("The vendor demo is set for March 5 with the Lisbon team.", at=_on(2, 9))
+    ws.note("Lisbon pushed the vendor demo to March 9.", at=_on(4, 9))
+    ws.note("The vendor demo moved again, to March 12: their lead is out sick.", at=_on(10, 9))
+    offline_dream(ws, _on(10, 23))
+
+
+def test_a_moved_deadlines_newest_date_stays_in_view_after_it_passes_until_news_comes(ws):
+    _moved_twice(ws)
+    state = offline_dream(ws, _on(15, 23))  # three days past, nothing said of how it went
+    assert "March 12" in state.body("active_context")
+    assert "March 9" not in state.body("active_context")  # the older value is not current
+    state = offline_dream(ws, _on(20, 23))  # past the week of grace: it leaves as a pointer
+    assert "March 12" not in state.body("active_context")
+
+
+def test_news_of_a_moved_deadline_lets_its_date_leave_the_next_day(ws):
+    _moved_twice(ws)
+    ws.note("The vendor demo went well; Lisbon signed the pilot.", at=_on(12, 17))
+    state = offline_dream(ws, _on(13, 23))
+    assert "March 12" not in state.body("active_context")
+
+
+def test_a_moved_date_moved_again_later_does_not_stay(ws):
+    _moved_twice(ws)
+    ws.note("Lisbon postponed the vendor demo once more, to March 26.", at=_on(14, 9))
+    state = offline_dream(ws, _on(15, 23))
+    assert "March 26" in state.body("active_context")
+    assert "March 12" not in state.body("active_context")

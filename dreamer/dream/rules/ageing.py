@@ -137,7 +137,11 @@ def find_fading(
         if passed is not None:
             # An event or deadline whose date has passed leaves whatever still mentions it,
             # as a pointer that says what happened: the later note on its subject, if any.
-            finding |= {"passed": passed.isoformat(), "outcome": outcome(line, passed, statements)}
+            happened = outcome(line, passed, statements)
+            others = [(o, iso(written(content(o)))) for o in lines if o != line]
+            if happened is None and _newest_move(line, passed, now, statements + others):
+                continue  # a deadline moved and moved again: its newest date waits for news
+            finding |= {"passed": passed.isoformat(), "outcome": happened}
         fading.append(finding)
     return fading
 
@@ -163,6 +167,27 @@ def _passed(line: str, written: datetime, now: datetime) -> date | None:
 
 
 OUTCOME_STEMS = 2  # content words a later note shares with a passed event to tell its outcome
+MOVED_GRACE = timedelta(days=7)  # a moved deadline's newest date, passed with no news, stays
+_MOVED = re.compile(
+    r"\b(?:moved|pushed|postponed|slipped|slips|rescheduled|delayed|brought forward)\b",
+    re.IGNORECASE,
+)
+
+
+def _newest_move(line: str, passed: date, now: datetime, statements: list[tuple[str, str]]) -> bool:
+    """Whether ``line`` moved a deadline to a date that passed within ``MOVED_GRACE`` and no
+    statement (a new note, another line of the state) names a later date for the same subject:
+    it was moved before, so whether it held is news still to come, and it stays in view."""
+    if not _MOVED.search(line) or now.date() - passed > MOVED_GRACE:
+        return False
+    subject = {s for s in stems(line) if not any(ch.isdigit() for ch in s)} - _WHEN_STEMS
+    for text, at in statements:
+        if not at or len(subject & stems(text)) < OUTCOME_STEMS:
+            continue
+        named = dates.mentioned(text, parse_iso(at))
+        if named and max(named) > passed:
+            return False  # moved again, later
+    return True
 
 
 def outcome(line: str, when: date, statements: list[tuple[str, str]]) -> str | None:
