@@ -208,6 +208,25 @@ def test_without_poll_an_open_connection_counts_as_alive(pg_database, monkeypatc
         assert not alive(conn)
 
 
+class _Flooded:
+    """A poll that finds data waiting every time, as on a socket that never stops receiving."""
+
+    def register(self, fd: int, events: int) -> None:
+        self.fd = fd
+
+    def poll(self, timeout: int) -> list[tuple[int, int]]:
+        return [(self.fd, select.POLLIN)]
+
+
+def test_a_connection_that_never_stops_receiving_is_not_kept(pg_database, monkeypatch):
+    # Four reads each found more: whatever streams in (a server in a loop, a broken relay) is
+    # not a link to keep; the next statement takes a fresh one.
+    with psycopg.connect(pg_database, autocommit=True) as conn:
+        assert alive(conn)
+        monkeypatch.setattr(select, "poll", _Flooded)
+        assert not alive(conn)
+
+
 def test_a_notification_waiting_on_an_idle_connection_is_no_sign_of_death(pg_database):
     with psycopg.connect(pg_database, autocommit=True) as conn:
         conn.execute("LISTEN news")
